@@ -1,0 +1,131 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# ferry: build the hypervisor image, the boot ISO, the test guests, and run
+# the tests.  `make help` lists the targets.
+
+BUILD   ?= build
+CC      := gcc
+LD      := ld
+PYTHON  ?= /usr/bin/python3
+NEWLIB  := $(BUILD)/newlib
+VERSION := 0.1.0
+GITREV  := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+GCCINC  := $(shell $(CC) -print-file-name=include)
+LIBGCC  := $(shell $(CC) -print-libgcc-file-name)
+
+WARN    := -Wall -Wextra -Werror -Wmissing-prototypes -Wshadow -fno-common
+# ferry's own code never uses FPU/SSE/AVX registers (-mgeneral-regs-only);
+# tools/check-fpu.sh verifies the linked image.  See docs/ARCHITECTURE.md.
+HV_CFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -mno-red-zone \
+	-mcmodel=kernel -mgeneral-regs-only -fno-stack-protector \
+	-fno-omit-frame-pointer -fno-strict-aliasing $(WARN) -MMD -MP -I. \
+	-nostdinc -isystem $(NEWLIB)/include -isystem $(GCCINC) \
+	-DFERRY_VERSION='"$(VERSION)"' -DFERRY_GITREV='"$(GITREV)"'
+HV_ASFLAGS := -I. -D__ASSEMBLY__
+
+# The hypervisor, layer by layer (dependencies point downwards).
+BOOT_SRCS    := boot/boot.S
+ARCH_SRCS    := arch/x86/entry.S arch/x86/trampoline.S arch/x86/desc.c \
+	arch/x86/trap.c arch/x86/apic.c arch/x86/time.c arch/x86/smp.c \
+	arch/x86/setup.c arch/x86/virt.c arch/x86/paging_host.c
+VMX_SRCS     := arch/x86/vmx/caps.c
+SVM_SRCS     := arch/x86/svm/caps.c
+EMUL_SRCS    :=
+DRIVER_SRCS  := drivers/uart.c drivers/acpi.c
+HV_CORE_SRCS := hv/main.c hv/log.c hv/panic.c hv/console.c hv/libc.c hv/version.c
+SHELL_SRCS   :=
+HV_SRCS := $(BOOT_SRCS) $(ARCH_SRCS) $(VMX_SRCS) $(SVM_SRCS) $(EMUL_SRCS) \
+	$(DRIVER_SRCS) $(HV_CORE_SRCS) $(SHELL_SRCS)
+HV_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(HV_SRCS))
+
+.PHONY: all iso run run-bochs test unit integration bench deps clean help
+all: $(BUILD)/ferry.elf
+
+help:
+	@echo "make            build $(BUILD)/ferry.elf"
+	@echo "make iso        build $(BUILD)/ferry.iso (GUESTS=\"a.elf b.elf\" SCRIPT=ferry.rc)"
+	@echo "make run        boot ferry in QEMU (AMD SVM), shell on this terminal"
+	@echo "make run-bochs  boot ferry in Bochs (Intel VMX)"
+	@echo "make test       install what is missing, run every test"
+	@echo "make unit       host unit tests only (cmocka, ASan, UBSan)"
+	@echo "make bench      benchmarks (figures, not pass/fail)"
+	@echo "make deps       install the Debian packages the build needs"
+
+deps:
+	@tools/deps.sh
+
+$(NEWLIB)/lib/libc.a:
+	tools/build-newlib.sh $(NEWLIB)
+
+$(BUILD)/obj/%.c.o: %.c $(NEWLIB)/lib/libc.a
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.S.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_ASFLAGS) -c $< -o $@
+
+# Rebuild version.c's object whenever the git revision changes.
+$(BUILD)/gitrev: FORCE
+	@mkdir -p $(BUILD); echo '$(GITREV)' | cmp -s - $@ || echo '$(GITREV)' > $@
+$(BUILD)/obj/hv/version.c.o: $(BUILD)/gitrev
+FORCE:
+
+$(BUILD)/ferry.elf: $(HV_OBJS) boot/linker.ld tools/check-fpu.sh
+	$(LD) -n -nostdlib -z max-page-size=4096 -z noexecstack --no-warn-rwx-segments -T boot/linker.ld -o $@ $(HV_OBJS) \
+		$(NEWLIB)/lib/libc.a $(LIBGCC)
+	tools/check-fpu.sh $@
+
+# ---- test guests -------------------------------------------------------
+-include guest/guest.mk
+GUEST_ELFS := $(if $(wildcard guest/guest.mk),$(BUILD)/guest/testguest.elf)
+
+# ---- boot ISO ----------------------------------------------------------
+GUESTS ?=
+SCRIPT ?=
+$(BUILD)/ferry.iso: $(BUILD)/ferry.elf $(GUEST_ELFS) $(GUESTS) $(SCRIPT) tools/mkiso.sh FORCE
+	tools/mkiso.sh $@ $(BUILD)/ferry.elf "$(GUEST_ELFS) $(GUESTS)" "$(SCRIPT)" "$(CMDLINE)"
+iso: $(BUILD)/ferry.iso
+
+QEMU_CPUS ?= 2
+QEMU_MEM  ?= 512
+run: deps
+	$(MAKE) iso
+	qemu-system-x86_64 -accel tcg -cpu qemu64,+svm,+npt -smp $(QEMU_CPUS) \
+		-m $(QEMU_MEM) -cdrom $(BUILD)/ferry.iso -display none -no-reboot \
+		-serial mon:stdio -device isa-debug-exit,iobase=0xf4,iosize=0x04 || true
+
+run-bochs: deps
+	$(MAKE) iso
+	tools/run-bochs.sh $(BUILD)/ferry.iso
+
+# ---- tests -------------------------------------------------------------
+UNIT_TESTS :=
+-include $(wildcard tests/unit/*.mk)
+UNIT_CFLAGS := -std=gnu11 -g -O1 -fsanitize=address,undefined \
+	-fno-sanitize-recover=all -fno-omit-frame-pointer -Wall -Wextra -Werror -Wshadow -I.
+UNIT_BINS := $(addprefix $(BUILD)/unit/,$(UNIT_TESTS))
+
+define unit_rule
+$(BUILD)/unit/$(1): $$(unit_$(1)_SRCS) $$(wildcard $$(patsubst %.c,%.h,$$(unit_$(1)_SRCS)))
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(UNIT_CFLAGS) $$(unit_$(1)_SRCS) -lcmocka -o $$@
+endef
+$(foreach t,$(UNIT_TESTS),$(eval $(call unit_rule,$(t))))
+
+unit: $(UNIT_BINS)
+	@tools/run-unit.sh $(UNIT_BINS)
+
+integration: iso
+	$(PYTHON) -m pytest -v tests/integration $(PYTEST_ARGS)
+
+test: deps
+	$(MAKE) unit
+	$(MAKE) integration
+
+bench: deps iso
+	$(PYTHON) tests/bench/run.py
+
+clean:
+	rm -rf $(BUILD)/obj $(BUILD)/unit $(BUILD)/guest $(BUILD)/iso $(BUILD)/*.elf $(BUILD)/*.iso
+
+-include $(HV_OBJS:.o=.d)

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Local APIC: enable, calibrate its timer against the PIT, periodic tick on
+ * every CPU, IPIs (including INIT-SIPI-SIPI for SMP bring-up); and routing
+ * of ISA interrupts through the I/O APIC the MADT describes.
+ */
+#include <stdbool.h>
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/desc.h"
+#include "arch/x86/mm.h"
+#include "arch/x86/percpu.h"
+#include "drivers/acpi.h"
+#include "hv/log.h"
+#include "hv/panic.h"
+#include "hv/time.h"
+
+enum {
+	LAPIC_ID = 0x20, LAPIC_EOI = 0xb0, LAPIC_SVR = 0xf0, LAPIC_ESR = 0x280,
+	LAPIC_ICR_LO = 0x300, LAPIC_ICR_HI = 0x310, LAPIC_LVT_TIMER = 0x320,
+	LAPIC_LVT_LINT0 = 0x350, LAPIC_LVT_LINT1 = 0x360, LAPIC_TIMER_INIT = 0x380,
+	LAPIC_TIMER_CUR = 0x390, LAPIC_TIMER_DIV = 0x3e0,
+};
+#define LVT_MASKED	(1u << 16)
+#define LVT_PERIODIC	(1u << 17)
+#define ICR_PENDING	(1u << 12)
+
+static volatile uint32_t *lapic;
+static uint32_t timer_per_tick;		/* timer counts per 1/TIMER_HZ s */
+static uint64_t tsc_per_sec;
+
+static uint32_t lapic_read(uint32_t reg) { return lapic[reg / 4]; }
+static void lapic_write(uint32_t reg, uint32_t v) { lapic[reg / 4] = v; }
+
+uint32_t apic_id(void)
+{
+	return lapic_read(LAPIC_ID) >> 24;
+}
+
+void apic_eoi(void)
+{
+	lapic_write(LAPIC_EOI, 0);
+}
+
+static void timer_irq(struct trap_frame *tf)
+{
+	(void)tf;
+	this_cpu()->timer_ticks++;
+	apic_eoi();
+}
+
+static void stop_irq(struct trap_frame *tf)
+{
+	(void)tf;
+	for (;;) {
+		irq_disable();
+		cpu_halt();
+	}
+}
+
+static void kick_irq(struct trap_frame *tf)
+{
+	(void)tf;
+	apic_eoi();
+}
+
+static void spurious_irq(struct trap_frame *tf)
+{
+	(void)tf;	/* no EOI for the spurious vector */
+}
+
+void apic_init_this_cpu(void)
+{
+	uint64_t base = rdmsr(MSR_APIC_BASE);
+
+	if (!lapic) {
+		lapic = phys_to_virt(base & ~0xfffull);
+		irq_register(VEC_TIMER, timer_irq);
+		irq_register(VEC_KICK, kick_irq);
+		irq_register(VEC_STOP, stop_irq);
+		irq_register(VEC_SPURIOUS, spurious_irq);
+		panic_stop_others = apic_stop_others;
+	}
+	wrmsr(MSR_APIC_BASE, base | (1u << 11));	/* global enable */
+	lapic_write(LAPIC_SVR, 0x100 | VEC_SPURIOUS);	/* software enable */
+	lapic_write(LAPIC_ESR, 0);
+	if (this_cpu()->index != 0) {
+		lapic_write(LAPIC_LVT_LINT0, LVT_MASKED);
+		lapic_write(LAPIC_LVT_LINT1, LVT_MASKED);
+	}
+	lapic_write(LAPIC_TIMER_DIV, 0x3);		/* divide by 16 */
+	lapic_write(LAPIC_LVT_TIMER, VEC_TIMER | LVT_PERIODIC);
+	lapic_write(LAPIC_TIMER_INIT, timer_per_tick ? timer_per_tick : 1000000);
+	this_cpu()->apic_id = apic_id();
+}
+
+/* PIT channel 2, gated by port 0x61, counts 1193182 Hz: wait `ms` with it. */
+static void pit_wait_start(unsigned int ms)
+{
+	uint32_t count = 1193182u * ms / 1000;
+
+	outb(0x61, (inb(0x61) & ~0x02) | 0x01);	/* gate on, speaker off */
+	outb(0x43, 0xb0);			/* ch2, lo/hi, mode 0 */
+	outb(0x42, count & 0xff);
+	outb(0x42, count >> 8);
+	outb(0x61, inb(0x61) & ~0x01);		/* restart the count: */
+	outb(0x61, inb(0x61) | 0x01);
+}
+
+static bool pit_done(void)
+{
+	return inb(0x61) & 0x20;
+}
+
+/* Measure the TSC and the APIC timer against 50 ms of the PIT. */
+void apic_calibrate(void)
+{
+	const unsigned int ms = 50;
+	uint64_t t0, t1;
+	uint32_t a0, a1;
+
+	lapic_write(LAPIC_LVT_TIMER, LVT_MASKED);
+	lapic_write(LAPIC_TIMER_DIV, 0x3);
+	lapic_write(LAPIC_TIMER_INIT, 0xffffffff);
+	pit_wait_start(ms);
+	a0 = lapic_read(LAPIC_TIMER_CUR);
+	t0 = rdtsc();
+	while (!pit_done())
+		cpu_relax();
+	t1 = rdtsc();
+	a1 = lapic_read(LAPIC_TIMER_CUR);
+	tsc_per_sec = (t1 - t0) * 1000 / ms;
+	timer_per_tick = (uint64_t)(a0 - a1) * 1000 / ms / TIMER_HZ;
+	if (!timer_per_tick)
+		timer_per_tick = 1;
+	lapic_write(LAPIC_TIMER_INIT, timer_per_tick);
+	lapic_write(LAPIC_LVT_TIMER, VEC_TIMER | LVT_PERIODIC);
+	time_set_tsc_hz(tsc_per_sec);
+	pr_info("timer: TSC %lu.%03lu MHz, APIC timer %lu kHz (bus), tick %u Hz",
+		tsc_per_sec / 1000000, tsc_per_sec / 1000 % 1000,
+		(uint64_t)timer_per_tick * TIMER_HZ * 16 / 1000, TIMER_HZ);
+}
+
+static void icr_wait(void)
+{
+	for (int i = 0; i < 1000000 && (lapic_read(LAPIC_ICR_LO) & ICR_PENDING); i++)
+		cpu_relax();
+}
+
+void apic_send_ipi(uint32_t dest, uint8_t vector)
+{
+	uint64_t f = irq_save();
+
+	icr_wait();
+	lapic_write(LAPIC_ICR_HI, dest << 24);
+	lapic_write(LAPIC_ICR_LO, vector);
+	irq_restore(f);
+}
+
+/* Intel SDM Vol. 3A 8.4.4.1: INIT, 10 ms, SIPI, 200 us, SIPI. */
+void apic_send_init_sipi(uint32_t dest, uint32_t trampoline_pa)
+{
+	lapic_write(LAPIC_ICR_HI, dest << 24);
+	lapic_write(LAPIC_ICR_LO, 0x4500);		/* INIT, assert */
+	icr_wait();
+	udelay(10000);
+	for (int i = 0; i < 2; i++) {
+		lapic_write(LAPIC_ICR_HI, dest << 24);
+		lapic_write(LAPIC_ICR_LO, 0x4600 | (trampoline_pa >> 12));
+		icr_wait();
+		udelay(200);
+	}
+}
+
+/* NMI to every other online CPU: reaches them even with interrupts off. */
+void apic_stop_others(void)
+{
+	uint32_t self = this_cpu()->index;
+
+	if (!lapic)
+		return;
+	for (unsigned int i = 0; i < cpu_count; i++) {
+		if (i == self || !cpus[i].online)
+			continue;
+		icr_wait();
+		lapic_write(LAPIC_ICR_HI, cpus[i].apic_id << 24);
+		lapic_write(LAPIC_ICR_LO, 0x400);
+	}
+}
+
+/*
+ * The legacy 8259 pair: move its vectors off the exception range and mask
+ * every line, since interrupts come through the local and I/O APICs.
+ */
+void pic_disable(void)
+{
+	outb(0x20, 0x11); outb(0xa0, 0x11);		/* ICW1: init, ICW4 */
+	outb(0x21, VEC_IRQ_BASE); outb(0xa1, VEC_IRQ_BASE + 8);
+	outb(0x21, 4); outb(0xa1, 2);			/* cascade on IRQ2 */
+	outb(0x21, 1); outb(0xa1, 1);			/* 8086 mode */
+	outb(0x21, 0xff); outb(0xa1, 0xff);		/* mask all */
+}
+
+/* I/O APIC redirection (82093AA datasheet): ISA irq -> vector on one CPU. */
+void ioapic_route_isa(unsigned int irq, uint8_t vector, uint32_t dest)
+{
+	const struct acpi_info *a = acpi_get();
+	uint32_t gsi = irq, flags = 0;
+
+	if (!a->ioapic_pa)
+		return;
+	for (unsigned int i = 0; i < a->n_overrides; i++)
+		if (a->overrides[i].irq == irq) {
+			gsi = a->overrides[i].gsi;
+			flags = a->overrides[i].flags;
+		}
+	volatile uint32_t *io = phys_to_virt(a->ioapic_pa);
+	uint32_t lo = vector;
+	if ((flags & 3) == 3)
+		lo |= 1u << 13;		/* active low */
+	if (((flags >> 2) & 3) == 3)
+		lo |= 1u << 15;		/* level triggered */
+	uint32_t pin = gsi - a->ioapic_gsi_base;
+	io[0] = 0x10 + pin * 2 + 1;
+	io[4] = dest << 24;
+	io[0] = 0x10 + pin * 2;
+	io[4] = lo;
+}

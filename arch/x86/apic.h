@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Local APIC (xAPIC, Intel SDM Vol. 3A ch. 11) and I/O APIC. */
+#ifndef FERRY_ARCH_X86_APIC_H
+#define FERRY_ARCH_X86_APIC_H
+
+#include <stdint.h>
+
+#define VEC_TIMER	0xf0	/* local APIC timer: scheduler tick */
+#define VEC_KICK	0xf1	/* IPI: look at your run queue / leave the guest */
+#define VEC_STOP	0xf2	/* IPI: stop (panic, power off) */
+#define VEC_SPURIOUS	0xff
+#define VEC_IRQ_BASE	0x30	/* ISA IRQ n arrives at VEC_IRQ_BASE + n */
+
+#define TIMER_HZ	100
+
+void apic_init_this_cpu(void);	/* enable, spurious vector, periodic timer */
+void apic_calibrate(void);	/* boot CPU: measure the timer and the TSC */
+void apic_eoi(void);
+uint32_t apic_id(void);
+void apic_send_ipi(uint32_t apic_id, uint8_t vector);
+void apic_send_init_sipi(uint32_t apic_id, uint32_t trampoline_pa);
+void apic_stop_others(void);
+void pic_disable(void);
+void ioapic_route_isa(unsigned int irq, uint8_t vector, uint32_t dest_apic);
+
+#endif

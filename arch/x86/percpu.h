@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Per-CPU data, reached through %gs.  One struct per physical CPU, set up by
+ * the CPU itself in cpu_init_this() and never freed.  Fields written by other
+ * CPUs are marked; everything else belongs to the owning CPU.
+ */
+#ifndef FERRY_ARCH_X86_PERCPU_H
+#define FERRY_ARCH_X86_PERCPU_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include "arch/x86/desc.h"
+#include "arch/x86/virt.h"
+
+#define MAX_CPUS 64
+
+struct percpu {
+	struct percpu *self;		/* %gs:0, for this_cpu() */
+	uint32_t index;			/* 0 = the boot CPU */
+	uint32_t apic_id;
+	uint64_t pad0[3];
+	uint64_t stack_canary;		/* %gs:0x28, kept where user-space libs expect it */
+	uint64_t stack_top;
+	volatile bool online;		/* written by the CPU, read by all */
+	uint64_t timer_ticks;		/* local APIC timer interrupts taken */
+	uint64_t idle_tsc;		/* TSC cycles spent halted */
+	struct gdt_table gdt;
+	struct tss64 tss;
+	void *vcpu;			/* the vCPU this CPU runs now, or NULL */
+	void *virt;			/* back end's per-CPU state (VMXON/host-save area) */
+	struct virt_caps caps;		/* what this CPU offers, found at bring-up */
+};
+
+extern struct percpu cpus[MAX_CPUS];
+extern unsigned int cpu_count;		/* CPUs found in the MADT (>= 1) */
+
+static inline struct percpu *this_cpu(void)
+{
+	struct percpu *p;
+	__asm__ volatile("movq %%gs:0, %0" : "=r"(p));
+	return p;
+}
+
+#endif

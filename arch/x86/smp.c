@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * SMP bring-up: every enabled CPU of the MADT is started with INIT-SIPI-SIPI
+ * through the real-mode trampoline, one at a time, each with its own stack,
+ * GDT/TSS and per-CPU data.
+ */
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/mm.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/smp.h"
+#include "boot/layout.h"
+#include "drivers/acpi.h"
+#include "hv/log.h"
+#include "hv/time.h"
+
+#define TRAMPOLINE_PA 0x8000
+
+struct tramp_data {
+	uint32_t cr3, efer;
+	uint64_t stack, index, entry;
+} __attribute__((packed));
+
+extern char tramp_start[], tramp_data[], tramp_end[];
+extern char early_pml4[], ap_long_entry[];
+
+struct percpu cpus[MAX_CPUS];
+unsigned int cpu_count = 1;
+static void (*ap_entry_fn)(void);
+
+/* Point %gs at this CPU's per-CPU block. */
+void percpu_setup(unsigned int index)
+{
+	struct percpu *c = &cpus[index];
+
+	c->self = c;
+	c->index = index;
+	c->stack_canary = 0x5e11ab1e0ddba11ull ^ rdtsc();
+	wrmsr(MSR_GS_BASE, (uint64_t)c);
+	wrmsr(MSR_FS_BASE, (uint64_t)c);
+}
+
+static int start_one(unsigned int index, uint32_t apic)
+{
+	struct tramp_data *d = phys_to_virt(TRAMPOLINE_PA + (tramp_data - tramp_start));
+	char *stack = memalign(16, BOOT_STACK_SIZE);
+
+	if (!stack)
+		return -1;
+	cpus[index].stack_top = (uint64_t)stack + BOOT_STACK_SIZE;
+	cpus[index].apic_id = apic;
+	d->cr3 = (uint32_t)(uint64_t)early_pml4;	/* .boot is identity-placed */
+	d->efer = rdmsr(MSR_EFER) & (EFER_LME | EFER_NXE);
+	d->stack = cpus[index].stack_top;
+	d->index = index;
+	d->entry = (uint64_t)ap_long_entry;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	apic_send_init_sipi(apic, TRAMPOLINE_PA);
+	for (int ms = 0; ms < 500 && !cpus[index].online; ms++)
+		udelay(1000);
+	return cpus[index].online ? 0 : -1;
+}
+
+/* Start every other CPU; each runs `entry` once it is set up. */
+void smp_start(void (*entry)(void))
+{
+	const struct acpi_info *a = acpi_get();
+	uint32_t self = apic_id();
+
+	ap_entry_fn = entry;
+	memcpy(phys_to_virt(TRAMPOLINE_PA), tramp_start, tramp_end - tramp_start);
+	for (unsigned int i = 0; i < a->n_cpus && cpu_count < MAX_CPUS; i++) {
+		if (a->cpu_apic_id[i] == self)
+			continue;
+		unsigned int idx = cpu_count++;
+		if (start_one(idx, a->cpu_apic_id[i]))
+			pr_err("smp: CPU with APIC id %u did not start", a->cpu_apic_id[i]);
+	}
+	if (a->cpus_ignored)
+		pr_warn("smp: %u CPUs beyond the limit of %d ignored", a->cpus_ignored, MAX_CPUS);
+}
+
+unsigned int cpus_online(void)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < cpu_count; i++)
+		n += cpus[i].online;
+	return n;
+}
+
+void ap_main(unsigned int index);
+void ap_main(unsigned int index)
+{
+	percpu_setup(index);
+	cpu_init_this();
+	ap_entry_fn();
+}

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* CPU bring-up: per-CPU set-up common to all CPUs, and starting the APs. */
+#ifndef FERRY_ARCH_X86_SMP_H
+#define FERRY_ARCH_X86_SMP_H
+
+void percpu_setup(unsigned int index);
+/* Final page tables, IDT, GDT/TSS, local APIC, FPU and virtualisation
+ * detection for the calling CPU; marks it online (arch/x86/setup.c). */
+void cpu_init_this(void);
+void smp_start(void (*entry)(void));
+unsigned int cpus_online(void);
+
+#endif

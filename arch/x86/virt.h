@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What hardware virtualisation a CPU offers.  Each back end fills this from
+ * CPUID and its capability MSRs; the core only reads the neutral fields.
+ */
+#ifndef FERRY_ARCH_X86_VIRT_H
+#define FERRY_ARCH_X86_VIRT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum virt_kind { VIRT_NONE, VIRT_VMX, VIRT_SVM };
+
+struct virt_caps {
+	enum virt_kind kind;
+	bool usable;		/* present and not disabled by firmware */
+	bool nested_paging;	/* EPT or NPT */
+	bool unrestricted;	/* VMX unrestricted guest (always true on SVM) */
+	bool dirty_log_hw;	/* PML */
+	bool ad_bits;		/* EPT accessed/dirty flags */
+	bool tagged_tlb;	/* VPID or ASIDs */
+	bool next_rip;		/* instruction length provided on exits */
+	uint32_t asids;		/* SVM: number of ASIDs */
+	char why[64];		/* when !usable: the reason, in words */
+};
+
+/* Back ends: fill caps from this CPU (arch/x86/vmx/caps.c, svm/caps.c). */
+void vmx_detect(struct virt_caps *caps);
+void svm_detect(struct virt_caps *caps);
+
+/* Detect on the calling CPU and describe it in buf ("VMX EPT ..."). */
+void virt_detect(struct virt_caps *caps);
+int virt_describe(const struct virt_caps *caps, char *buf, int len);
+
+#endif

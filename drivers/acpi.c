@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ACPI table parsing: RSDP -> XSDT/RSDT -> MADT, FADT -> DSDT.  Every table
+ * is checked (signature, length bounds, checksum) before use; a bad table
+ * is skipped with a warning, never trusted.
+ */
+#include <errno.h>
+#include <string.h>
+#include "drivers/acpi.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/mm.h"
+#include "hv/log.h"
+
+#define MAX_TABLE_LEN (16u << 20)
+
+struct sdt_header {
+	char sig[4];
+	uint32_t length;
+	uint8_t revision, checksum;
+	char oem[6], oem_table[8];
+	uint32_t oem_rev, creator, creator_rev;
+} __attribute__((packed));
+
+static struct acpi_info info;
+
+const struct acpi_info *acpi_get(void)
+{
+	return &info;
+}
+
+static uint8_t sum(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint8_t s = 0;
+
+	while (n--)
+		s += *b++;
+	return s;
+}
+
+static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+/* Map and validate one table; NULL when it is unusable. */
+static const struct sdt_header *table_at(uint64_t pa, const char *want)
+{
+	const struct sdt_header *h;
+
+	if (!pa || pa >= EARLY_MAP_LIMIT - sizeof(*h))
+		return NULL;
+	h = phys_to_virt(pa);
+	if (want && memcmp(h->sig, want, 4))
+		return NULL;
+	if (h->length < sizeof(*h) || h->length > MAX_TABLE_LEN ||
+	    pa + h->length > EARLY_MAP_LIMIT) {
+		pr_warn("acpi: table %.4s at %#lx has a bad length %u", h->sig, pa, h->length);
+		return NULL;
+	}
+	if (sum(h, h->length)) {
+		pr_warn("acpi: table %.4s at %#lx has a bad checksum", h->sig, pa);
+		return NULL;
+	}
+	return h;
+}
+
+static void madt_entry(const uint8_t *e)
+{
+	switch (e[0]) {
+	case 0:	/* processor local APIC: uid, apic id, flags */
+		if (!(rd32(e + 4) & 3))
+			break;
+		if (info.n_cpus < ACPI_MAX_CPUS)
+			info.cpu_apic_id[info.n_cpus++] = e[3];
+		else
+			info.cpus_ignored++;
+		break;
+	case 1:	/* I/O APIC: first one only */
+		if (!info.ioapic_pa) {
+			info.ioapic_pa = rd32(e + 4);
+			info.ioapic_gsi_base = rd32(e + 8);
+		}
+		break;
+	case 2:	/* interrupt source override */
+		if (info.n_overrides < ACPI_MAX_OVERRIDES) {
+			struct acpi_override *o = &info.overrides[info.n_overrides++];
+			o->irq = e[3];
+			o->gsi = rd32(e + 4);
+			o->flags = e[8] | e[9] << 8;
+		}
+		break;
+	case 9:	/* processor local x2APIC */
+		if (!(rd32(e + 8) & 3))
+			break;
+		if (info.n_cpus < ACPI_MAX_CPUS)
+			info.cpu_apic_id[info.n_cpus++] = rd32(e + 4);
+		else
+			info.cpus_ignored++;
+		break;
+	}
+}
+
+static void parse_madt(const struct sdt_header *h)
+{
+	const uint8_t *p = (const uint8_t *)h + 44, *end = (const uint8_t *)h + h->length;
+
+	info.lapic_pa = rd32((const uint8_t *)h + 36);
+	while (p + 2 <= end) {
+		if (p[1] < 2 || p + p[1] > end) {
+			pr_warn("acpi: MADT entry at offset %ld has a bad length %u",
+				(long)(p - (const uint8_t *)h), p[1]);
+			break;
+		}
+		madt_entry(p);
+		p += p[1];
+	}
+}
+
+/* Find the \_S5 package in AML: "_S5_" 12 pkglen count [0a] typa [0a] typb. */
+static void parse_s5(const struct sdt_header *dsdt)
+{
+	const uint8_t *p = (const uint8_t *)dsdt, *end = p + dsdt->length;
+
+	for (p += sizeof(*dsdt); p + 12 < end; p++) {
+		if (memcmp(p, "_S5_", 4) || p[4] != 0x12)
+			continue;
+		const uint8_t *q = p + 5;
+		q += ((*q & 0xc0) >> 6) + 1;	/* PkgLength */
+		q++;				/* NumElements */
+		if (q + 4 > end)
+			return;
+		if (*q == 0x0a)
+			q++;
+		info.s5_typa = *q++;
+		if (*q == 0x0a)
+			q++;
+		info.s5_typb = *q;
+		info.s5_valid = true;
+		return;
+	}
+}
+
+static void parse_fadt(const struct sdt_header *h)
+{
+	const uint8_t *f = (const uint8_t *)h;
+
+	if (h->length < 116)
+		return;
+	info.pm1a_cnt = rd32(f + 64);
+	info.pm1b_cnt = rd32(f + 68);
+	if (h->length >= 129 && f[116] == 1 /* system I/O */ && (rd32(f + 112) & (1 << 10))) {
+		info.reset_valid = true;
+		info.reset_port = (uint16_t)rd64(f + 120);
+		info.reset_value = f[128];
+	}
+	uint64_t dsdt = rd32(f + 40);
+	if (h->length >= 148 && rd64(f + 140))
+		dsdt = rd64(f + 140);
+	const struct sdt_header *d = table_at(dsdt, "DSDT");
+	if (d)
+		parse_s5(d);
+}
+
+static void visit(uint64_t pa)
+{
+	const struct sdt_header *h = table_at(pa, NULL);
+
+	if (!h)
+		return;
+	if (!memcmp(h->sig, "APIC", 4))
+		parse_madt(h);
+	else if (!memcmp(h->sig, "FACP", 4))
+		parse_fadt(h);
+}
+
+int acpi_init(const void *rsdp_bytes, size_t len)
+{
+	const uint8_t *r = rsdp_bytes;
+	const struct sdt_header *root;
+	size_t width;
+
+	if (!r || len < 20 || memcmp(r, "RSD PTR ", 8) || sum(r, 20))
+		return -ENOENT;
+	memcpy(info.oem, r + 9, 6);
+	if (r[15] >= 2 && len >= 36 && !sum(r, 36) && rd64(r + 24)) {
+		root = table_at(rd64(r + 24), "XSDT");
+		width = 8;
+	} else {
+		root = table_at(rd32(r + 16), "RSDT");
+		width = 4;
+	}
+	if (!root)
+		return -EINVAL;
+	size_t n = (root->length - sizeof(*root)) / width;
+	const uint8_t *e = (const uint8_t *)root + sizeof(*root);
+	for (size_t i = 0; i < n; i++)
+		visit(width == 8 ? rd64(e + i * 8) : rd32(e + i * 4));
+	return info.n_cpus ? 0 : -ENODEV;
+}
+
+void acpi_poweroff(void)
+{
+	if (!info.s5_valid || !info.pm1a_cnt)
+		return;
+	outw(info.pm1a_cnt, (inw(info.pm1a_cnt) & 0x203) | info.s5_typa << 10 | 1 << 13);
+	if (info.pm1b_cnt)
+		outw(info.pm1b_cnt, (inw(info.pm1b_cnt) & 0x203) | info.s5_typb << 10 | 1 << 13);
+}
+
+void acpi_reset(void)
+{
+	if (info.reset_valid)
+		outb(info.reset_port, info.reset_value);
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What ferry needs from the ACPI tables (ACPI 6.x spec ch. 5): the CPUs and
+ * I/O APIC from the MADT, and the power-off and reset registers from the
+ * FADT and the DSDT's \_S5 object.
+ */
+#ifndef FERRY_DRIVERS_ACPI_H
+#define FERRY_DRIVERS_ACPI_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define ACPI_MAX_CPUS 64
+#define ACPI_MAX_OVERRIDES 16
+
+struct acpi_override {
+	uint8_t irq;
+	uint32_t gsi;
+	uint16_t flags;
+};
+
+struct acpi_info {
+	unsigned int n_cpus;			/* enabled local APICs */
+	uint32_t cpu_apic_id[ACPI_MAX_CPUS];
+	unsigned int cpus_ignored;		/* beyond ACPI_MAX_CPUS */
+	uint64_t lapic_pa;
+	uint64_t ioapic_pa;			/* 0 when there is none */
+	uint32_t ioapic_gsi_base;
+	unsigned int n_overrides;
+	struct acpi_override overrides[ACPI_MAX_OVERRIDES];
+	uint32_t pm1a_cnt, pm1b_cnt;		/* I/O ports, 0 when absent */
+	bool s5_valid;
+	uint8_t s5_typa, s5_typb;
+	bool reset_valid;			/* FADT reset register (I/O space) */
+	uint16_t reset_port;
+	uint8_t reset_value;
+	char oem[7];
+};
+
+/* Parse from the RSDP (copied out of the multiboot2 information). */
+int acpi_init(const void *rsdp, size_t len);
+const struct acpi_info *acpi_get(void);
+/* S5 through PM1 control; returns only if that did not power off. */
+void acpi_poweroff(void);
+void acpi_reset(void);
+
+#endif

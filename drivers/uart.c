@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * 16550 UART driver, polled for output and interrupt-driven or polled for
+ * input.  Registers per the PC16550D datasheet.
+ */
+#include <errno.h>
+#include "drivers/uart.h"
+#include "arch/x86/cpu.h"
+
+enum { RBR = 0, THR = 0, IER = 1, FCR = 2, LCR = 3, MCR = 4, LSR = 5, SCR = 7 };
+#define LSR_DR		0x01
+#define LSR_THRE	0x20
+#define LCR_DLAB	0x80
+
+/* 8N1 at the given baud rate, FIFOs on; -ENODEV when nothing answers. */
+int uart_init(struct uart *u, uint16_t port, uint32_t baud)
+{
+	uint16_t div = baud ? 115200 / baud : 1;
+
+	u->port = port;
+	u->baud = baud;
+	outb(port + SCR, 0x5a);
+	u->present = inb(port + SCR) == 0x5a;
+	if (!u->present)
+		return -ENODEV;
+	outb(port + IER, 0);
+	outb(port + LCR, LCR_DLAB);
+	outb(port + 0, div ? div & 0xff : 1);
+	outb(port + 1, div >> 8);
+	outb(port + LCR, 0x03);
+	outb(port + FCR, 0x07);		/* enable and clear FIFOs */
+	outb(port + MCR, 0x0b);		/* DTR, RTS, OUT2 (IRQ line) */
+	return 0;
+}
+
+void uart_putc(struct uart *u, char c)
+{
+	int spins = 100000;
+
+	if (!u->present)
+		return;
+	while (!(inb(u->port + LSR) & LSR_THRE) && --spins)
+		cpu_relax();
+	outb(u->port + THR, c);
+}
+
+void uart_write(struct uart *u, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\n')
+			uart_putc(u, '\r');
+		uart_putc(u, s[i]);
+	}
+}
+
+int uart_getc(struct uart *u)
+{
+	if (!u->present || !(inb(u->port + LSR) & LSR_DR))
+		return -1;
+	return inb(u->port + RBR);
+}
+
+void uart_enable_rx_irq(struct uart *u)
+{
+	if (u->present)
+		outb(u->port + IER, 0x01);	/* received data available */
+}

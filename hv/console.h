@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The operator's console: one UART chosen by the command line.  Output is
+ * serialised across CPUs; input is read by the shell (and, when attached,
+ * forwarded to a guest's virtual UART).
+ */
+#ifndef FERRY_HV_CONSOLE_H
+#define FERRY_HV_CONSOLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+void console_init(uint16_t port, uint32_t baud);
+void console_write(const char *s, size_t n);
+void console_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int console_getc(void);			/* -1 when no byte is waiting */
+void console_enable_irq(void);
+uint16_t console_port(void);
+uint32_t console_baud(void);
+
+#endif

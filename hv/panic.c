@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* panic(): the one way ferry stops itself. */
+#include <stdarg.h>
+#include <stdio.h>
+#include "hv/panic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/percpu.h"
+#include "boot/layout.h"
+
+void (*panic_stop_others)(void);
+void (*panic_console)(const char *s, unsigned long n);
+static volatile int panicking;
+
+unsigned int panic_cpu_index(void)
+{
+	uint64_t gs = rdmsr(MSR_GS_BASE);
+
+	return gs ? ((struct percpu *)gs)->index : 0;
+}
+
+void panic_printf(const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 1)
+		n = sizeof(buf) - 1;
+	if (panic_console && n > 0)
+		panic_console(buf, n);
+}
+
+/* The first CPU to panic reports; any other one just stops. */
+void panic_begin(void)
+{
+	irq_disable();
+	if (__atomic_exchange_n(&panicking, 1, __ATOMIC_SEQ_CST)) {
+		for (;;)
+			cpu_halt();
+	}
+	if (panic_stop_others)
+		panic_stop_others();
+}
+
+void panic_backtrace(uint64_t rbp)
+{
+	panic_printf("  backtrace:");
+	for (int i = 0; i < 16 && rbp >= KERNEL_BASE && !(rbp & 7); i++) {
+		uint64_t *frame = (uint64_t *)rbp;
+
+		panic_printf(" %lx", frame[1]);
+		rbp = frame[0];
+	}
+	panic_printf("\n");
+}
+
+void panic_end(void)
+{
+	panic_printf("ferry: stopped. Reset the machine to continue.\n");
+	for (;;) {
+		irq_disable();
+		cpu_halt();
+	}
+}
+
+void panic(const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	panic_begin();
+	panic_printf("\nferry: PANIC on CPU %u: %s\n", panic_cpu_index(), buf);
+	panic_backtrace((uint64_t)__builtin_frame_address(0));
+	panic_end();
+}

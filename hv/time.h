@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Monotonic time since boot, from the calibrated TSC (arch/x86/time.c). */
+#ifndef FERRY_HV_TIME_H
+#define FERRY_HV_TIME_H
+
+#include <stdint.h>
+
+uint64_t time_now_us(void);	/* 0 until the TSC is calibrated */
+uint64_t time_now_ns(void);
+void time_init(void);		/* TSC at boot = time 0 */
+void time_set_tsc_hz(uint64_t hz);
+uint64_t tsc_hz(void);
+void udelay(uint64_t us);
+
+#endif

@@ -1,0 +1,29 @@
+#!/bin/sh
+# Build newlib (the C library of the hypervisor) from Debian's newlib-source
+# into $1 (e.g. build/newlib), once.  Kernel code model, no red zone, no PIC,
+# no stack protector: see docs/ARCHITECTURE.md ("FPU/SSE discipline").
+set -eu
+out=$(realpath -m "$1")
+[ -f "$out/lib/libc.a" ] && exit 0
+src=/usr/src/newlib/newlib-3.3.0.tar.xz
+[ -f "$src" ] || { echo "build-newlib: $src missing (apt-get install newlib-source)" >&2; exit 1; }
+work="$out.work"
+rm -rf "$work" && mkdir -p "$work"
+tar -C "$work" -xJf "$src"
+cd "$work"
+mkdir build && cd build
+flags="-O2 -g -ffreestanding -fno-pic -mno-red-zone -mcmodel=kernel -fno-stack-protector -fno-tree-vectorize -fno-builtin"
+../newlib-salsa/newlib/configure --host=x86_64-elf --build=x86_64-linux-gnu \
+	--prefix="$out" --disable-multilib --disable-newlib-supplied-syscalls \
+	--enable-newlib-nano-malloc --disable-newlib-io-float --enable-newlib-reent-small \
+	--disable-newlib-fvwrite-in-streamio --disable-newlib-wide-orient \
+	CC=gcc AR=ar RANLIB=ranlib CFLAGS="$flags" >configure.log 2>&1 \
+	|| { tail -30 configure.log >&2; exit 1; }
+make -j"$(nproc)" >make.log 2>&1 || { tail -30 make.log >&2; exit 1; }
+make install >install.log 2>&1 || { tail -30 install.log >&2; exit 1; }
+# the install nests under the host triplet
+if [ -d "$out/x86_64-elf" ]; then
+	cp -r "$out/x86_64-elf/include" "$out/" && cp -r "$out/x86_64-elf/lib" "$out/"
+fi
+cd / && rm -rf "$work"
+test -f "$out/lib/libc.a"

@@ -1,0 +1,30 @@
+#!/bin/sh
+# Build a GRUB2 ISO: mkiso.sh OUT.iso ferry.elf "guest.elf ..." [ferry.rc] [ferry cmdline]
+# Each guest becomes a module2 named after its file name without extension;
+# the boot script (if any) becomes the module named ferry.rc.
+set -eu
+out=$1 elf=$2 guests=$3 script=${4:-} cmdline=${5:-}
+dir=$(dirname "$out")/iso
+rm -rf "$dir" && mkdir -p "$dir/boot/grub" "$dir/boot/guests"
+cp "$elf" "$dir/boot/ferry.elf"
+cfg="$dir/boot/grub/grub.cfg"
+cat > "$cfg" <<CFG
+set timeout=0
+set default=0
+serial --unit=0 --speed=115200
+terminal_input serial console
+terminal_output serial console
+menuentry "ferry" {
+	multiboot2 /boot/ferry.elf console=com1,115200 ${cmdline}
+CFG
+for g in $guests; do
+	name=$(basename "$g"); name=${name%.*}
+	cp "$g" "$dir/boot/guests/$name"
+	echo "	module2 /boot/guests/$name $name" >> "$cfg"
+done
+if [ -n "$script" ]; then
+	cp "$script" "$dir/boot/ferry.rc"
+	echo "	module2 /boot/ferry.rc ferry.rc" >> "$cfg"
+fi
+echo "}" >> "$cfg"
+grub-mkrescue -o "$out" "$dir" >/dev/null 2>&1 || { grub-mkrescue -o "$out" "$dir"; exit 1; }
