@@ -6,6 +6,8 @@ BUILD   ?= build
 CC      := gcc
 LD      := ld
 PYTHON  ?= /usr/bin/python3
+V       ?= 0
+Q       := $(if $(filter 1,$(V)),,@)
 NEWLIB  := $(BUILD)/newlib
 VERSION := 0.1.0
 GITREV  := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
@@ -23,18 +25,24 @@ HV_CFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -mno-red-zone \
 HV_ASFLAGS := -I. -D__ASSEMBLY__
 
 # The hypervisor, layer by layer (dependencies point downwards).
-BOOT_SRCS    := boot/boot.S
+BOOT_SRCS    := boot/boot.S boot/mb2info.c
 ARCH_SRCS    := arch/x86/entry.S arch/x86/trampoline.S arch/x86/desc.c \
 	arch/x86/trap.c arch/x86/apic.c arch/x86/time.c arch/x86/smp.c \
-	arch/x86/setup.c arch/x86/virt.c arch/x86/paging_host.c
-VMX_SRCS     := arch/x86/vmx/caps.c
-SVM_SRCS     := arch/x86/svm/caps.c
-EMUL_SRCS    :=
+	arch/x86/setup.c arch/x86/virt.c arch/x86/paging.c arch/x86/paging_host.c
+VMX_SRCS     := arch/x86/vmx/caps.c arch/x86/vmx/ept.c
+SVM_SRCS     := arch/x86/svm/caps.c arch/x86/svm/npt.c
+EMUL_SRCS    := arch/x86/emulate/decode.c arch/x86/emulate/mmio.c \
+	arch/x86/emulate/gwalk.c arch/x86/emulate/fetch.c
 DRIVER_SRCS  := drivers/uart.c drivers/acpi.c
-HV_CORE_SRCS := hv/main.c hv/log.c hv/panic.c hv/console.c hv/libc.c hv/version.c
-SHELL_SRCS   :=
+HV_CORE_SRCS := hv/main.c hv/log.c hv/panic.c hv/console.c hv/libc.c hv/version.c \
+	hv/modules.c hv/power.c
+MM_SRCS      := hv/mm/frame.c hv/mm/memory.c
+LOADER_SRCS  := hv/loader/mb1elf.c
+SHELL_SRCS   := hv/shell/lineedit.c hv/shell/parse.c hv/shell/shell.c \
+	hv/shell/script.c hv/shell/repl.c hv/shell/commands.c
 HV_SRCS := $(BOOT_SRCS) $(ARCH_SRCS) $(VMX_SRCS) $(SVM_SRCS) $(EMUL_SRCS) \
-	$(DRIVER_SRCS) $(HV_CORE_SRCS) $(SHELL_SRCS)
+	$(DRIVER_SRCS) $(HV_CORE_SRCS) $(MM_SRCS) \
+	$(LOADER_SRCS) $(SHELL_SRCS)
 HV_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(HV_SRCS))
 
 .PHONY: all iso run run-bochs test unit integration bench deps clean help
@@ -58,11 +66,13 @@ $(NEWLIB)/lib/libc.a:
 
 $(BUILD)/obj/%.c.o: %.c $(NEWLIB)/lib/libc.a
 	@mkdir -p $(dir $@)
-	$(CC) $(HV_CFLAGS) -c $< -o $@
+	@echo "  CC      $<"
+	$(Q)$(CC) $(HV_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/%.S.o: %.S
 	@mkdir -p $(dir $@)
-	$(CC) $(HV_ASFLAGS) -c $< -o $@
+	@echo "  AS      $<"
+	$(Q)$(CC) $(HV_ASFLAGS) -c $< -o $@
 
 # Rebuild version.c's object whenever the git revision changes.
 $(BUILD)/gitrev: FORCE
@@ -71,7 +81,8 @@ $(BUILD)/obj/hv/version.c.o: $(BUILD)/gitrev
 FORCE:
 
 $(BUILD)/ferry.elf: $(HV_OBJS) boot/linker.ld tools/check-fpu.sh
-	$(LD) -n -nostdlib -z max-page-size=4096 -z noexecstack --no-warn-rwx-segments -T boot/linker.ld -o $@ $(HV_OBJS) \
+	@echo "  LD      $@"
+	$(Q)$(LD) -n -nostdlib -z max-page-size=4096 -z noexecstack --no-warn-rwx-segments -T boot/linker.ld -o $@ $(HV_OBJS) \
 		$(NEWLIB)/lib/libc.a $(LIBGCC)
 	tools/check-fpu.sh $@
 
@@ -108,7 +119,8 @@ UNIT_BINS := $(addprefix $(BUILD)/unit/,$(UNIT_TESTS))
 define unit_rule
 $(BUILD)/unit/$(1): $$(unit_$(1)_SRCS) $$(wildcard $$(patsubst %.c,%.h,$$(unit_$(1)_SRCS)))
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(UNIT_CFLAGS) $$(unit_$(1)_SRCS) -lcmocka -o $$@
+	@echo "  CC      $$@ (unit test)"
+	$(Q)$$(CC) $$(UNIT_CFLAGS) $$(unit_$(1)_SRCS) -lcmocka -o $$@
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rule,$(t))))
 

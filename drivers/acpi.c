@@ -9,6 +9,7 @@
 #include "drivers/acpi.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/mm.h"
+#include "arch/x86/paging_host.h"
 #include "hv/log.h"
 
 #define MAX_TABLE_LEN (16u << 20)
@@ -46,13 +47,11 @@ static const struct sdt_header *table_at(uint64_t pa, const char *want)
 {
 	const struct sdt_header *h;
 
-	if (!pa || pa >= EARLY_MAP_LIMIT - sizeof(*h))
+	if (!pa || !(h = memremap(pa, sizeof(*h))))
 		return NULL;
-	h = phys_to_virt(pa);
 	if (want && memcmp(h->sig, want, 4))
 		return NULL;
-	if (h->length < sizeof(*h) || h->length > MAX_TABLE_LEN ||
-	    pa + h->length > EARLY_MAP_LIMIT) {
+	if (h->length < sizeof(*h) || h->length > MAX_TABLE_LEN || !memremap(pa, h->length)) {
 		pr_warn("acpi: table %.4s at %#lx has a bad length %u", h->sig, pa, h->length);
 		return NULL;
 	}
@@ -115,26 +114,38 @@ static void parse_madt(const struct sdt_header *h)
 	}
 }
 
-/* Find the \_S5 package in AML: "_S5_" 12 pkglen count [0a] typa [0a] typb. */
-static void parse_s5(const struct sdt_header *dsdt)
+/* One AML integer of the \_S5 package: ZeroOp, OneOp or BytePrefix n. */
+static const uint8_t *aml_byte(const uint8_t *q, const uint8_t *end, uint8_t *out)
 {
-	const uint8_t *p = (const uint8_t *)dsdt, *end = p + dsdt->length;
+	if (q >= end)
+		return NULL;
+	if (*q == 0x0a) {
+		if (q + 1 >= end)
+			return NULL;
+		*out = q[1];
+		return q + 2;
+	}
+	*out = *q == 0x01 ? 1 : *q;
+	return q + 1;
+}
 
-	for (p += sizeof(*dsdt); p + 12 < end; p++) {
+/* Find the \_S5 package in AML (DSDT or SSDT): "_S5_" 12 PkgLength count typa typb. */
+static void parse_s5(const struct sdt_header *t)
+{
+	const uint8_t *p = (const uint8_t *)t, *end = p + t->length;
+
+	for (p += sizeof(*t); p + 5 < end; p++) {
 		if (memcmp(p, "_S5_", 4) || p[4] != 0x12)
 			continue;
 		const uint8_t *q = p + 5;
 		q += ((*q & 0xc0) >> 6) + 1;	/* PkgLength */
 		q++;				/* NumElements */
-		if (q + 4 > end)
-			return;
-		if (*q == 0x0a)
-			q++;
-		info.s5_typa = *q++;
-		if (*q == 0x0a)
-			q++;
-		info.s5_typb = *q;
-		info.s5_valid = true;
+		uint8_t a, b;
+		if ((q = aml_byte(q, end, &a)) && aml_byte(q, end, &b)) {
+			info.s5_typa = a;
+			info.s5_typb = b;
+			info.s5_valid = true;
+		}
 		return;
 	}
 }
@@ -170,6 +181,8 @@ static void visit(uint64_t pa)
 		parse_madt(h);
 	else if (!memcmp(h->sig, "FACP", 4))
 		parse_fadt(h);
+	else if (!memcmp(h->sig, "SSDT", 4) && !info.s5_valid)
+		parse_s5(h);	/* some firmware (Bochs's BIOS) puts \_S5 here */
 }
 
 int acpi_init(const void *rsdp_bytes, size_t len)

@@ -47,9 +47,10 @@ void uart_putc(struct uart *u, char c)
 void uart_write(struct uart *u, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '\n')
+		if (s[i] == '\n' && u->last != '\r')
 			uart_putc(u, '\r');
 		uart_putc(u, s[i]);
+		u->last = s[i];
 	}
 }
 

@@ -11,11 +11,12 @@ struct uart {
 	uint16_t port;
 	uint32_t baud;
 	bool present;
+	char last;		/* last byte written, for LF -> CRLF */
 };
 
 int uart_init(struct uart *u, uint16_t port, uint32_t baud);
 void uart_putc(struct uart *u, char c);
-void uart_write(struct uart *u, const char *s, size_t n);	/* LF -> CRLF */
+void uart_write(struct uart *u, const char *s, size_t n);	/* LF -> CRLF unless after CR */
 int uart_getc(struct uart *u);		/* -1 when nothing is waiting */
 void uart_enable_rx_irq(struct uart *u);
 

@@ -1,38 +1,117 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* kmain(): the boot CPU's path from GRUB's hand-over to the shell. */
+/*
+ * kmain(): the boot CPU's path from GRUB's hand-over to the shell.  Each
+ * step logs what it found; a step that cannot go on says why and stops.
+ */
 #include <stdint.h>
 #include <string.h>
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/desc.h"
+#include "arch/x86/mm.h"
+#include "arch/x86/paging_host.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
+#include "boot/mb2info.h"
 #include "drivers/acpi.h"
 #include "hv/console.h"
-#include "hv/libc.h"
 #include "hv/log.h"
+#include "hv/mm/memory.h"
+#include "hv/modules.h"
 #include "hv/panic.h"
+#include "hv/shell/repl.h"
 #include "hv/time.h"
 #include "hv/version.h"
 
 void kmain(uint32_t magic, uint32_t info_pa);
 
-static char early_heap[8 << 20] __attribute__((aligned(4096)));
+static struct mb2_info boot_info;
+static struct mb2_cmdline boot_cmdline;
 
 static void log_to_console(const char *s, size_t n)
 {
 	console_write(s, n);
 }
 
+static void console_irq(struct trap_frame *tf)
+{
+	(void)tf;
+	apic_eoi();	/* the shell loop reads the bytes */
+}
+
+/* Until the scheduler gives them guests, the other CPUs just wait. */
 static void ap_idle(void)
 {
 	for (;;)
 		cpu_idle();
 }
 
+static void parse_boot_info(uint32_t info_pa)
+{
+	int err = mb2_parse(phys_to_virt(info_pa), EARLY_MAP_LIMIT - info_pa, &boot_info);
+
+	if (err)
+		panic("boot: bad multiboot2 information: %s", boot_info.errmsg);
+	mb2_parse_cmdline(boot_info.cmdline, &boot_cmdline);
+	console_init(boot_cmdline.console_port, boot_cmdline.console_baud);
+	log_set_level(boot_cmdline.loglevel);
+	pr_info("ferry %s (git %s) booting; loader '%s', command line '%s'", ferry_version,
+		ferry_gitrev, boot_info.loader_name ? boot_info.loader_name : "?",
+		boot_info.cmdline ? boot_info.cmdline : "");
+	for (uint32_t i = 0; i < boot_cmdline.nr_warn; i++)
+		pr_warn("boot: command line: %s", boot_cmdline.warn[i]);
+	for (uint32_t i = 0; i < boot_info.nr_modules; i++) {
+		const struct mb2_module *m = &boot_info.modules[i];
+		modules_add(m->start, m->end, m->cmdline ? m->cmdline : "");
+	}
+}
+
+static void setup_memory(uint32_t info_pa)
+{
+	struct mem_stats s;
+	int err = mem_init(&boot_info, info_pa);
+
+	if (err)
+		panic("boot: cannot set up memory (error %d): no usable memory map?", err);
+	mem_get_stats(&s);
+	pr_info("memory: %lu MiB usable, %lu MiB free, heap %lu MiB", s.total >> 20,
+		s.free >> 20, s.heap_size >> 20);
+}
+
+static void setup_acpi(void)
+{
+	int err = acpi_init(boot_info.rsdp, boot_info.rsdp_len);
+	const struct acpi_info *a = acpi_get();
+
+	if (err)
+		pr_warn("acpi: no usable ACPI tables (error %d): one CPU, no power-off", err);
+	else
+		pr_info("acpi: %u CPUs, I/O APIC %s, power-off %s", a->n_cpus,
+			a->ioapic_pa ? "present" : "absent", a->s5_valid ? "via S5" : "unavailable");
+}
+
+static void setup_console_irq(void)
+{
+	uint16_t port = console_port();
+	unsigned int irq = (port == 0x2f8 || port == 0x2e8) ? 3 : 4;
+
+	irq_register(VEC_IRQ_BASE + irq, console_irq);
+	ioapic_route_isa(irq, VEC_IRQ_BASE + irq, this_cpu()->apic_id);
+	console_enable_irq();
+}
+
+static void report_cpus(void)
+{
+	char feat[128];
+
+	virt_describe(&cpus[0].caps, feat, sizeof(feat));
+	pr_info("cpus: %u of %u online; virtualization: %s", cpus_online(), cpu_count, feat);
+	if (cpus[0].caps.kind == VIRT_NONE || !cpus[0].caps.usable)
+		pr_warn("cpus: no usable hardware virtualization: guests cannot run on this machine");
+}
+
 void kmain(uint32_t magic, uint32_t info_pa)
 {
-	(void)magic; (void)info_pa;
 	percpu_setup(0);
 	time_init();
 	console_init(0x3f8, 115200);
@@ -40,12 +119,17 @@ void kmain(uint32_t magic, uint32_t info_pa)
 	pic_disable();
 	idt_init();
 	idt_load();
-	heap_init(early_heap, sizeof(early_heap));
-	pr_info("ferry %s (%s) starting", ferry_version, ferry_gitrev);
+	if (magic != 0x36d76289)
+		panic("boot: not started by a multiboot2 loader (magic %#x)", magic);
+	parse_boot_info(info_pa);
+	setup_memory(info_pa);
+	setup_acpi();
 	cpu_init_this();
 	apic_calibrate();
 	smp_start(ap_idle);
-	irq_enable();
-	pr_info("boot: %u CPUs online", cpus_online());
-	ap_idle();
+	setup_console_irq();
+	report_cpus();
+	pr_info("boot: ready in %lu ms", time_now_us() / 1000);
+	repl_run_boot_script();
+	repl_loop();
 }

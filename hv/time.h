@@ -7,8 +7,7 @@
 
 uint64_t time_now_us(void);	/* 0 until the TSC is calibrated */
 uint64_t time_now_ns(void);
-void time_init(void);		/* TSC at boot = time 0 */
-void time_set_tsc_hz(uint64_t hz);
+void time_init(void);		/* time 0; calibrates the TSC (boot CPU, once) */
 uint64_t tsc_hz(void);
 void udelay(uint64_t us);
 

@@ -17,6 +17,7 @@ flags="-O2 -g -ffreestanding -fno-pic -mno-red-zone -mcmodel=kernel -fno-stack-p
 	--prefix="$out" --disable-multilib --disable-newlib-supplied-syscalls \
 	--enable-newlib-nano-malloc --disable-newlib-io-float --enable-newlib-reent-small \
 	--disable-newlib-fvwrite-in-streamio --disable-newlib-wide-orient \
+	--enable-newlib-io-c99-formats --enable-newlib-io-long-long \
 	CC=gcc AR=ar RANLIB=ranlib CFLAGS="$flags" >configure.log 2>&1 \
 	|| { tail -30 configure.log >&2; exit 1; }
 make -j"$(nproc)" >make.log 2>&1 || { tail -30 make.log >&2; exit 1; }

@@ -9,6 +9,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/desc.h"
 #include "arch/x86/mm.h"
+#include "arch/x86/paging_host.h"
 #include "arch/x86/percpu.h"
 #include "drivers/acpi.h"
 #include "hv/log.h"
@@ -27,7 +28,6 @@ enum {
 
 static volatile uint32_t *lapic;
 static uint32_t timer_per_tick;		/* timer counts per 1/TIMER_HZ s */
-static uint64_t tsc_per_sec;
 
 static uint32_t lapic_read(uint32_t reg) { return lapic[reg / 4]; }
 static void lapic_write(uint32_t reg, uint32_t v) { lapic[reg / 4] = v; }
@@ -74,7 +74,9 @@ void apic_init_this_cpu(void)
 	uint64_t base = rdmsr(MSR_APIC_BASE);
 
 	if (!lapic) {
-		lapic = phys_to_virt(base & ~0xfffull);
+		lapic = ioremap(base & ~0xffful, 4096);
+		if (!lapic)
+			panic("apic: cannot map the local APIC at %#lx", base & ~0xffful);
 		irq_register(VEC_TIMER, timer_irq);
 		irq_register(VEC_KICK, kick_irq);
 		irq_register(VEC_STOP, stop_irq);
@@ -94,50 +96,24 @@ void apic_init_this_cpu(void)
 	this_cpu()->apic_id = apic_id();
 }
 
-/* PIT channel 2, gated by port 0x61, counts 1193182 Hz: wait `ms` with it. */
-static void pit_wait_start(unsigned int ms)
-{
-	uint32_t count = 1193182u * ms / 1000;
-
-	outb(0x61, (inb(0x61) & ~0x02) | 0x01);	/* gate on, speaker off */
-	outb(0x43, 0xb0);			/* ch2, lo/hi, mode 0 */
-	outb(0x42, count & 0xff);
-	outb(0x42, count >> 8);
-	outb(0x61, inb(0x61) & ~0x01);		/* restart the count: */
-	outb(0x61, inb(0x61) | 0x01);
-}
-
-static bool pit_done(void)
-{
-	return inb(0x61) & 0x20;
-}
-
-/* Measure the TSC and the APIC timer against 50 ms of the PIT. */
+/* Measure the APIC timer against 20 ms of the (calibrated) TSC. */
 void apic_calibrate(void)
 {
-	const unsigned int ms = 50;
-	uint64_t t0, t1;
 	uint32_t a0, a1;
 
 	lapic_write(LAPIC_LVT_TIMER, LVT_MASKED);
 	lapic_write(LAPIC_TIMER_DIV, 0x3);
 	lapic_write(LAPIC_TIMER_INIT, 0xffffffff);
-	pit_wait_start(ms);
 	a0 = lapic_read(LAPIC_TIMER_CUR);
-	t0 = rdtsc();
-	while (!pit_done())
-		cpu_relax();
-	t1 = rdtsc();
+	udelay(20000);
 	a1 = lapic_read(LAPIC_TIMER_CUR);
-	tsc_per_sec = (t1 - t0) * 1000 / ms;
-	timer_per_tick = (uint64_t)(a0 - a1) * 1000 / ms / TIMER_HZ;
+	timer_per_tick = (uint64_t)(a0 - a1) * 50 / TIMER_HZ;
 	if (!timer_per_tick)
 		timer_per_tick = 1;
 	lapic_write(LAPIC_TIMER_INIT, timer_per_tick);
 	lapic_write(LAPIC_LVT_TIMER, VEC_TIMER | LVT_PERIODIC);
-	time_set_tsc_hz(tsc_per_sec);
-	pr_info("timer: TSC %lu.%03lu MHz, APIC timer %lu kHz (bus), tick %u Hz",
-		tsc_per_sec / 1000000, tsc_per_sec / 1000 % 1000,
+	pr_info("timer: TSC %lu.%03lu MHz, APIC timer %lu kHz, tick %u Hz",
+		tsc_hz() / 1000000, tsc_hz() / 1000 % 1000,
 		(uint64_t)timer_per_tick * TIMER_HZ * 16 / 1000, TIMER_HZ);
 }
 
@@ -214,7 +190,9 @@ void ioapic_route_isa(unsigned int irq, uint8_t vector, uint32_t dest)
 			gsi = a->overrides[i].gsi;
 			flags = a->overrides[i].flags;
 		}
-	volatile uint32_t *io = phys_to_virt(a->ioapic_pa);
+	volatile uint32_t *io = ioremap(a->ioapic_pa, 4096);
+	if (!io)
+		return;
 	uint32_t lo = vector;
 	if ((flags & 3) == 3)
 		lo |= 1u << 13;		/* active low */

@@ -21,8 +21,9 @@
  * that CPUs may have cached and that no longer match the tables (mappings
  * removed or replaced, permissions reduced, memory type changed, a large
  * page split, a table unlinked).  It returns 0 when stale cached entries
- * can only be *more* restrictive than the tables (new mappings, widened
- * permissions): such an entry causes at worst one spurious fault, which
+ * can only be *more* restrictive than the tables (new mappings, added
+ * R/W/X; adding PT_USER does flush, as with SMEP it takes supervisor
+ * execute away): such an entry causes at worst one spurious fault, which
  * refreshes it (SDM Vol 3A 4.10.4.3 "Optional Invalidation"; an EPT
  * violation likewise drops the cached mappings it used, Vol 3C 29.4).
  * The same fact is also kept in the table (pt_needs_flush), which matters
@@ -86,7 +87,11 @@ extern const struct pt_level pt_x86_levels[PT_LEVELS];
 /*
  * How one format encodes entries.  `level` is an index into `levels`.
  * Every callback is pure (entry in, entry out); the engine does the stores.
- * All constant after build time.
+ * All constant after build time.  The engine relies on two properties of
+ * every x86 format: a 4 KiB-aligned address read as an entry is "not
+ * present" (it links unlinked tables through their entry 0), and the
+ * frame address sits in bits 51:12 as is (a split adds page offsets to
+ * the first child entry).
  */
 struct pt_format {
 	const char *name;
@@ -132,7 +137,8 @@ struct page_table {
 					 * chained through their entry 0 */
 	unsigned long ndeferred;	/* length of that chain */
 	unsigned long tables;		/* table pages held (root and deferred too) */
-	bool flush_pending;		/* see "TLB flushes"; set by any call */
+	bool flush_pending;		/* see "TLB flushes"; set by every change
+					 * that needs one (also ept.c's) */
 };
 
 /* One leaf, as pt_for_each reports it (va sign-extended for host tables). */
@@ -153,7 +159,9 @@ typedef int (*pt_leaf_fn)(void *ctx, const struct pt_leaf *leaf);
  * Violations return -EINVAL before anything changes.
  */
 
-/* Allocate the root.  max_page: PT_SIZE_4K, _2M or _1G (what the CPU can do). */
+/* Allocate the root.  max_page: PT_SIZE_4K, _2M or _1G, what the CPU can
+ * map (1 GiB: CPUID 8000_0001h EDX[26] for host/NPT, IA32_VMX_EPT_VPID_CAP
+ * bit 17 for EPT; 2 MiB EPT pages: bit 16). */
 int pt_init(struct page_table *pt, const struct pt_format *fmt,
 	    const struct pt_ops *ops, uint64_t max_page);
 
@@ -163,10 +171,13 @@ void pt_destroy(struct page_table *pt);
 
 /*
  * Map [va, va+size) to [pa, pa+size) with attr, using the largest pages
- * that alignment and max_page allow.  Overlapping a mapping fails with
- * -EEXIST and changes nothing, unless flags has PT_MAP_REPLACE.  -ENOMEM:
- * without REPLACE the range is left unmapped; with REPLACE it may be
- * partly updated.  Returns 0 or PT_FLUSH (replacements only).
+ * that alignment (of va and pa alike) and max_page allow.  Overlapping a
+ * mapping fails with -EEXIST and changes nothing, unless flags has
+ * PT_MAP_REPLACE; replacing splits large pages the range covers only in
+ * part and keeps existing page tables (their pages are replaced one by
+ * one, not merged into a large page).  -ENOMEM: without REPLACE the range
+ * is left unmapped (pt_needs_flush says if a leaf existed meanwhile);
+ * with REPLACE it may be partly updated.  Returns 0 or PT_FLUSH.
  */
 int pt_map(struct page_table *pt, uint64_t va, uint64_t pa, uint64_t size,
 	   unsigned attr, unsigned flags);

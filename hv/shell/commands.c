@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The shell's host commands (help, version, cpus, mem, ...) and the table. */
+#include <errno.h>
+#include <string.h>
+#include "arch/x86/cpu.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/virt.h"
+#include "drivers/acpi.h"
+#include "hv/log.h"
+#include "hv/mm/memory.h"
+#include "hv/modules.h"
+#include "hv/power.h"
+#include "hv/shell/commands.h"
+#include "hv/time.h"
+#include "hv/version.h"
+
+static int cmd_help(int argc, char **argv)
+{
+	return shell_help(shell_commands, shell_commands_count, argc, argv);
+}
+
+static int no_args(int argc, char **argv)
+{
+	if (argc > 1) {
+		shell_error(argv[0], "takes no arguments (try 'help %s')", argv[0]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+	if (no_args(argc, argv))
+		return -EINVAL;
+	shell_printf("ferry %s (git %s), built %s\n", ferry_version, ferry_gitrev,
+		     ferry_build_date);
+	return 0;
+}
+
+static int cmd_cpus(int argc, char **argv)
+{
+	char feat[160];
+
+	if (no_args(argc, argv))
+		return -EINVAL;
+	shell_printf("CPU  APIC  STATE    VIRTUALIZATION\n");
+	for (unsigned int i = 0; i < cpu_count; i++) {
+		const struct percpu *c = &cpus[i];
+
+		virt_describe(&c->caps, feat, sizeof(feat));
+		shell_printf("%-4u %-5u %-8s %s\n", i, c->apic_id,
+			     c->online ? "online" : "offline", c->online ? feat : "-");
+	}
+	return 0;
+}
+
+static void print_size(const char *label, uint64_t bytes)
+{
+	shell_printf("%-14s %8lu KiB  (%lu MiB)\n", label, bytes >> 10, bytes >> 20);
+}
+
+static int cmd_mem(int argc, char **argv)
+{
+	struct mem_stats s;
+
+	if (no_args(argc, argv))
+		return -EINVAL;
+	mem_get_stats(&s);
+	print_size("total:", s.total);
+	print_size("free:", s.free);
+	print_size("ferry:", s.ferry);
+	print_size("guests:", s.guests);
+	print_size("reserved:", s.reserved);
+	shell_printf("heap:          %8lu KiB used of %lu KiB\n", s.heap_used >> 10,
+		     s.heap_size >> 10);
+	return 0;
+}
+
+static int cmd_uptime(int argc, char **argv)
+{
+	uint64_t us = time_now_us(), s = us / 1000000;
+
+	if (no_args(argc, argv))
+		return -EINVAL;
+	shell_printf("up %lu:%02lu:%02lu.%03lu (%lu.%06lu s)\n", s / 3600, s / 60 % 60,
+		     s % 60, us / 1000 % 1000, s, us % 1000000);
+	return 0;
+}
+
+static void log_out(const char *buf, size_t len, void *arg)
+{
+	(void)arg;
+	shell_printf("%.*s", (int)len, buf);
+}
+
+static int cmd_log(int argc, char **argv)
+{
+	if (no_args(argc, argv))
+		return -EINVAL;
+	log_dump(log_out, NULL);
+	return 0;
+}
+
+static int cmd_modules(int argc, char **argv)
+{
+	if (no_args(argc, argv))
+		return -EINVAL;
+	if (!modules_count()) {
+		shell_printf("no modules\n");
+		return 0;
+	}
+	shell_printf("%-20s %10s  %-18s %s\n", "NAME", "SIZE", "ADDRESS", "COMMAND LINE");
+	for (unsigned int i = 0; i < modules_count(); i++) {
+		const struct module *m = modules_get(i);
+
+		shell_printf("%-20s %10zu  %#018lx %s\n", m->name, m->size, m->pa, m->args);
+	}
+	return 0;
+}
+
+static int cmd_reboot(int argc, char **argv)
+{
+	if (no_args(argc, argv))
+		return -EINVAL;
+	shell_printf("rebooting\n");
+	power_reboot();
+	shell_error(argv[0], "the machine did not reset");
+	return -EIO;
+}
+
+static int cmd_poweroff(int argc, char **argv)
+{
+	if (no_args(argc, argv))
+		return -EINVAL;
+	shell_printf("powering off\n");
+	power_off();
+	shell_error(argv[0], "ACPI S5 did not power off (no FADT/\\_S5?)");
+	return -EIO;
+}
+
+const struct shell_cmd shell_commands[] = {
+	{ "help", "[CMD]", "list commands, or explain one", cmd_help },
+	{ "version", "", "ferry's version, git revision and build date", cmd_version },
+	{ "cpus", "", "the CPUs: APIC id, state, virtualization features", cmd_cpus },
+	{ "mem", "", "memory: total, free, used by ferry and by guests", cmd_mem },
+	{ "uptime", "", "time since boot", cmd_uptime },
+	{ "log", "", "the log: boot messages and everything since", cmd_log },
+	{ "modules", "", "the GRUB modules: name, size, command line", cmd_modules },
+	{ "reboot", "", "reset the machine", cmd_reboot },
+	{ "poweroff", "", "power the machine off (ACPI S5)", cmd_poweroff },
+};
+const size_t shell_commands_count = sizeof(shell_commands) / sizeof(shell_commands[0]);

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The shell on the console: bytes from the UART go through the line editor,
+ * finished lines through the command table.  Runs on the boot CPU, which
+ * sleeps between bytes (woken by the UART interrupt or the timer tick) and
+ * runs the host's background work (network, migration) while it waits.
+ */
+#include <string.h>
+#include "hv/console.h"
+#include "hv/log.h"
+#include "hv/modules.h"
+#include "hv/shell/commands.h"
+#include "hv/shell/lineedit.h"
+#include "hv/shell/repl.h"
+#include "hv/shell/script.h"
+#include "hv/shell/shell.h"
+#include "arch/x86/cpu.h"
+
+#define PROMPT "ferry> "
+
+static struct line_editor editor;
+static void (*background)(void);
+
+static void out_console(void *ctx, const char *s, size_t n)
+{
+	(void)ctx;
+	console_write(s, n);
+}
+
+/* Ctrl-C while a command runs: look at the bytes waiting on the console. */
+static bool ctrl_c_pending(void)
+{
+	int c;
+
+	if (background)
+		background();
+	while ((c = console_getc()) >= 0)
+		if (c == 0x03)
+			return true;
+	return false;
+}
+
+void repl_set_background(void (*fn)(void))
+{
+	background = fn;
+}
+
+static void script_echo(unsigned int lineno, const char *line)
+{
+	pr_info("ferry.rc:%u: %s", lineno, line);
+}
+
+void repl_run_boot_script(void)
+{
+	const struct module *m = modules_find("ferry.rc");
+	int failed;
+
+	if (!m)
+		return;
+	pr_info("boot: running boot script ferry.rc (%zu bytes)", m->size);
+	shell_set_output(out_console, NULL);
+	failed = script_run(shell_commands, shell_commands_count, m->data, m->size, script_echo);
+	pr_info("boot: ferry.rc done, %d line%s failed", failed, failed == 1 ? "" : "s");
+}
+
+void repl_loop(void)
+{
+	le_init(&editor, PROMPT, out_console, NULL);
+	shell_set_output(out_console, NULL);
+	shell_set_interrupt(ctrl_c_pending);
+	le_prompt(&editor);
+	for (;;) {
+		int c = console_getc();
+
+		if (c < 0) {
+			if (background)
+				background();
+			cpu_idle();
+			continue;
+		}
+		if (le_feed(&editor, (uint8_t)c) == LE_LINE) {
+			shell_exec(shell_commands, shell_commands_count, le_line(&editor));
+			le_prompt(&editor);
+		}
+	}
+}

@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: BSD-2-Clause
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from ferry_harness import Machine  # noqa: E402
+
+
+@pytest.fixture
+def machine_factory(request):
+    """Start machines for a test; close them all at its end, keeping logs."""
+    started = []
+
+    def make(kind="qemu", **kw):
+        name = request.node.name.replace("/", "_").replace("[", "-").replace("]", "")
+        if started:
+            name += f"-{len(started)}"
+        m = Machine(name, kind=kind, **kw)
+        started.append(m)
+        return m.start()
+
+    yield make
+    for m in started:
+        m.close()
+    if request.node.rep_call.failed if hasattr(request.node, "rep_call") else False:
+        for m in started:
+            print(f"console transcript kept in {m.logpath}")
+
+
+@pytest.hookimpl(tryfirst=True, hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, "rep_" + rep.when, rep)

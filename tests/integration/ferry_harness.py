@@ -1,0 +1,212 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Boot ferry in QEMU (AMD SVM) or Bochs (Intel VMX) and drive its serial
+shell the way an operator does.  Every wait has a timeout; every run keeps
+its console transcript in build/test-logs/."""
+
+import os
+import re
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.path.join(ROOT, "build")
+ISO = os.path.join(BUILD, "ferry.iso")
+LOGDIR = os.path.join(BUILD, "test-logs")
+PROMPT = "ferry> "
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+class Timeout(AssertionError):
+    pass
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Machine:
+    """One emulator running a ferry ISO, with its COM1 on a socket."""
+
+    def __init__(self, name, kind="qemu", cpus=2, mem=512, iso=ISO, extra=()):
+        self.name, self.kind, self.cpus, self.mem, self.iso = name, kind, cpus, mem, iso
+        self.extra = list(extra)
+        self.buf = ""          # everything received, ANSI stripped
+        self.pos = 0           # where the next expect() starts looking
+        self.proc = None
+        self.sock = None
+        self.tmp = tempfile.mkdtemp(prefix="ferry-")
+        os.makedirs(LOGDIR, exist_ok=True)
+        self.logpath = os.path.join(LOGDIR, f"{name}.log")
+        self.log = open(self.logpath, "w", encoding="utf-8", errors="replace")
+
+    # ---- start and stop ----------------------------------------------
+    def start(self, boot_timeout=None):
+        if self.kind == "qemu":
+            self._start_qemu()
+        else:
+            self._start_bochs()
+        self.expect(PROMPT, timeout=boot_timeout or (60 if self.kind == "qemu" else 300))
+        return self
+
+    def _start_qemu(self):
+        path = os.path.join(self.tmp, "serial.sock")
+        cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "qemu64,+svm,+npt",
+               "-smp", str(self.cpus), "-m", str(self.mem), "-cdrom", self.iso,
+               "-display", "none", "-no-reboot", "-monitor", "none",
+               "-chardev", f"socket,id=s0,path={path},server=on,wait=on",
+               "-serial", "chardev:s0"] + self.extra
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        self.sock = self._connect_unix(path)
+
+    def _connect_unix(self, path, timeout=20):
+        end = time.time() + timeout
+        while time.time() < end:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"{self.kind} exited early: see {self.logpath}")
+            try:
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.connect(path)
+                return s
+            except OSError:
+                time.sleep(0.05)
+        raise Timeout(f"no serial socket from {self.kind}")
+
+    def _start_bochs(self):
+        port = free_port()
+        rc = os.path.join(self.tmp, "bochsrc")
+        with open(rc, "w") as f:
+            f.write(f"""megs: {self.mem}
+cpu: model=corei7_skylake_x, count={self.cpus}, ips=200000000
+romimage: file=/usr/share/bochs/BIOS-bochs-latest
+vgaromimage: file=/usr/share/vgabios/vgabios.bin
+ata0-master: type=cdrom, path={self.iso}, status=inserted
+boot: cdrom
+display_library: rfb, options="timeout=0"
+port_e9_hack: enabled=1
+com1: enabled=1, mode=socket-server, dev=localhost:{port}
+log: {os.path.join(self.tmp, 'bochs.log')}
+sound: waveoutdrv=dummy, waveindrv=dummy, midioutdrv=dummy
+panic: action=fatal
+error: action=report
+""" + "".join(l + "\n" for l in self.extra))
+        self.proc = subprocess.Popen(["bochs", "-q", "-f", rc], stdin=subprocess.PIPE,
+                                     stdout=self.log, stderr=subprocess.STDOUT,
+                                     cwd=self.tmp)
+        self.proc.stdin.write(b"c\n")
+        self.proc.stdin.flush()
+        end = time.time() + 60
+        while True:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"bochs exited early: see {self.logpath}")
+            try:
+                self.sock = socket.create_connection(("localhost", port), timeout=1)
+                break
+            except OSError:
+                if time.time() > end:
+                    raise Timeout("no serial socket from bochs")
+                time.sleep(0.1)
+
+    def close(self, timeout=10):
+        if self.sock:
+            try:
+                self.sock.close()
+            except OSError:
+                pass
+            self.sock = None
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.write("\n---- console ----\n" + self.buf)
+        self.log.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def exited(self, timeout):
+        """Wait for the emulator to end by itself; its exit status or None."""
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    # ---- console I/O -------------------------------------------------
+    def _recv(self, timeout):
+        self.sock.settimeout(max(timeout, 0.01))
+        try:
+            data = self.sock.recv(65536)
+        except socket.timeout:
+            return False
+        except OSError:
+            data = b""
+        if not data:
+            if self.proc.poll() is None:
+                time.sleep(min(timeout, 0.1))
+            return False
+        self.buf += ANSI.sub("", data.decode("utf-8", "replace")).replace("\r", "")
+        return True
+
+    def expect(self, pattern, timeout=30):
+        """Wait for regex pattern after the current position; return the match."""
+        rx = re.compile(pattern if not isinstance(pattern, str) or pattern != PROMPT
+                        else re.escape(PROMPT))
+        end = time.time() + timeout
+        while True:
+            m = rx.search(self.buf, self.pos)
+            if m:
+                self.pos = m.end()
+                return m
+            left = end - time.time()
+            if left <= 0:
+                tail = self.buf[-2000:]
+                raise Timeout(f"{self.name}: no {pattern!r} within {timeout}s; "
+                              f"console ends with:\n{tail}")
+            if not self._recv(min(left, 0.5)) and self.proc.poll() is not None:
+                raise AssertionError(f"{self.name}: emulator exited "
+                                     f"({self.proc.returncode}) waiting for {pattern!r};"
+                                     f" console ends with:\n{self.buf[-2000:]}")
+
+    def send(self, data, timeout=60):
+        """Send bytes, reading the console meanwhile so neither side blocks."""
+        if isinstance(data, str):
+            data = data.encode()
+        end = time.time() + timeout
+        while data:
+            r, w, _ = select.select([self.sock], [self.sock], [], 0.5)
+            if r:
+                self._recv(0.01)
+            if w:
+                self.sock.setblocking(False)
+                try:
+                    n = self.sock.send(data[:4096])
+                except BlockingIOError:
+                    n = 0
+                finally:
+                    self.sock.setblocking(True)
+                data = data[n:]
+            if time.time() > end:
+                raise Timeout(f"{self.name}: console input not accepted within {timeout}s")
+
+    def cmd(self, line, timeout=30):
+        """Run one shell command; return its output (without echo and prompt)."""
+        self.send(line + "\r")
+        start = self.pos
+        self.expect(re.escape(line) + r"\n", timeout)
+        body_start = self.pos
+        self.expect(re.escape(PROMPT), timeout)
+        out = self.buf[body_start:self.pos - len(PROMPT)]
+        del start
+        return out
+
+
+def boot(name, **kw):
+    return Machine(name, **kw).start()

@@ -1,0 +1,140 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Issue: ferry boots from GRUB on every CPU and serves its management shell.
+Each test drives the serial console as an operator would."""
+
+import os
+import random
+import re
+import subprocess
+
+import pytest
+
+from ferry_harness import BUILD, PROMPT, ROOT
+
+GUEST = os.path.join(BUILD, "guest", "testguest.elf")
+
+
+def make_iso(tmp_path, guests=(), script=None, cmdline=""):
+    """A ferry ISO with extra modules and/or a boot script, as `make iso` does."""
+    iso = str(tmp_path / "ferry.iso")
+    subprocess.run([os.path.join(ROOT, "tools", "mkiso.sh"), iso,
+                    os.path.join(BUILD, "ferry.elf"), " ".join([GUEST, *guests]),
+                    script or "", cmdline], check=True, timeout=120)
+    return iso
+
+
+@pytest.mark.parametrize("cpus", [1, 4])
+def test_qemu_boots_all_cpus_with_svm(machine_factory, cpus):
+    m = machine_factory("qemu", cpus=cpus)
+    out = m.cmd("cpus")
+    rows = re.findall(r"^(\d+)\s+(\d+)\s+online\s+(.*)$", out, re.M)
+    assert len(rows) == cpus, out
+    for _, _, virt in rows:
+        assert virt.startswith("SVM NPT"), out
+    assert f"cpus: {cpus} of {cpus} online" in m.cmd("log")
+
+
+def test_bochs_boots_with_vmx_ept(machine_factory):
+    m = machine_factory("bochs", cpus=2, mem=128)
+    out = m.cmd("cpus", timeout=120)
+    rows = re.findall(r"^(\d+)\s+(\d+)\s+online\s+(.*)$", out, re.M)
+    assert len(rows) == 2, out
+    for _, _, virt in rows:
+        assert "VMX EPT unrestricted-guest" in virt and "PML" in virt, out
+    assert "ferry" in m.cmd("version", timeout=60)
+    m.send("poweroff\r")
+    m.expect("powering off", timeout=60)
+    assert m.exited(120) is not None, "Bochs did not end on poweroff"
+
+
+def test_help_version_uptime_mem(machine_factory):
+    m = machine_factory("qemu")
+    out = m.cmd("help")
+    for c in ["help", "version", "cpus", "mem", "uptime", "log", "modules", "reboot", "poweroff"]:
+        assert re.search(rf"^{c}\b", out, re.M), f"{c} missing from help:\n{out}"
+    assert re.search(r"usage: mem", m.cmd("help mem"))
+    assert "error: help: unknown command 'nope'" in m.cmd("help nope")
+    assert re.match(r"ferry \d+\.\d+\.\d+ \(git [0-9a-f]+", m.cmd("version"))
+    t1 = float(re.search(r"\(([\d.]+) s\)", m.cmd("uptime")).group(1))
+    t2 = float(re.search(r"\(([\d.]+) s\)", m.cmd("uptime")).group(1))
+    assert 0 < t1 <= t2
+    mem = m.cmd("mem")
+    total = int(re.search(r"total:\s+(\d+) KiB", mem).group(1))
+    free = int(re.search(r"free:\s+(\d+) KiB", mem).group(1))
+    assert 400 * 1024 < total <= 512 * 1024 and 0 < free < total, mem
+    assert "error: mem: takes no arguments" in m.cmd("mem x")
+
+
+def test_log_keeps_boot_messages(machine_factory):
+    m = machine_factory("qemu")
+    log = m.cmd("log")
+    assert "booting; loader 'GRUB" in log and "boot: ready in" in log
+    assert re.search(r"^\[\s*\d+\.\d{6}\] ", log, re.M)
+
+
+def test_unknown_command_and_bad_quotes(machine_factory):
+    m = machine_factory("qemu")
+    assert m.cmd("frob").strip() == "error: unknown command 'frob' (try 'help')"
+    assert "error:" in m.cmd('help "unterminated')
+    assert m.cmd("   ").strip() == ""
+
+
+def test_overlong_line_refused_rest_discarded(machine_factory):
+    m = machine_factory("qemu")
+    m.send("x" * 1500 + "\r")
+    m.expect("error: line too long")
+    m.expect(PROMPT)
+    assert "ferry 0." in m.cmd("version")
+
+
+def test_random_bytes_then_shell_still_answers(machine_factory):
+    m = machine_factory("qemu")
+    rnd = random.Random(1234)
+    junk = bytes(rnd.randrange(256) for _ in range(20000))
+    m.send(junk)
+    m.send(b"\x03\r")  # abandon whatever line the junk left
+    m.expect(PROMPT, timeout=60)
+    m.pos = len(m.buf)
+    assert "ferry 0." in m.cmd("version", timeout=60)
+    assert "online" in m.cmd("cpus")
+
+
+def test_modules_lists_extra_guest(machine_factory, tmp_path):
+    extra = tmp_path / "extra-guest.elf"
+    extra.write_bytes(open(GUEST, "rb").read())
+    m = machine_factory("qemu", iso=make_iso(tmp_path, guests=[str(extra)]))
+    out = m.cmd("modules")
+    size = os.path.getsize(GUEST)
+    assert re.search(rf"^testguest\s+{size}\s", out, re.M), out
+    assert re.search(rf"^extra-guest\s+{size}\s", out, re.M), out
+
+
+def test_boot_script_runs_and_survives_errors(machine_factory, tmp_path):
+    rc = tmp_path / "ferry.rc"
+    rc.write_text("# boot script\nversion\nfrob --bad\n\nuptime\n")
+    m = machine_factory("qemu", iso=make_iso(tmp_path, script=str(rc)))
+    log = m.cmd("log")
+    assert "ferry.rc:2: version" in log
+    assert "ferry.rc:3: frob --bad" in log
+    assert "ferry.rc:5: uptime" in log
+    assert "ferry.rc done, 1 line failed" in log
+    assert "error: script: line 3" in m.buf
+
+
+def test_bad_console_option_is_a_warning(machine_factory, tmp_path):
+    m = machine_factory("qemu", iso=make_iso(tmp_path, cmdline="bogus=1 loglevel=debug"))
+    assert re.search(r"warning: boot: command line: .*bogus", m.cmd("log"))
+
+
+def test_poweroff_ends_qemu(machine_factory):
+    m = machine_factory("qemu")
+    m.send("poweroff\r")
+    m.expect("powering off")
+    assert m.exited(30) is not None
+
+
+def test_reboot_resets_machine(machine_factory):
+    m = machine_factory("qemu")   # runs with -no-reboot: a reset ends QEMU
+    m.send("reboot\r")
+    m.expect("rebooting")
+    assert m.exited(30) is not None

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Boot a ferry ISO in Bochs (Intel VMX with EPT), COM1 on this terminal.
+# Usage: run-bochs.sh ISO [CPUS] [MEGS]
+set -eu
+iso=$(realpath "$1") cpus=${2:-2} megs=${3:-256}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat > "$dir/bochsrc" <<RC
+megs: $megs
+cpu: model=corei7_skylake_x, count=$cpus, ips=200000000
+romimage: file=/usr/share/bochs/BIOS-bochs-latest
+vgaromimage: file=/usr/share/vgabios/vgabios.bin
+ata0-master: type=cdrom, path=$iso, status=inserted
+boot: cdrom
+display_library: rfb, options="timeout=0"
+com1: enabled=1, mode=socket-server, dev=localhost:$port
+log: $dir/bochs.log
+sound: waveoutdrv=dummy, waveindrv=dummy, midioutdrv=dummy
+panic: action=fatal
+RC
+echo "run-bochs: Bochs is slow; the prompt takes a minute or two. Ctrl-] then 'quit' ends the session."
+(echo c; while sleep 3600; do :; done) | bochs -q -f "$dir/bochsrc" >"$dir/bochs.out" 2>&1 &
+bpid=$!
+sleep 2
+# socat gives a raw terminal on the serial socket; telnet-like escape is Ctrl-]
+socat -,raw,echo=0,escape=0x1d TCP:localhost:$port,retry=20,interval=0.5 || true
+kill $bpid 2>/dev/null || true
