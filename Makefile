@@ -28,21 +28,34 @@ HV_ASFLAGS := -I. -D__ASSEMBLY__
 BOOT_SRCS    := boot/boot.S boot/mb2info.c
 ARCH_SRCS    := arch/x86/entry.S arch/x86/trampoline.S arch/x86/desc.c \
 	arch/x86/trap.c arch/x86/apic.c arch/x86/time.c arch/x86/smp.c \
-	arch/x86/setup.c arch/x86/virt.c arch/x86/paging.c arch/x86/paging_host.c
-VMX_SRCS     := arch/x86/vmx/caps.c arch/x86/vmx/ept.c
-SVM_SRCS     := arch/x86/svm/caps.c arch/x86/svm/npt.c
+	arch/x86/setup.c arch/x86/virt.c arch/x86/paging.c arch/x86/paging_host.c \
+	arch/x86/fpu.c
+VMX_SRCS     := arch/x86/vmx/caps.c arch/x86/vmx/ept.c arch/x86/vmx/ctl.c \
+	arch/x86/vmx/names.c arch/x86/vmx/state.c arch/x86/vmx/exit.c arch/x86/vmx/cr.c \
+	arch/x86/vmx/cpu.c arch/x86/vmx/vmx.c arch/x86/vmx/entry.S
+SVM_SRCS     := arch/x86/svm/caps.c arch/x86/svm/npt.c arch/x86/svm/svm.c \
+	arch/x86/svm/svm_entry.S arch/x86/svm/svm_vmcb.c arch/x86/svm/svm_state.c \
+	arch/x86/svm/svm_exit.c arch/x86/svm/svm_asid.c
 EMUL_SRCS    := arch/x86/emulate/decode.c arch/x86/emulate/mmio.c \
 	arch/x86/emulate/gwalk.c arch/x86/emulate/fetch.c
-DRIVER_SRCS  := drivers/uart.c drivers/acpi.c
+DRIVER_SRCS  := drivers/serial.c drivers/acpi.c drivers/pci.c drivers/e1000.c
 HV_CORE_SRCS := hv/main.c hv/log.c hv/panic.c hv/console.c hv/libc.c hv/version.c \
-	hv/modules.c hv/power.c
+	hv/modules.c hv/power.c hv/ring.c
+VM_SRCS      := hv/vmm.c hv/vm.c hv/vcpu.c hv/exit.c hv/sched.c hv/cpuid.c hv/msr.c \
+	hv/vm_devices.c
 MM_SRCS      := hv/mm/frame.c hv/mm/memory.c
 LOADER_SRCS  := hv/loader/mb1elf.c
+VDEV_SRCS    := hv/vdev/snap.c hv/vdev/pic.c hv/vdev/pit.c hv/vdev/uart.c hv/vdev/rtc.c \
+	hv/vdev/devices.c
 SHELL_SRCS   := hv/shell/lineedit.c hv/shell/parse.c hv/shell/shell.c \
-	hv/shell/script.c hv/shell/repl.c hv/shell/commands.c
+	hv/shell/script.c hv/shell/repl.c hv/shell/commands.c hv/shell/cmd_vm.c \
+	hv/shell/cmd_net.c
+NET_SRCS     := hv/net/net.c hv/net/arp.c hv/net/ip.c hv/net/icmp.c hv/net/cksum.c \
+	hv/net/crc32.c hv/net/tcp.c hv/net/tcp_in.c hv/net/tcp_out.c hv/net/tcp_timer.c \
+	hv/net/tcp_sack.c hv/net/nettest.c hv/netif.c
 HV_SRCS := $(BOOT_SRCS) $(ARCH_SRCS) $(VMX_SRCS) $(SVM_SRCS) $(EMUL_SRCS) \
-	$(DRIVER_SRCS) $(HV_CORE_SRCS) $(MM_SRCS) \
-	$(LOADER_SRCS) $(SHELL_SRCS)
+	$(DRIVER_SRCS) $(HV_CORE_SRCS) $(VM_SRCS) $(MM_SRCS) \
+	$(LOADER_SRCS) $(VDEV_SRCS) $(NET_SRCS) $(SHELL_SRCS)
 HV_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(HV_SRCS))
 
 .PHONY: all iso run run-bochs test unit integration bench deps clean help

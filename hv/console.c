@@ -5,20 +5,20 @@
 #include "hv/console.h"
 #include "hv/panic.h"
 #include "hv/spinlock.h"
-#include "drivers/uart.h"
+#include "drivers/serial.h"
 #include "arch/x86/cpu.h"
 
-static struct uart con;
+static struct serial con;
 static spinlock_t con_lock = SPINLOCK_INIT;
 
 static void raw_write(const char *s, unsigned long n)
 {
-	uart_write(&con, s, n);
+	serial_write(&con, s, n);
 }
 
 void console_init(uint16_t port, uint32_t baud)
 {
-	uart_init(&con, port, baud);
+	serial_init(&con, port, baud);
 	panic_console = raw_write;
 }
 
@@ -27,7 +27,7 @@ void console_write(const char *s, size_t n)
 	uint64_t f = irq_save();
 
 	spin_lock(&con_lock);
-	uart_write(&con, s, n);
+	serial_write(&con, s, n);
 	spin_unlock(&con_lock);
 	irq_restore(f);
 }
@@ -49,12 +49,12 @@ void console_printf(const char *fmt, ...)
 
 int console_getc(void)
 {
-	return uart_getc(&con);
+	return serial_getc(&con);
 }
 
 void console_enable_irq(void)
 {
-	uart_enable_rx_irq(&con);
+	serial_enable_rx_irq(&con);
 }
 
 uint16_t console_port(void) { return con.port; }

@@ -15,9 +15,13 @@
 #include "boot/mb2info.h"
 #include "drivers/acpi.h"
 #include "hv/console.h"
+#include "hv/cpuid.h"
+#include "hv/sched.h"
+#include "hv/vmm.h"
 #include "hv/log.h"
 #include "hv/mm/memory.h"
 #include "hv/modules.h"
+#include "hv/netif.h"
 #include "hv/panic.h"
 #include "hv/shell/repl.h"
 #include "hv/time.h"
@@ -39,11 +43,29 @@ static void console_irq(struct trap_frame *tf)
 	apic_eoi();	/* the shell loop reads the bytes */
 }
 
-/* Until the scheduler gives them guests, the other CPUs just wait. */
-static void ap_idle(void)
+/* Each CPU: turn virtualisation on, then run the guests placed on it. */
+static void enable_guests_here(void)
 {
-	for (;;)
-		cpu_idle();
+	if (vmm_cpu_enable() == 0)
+		sched_enable_cpu();
+}
+
+static void ap_start(void)
+{
+	enable_guests_here();
+	sched_loop();
+}
+
+/* Guests see a fixed CPUID baseline: this host must have all of it. */
+static void check_baseline(void)
+{
+	struct cpuid_regs l1 = cpuid(1, 0), x1 = cpuid(0x80000001, 0);
+	uint32_t host[4] = { l1.ecx, l1.edx, x1.ecx, x1.edx }, miss[4];
+
+	cpuid_baseline_missing(host, miss);
+	if (miss[0] | miss[1] | miss[2] | miss[3])
+		pr_warn("cpuid: this CPU lacks part of the guests' baseline (1.ecx %#x 1.edx %#x "
+			"ext.ecx %#x ext.edx %#x): guests may fault", miss[0], miss[1], miss[2], miss[3]);
 }
 
 static void parse_boot_info(uint32_t info_pa)
@@ -110,6 +132,25 @@ static void report_cpus(void)
 		pr_warn("cpus: no usable hardware virtualization: guests cannot run on this machine");
 }
 
+/* What the shell CPU does between keystrokes. */
+static void shell_cpu_work(void)
+{
+	netif_poll();
+	sched_poll();
+}
+
+static void setup_network(void)
+{
+	char err[128];
+
+	if (netif_init())
+		return;
+	if (boot_cmdline.ip[0] &&
+	    netif_configure(boot_cmdline.ip, boot_cmdline.gw[0] ? boot_cmdline.gw : NULL,
+			    err, sizeof(err)))
+		pr_err("net: ip=%s from the command line: %s", boot_cmdline.ip, err);
+}
+
 void kmain(uint32_t magic, uint32_t info_pa)
 {
 	percpu_setup(0);
@@ -126,10 +167,16 @@ void kmain(uint32_t magic, uint32_t info_pa)
 	setup_acpi();
 	cpu_init_this();
 	apic_calibrate();
-	smp_start(ap_idle);
+	if (vmm_init() == 0) {
+		enable_guests_here();
+		check_baseline();
+	}
+	smp_start(ap_start);
 	setup_console_irq();
 	report_cpus();
 	pr_info("boot: ready in %lu ms", time_now_us() / 1000);
+	setup_network();
+	repl_set_background(shell_cpu_work);
 	repl_run_boot_script();
 	repl_loop();
 }

@@ -1,8 +1,20 @@
 #!/bin/sh
-# Run every host unit-test binary; fail if any fails, and say how many ran.
-pass=0; fail=0; failed=""
+# Run every host unit-test binary (cmocka); show each one's result line, the
+# whole output of any that fails, and a closing count of test cases.
+pass=0; fail=0; cases=0; failed=""
+log=$(mktemp)
 for t in "$@"; do
-	if "$t"; then pass=$((pass + 1)); else fail=$((fail + 1)); failed="$failed $(basename "$t")"; fi
+	if "$t" >"$log" 2>&1; then
+		pass=$((pass + 1))
+		n=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$log")
+		cases=$((cases + ${n:-0}))
+		printf '  %-28s %s test cases passed\n' "$(basename "$t")" "${n:-?}"
+	else
+		fail=$((fail + 1)); failed="$failed $(basename "$t")"
+		cat "$log"
+	fi
 done
-echo "unit test binaries: $pass passed, $fail failed${failed:+ ($failed )}"
+rm -f "$log"
+echo "unit test binaries: $pass passed${failed:+, failed:$failed}"
+echo "unit: $cases passed, $fail failed"
 [ "$fail" = 0 ]

@@ -11,7 +11,7 @@
 #define VEC_SPURIOUS	0xff
 #define VEC_IRQ_BASE	0x30	/* ISA IRQ n arrives at VEC_IRQ_BASE + n */
 
-#define TIMER_HZ	100
+#define TIMER_HZ	1000
 
 void apic_init_this_cpu(void);	/* enable, spurious vector, periodic timer */
 void apic_calibrate(void);	/* boot CPU: measure the timer and the TSC */

@@ -40,15 +40,15 @@ static size_t reserved_regions(const struct mb2_info *info, uint64_t info_pa,
 	return n;
 }
 
-/* ferry's heap: an eighth of RAM, at least 8 MiB, at most 64 MiB. */
+/* ferry's heap (network and migration buffers): 1/16 of RAM, 16 to 128 MiB. */
 static int heap_setup(void)
 {
 	struct frame_stats st;
 	uint64_t bytes, pa;
 
 	frame_get_stats(&st);
-	bytes = (st.free << FRAME_SHIFT) / 8;
-	bytes = bytes < (8u << 20) ? (8u << 20) : bytes > (64u << 20) ? (64u << 20) : bytes;
+	bytes = (st.free << FRAME_SHIFT) / 16;
+	bytes = bytes < (16u << 20) ? (16u << 20) : bytes > (128u << 20) ? (128u << 20) : bytes;
 	bytes &= ~(FRAME_SIZE - 1);
 	pa = frame_alloc_contig(bytes >> FRAME_SHIFT, 1);
 	if (!pa || pa + bytes > EARLY_MAP_LIMIT)

@@ -10,6 +10,8 @@
 #include "hv/mm/memory.h"
 #include "hv/modules.h"
 #include "hv/power.h"
+#include "hv/shell/cmd_net.h"
+#include "hv/shell/cmd_vm.h"
 #include "hv/shell/commands.h"
 #include "hv/time.h"
 #include "hv/version.h"
@@ -146,6 +148,21 @@ const struct shell_cmd shell_commands[] = {
 	{ "uptime", "", "time since boot", cmd_uptime },
 	{ "log", "", "the log: boot messages and everything since", cmd_log },
 	{ "modules", "", "the GRUB modules: name, size, command line", cmd_modules },
+	{ "create", "NAME kernel=MODULE [mem=MB] [vcpus=1] [cmdline=\"...\"]",
+	  "define a guest from a GRUB module", cmd_create },
+	{ "start", "[-c] NAME", "start a created guest (-c: attach its console)", cmd_start },
+	{ "pause", "NAME", "stop running a guest, keeping it in memory", cmd_pause },
+	{ "resume", "NAME", "run a paused guest again", cmd_resume },
+	{ "destroy", "NAME", "force a guest off and free everything it had", cmd_destroy },
+	{ "list", "", "the guests: state, memory, vCPUs, CPU time, stop reason", cmd_list },
+	{ "info", "NAME", "details of one guest", cmd_info },
+	{ "stats", "NAME", "VM exits by reason, time in guest vs in ferry", cmd_stats },
+	{ "console", "NAME", "attach to a guest's serial console (Ctrl-] leaves)", cmd_console },
+	{ "net", "[ip ADDR/LEN [gw ADDR]]", "the NIC, IPv4 configuration and counters; or set the address", cmd_net },
+	{ "ping", "HOST [COUNT]", "ICMP echo to HOST, with round-trip times", cmd_ping },
+	{ "arp", "", "the ARP cache", cmd_arp },
+	{ "netstat", "", "TCP connections with their state and counters", cmd_netstat },
+	{ "nettest", "listen PORT | send HOST PORT MB", "TCP throughput test with CRC-32 (Ctrl-C stops)", cmd_nettest },
 	{ "reboot", "", "reset the machine", cmd_reboot },
 	{ "poweroff", "", "power the machine off (ACPI S5)", cmd_poweroff },
 };

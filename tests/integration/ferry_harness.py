@@ -34,12 +34,14 @@ def free_port():
 class Machine:
     """One emulator running a ferry ISO, with its COM1 on a socket."""
 
-    def __init__(self, name, kind="qemu", cpus=2, mem=512, iso=ISO, extra=()):
+    def __init__(self, name, kind="qemu", cpus=2, mem=512, iso=ISO, extra=(), netns=None):
         self.name, self.kind, self.cpus, self.mem, self.iso = name, kind, cpus, mem, iso
         self.extra = list(extra)
+        self.netns = netns     # run the emulator inside this network namespace
         self.buf = ""          # everything received, ANSI stripped
         self.pos = 0           # where the next expect() starts looking
         self.proc = None
+        self.relay = None
         self.sock = None
         self.tmp = tempfile.mkdtemp(prefix="ferry-")
         os.makedirs(LOGDIR, exist_ok=True)
@@ -62,6 +64,8 @@ class Machine:
                "-display", "none", "-no-reboot", "-monitor", "none",
                "-chardev", f"socket,id=s0,path={path},server=on,wait=on",
                "-serial", "chardev:s0"] + self.extra
+        if self.netns:
+            cmd = ["ip", "netns", "exec", self.netns] + cmd
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                                      stdout=self.log, stderr=subprocess.STDOUT)
         self.sock = self._connect_unix(path)
@@ -97,11 +101,23 @@ sound: waveoutdrv=dummy, waveindrv=dummy, midioutdrv=dummy
 panic: action=fatal
 error: action=report
 """ + "".join(l + "\n" for l in self.extra))
-        self.proc = subprocess.Popen(["bochs", "-q", "-f", rc], stdin=subprocess.PIPE,
+        cmd = ["bochs", "-q", "-f", rc]
+        if self.netns:
+            cmd = ["ip", "netns", "exec", self.netns] + cmd
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE,
                                      stdout=self.log, stderr=subprocess.STDOUT,
                                      cwd=self.tmp)
         self.proc.stdin.write(b"c\n")
         self.proc.stdin.flush()
+        if self.netns:
+            # Bochs listens on the namespace's loopback: relay it to a Unix socket
+            path = os.path.join(self.tmp, "serial.sock")
+            self.relay = subprocess.Popen(
+                ["ip", "netns", "exec", self.netns, "socat",
+                 f"UNIX-LISTEN:{path}", f"TCP:localhost:{port},retry=600,interval=0.1"],
+                stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
+            self.sock = self._connect_unix(path, timeout=60)
+            return
         end = time.time() + 60
         while True:
             if self.proc.poll() is not None:
@@ -121,6 +137,9 @@ error: action=report
             except OSError:
                 pass
             self.sock = None
+        if self.relay and self.relay.poll() is None:
+            self.relay.kill()
+            self.relay.wait()
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:

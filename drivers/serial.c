@@ -4,7 +4,7 @@
  * input.  Registers per the PC16550D datasheet.
  */
 #include <errno.h>
-#include "drivers/uart.h"
+#include "drivers/serial.h"
 #include "arch/x86/cpu.h"
 
 enum { RBR = 0, THR = 0, IER = 1, FCR = 2, LCR = 3, MCR = 4, LSR = 5, SCR = 7 };
@@ -13,7 +13,7 @@ enum { RBR = 0, THR = 0, IER = 1, FCR = 2, LCR = 3, MCR = 4, LSR = 5, SCR = 7 };
 #define LCR_DLAB	0x80
 
 /* 8N1 at the given baud rate, FIFOs on; -ENODEV when nothing answers. */
-int uart_init(struct uart *u, uint16_t port, uint32_t baud)
+int serial_init(struct serial *u, uint16_t port, uint32_t baud)
 {
 	uint16_t div = baud ? 115200 / baud : 1;
 
@@ -33,7 +33,7 @@ int uart_init(struct uart *u, uint16_t port, uint32_t baud)
 	return 0;
 }
 
-void uart_putc(struct uart *u, char c)
+void serial_putc(struct serial *u, char c)
 {
 	int spins = 100000;
 
@@ -44,24 +44,24 @@ void uart_putc(struct uart *u, char c)
 	outb(u->port + THR, c);
 }
 
-void uart_write(struct uart *u, const char *s, size_t n)
+void serial_write(struct serial *u, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '\n' && u->last != '\r')
-			uart_putc(u, '\r');
-		uart_putc(u, s[i]);
+			serial_putc(u, '\r');
+		serial_putc(u, s[i]);
 		u->last = s[i];
 	}
 }
 
-int uart_getc(struct uart *u)
+int serial_getc(struct serial *u)
 {
 	if (!u->present || !(inb(u->port + LSR) & LSR_DR))
 		return -1;
 	return inb(u->port + RBR);
 }
 
-void uart_enable_rx_irq(struct uart *u)
+void serial_enable_rx_irq(struct serial *u)
 {
 	if (u->present)
 		outb(u->port + IER, 0x01);	/* received data available */

@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * #VMEXIT decoding: the VMCB's exit code and exit information (APM Vol. 2
+ * 15.6, Appendix C) into the normalized struct vm_exit of hv/vmm.h, the
+ * instruction length of the exits that have one, and the exits the back
+ * end settles without the core.  Pure: guest memory is read through
+ * svm_exit_env.read_gpa.
+ *
+ * Instruction length: with NRIP-save the VMCB's next_rip gives it (APM
+ * 15.7.1).  Without (QEMU's TCG), the instruction at CS:RIP is fetched
+ * through the guest's own paging and decoded, and its opcode must be the
+ * one the exit reports; IOIO exits give the next RIP in EXITINFO2 always.
+ */
+#include <errno.h>
+#include <string.h>
+#include "arch/x86/cpu.h"
+#include "arch/x86/emulate/fetch.h"
+#include "arch/x86/svm/svm.h"
+
+#define RFLAGS_VM	(1ull << 17)
+#define ANY_MODRM	(-1)
+
+/* The instruction an exit is about: map, opcode and (if fixed) ModRM. */
+struct insn_sig {
+	uint8_t map;		/* enum x86_map */
+	uint8_t opcode;
+	int16_t modrm;		/* ANY_MODRM or the byte */
+};
+
+static const struct insn_sig sig_cpuid = { X86_MAP_0F, 0xa2, ANY_MODRM };
+static const struct insn_sig sig_hlt = { X86_MAP_ONE, 0xf4, ANY_MODRM };
+static const struct insn_sig sig_rdmsr = { X86_MAP_0F, 0x32, ANY_MODRM };
+static const struct insn_sig sig_wrmsr = { X86_MAP_0F, 0x30, ANY_MODRM };
+static const struct insn_sig sig_vmmcall = { X86_MAP_0F, 0x01, 0xd9 };
+static const struct insn_sig sig_xsetbv = { X86_MAP_0F, 0x01, 0xd1 };
+static const struct insn_sig sig_invd = { X86_MAP_0F, 0x08, ANY_MODRM };
+static const struct insn_sig sig_wbinvd = { X86_MAP_0F, 0x09, ANY_MODRM };
+static const struct insn_sig sig_icebp = { X86_MAP_ONE, 0xf1, ANY_MODRM };
+
+/* ---- names (APM Appendix C) --------------------------------------------------- */
+
+static const struct { uint32_t code; const char *name; } exit_names[] = {
+	{ SVM_EXIT_EXC_BASE + 1, "SVM exit 041h: #DB intercept" },
+	{ SVM_EXIT_EXC_BASE + 17, "SVM exit 051h: #AC intercept" },
+	{ SVM_EXIT_INTR, "SVM exit 060h: physical interrupt" },
+	{ SVM_EXIT_NMI, "SVM exit 061h: NMI" },
+	{ SVM_EXIT_SMI, "SVM exit 062h: SMI" },
+	{ SVM_EXIT_INIT, "SVM exit 063h: INIT" },
+	{ SVM_EXIT_VINTR, "SVM exit 064h: virtual interrupt" },
+	{ SVM_EXIT_RDTSC, "SVM exit 06Eh: RDTSC" },
+	{ SVM_EXIT_CPUID, "SVM exit 072h: CPUID" },
+	{ SVM_EXIT_IRET, "SVM exit 074h: IRET" },
+	{ SVM_EXIT_INVD, "SVM exit 076h: INVD" },
+	{ SVM_EXIT_PAUSE, "SVM exit 077h: PAUSE" },
+	{ SVM_EXIT_HLT, "SVM exit 078h: HLT" },
+	{ SVM_EXIT_INVLPG, "SVM exit 079h: INVLPG" },
+	{ SVM_EXIT_INVLPGA, "SVM exit 07Ah: INVLPGA" },
+	{ SVM_EXIT_IOIO, "SVM exit 07Bh: I/O instruction" },
+	{ SVM_EXIT_MSR, "SVM exit 07Ch: RDMSR/WRMSR" },
+	{ SVM_EXIT_TASK_SWITCH, "SVM exit 07Dh: task switch (not emulated)" },
+	{ SVM_EXIT_FERR_FREEZE, "SVM exit 07Eh: FERR freeze (legacy x87 error reporting)" },
+	{ SVM_EXIT_SHUTDOWN, "SVM exit 07Fh: shutdown (triple fault)" },
+	{ SVM_EXIT_VMRUN, "SVM exit 080h: VMRUN" },
+	{ SVM_EXIT_VMMCALL, "SVM exit 081h: VMMCALL" },
+	{ SVM_EXIT_VMLOAD, "SVM exit 082h: VMLOAD" },
+	{ SVM_EXIT_VMSAVE, "SVM exit 083h: VMSAVE" },
+	{ SVM_EXIT_STGI, "SVM exit 084h: STGI" },
+	{ SVM_EXIT_CLGI, "SVM exit 085h: CLGI" },
+	{ SVM_EXIT_SKINIT, "SVM exit 086h: SKINIT" },
+	{ SVM_EXIT_RDTSCP, "SVM exit 087h: RDTSCP" },
+	{ SVM_EXIT_ICEBP, "SVM exit 088h: ICEBP" },
+	{ SVM_EXIT_WBINVD, "SVM exit 089h: WBINVD" },
+	{ SVM_EXIT_MONITOR, "SVM exit 08Ah: MONITOR" },
+	{ SVM_EXIT_MWAIT, "SVM exit 08Bh: MWAIT" },
+	{ SVM_EXIT_MWAIT_COND, "SVM exit 08Ch: MWAIT (armed)" },
+	{ SVM_EXIT_XSETBV, "SVM exit 08Dh: XSETBV" },
+	{ SVM_EXIT_NPF, "SVM exit 400h: nested page fault" },
+	{ SVM_EXIT_INVALID, "VMEXIT_INVALID (exit code -1): the CPU found the guest state "
+			    "in the VMCB invalid (APM 15.5.1)" },
+};
+
+const char *svm_exit_name(uint64_t code)
+{
+	for (size_t i = 0; i < sizeof(exit_names) / sizeof(exit_names[0]); i++)
+		if (exit_names[i].code == code || (exit_names[i].code == SVM_EXIT_INVALID &&
+						   (uint32_t)code == SVM_EXIT_INVALID))
+			return exit_names[i].name;
+	return "SVM exit code unknown to ferry";
+}
+
+/* ---- instruction length --------------------------------------------------------- */
+
+static bool long_mode_code(const struct vmcb *vmcb)
+{
+	return (vmcb->save.efer & EFER_LMA) && (vmcb->save.cs.attrib & SEG_ATTR_L);
+}
+
+/* next - rip as the CPU counts it: modulo 2^32 outside 64-bit code. */
+static uint64_t rip_delta(const struct vmcb *vmcb, uint64_t next)
+{
+	uint64_t d = next - vmcb->save.rip;
+
+	return long_mode_code(vmcb) ? d : (uint32_t)d;
+}
+
+static int decode_at_rip(const struct vmcb *vmcb, const struct svm_exit_env *env,
+			 struct x86_insn *insn)
+{
+	const struct vmcb_save *s = &vmcb->save;
+	struct gwalk_env g = {
+		.cr0 = s->cr0, .cr3 = s->cr3, .cr4 = s->cr4, .efer = s->efer,
+		.rflags = s->rflags, .maxphyaddr = env->maxphyaddr,
+		.gbpages = env->gbpages, .read_gpa = env->read_gpa, .ctx = env->ctx,
+	};
+	struct gwalk_result res;
+	enum cpu_mode mode = x86_cpu_mode(s->cr0 & CR0_PE, s->rflags & RFLAGS_VM,
+					  s->efer & EFER_LMA, s->cs.attrib & SEG_ATTR_L,
+					  s->cs.attrib & SEG_ATTR_DB);
+	uint64_t la = mode == CPU_MODE_LONG64 ? s->rip : (uint32_t)(s->cs.base + s->rip);
+
+	if (!env->read_gpa)
+		return -EINVAL;
+	return x86_fetch_decode(&g, la, s->cpl == 3, mode, X86_DF_AMD, insn, &res);
+}
+
+static bool sig_matches(const struct insn_sig *sig, const struct x86_insn *insn)
+{
+	if (insn->map != sig->map || insn->opcode != sig->opcode)
+		return false;
+	return sig->modrm == ANY_MODRM || (insn->has_modrm && insn->modrm == sig->modrm);
+}
+
+/* Length of the exiting instruction, checked against sig when decoded:
+ * 1..15, or -errno (decode errors, -EPROTO for another instruction). */
+static int insn_len(struct vcpu *v, const struct svm_exit_env *env, const struct insn_sig *sig)
+{
+	const struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
+	struct x86_insn insn;
+	int len;
+
+	if (env->nrips) {
+		uint64_t d = rip_delta(vmcb, vmcb->ctl.next_rip);
+		if (d >= 1 && d <= X86_MAX_INSN_LEN)
+			return (int)d;
+	}
+	len = decode_at_rip(vmcb, env, &insn);
+	if (len < 0)
+		return len;
+	if (sig && !sig_matches(sig, &insn))
+		return -EPROTO;
+	return len;
+}
+
+/* ---- results ------------------------------------------------------------------------ */
+
+static void set_vendor(struct vm_exit *exit, enum exit_code ec, const struct vmcb *vmcb,
+		       const char *what)
+{
+	exit->code = ec;
+	exit->u.vendor.reason = (uint32_t)vmcb->ctl.exit_code;
+	exit->u.vendor.info1 = vmcb->ctl.exit_info1;
+	exit->u.vendor.info2 = vmcb->ctl.exit_info2;
+	exit->u.vendor.what = what;
+}
+
+static void unhandled(struct vm_exit *exit, const struct vmcb *vmcb, const char *what)
+{
+	set_vendor(exit, EXIT_UNHANDLED, vmcb, what);
+}
+
+/* An exit whose instruction the core completes: code plus length. */
+static void with_len(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit,
+		     enum exit_code ec, const struct insn_sig *sig)
+{
+	int len = insn_len(v, env, sig);
+
+	if (len < 0) {
+		unhandled(exit, svm_vcpu_of(v)->vmcb,
+			  "cannot decode the exiting instruction at CS:RIP");
+		return;
+	}
+	exit->code = ec;
+	exit->inst_len = (uint8_t)len;
+}
+
+static void inject_exc(struct vmcb *vmcb, uint8_t vector, bool has_error, uint32_t error)
+{
+	struct event e = {
+		.valid = true, .type = EVENT_EXCEPTION, .vector = vector,
+		.has_error = has_error, .error = error,
+	};
+
+	vmcb->ctl.event_inj = svm_event_encode(&e, vmcb->save.cr0 & CR0_PE);
+}
+
+/*
+ * An event whose delivery the exit interrupted (EXITINTINFO, APM 15.7.2)
+ * is delivered again at the next VMRUN, unless the core injects another.
+ * INT n, INT3 and INTO are not re-injected: RIP still points at the
+ * instruction, which raises them again when it re-executes (as KVM does
+ * without NRIP-save; re-injecting would need RIP past the instruction).
+ */
+static void rearm_event(struct vmcb *vmcb)
+{
+	uint64_t f = vmcb->ctl.exit_int_info;
+	unsigned type = (f & VMCB_EVT_TYPE_MASK) >> VMCB_EVT_TYPE_SHIFT;
+	unsigned vector = f & VMCB_EVT_VECTOR_MASK;
+	uint64_t keep;
+
+	vmcb->ctl.event_inj = 0;
+	if (!(f & VMCB_EVT_V))
+		return;
+	if (type == VMCB_EVT_EXC && (vector == 3 || vector == 4))
+		return;
+	if (type != VMCB_EVT_INTR && type != VMCB_EVT_NMI && type != VMCB_EVT_EXC)
+		return;		/* INT n (VMCB_EVT_SOFT) re-executes; reserved types */
+	keep = VMCB_EVT_VECTOR_MASK | VMCB_EVT_TYPE_MASK | VMCB_EVT_V;
+	if (f & VMCB_EVT_EV)
+		keep |= VMCB_EVT_EV | 0xffffffffull << VMCB_EVT_ERR_SHIFT;
+	vmcb->ctl.event_inj = f & keep;
+}
+
+/* ---- exit handlers -------------------------------------------------------------------- */
+
+typedef void exit_fn(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit);
+
+static void ex_external(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	(void)v, (void)env;
+	exit->code = EXIT_EXTERNAL;
+}
+
+static void ex_window(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	(void)v, (void)env;
+	exit->code = EXIT_INTR_WINDOW;
+}
+
+static void ex_cpuid(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	with_len(v, env, exit, EXIT_CPUID, &sig_cpuid);
+}
+
+static void ex_hlt(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	with_len(v, env, exit, EXIT_HLT, &sig_hlt);
+}
+
+static void ex_vmmcall(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	with_len(v, env, exit, EXIT_HYPERCALL, &sig_vmmcall);
+}
+
+static void ex_xsetbv(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	with_len(v, env, exit, EXIT_XSETBV, &sig_xsetbv);
+}
+
+/* EXITINFO1: 0 RDMSR, 1 WRMSR (APM 15.11); index in ECX, value in EDX:EAX. */
+static void ex_msr(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	const struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
+	uint64_t dir = vmcb->ctl.exit_info1;
+
+	if (dir > 1) {
+		unhandled(exit, vmcb, "SVM exit 07Ch: MSR exit with EXITINFO1 neither 0 nor 1");
+		return;
+	}
+	with_len(v, env, exit, dir ? EXIT_MSR_WRITE : EXIT_MSR_READ,
+		 dir ? &sig_wrmsr : &sig_rdmsr);
+	exit->u.msr.index = (uint32_t)v->gpr[GPR_RCX];
+	if (dir)
+		exit->u.msr.value = (v->gpr[GPR_RDX] << 32) | (uint32_t)v->gpr[GPR_RAX];
+}
+
+static unsigned io_size(uint64_t info)
+{
+	switch (info & (VMCB_IO_SZ8 | VMCB_IO_SZ16 | VMCB_IO_SZ32)) {
+	case VMCB_IO_SZ8:  return 1;
+	case VMCB_IO_SZ16: return 2;
+	case VMCB_IO_SZ32: return 4;
+	}
+	return 0;	/* none or several: not a real exit */
+}
+
+/* EXITINFO1 (APM 15.10.2): port, size, IN, STR, REP; EXITINFO2: next RIP. */
+static void ex_ioio(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	const struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
+	uint64_t info = vmcb->ctl.exit_info1;
+	uint64_t len = rip_delta(vmcb, vmcb->ctl.exit_info2);
+	unsigned size = io_size(info);
+
+	if (!size) {
+		unhandled(exit, vmcb, "SVM exit 07Bh: I/O exit without a valid operand size");
+		return;
+	}
+	if (len < 1 || len > X86_MAX_INSN_LEN) {
+		with_len(v, env, exit, EXIT_IO, NULL);	/* EXITINFO2 makes no sense */
+		if (exit->code != EXIT_IO)
+			return;
+	} else {
+		exit->code = EXIT_IO;
+		exit->inst_len = (uint8_t)len;
+	}
+	exit->u.io.port = (uint16_t)(info >> VMCB_IO_PORT_SHIFT);
+	exit->u.io.size = (uint8_t)size;
+	exit->u.io.in = info & VMCB_IO_IN;
+	exit->u.io.string = info & VMCB_IO_STR;
+	exit->u.io.rep = info & VMCB_IO_REP;
+}
+
+/* EXITINFO1: #PF-style error code (APM 15.25.6); EXITINFO2: the GPA. */
+static void ex_npf(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	const struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
+	uint64_t err = vmcb->ctl.exit_info1;
+
+	(void)env;
+	exit->code = EXIT_GPA_FAULT;
+	exit->u.gpa_fault.gpa = vmcb->ctl.exit_info2;
+	exit->u.gpa_fault.present = err & VMCB_NPF_P;
+	exit->u.gpa_fault.write = err & VMCB_NPF_W;
+	exit->u.gpa_fault.exec = err & VMCB_NPF_ID;
+	exit->u.gpa_fault.read = !(err & (VMCB_NPF_W | VMCB_NPF_ID));
+}
+
+static void ex_virt(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	(void)v, (void)env;
+	exit->code = EXIT_VIRT_INSN;
+}
+
+static void ex_shutdown(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	(void)v, (void)env;
+	exit->code = EXIT_SHUTDOWN;
+}
+
+/* INVD and WBINVD: nothing to do with NPT and write-back guest RAM. */
+static void ex_nop(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	const struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
+	uint32_t code = (uint32_t)vmcb->ctl.exit_code;
+	int len = insn_len(v, env, code == SVM_EXIT_INVD ? &sig_invd : &sig_wbinvd);
+
+	if (len < 0) {
+		unhandled(exit, vmcb, "cannot decode the exiting instruction at CS:RIP");
+		return;
+	}
+	svm_skip_insn(v, (uint8_t)len);
+	exit->code = EXIT_NONE;
+}
+
+/* ICEBP (INT1, F1h): the #DB trap it raises, after the instruction. */
+static void ex_icebp(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
+	int len = insn_len(v, env, &sig_icebp);
+
+	if (len < 0) {
+		unhandled(exit, vmcb, "cannot decode the exiting instruction at CS:RIP");
+		return;
+	}
+	svm_skip_insn(v, (uint8_t)len);
+	inject_exc(vmcb, X86_VEC_DB, false, 0);
+	exit->code = EXIT_NONE;
+}
+
+/* MONITOR/MWAIT: #UD, as on a CPU without them (the baseline CPUID hides
+ * them); a guest must not park the physical CPU. */
+static void ex_ud(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	(void)env;
+	inject_exc(svm_vcpu_of(v)->vmcb, X86_VEC_UD, false, 0);
+	exit->code = EXIT_NONE;
+}
+
+/* Intercepted #DB/#AC: deliver them to the guest as they were (DR6 is
+ * already updated, APM 15.12.2; #AC's error code is in EXITINFO1).  The
+ * reflected exception replaces an event whose delivery raised it. */
+static void ex_reflect(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
+	uint8_t vector = (uint8_t)(vmcb->ctl.exit_code - SVM_EXIT_EXC_BASE);
+
+	(void)env;
+	inject_exc(vmcb, vector, vector == X86_VEC_AC, (uint32_t)vmcb->ctl.exit_info1);
+	exit->code = EXIT_NONE;
+}
+
+static void ex_invalid(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	const struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
+
+	(void)env;
+	set_vendor(exit, EXIT_INVALID, vmcb, svm_exit_name(SVM_EXIT_INVALID));
+}
+
+static const struct { uint32_t code; exit_fn *fn; } exit_table[] = {
+	{ SVM_EXIT_EXC_BASE + X86_VEC_DB, ex_reflect },
+	{ SVM_EXIT_EXC_BASE + X86_VEC_AC, ex_reflect },
+	{ SVM_EXIT_INTR, ex_external },
+	{ SVM_EXIT_NMI, ex_external },
+	{ SVM_EXIT_SMI, ex_external },
+	{ SVM_EXIT_INIT, ex_external },
+	{ SVM_EXIT_VINTR, ex_window },
+	{ SVM_EXIT_CPUID, ex_cpuid },
+	{ SVM_EXIT_INVD, ex_nop },
+	{ SVM_EXIT_HLT, ex_hlt },
+	{ SVM_EXIT_INVLPGA, ex_virt },
+	{ SVM_EXIT_IOIO, ex_ioio },
+	{ SVM_EXIT_MSR, ex_msr },
+	{ SVM_EXIT_SHUTDOWN, ex_shutdown },
+	{ SVM_EXIT_VMRUN, ex_virt },
+	{ SVM_EXIT_VMMCALL, ex_vmmcall },
+	{ SVM_EXIT_VMLOAD, ex_virt },
+	{ SVM_EXIT_VMSAVE, ex_virt },
+	{ SVM_EXIT_STGI, ex_virt },
+	{ SVM_EXIT_CLGI, ex_virt },
+	{ SVM_EXIT_SKINIT, ex_virt },
+	{ SVM_EXIT_ICEBP, ex_icebp },
+	{ SVM_EXIT_WBINVD, ex_nop },
+	{ SVM_EXIT_MONITOR, ex_ud },
+	{ SVM_EXIT_MWAIT, ex_ud },
+	{ SVM_EXIT_MWAIT_COND, ex_ud },
+	{ SVM_EXIT_XSETBV, ex_xsetbv },
+	{ SVM_EXIT_NPF, ex_npf },
+	{ SVM_EXIT_INVALID, ex_invalid },
+};
+
+static exit_fn *exit_handler(uint64_t code)
+{
+	if (code >> 32 && code != ~0ull)
+		return NULL;	/* only -1 (and -2 for SEV) use the upper half */
+	for (size_t i = 0; i < sizeof(exit_table) / sizeof(exit_table[0]); i++)
+		if (exit_table[i].code == (uint32_t)code)
+			return exit_table[i].fn;
+	return NULL;
+}
+
+void svm_handle_exit(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
+	exit_fn *fn = exit_handler(vmcb->ctl.exit_code);
+
+	memset(exit, 0, sizeof(*exit));
+	exit->rip = vmcb->save.rip;
+	rearm_event(vmcb);
+	if (fn)
+		fn(v, env, exit);
+	else
+		unhandled(exit, vmcb, svm_exit_name(vmcb->ctl.exit_code));
+}

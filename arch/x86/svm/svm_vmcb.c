@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * VMCB set-up, the I/O and MSR permission maps, and the event operations
+ * of svm_ops (inject, interrupt window, skip, TSC offset).  Pure: only the
+ * VMCB and the maps in memory are touched.
+ */
+#include <string.h>
+#include "arch/x86/cpu.h"
+#include "arch/x86/svm/svm.h"
+#include "hv/log.h"
+
+#define GUEST_PAT_RESET	0x0007040600070406ull	/* WB WT UC- UC, twice (APM 7.8.1) */
+
+/*
+ * What every guest exits on (APM 15.9-15.13).  VMRUN must be intercepted or
+ * VMRUN fails (APM 15.5.1).  Not intercepted: CR/DR accesses (the guest
+ * owns its paging with NPT), RDTSC/RDTSCP (TSC offset), PAUSE, INVLPG.
+ * VINTR is added only while an interrupt window is wanted.
+ */
+#define SVM_I1_ALWAYS (VMCB_I1_INTR | VMCB_I1_NMI | VMCB_I1_SMI | VMCB_I1_INIT |	\
+		       VMCB_I1_CPUID | VMCB_I1_INVD | VMCB_I1_HLT | VMCB_I1_INVLPGA |	\
+		       VMCB_I1_IOIO_PROT | VMCB_I1_MSR_PROT | VMCB_I1_TASK_SWITCH |	\
+		       VMCB_I1_FERR_FREEZE | VMCB_I1_SHUTDOWN)
+#define SVM_I2_ALWAYS (VMCB_I2_VMRUN | VMCB_I2_VMMCALL | VMCB_I2_VMLOAD |		\
+		       VMCB_I2_VMSAVE | VMCB_I2_STGI | VMCB_I2_CLGI | VMCB_I2_SKINIT |	\
+		       VMCB_I2_ICEBP | VMCB_I2_WBINVD | VMCB_I2_MONITOR |		\
+		       VMCB_I2_MWAIT | VMCB_I2_MWAIT_COND | VMCB_I2_XSETBV)
+/*
+ * #DB and #AC are intercepted (and reflected back, svm_exit.c) so that a
+ * guest cannot hang the physical CPU in an endless chain of them: the
+ * delivery of one raising the next never reaches an instruction boundary
+ * where an interrupt could end the run (CVE-2015-5307, CVE-2015-8104).
+ */
+#define SVM_EXC_ALWAYS (VMCB_EXC(X86_VEC_DB) | VMCB_EXC(X86_VEC_AC))
+
+/* @pre vmcb is a 4 KiB page; the maps and ncr3 are physical addresses. */
+void svm_vmcb_init(struct vmcb *vmcb, uint64_t iopm_pa, uint64_t msrpm_pa, uint64_t ncr3)
+{
+	struct vmcb_control *c = &vmcb->ctl;
+
+	memset(vmcb, 0, sizeof(*vmcb));
+	c->intercept_exc = SVM_EXC_ALWAYS;
+	c->intercept1 = SVM_I1_ALWAYS;
+	c->intercept2 = SVM_I2_ALWAYS;
+	c->iopm_base_pa = iopm_pa;
+	c->msrpm_base_pa = msrpm_pa;
+	/* Guest RFLAGS.IF and CR8 act on virtual interrupts only; the host's
+	 * IF, saved at VMRUN, masks physical ones (APM 15.21.1). */
+	c->int_ctl = VMCB_V_INTR_MASKING;
+	c->np_ctl = VMCB_NP_ENABLE;
+	c->ncr3 = ncr3;
+	vmcb->save.g_pat = GUEST_PAT_RESET;
+	vmcb->save.efer = EFER_SVME;	/* VMRUN requires it (APM 15.5.1) */
+}
+
+/* ---- permission maps ------------------------------------------------------- */
+
+void svm_iopm_fill(uint8_t *iopm)
+{
+	memset(iopm, 0xff, SVM_IOPM_SIZE);	/* every port, every size */
+}
+
+bool svm_iopm_intercepted(const uint8_t *iopm, uint16_t port)
+{
+	return iopm[port / 8] & (1u << (port % 8));
+}
+
+/*
+ * MSRPM (APM 15.11 "MSR Intercepts"): three 2 KiB vectors, two
+ * bits per MSR (even: read, odd: write), for MSRs 0000_0000h-0000_1FFFh,
+ * C000_0000h-C000_1FFFh and C001_0000h-C001_1FFFh.  MSRs outside them
+ * always exit.  Returns the bit number of msr's read bit, or -1.
+ */
+static long msrpm_bit(uint32_t msr)
+{
+	static const uint32_t base[3] = { 0x00000000, 0xc0000000, 0xc0010000 };
+
+	for (int i = 0; i < 3; i++)
+		if (msr - base[i] < 0x2000)
+			return (long)i * 0x800 * 8 + (long)(msr - base[i]) * 2;
+	return -1;
+}
+
+/*
+ * The guest's own values of these live in the VMCB and VMLOAD/VMSAVE swap
+ * them with the host's (APM 15.5.2), so the guest may read and write them
+ * directly.  Everything else exits to the core's MSR allow-list.
+ */
+static const uint32_t msr_passthrough[] = {
+	0xc0000100, 0xc0000101, 0xc0000102,	/* FS_BASE, GS_BASE, KERNEL_GS_BASE */
+	0xc0000081, 0xc0000082, 0xc0000083,	/* STAR, LSTAR, CSTAR */
+	0xc0000084,				/* SFMASK */
+	0x174, 0x175, 0x176,			/* SYSENTER_CS, _ESP, _EIP */
+};
+
+void svm_msrpm_fill(uint8_t *msrpm)
+{
+	memset(msrpm, 0xff, SVM_MSRPM_SIZE);
+	for (size_t i = 0; i < sizeof(msr_passthrough) / sizeof(msr_passthrough[0]); i++) {
+		long bit = msrpm_bit(msr_passthrough[i]);
+		msrpm[bit / 8] &= ~(3u << (bit % 8));	/* read and write bits */
+	}
+}
+
+bool svm_msrpm_intercepted(const uint8_t *msrpm, uint32_t msr, bool write)
+{
+	long bit = msrpm_bit(msr);
+
+	if (bit < 0)
+		return true;
+	bit += write;
+	return msrpm[bit / 8] & (1u << (bit % 8));
+}
+
+/* ---- events (APM 15.20) ------------------------------------------------------- */
+
+/* Exceptions that push an error code (#DF #TS #NP #SS #GP #PF #AC). */
+static bool exception_has_error(unsigned vector)
+{
+	return vector == 8 || (vector >= 10 && vector <= 14) || vector == 17;
+}
+
+/*
+ * Read the way the VMX back end reads struct event, so that both deliver
+ * the same thing: an exception pushes an error code exactly when the CPU
+ * would (a vector that has one, in protected mode), whatever has_error
+ * says; vector 2 is the NMI.  0 for what cannot be injected (an exception
+ * vector >= 32, an unknown type) and for INT n (EVENT_SOFTINT): RIP points
+ * at the INT n, which raises it again when it re-executes.
+ */
+uint64_t svm_event_encode(const struct event *e, bool protected_mode)
+{
+	uint64_t type, vector = e->vector, f;
+
+	if (!e->valid)
+		return 0;
+	switch (e->type) {
+	case EVENT_EXTINT:
+		type = VMCB_EVT_INTR;
+		break;
+	case EVENT_NMI:
+		type = VMCB_EVT_NMI;
+		vector = 2;
+		break;
+	case EVENT_EXCEPTION:
+		if (vector >= 32)
+			return 0;
+		type = vector == 2 ? VMCB_EVT_NMI : VMCB_EVT_EXC;
+		break;
+	default:
+		return 0;
+	}
+	f = vector | type << VMCB_EVT_TYPE_SHIFT | VMCB_EVT_V;
+	if (type == VMCB_EVT_EXC && protected_mode && exception_has_error(vector))
+		f |= VMCB_EVT_EV | (uint64_t)(e->has_error ? e->error : 0) << VMCB_EVT_ERR_SHIFT;
+	return f;
+}
+
+void svm_event_decode(uint64_t f, struct event *e)
+{
+	memset(e, 0, sizeof(*e));
+	if (!(f & VMCB_EVT_V))
+		return;
+	e->valid = true;
+	e->vector = f & VMCB_EVT_VECTOR_MASK;
+	e->type = (f & VMCB_EVT_TYPE_MASK) >> VMCB_EVT_TYPE_SHIFT;
+	e->has_error = f & VMCB_EVT_EV;
+	e->error = e->has_error ? (uint32_t)(f >> VMCB_EVT_ERR_SHIFT) : 0;
+}
+
+/*
+ * Replaces whatever EVENTINJ held (an event re-armed from EXITINTINFO
+ * included: the core overrides).  INT n is not injected (see above).
+ */
+void svm_inject(struct vcpu *v, const struct event *e)
+{
+	struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
+	uint64_t f = svm_event_encode(e, vmcb->save.cr0 & CR0_PE);
+
+	if (e->valid && e->type == EVENT_SOFTINT)
+		return;
+	if (!f) {
+		pr_warn("svm: vcpu %u: refusing to inject invalid event type %u vector %u",
+			v->id, e->type, e->vector);
+		return;
+	}
+	vmcb->ctl.event_inj = f;
+}
+
+bool svm_intr_allowed(struct vcpu *v)
+{
+	struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
+
+	return (vmcb->save.rflags & RFLAGS_IF) &&
+	       !(vmcb->ctl.int_state & VMCB_INT_SHADOW) &&
+	       !(vmcb->ctl.event_inj & VMCB_EVT_V);
+}
+
+/*
+ * The interrupt window, KVM's way (APM 15.21.4): post a dummy virtual
+ * interrupt (V_IRQ, vector 0, highest priority, TPR ignored) and intercept
+ * VINTR.  The CPU takes a virtual interrupt exactly when the guest can take
+ * an interrupt (IF set, no shadow), and the intercept fires before the
+ * dummy is delivered.  Level-triggered like VMX's interrupt-window
+ * exiting: it stays armed until turned off.
+ */
+#define WINDOW_BITS (VMCB_V_IRQ | VMCB_V_IGN_TPR | VMCB_V_INTR_PRIO_MASK | \
+		     VMCB_V_INTR_VECTOR_MASK)
+
+void svm_want_intr_window(struct vcpu *v, bool on)
+{
+	struct svm_vcpu *sv = svm_vcpu_of(v);
+	struct vmcb_control *c = &sv->vmcb->ctl;
+
+	c->int_ctl &= ~WINDOW_BITS;
+	c->intercept1 &= ~VMCB_I1_VINTR;
+	if (on) {
+		c->int_ctl |= VMCB_V_IRQ | VMCB_V_IGN_TPR | VMCB_V_INTR_PRIO_MASK;
+		c->intercept1 |= VMCB_I1_VINTR;
+	}
+	sv->want_window = on;
+}
+
+static bool long_mode_code(const struct vmcb *vmcb)
+{
+	return (vmcb->save.efer & EFER_LMA) && (vmcb->save.cs.attrib & SEG_ATTR_L);
+}
+
+/* Outside 64-bit code the instruction pointer is EIP (or IP: it wraps at
+ * the segment limit, which a 16-bit guest exiting there hits never). */
+void svm_skip_insn(struct vcpu *v, uint8_t len)
+{
+	struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
+
+	vmcb->save.rip += len;
+	if (!long_mode_code(vmcb))
+		vmcb->save.rip &= 0xffffffffull;
+	vmcb->ctl.int_state &= ~VMCB_INT_SHADOW;
+}
+
+void svm_set_tsc_offset(struct vcpu *v, uint64_t offset)
+{
+	svm_vcpu_of(v)->vmcb->ctl.tsc_offset = offset;
+}

@@ -1,0 +1,530 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The Intel VMX back end, struct vmm_ops vmx_ops (hv/vmm.h): VMs with EPT,
+ * vCPUs with one VMCS each, entering the guest and turning exits into the
+ * neutral struct vm_exit.  The logic lives in the pure files (vmx.h); this
+ * file drives the hardware: VMCS set-up, host state, TLB flushes, the run.
+ * Intel SDM Vol. 3C: "Virtual Machine Control Structures", "VM Entries",
+ * "VM Exits", "VMX Support for Address Translation".
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "arch/x86/cpu.h"
+#include "arch/x86/desc.h"
+#include "arch/x86/mm.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/vmx/ept.h"
+#include "arch/x86/vmx/hw.h"
+#include "arch/x86/vmx/insn.h"
+#include "arch/x86/vmx/vmcs.h"
+#include "hv/log.h"
+#include "hv/mm/memory.h"
+#include "hv/spinlock.h"
+#include "hv/vm.h"
+
+/* entry.S indexes the register array with these offsets. */
+_Static_assert(GPR_RAX == 0 && GPR_RCX == 1 && GPR_RDX == 2 && GPR_RBX == 3 &&
+	       GPR_RSP == 4 && GPR_RBP == 5 && GPR_RSI == 6 && GPR_RDI == 7 &&
+	       GPR_R8 == 8 && GPR_R15 == 15 && GPR_COUNT == 16, "entry.S register offsets");
+
+static const struct vmcs_io *const io = &vmx_hw_io;
+
+/* ---- VPIDs: one per vCPU, 1..65535 (0 is the host's) ---------------------- */
+
+static uint64_t vpid_map[65536 / 64];
+static spinlock_t vpid_lock = SPINLOCK_INIT;
+
+static uint16_t vpid_alloc(void)
+{
+	uint16_t vpid = 0;
+
+	spin_lock(&vpid_lock);
+	for (uint32_t i = 1; i < 65536 && !vpid; i++) {
+		if (!(vpid_map[i / 64] & (1ull << (i % 64)))) {
+			vpid_map[i / 64] |= 1ull << (i % 64);
+			vpid = i;
+		}
+	}
+	spin_unlock(&vpid_lock);
+	return vpid;
+}
+
+static void vpid_free(uint16_t vpid)
+{
+	spin_lock(&vpid_lock);
+	vpid_map[vpid / 64] &= ~(1ull << (vpid % 64));
+	spin_unlock(&vpid_lock);
+}
+
+/* ---- VMs: EPT ---------------------------------------------------------- */
+
+static int ept_alloc(void *ctx, uint64_t *pa)
+{
+	(void)ctx;
+	*pa = mem_alloc_frame();
+	return *pa ? 0 : -ENOMEM;
+}
+
+static void ept_free(void *ctx, uint64_t pa)
+{
+	(void)ctx;
+	mem_free_frame(pa);
+}
+
+static void *ept_virt(void *ctx, uint64_t pa)
+{
+	(void)ctx;
+	return phys_to_virt(pa);
+}
+
+static const struct pt_ops ept_ops = { .alloc = ept_alloc, .free = ept_free, .virt = ept_virt };
+
+static int vmx_vm_init(struct vm *vm)
+{
+	struct vmx_vm *xv = calloc(1, sizeof(*xv));
+	int rc;
+
+	if (!xv)
+		return -ENOMEM;
+	rc = pt_init(&vm->gpt, &ept_format, &ept_ops, vmx_cfg.ept_max_page);
+	if (rc) {
+		free(xv);
+		return rc;
+	}
+	xv->eptp = ept_eptp(&vm->gpt, false);	/* A/D flags: not yet */
+	vm->arch = xv;
+	return 0;
+}
+
+/* No vCPU of vm may run any more.  A later VM reusing the root page is
+ * safe: each vCPU flushes its EPTP on every CPU it arrives on. */
+static void vmx_vm_destroy(struct vm *vm)
+{
+	pt_destroy(&vm->gpt);
+	free(vm->arch);
+	vm->arch = NULL;
+}
+
+/* ---- the VMCS of one vCPU -------------------------------------------------- */
+
+/* Make vx's VMCS current for one vmm_ops call on whatever CPU it comes. */
+struct vmcs_use {
+	uint64_t flags;
+	bool borrowed;		/* not active here before: VMCLEAR after */
+};
+
+static bool vmcs_begin(struct vmx_vcpu *vx, struct vmcs_use *u)
+{
+	int rc;
+
+	u->flags = irq_save();
+	rc = vmx_vmcs_load(vx);
+	if (rc < 0) {
+		irq_restore(u->flags);
+		pr_err("vmx: cannot load the VMCS of vCPU %u (%d)", vx->v->id, rc);
+		return false;
+	}
+	u->borrowed = rc == 1;
+	return true;
+}
+
+static void vmcs_end(struct vmx_vcpu *vx, struct vmcs_use *u)
+{
+	if (u->borrowed)
+		vmx_vmcs_release_local(vx);
+	irq_restore(u->flags);
+}
+
+/* Host state for this CPU ("Host-State Area"): ferry's per-CPU GDT, TSS,
+ * FS/GS bases; written whenever the VMCS becomes active on a CPU. */
+static void host_state_write(void)
+{
+	struct percpu *c = this_cpu();
+	struct { uint16_t limit; uint64_t base; } __attribute__((packed)) idtr;
+
+	__asm__ volatile("sidt %0" : "=m"(idtr));
+	vmcs_wr(io, VMCS_HOST_CR0, read_cr0());
+	vmcs_wr(io, VMCS_HOST_CR3, read_cr3());
+	vmcs_wr(io, VMCS_HOST_CR4, read_cr4());
+	vmcs_wr(io, VMCS_HOST_CS_SEL, SEL_KCODE);
+	vmcs_wr(io, VMCS_HOST_SS_SEL, SEL_KDATA);
+	vmcs_wr(io, VMCS_HOST_DS_SEL, SEL_KDATA);
+	vmcs_wr(io, VMCS_HOST_ES_SEL, SEL_KDATA);
+	vmcs_wr(io, VMCS_HOST_FS_SEL, 0);
+	vmcs_wr(io, VMCS_HOST_GS_SEL, 0);
+	vmcs_wr(io, VMCS_HOST_TR_SEL, SEL_TSS);
+	vmcs_wr(io, VMCS_HOST_FS_BASE, rdmsr(MSR_FS_BASE));
+	vmcs_wr(io, VMCS_HOST_GS_BASE, (uint64_t)c);
+	vmcs_wr(io, VMCS_HOST_TR_BASE, (uint64_t)&c->tss);
+	vmcs_wr(io, VMCS_HOST_GDTR_BASE, (uint64_t)c->gdt.entry);
+	vmcs_wr(io, VMCS_HOST_IDTR_BASE, idtr.base);
+	vmcs_wr(io, VMCS_HOST_SYSENTER_CS, 0);
+	vmcs_wr(io, VMCS_HOST_SYSENTER_ESP, 0);
+	vmcs_wr(io, VMCS_HOST_SYSENTER_EIP, 0);
+	vmcs_wr(io, VMCS_HOST_EFER, rdmsr(MSR_EFER));
+	vmcs_wr(io, VMCS_HOST_PAT, rdmsr(MSR_PAT));
+	vmcs_wr(io, VMCS_HOST_RIP, (uint64_t)vmx_exit_point);
+}
+
+/* Controls and the guest fields cpu_state does not cover. */
+static void vmcs_setup(struct vmx_vcpu *vx, const struct vmx_vm *xv)
+{
+	if (vmx_cfg.vpid)
+		vmcs_wr(io, VMCS_VPID, vx->vpid);
+	vmcs_wr(io, VMCS_PIN_CTLS, vmx_cfg.pin);
+	vmcs_wr(io, VMCS_PROC_CTLS, vmx_cfg.proc);
+	vmcs_wr(io, VMCS_PROC_CTLS2, vmx_cfg.proc2);
+	vmcs_wr(io, VMCS_EXIT_CTLS, vmx_cfg.exit);
+	vmcs_wr(io, VMCS_ENTRY_CTLS, vmx_cfg.entry);
+	vmcs_wr(io, VMCS_EXCEPTION_BITMAP, 0);
+	vmcs_wr(io, VMCS_PF_ERROR_MASK, 0);
+	vmcs_wr(io, VMCS_PF_ERROR_MATCH, 0);
+	vmcs_wr(io, VMCS_CR3_TARGET_COUNT, 0);
+	vmcs_wr(io, VMCS_EXIT_MSR_STORE_COUNT, 0);
+	vmcs_wr(io, VMCS_EXIT_MSR_LOAD_COUNT, 0);
+	vmcs_wr(io, VMCS_ENTRY_MSR_LOAD_COUNT, 0);
+	vmcs_wr(io, VMCS_MSR_BITMAP, vmx_msr_bitmap_pa);
+	vmcs_wr(io, VMCS_EPTP, xv->eptp);
+	vmcs_wr(io, VMCS_TSC_OFFSET, 0);
+	vmcs_wr(io, VMCS_CR0_MASK, vmx_cfg.cr0_mask);
+	vmcs_wr(io, VMCS_CR4_MASK, vmx_cfg.cr4_mask);
+	vmcs_wr(io, VMCS_LINK_POINTER, ~0ull);
+	vmcs_wr(io, VMCS_GUEST_DEBUGCTL, 0);
+	vmcs_wr(io, VMCS_GUEST_ACTIVITY, 0);
+	vmcs_wr(io, VMCS_GUEST_INTERRUPTIBILITY, 0);
+	vmcs_wr(io, VMCS_GUEST_PENDING_DBG, 0);
+	vmcs_wr(io, VMCS_ENTRY_INTR_INFO, 0);
+	vx->soft.proc = vmx_cfg.proc;
+}
+
+/* Fill a fresh VMCS on this CPU (then leave it clear in memory). */
+static int vmcs_create(struct vmx_vcpu *vx, const struct vmx_vm *xv)
+{
+	struct vmx_cpu *pc = vmx_this_cpu();
+	uint64_t flags = irq_save(), errors = pc->vmcs_errors;
+	int rc = vmclear(vx->vmcs_pa);
+
+	if (!rc)
+		rc = vmx_vmcs_load(vx);
+	if (rc >= 0) {
+		vmcs_setup(vx, xv);
+		vmx_vmcs_release_local(vx);
+		rc = pc->vmcs_errors != errors ? -EIO : 0;
+	}
+	irq_restore(flags);
+	return rc;
+}
+
+static void vcpu_free_arch(struct vmx_vcpu *vx)
+{
+	if (vx->vpid)
+		vpid_free(vx->vpid);
+	if (vx->vmcs_pa)
+		mem_free_frame(vx->vmcs_pa);
+	free(vx);
+}
+
+static int vmx_vcpu_init(struct vcpu *v)
+{
+	struct vmx_vcpu *vx = calloc(1, sizeof(*vx));
+	int rc;
+
+	if (!vmx_this_cpu()) {
+		free(vx);
+		return -ENODEV;		/* VMX is not on here */
+	}
+	if (!vx)
+		return -ENOMEM;
+	vx->v = v;
+	vx->active_cpu = vx->regs_cpu = vx->last_cpu = -1;
+	vx->vmcs_pa = vmx_region_alloc();
+	vx->vpid = vmx_cfg.vpid ? vpid_alloc() : 0;
+	if (!vx->vmcs_pa || (vmx_cfg.vpid && !vx->vpid)) {
+		vcpu_free_arch(vx);
+		return -ENOMEM;
+	}
+	rc = vmcs_create(vx, v->vm->arch);
+	if (rc) {
+		pr_err("vmx: setting up the VMCS failed (%d)", rc);
+		vcpu_free_arch(vx);
+		return rc;
+	}
+	v->arch = vx;
+	return 0;
+}
+
+/* The VMCS is cleared wherever it is active first; if its CPU does not
+ * answer, the memory is left allocated rather than reused under it. */
+static void vmx_vcpu_destroy(struct vcpu *v)
+{
+	struct vmx_vcpu *vx = v->arch;
+	uint64_t flags;
+	int rc;
+
+	if (!vx)
+		return;
+	flags = irq_save();
+	rc = vmx_vmcs_release(vx);
+	irq_restore(flags);
+	v->arch = NULL;
+	if (rc) {
+		pr_err("vmx: vCPU %u: VMCS still active on CPU %d: leaking it", v->id, vx->active_cpu);
+		return;
+	}
+	vcpu_free_arch(vx);
+}
+
+/* ---- state, events ----------------------------------------------------------- */
+
+static void vmx_get_state(struct vcpu *v, struct cpu_state *s)
+{
+	struct vmx_vcpu *vx = v->arch;
+	struct vmcs_use u;
+
+	memset(s, 0, sizeof(*s));
+	if (vmcs_begin(vx, &u)) {
+		vmx_regs_sync(vx);
+		vmx_state_read(io, &vmx_cfg, &vx->soft, s);
+		vmcs_end(vx, &u);
+	}
+	memcpy(s->gpr, v->gpr, sizeof(s->gpr));
+	s->xcr0 = v->xcr0;
+}
+
+static void vmx_set_state(struct vcpu *v, const struct cpu_state *s)
+{
+	struct vmx_vcpu *vx = v->arch;
+	struct vmcs_use u;
+
+	if (vmcs_begin(vx, &u)) {
+		vmx_regs_drop(vx);
+		vmx_state_write(io, &vmx_cfg, &vx->soft, s);
+		vmcs_end(vx, &u);
+	}
+	memcpy(v->gpr, s->gpr, sizeof(v->gpr));
+	v->xcr0 = s->xcr0;
+}
+
+static void vmx_inject(struct vcpu *v, const struct event *e)
+{
+	struct vmx_vcpu *vx = v->arch;
+	struct vmcs_use u;
+	int rc = -EIO;
+
+	if (vmcs_begin(vx, &u)) {
+		rc = vmx_event_write(io, e);
+		vmcs_end(vx, &u);
+	}
+	if (rc)
+		pr_err("vmx: vCPU %u: cannot inject event type %u vector %u", v->id, e->type,
+		       e->vector);
+}
+
+static bool vmx_intr_allowed_op(struct vcpu *v)
+{
+	struct vmx_vcpu *vx = v->arch;
+	struct vmcs_use u;
+	bool ok = false;
+
+	if (vmcs_begin(vx, &u)) {
+		ok = vmx_intr_allowed(io);
+		vmcs_end(vx, &u);
+	}
+	return ok;
+}
+
+static void vmx_want_intr_window(struct vcpu *v, bool on)
+{
+	struct vmx_vcpu *vx = v->arch;
+	uint32_t proc = on ? vx->soft.proc | PROC_INTR_WINDOW_EXITING :
+			     vx->soft.proc & ~PROC_INTR_WINDOW_EXITING;
+	struct vmcs_use u;
+
+	if (proc == vx->soft.proc || !vmcs_begin(vx, &u))
+		return;
+	vmcs_wr(io, VMCS_PROC_CTLS, proc);
+	vx->soft.proc = proc;
+	vmcs_end(vx, &u);
+}
+
+static void vmx_skip_insn_op(struct vcpu *v, uint8_t len)
+{
+	struct vmx_vcpu *vx = v->arch;
+	struct vmcs_use u;
+
+	if (vmcs_begin(vx, &u)) {
+		vmx_skip_insn(io, len);
+		vmcs_end(vx, &u);
+	}
+}
+
+static void vmx_set_tsc_offset(struct vcpu *v, uint64_t offset)
+{
+	struct vmx_vcpu *vx = v->arch;
+	struct vmcs_use u;
+
+	if (vmcs_begin(vx, &u)) {
+		vmcs_wr(io, VMCS_TSC_OFFSET, offset);
+		vmcs_end(vx, &u);
+	}
+}
+
+/* ---- running ---------------------------------------------------------------- */
+
+/* The vCPU's cached translations on this CPU may be stale: it arrived
+ * from another CPU (or never ran here), the core changed the EPT, or an
+ * emulated CR write needs the guest TLB flushed (hv/vmm.h TLB rule). */
+static void tlb_prepare(struct vmx_vcpu *vx, int cpu)
+{
+	struct vm *vm = vx->v->vm;
+	uint64_t gen = __atomic_load_n(&vm->gpa_gen, __ATOMIC_ACQUIRE);
+	bool moved = vx->last_cpu != cpu;
+
+	if (moved || gen != vx->gen_seen) {
+		vmx_flush_ept(((struct vmx_vm *)vm->arch)->eptp);
+		vx->gen_seen = gen;
+	}
+	if (vmx_cfg.vpid && (moved || vx->soft.flush_vpid))
+		vmx_flush_vpid(vx->vpid);
+	vx->soft.flush_vpid = false;	/* without VPIDs every entry flushes */
+	vx->last_cpu = cpu;
+}
+
+static void exit_in_words(struct vm_exit *e, enum exit_code code, uint32_t reason,
+			  const char *what)
+{
+	e->code = code;
+	e->u.vendor.reason = reason;
+	e->u.vendor.what = what;
+}
+
+/* VMLAUNCH/VMRESUME itself failed: the controls or host state are wrong. */
+static void entry_error(struct vmx_vcpu *vx, int rc, struct vm_exit *e)
+{
+	uint32_t err = rc == 2 ? (uint32_t)vmcs_rd(io, VMCS_INSN_ERROR) : 0;
+	const char *insn = vx->launched ? "VMRESUME" : "VMLAUNCH";
+
+	if (rc == 2)
+		snprintf(vx->what, sizeof(vx->what), "VM-instruction error %u: %s (%s)", err,
+			 vmx_insn_error_name(err), insn);
+	else
+		snprintf(vx->what, sizeof(vx->what), "%s: VMfailInvalid (no current VMCS)", insn);
+	e->rip = vmcs_rd(io, VMCS_GUEST_RIP);
+	exit_in_words(e, EXIT_INVALID, err, vx->what);
+	vx->failed = true;
+	pr_err("vmx: vCPU %u of %s: %s", vx->v->id, vx->v->vm->name, vx->what);
+}
+
+static int read_gpa(void *ctx, uint64_t gpa, void *buf, size_t len)
+{
+	return vm_read_gpa(ctx, gpa, buf, len);
+}
+
+static void inject_exception(uint8_t vector, bool has_error)
+{
+	struct event ev = { .valid = true, .type = EVENT_EXCEPTION, .vector = vector,
+			    .has_error = has_error };
+
+	vmx_event_write(io, &ev);
+}
+
+static void cr_exit(struct vmx_vcpu *vx, const struct vmx_exit_info *x, struct vm_exit *e)
+{
+	struct vmx_cr_env env = {
+		.io = io, .cfg = &vmx_cfg, .soft = &vx->soft, .gpr = vx->v->gpr,
+		.read_gpa = read_gpa, .gpa_ctx = vx->v->vm,
+	};
+
+	switch (vmx_cr_access(&env, x->qual)) {
+	case VMX_CR_DONE:
+		vmx_skip_insn(io, e->inst_len);
+		break;
+	case VMX_CR_GP:
+		inject_exception(13, true);
+		break;
+	default:
+		snprintf(vx->what, sizeof(vx->what), "control-register access %#llx not emulated",
+			 (unsigned long long)x->qual);
+		exit_in_words(e, EXIT_UNHANDLED, VMX_EXIT_CR_ACCESS, vx->what);
+	}
+}
+
+/* After an exit: decode it, and do what the back end does itself. */
+static void exit_process(struct vmx_vcpu *vx, struct vm_exit *e)
+{
+	struct vmx_exit_info x;
+
+	vmx_exit_info_read(io, &x);
+	vmx_exit_fixup(io, &x);
+	switch (vmx_exit_decode(&x, vx->v->gpr, e, vx->what, sizeof(vx->what))) {
+	case VMX_ACT_CORE:
+		break;
+	case VMX_ACT_NMI:		/* the host's NMI: its handler, as if not in a guest */
+		__asm__ volatile("int $2" ::: "memory");
+		break;
+	case VMX_ACT_SKIP:
+		vmx_skip_insn(io, e->inst_len);
+		break;
+	case VMX_ACT_UD:
+		inject_exception(6, false);
+		break;
+	case VMX_ACT_CR:
+		cr_exit(vx, &x, e);
+		break;
+	case VMX_ACT_FAILED:
+		vx->failed = true;
+		pr_err("vmx: vCPU %u of %s: %s", vx->v->id, vx->v->vm->name, vx->what);
+		break;
+	}
+}
+
+/* vmm_ops.run: interrupts are off (hv/vmm.h). */
+static void vmx_run(struct vcpu *v, struct vm_exit *e)
+{
+	struct vmx_vcpu *vx = v->arch;
+	int rc;
+
+	memset(e, 0, sizeof(*e));
+	if (vx->failed) {	/* the core stops the guest; never enter again */
+		exit_in_words(e, EXIT_INVALID, 0, vx->what);
+		return;
+	}
+	rc = vmx_vmcs_load(vx);
+	if (rc < 0) {
+		snprintf(vx->what, sizeof(vx->what), "the VMCS could not be loaded (%d)", rc);
+		exit_in_words(e, EXIT_UNHANDLED, 0, vx->what);
+		return;
+	}
+	if (rc == 1)
+		host_state_write();
+	tlb_prepare(vx, this_cpu()->index);
+	vmx_regs_load(vx);
+	vmcs_wr(io, VMCS_GUEST_RSP, v->gpr[GPR_RSP]);
+	rc = vmx_enter(v->gpr, vx->launched);
+	if (rc) {
+		entry_error(vx, rc, e);
+		return;
+	}
+	vx->launched = true;
+	v->gpr[GPR_RSP] = vmcs_rd(io, VMCS_GUEST_RSP);
+	exit_process(vx, e);
+}
+
+const struct vmm_ops vmx_ops = {
+	.name = "VMX",
+	.cpu_enable = vmx_cpu_enable,
+	.vm_init = vmx_vm_init,
+	.vm_destroy = vmx_vm_destroy,
+	.vcpu_init = vmx_vcpu_init,
+	.vcpu_destroy = vmx_vcpu_destroy,
+	.run = vmx_run,
+	.get_state = vmx_get_state,
+	.set_state = vmx_set_state,
+	.inject = vmx_inject,
+	.intr_allowed = vmx_intr_allowed_op,
+	.want_intr_window = vmx_want_intr_window,
+	.skip_insn = vmx_skip_insn_op,
+	.set_tsc_offset = vmx_set_tsc_offset,
+};

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * 82540EM driver (Intel "PCI/PCI-X Family of Gigabit Ethernet Controllers
+ * Software Developer's Manual", 8254x SDM): reset, MAC from the receive
+ * address registers (set by the EEPROM load) or the EEPROM, legacy
+ * receive/transmit descriptor rings, polling.
+ */
+#include <errno.h>
+#include <string.h>
+#include "arch/x86/mm.h"
+#include "arch/x86/paging_host.h"
+#include "drivers/e1000.h"
+#include "hv/log.h"
+#include "hv/mm/memory.h"
+#include "hv/mm/frame.h"
+#include "hv/time.h"
+
+enum {
+	CTRL = 0x0000, STATUS = 0x0008, EERD = 0x0014, ICR = 0x00c0, IMC = 0x00d8,
+	RCTL = 0x0100, TCTL = 0x0400, TIPG = 0x0410,
+	RDBAL = 0x2800, RDBAH = 0x2804, RDLEN = 0x2808, RDH = 0x2810, RDT = 0x2818,
+	TDBAL = 0x3800, TDBAH = 0x3804, TDLEN = 0x3808, TDH = 0x3810, TDT = 0x3818,
+	MPC = 0x4010, MTA = 0x5200, RAL0 = 0x5400, RAH0 = 0x5404,
+};
+#define CTRL_SLU	(1u << 6)
+#define CTRL_RST	(1u << 26)
+#define STATUS_LU	(1u << 1)
+#define RCTL_EN		(1u << 1)
+#define RCTL_BAM	(1u << 15)
+#define RCTL_SECRC	(1u << 26)	/* strip the Ethernet CRC */
+#define TCTL_EN		(1u << 1)
+#define TCTL_PSP	(1u << 3)
+#define RX_DD		(1u << 0)
+#define RX_EOP		(1u << 1)
+#define TX_CMD_EOP	(1u << 0)
+#define TX_CMD_IFCS	(1u << 1)
+#define TX_CMD_RS	(1u << 3)
+#define TX_DD		(1u << 0)
+
+struct e1000_rx_desc {
+	uint64_t addr;
+	uint16_t length, csum;
+	uint8_t status, errors;
+	uint16_t special;
+} __attribute__((packed));
+
+struct e1000_tx_desc {
+	uint64_t addr;
+	uint16_t length;
+	uint8_t cso, cmd, status, css;
+	uint16_t special;
+} __attribute__((packed));
+
+static uint32_t rd(struct e1000 *n, uint32_t r) { return *(volatile uint32_t *)(n->regs + r); }
+static void wr(struct e1000 *n, uint32_t r, uint32_t v) { *(volatile uint32_t *)(n->regs + r) = v; }
+
+static uint16_t eeprom_read(struct e1000 *n, uint8_t word)
+{
+	wr(n, EERD, 1u | (uint32_t)word << 8);
+	for (int i = 0; i < 100000; i++) {
+		uint32_t v = rd(n, EERD);
+		if (v & (1u << 4))
+			return v >> 16;
+	}
+	return 0xffff;
+}
+
+static void read_mac(struct e1000 *n)
+{
+	uint32_t lo = rd(n, RAL0), hi = rd(n, RAH0);
+
+	if (hi & (1u << 31)) {		/* address valid */
+		for (int i = 0; i < 4; i++)
+			n->mac[i] = lo >> (8 * i);
+		n->mac[4] = hi;
+		n->mac[5] = hi >> 8;
+		return;
+	}
+	for (int i = 0; i < 3; i++) {
+		uint16_t w = eeprom_read(n, i);
+		n->mac[2 * i] = w;
+		n->mac[2 * i + 1] = w >> 8;
+	}
+	wr(n, RAL0, n->mac[0] | n->mac[1] << 8 | n->mac[2] << 16 | (uint32_t)n->mac[3] << 24);
+	wr(n, RAH0, n->mac[4] | n->mac[5] << 8 | 1u << 31);
+}
+
+/* Rings and buffers in contiguous frames reached through the direct map. */
+static int alloc_rings(struct e1000 *n)
+{
+	size_t rx_pages = (E1000_RX_DESC * E1000_BUF) / 4096, tx_pages = (E1000_TX_DESC * E1000_BUF) / 4096;
+
+	n->rx_ring_pa = frame_alloc_contig(1, 1);
+	n->tx_ring_pa = frame_alloc_contig(1, 1);
+	n->rx_buf_pa = frame_alloc_contig(rx_pages, 1);
+	n->tx_buf_pa = frame_alloc_contig(tx_pages, 1);
+	if (!n->rx_ring_pa || !n->tx_ring_pa || !n->rx_buf_pa || !n->tx_buf_pa)
+		return -ENOMEM;
+	n->rx = phys_to_virt(n->rx_ring_pa);
+	n->tx = phys_to_virt(n->tx_ring_pa);
+	n->rx_buf = phys_to_virt(n->rx_buf_pa);
+	n->tx_buf = phys_to_virt(n->tx_buf_pa);
+	memset(n->rx, 0, 4096);
+	memset(n->tx, 0, 4096);
+	return 0;
+}
+
+static void setup_rx(struct e1000 *n)
+{
+	for (int i = 0; i < E1000_RX_DESC; i++)
+		n->rx[i] = (struct e1000_rx_desc){ .addr = n->rx_buf_pa + i * E1000_BUF };
+	for (int i = 0; i < 128; i++)
+		wr(n, MTA + 4 * i, 0);
+	wr(n, RDBAL, (uint32_t)n->rx_ring_pa);
+	wr(n, RDBAH, n->rx_ring_pa >> 32);
+	wr(n, RDLEN, E1000_RX_DESC * sizeof(struct e1000_rx_desc));
+	wr(n, RDH, 0);
+	wr(n, RDT, E1000_RX_DESC - 1);
+	n->rx_next = 0;
+	wr(n, RCTL, RCTL_EN | RCTL_BAM | RCTL_SECRC);	/* 2048-byte buffers */
+}
+
+static void setup_tx(struct e1000 *n)
+{
+	for (int i = 0; i < E1000_TX_DESC; i++)
+		n->tx[i] = (struct e1000_tx_desc){ .addr = n->tx_buf_pa + i * E1000_BUF,
+						   .status = TX_DD };
+	wr(n, TDBAL, (uint32_t)n->tx_ring_pa);
+	wr(n, TDBAH, n->tx_ring_pa >> 32);
+	wr(n, TDLEN, E1000_TX_DESC * sizeof(struct e1000_tx_desc));
+	wr(n, TDH, 0);
+	wr(n, TDT, 0);
+	n->tx_tail = n->tx_clean = 0;
+	wr(n, TIPG, 10 | 8 << 10 | 6 << 20);
+	wr(n, TCTL, TCTL_EN | TCTL_PSP | 0x10 << 4 | 0x40 << 12);
+}
+
+int e1000_probe(struct e1000 *n)
+{
+	uint64_t bar, size;
+
+	memset(n, 0, sizeof(*n));
+	if (!pci_find(0x8086, 0x100e, &n->pci))
+		return -ENODEV;
+	bar = pci_bar_mem(&n->pci, 0, &size);
+	if (!bar || size < 0x20000)
+		return -EIO;
+	n->regs = ioremap(bar, size);
+	if (!n->regs)
+		return -ENOMEM;
+	pci_enable_bus_master(&n->pci);
+	wr(n, IMC, 0xffffffff);
+	wr(n, CTRL, rd(n, CTRL) | CTRL_RST);
+	udelay(10000);
+	wr(n, IMC, 0xffffffff);
+	(void)rd(n, ICR);
+	wr(n, CTRL, rd(n, CTRL) | CTRL_SLU);
+	read_mac(n);
+	if (alloc_rings(n))
+		return -ENOMEM;
+	setup_rx(n);
+	setup_tx(n);
+	pr_info("e1000: %02x:%02x.%x MAC %02x:%02x:%02x:%02x:%02x:%02x, link %s",
+		n->pci.bus, n->pci.dev, n->pci.fn, n->mac[0], n->mac[1], n->mac[2],
+		n->mac[3], n->mac[4], n->mac[5], e1000_link_up(n) ? "up" : "down");
+	return 0;
+}
+
+bool e1000_link_up(struct e1000 *n)
+{
+	return n->regs && (rd(n, STATUS) & STATUS_LU);
+}
+
+static void tx_reclaim(struct e1000 *n)
+{
+	while (n->tx_clean != n->tx_tail && (n->tx[n->tx_clean].status & TX_DD))
+		n->tx_clean = (n->tx_clean + 1) % E1000_TX_DESC;
+}
+
+int e1000_xmit(struct e1000 *n, const void *frame, size_t len)
+{
+	unsigned int next = (n->tx_tail + 1) % E1000_TX_DESC;
+	struct e1000_tx_desc *d;
+
+	if (len > E1000_BUF || len < 14)
+		return -EINVAL;
+	tx_reclaim(n);
+	if (next == n->tx_clean) {
+		n->stats.tx_busy++;
+		return -EAGAIN;
+	}
+	d = &n->tx[n->tx_tail];
+	memcpy(n->tx_buf + n->tx_tail * E1000_BUF, frame, len);
+	d->length = len;
+	d->cmd = TX_CMD_EOP | TX_CMD_IFCS | TX_CMD_RS;
+	d->status = 0;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	n->tx_tail = next;
+	wr(n, TDT, n->tx_tail);
+	n->stats.tx_frames++;
+	n->stats.tx_bytes += len;
+	return 0;
+}
+
+int e1000_poll(struct e1000 *n, void (*rx)(void *ctx, const void *frame, size_t len),
+	       void *ctx, int budget)
+{
+	int done = 0;
+
+	while (done < budget) {
+		struct e1000_rx_desc *d = &n->rx[n->rx_next];
+		if (!(d->status & RX_DD))
+			break;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (!(d->status & RX_EOP) || d->errors || d->length > E1000_BUF) {
+			n->stats.rx_errors++;	/* bad, or spread over buffers: drop */
+		} else {
+			n->stats.rx_frames++;
+			n->stats.rx_bytes += d->length;
+			rx(ctx, n->rx_buf + n->rx_next * E1000_BUF, d->length);
+		}
+		d->status = 0;
+		wr(n, RDT, n->rx_next);		/* give the buffer back */
+		n->rx_next = (n->rx_next + 1) % E1000_RX_DESC;
+		done++;
+	}
+	n->stats.rx_missed += rd(n, MPC);	/* clears on read */
+	return done;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* 16550 UART on an I/O port: ferry's console. */
+#ifndef FERRY_DRIVERS_SERIAL_H
+#define FERRY_DRIVERS_SERIAL_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+
+struct serial {
+	uint16_t port;
+	uint32_t baud;
+	bool present;
+	char last;		/* last byte written, for LF -> CRLF */
+};
+
+int serial_init(struct serial *u, uint16_t port, uint32_t baud);
+void serial_putc(struct serial *u, char c);
+void serial_write(struct serial *u, const char *s, size_t n);	/* LF -> CRLF unless after CR */
+int serial_getc(struct serial *u);		/* -1 when nothing is waiting */
+void serial_enable_rx_irq(struct serial *u);
+
+#endif

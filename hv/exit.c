@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * VM-exit handlers, once for both back ends, dispatched by a bounds-checked
+ * table (ACRN style).  A handler resumes the guest, parks the vCPU until an
+ * interrupt (HLT), or stops the guest with a reason; never the machine.
+ */
+#include <stdio.h>
+#include "arch/x86/cpu.h"
+#include "arch/x86/fpu.h"
+#include "hv/cpuid.h"
+#include "hv/log.h"
+#include "hv/msr.h"
+#include "hv/vcpu.h"
+#include "hv/vm_devices.h"
+
+#define KVM_ENOSYS 1000		/* hypercall answer Linux guests understand */
+#define XCR0_GUEST_OK 0x7ull	/* x87, SSE, AVX at most */
+
+typedef enum exit_action (*exit_fn)(struct vcpu *v, struct vm_exit *e);
+
+static const char *const names[EXIT_COUNT] = {
+	[EXIT_NONE] = "none", [EXIT_EXTERNAL] = "external-interrupt",
+	[EXIT_INTR_WINDOW] = "interrupt-window", [EXIT_CPUID] = "cpuid",
+	[EXIT_IO] = "io", [EXIT_MSR_READ] = "rdmsr", [EXIT_MSR_WRITE] = "wrmsr",
+	[EXIT_HLT] = "hlt", [EXIT_GPA_FAULT] = "npf/ept-violation",
+	[EXIT_HYPERCALL] = "hypercall", [EXIT_XSETBV] = "xsetbv",
+	[EXIT_VIRT_INSN] = "virt-insn", [EXIT_SHUTDOWN] = "shutdown",
+	[EXIT_INVALID] = "invalid-state", [EXIT_UNHANDLED] = "unhandled",
+};
+
+const char *exit_name(enum exit_code c)
+{
+	return c < EXIT_COUNT && names[c] ? names[c] : "?";
+}
+
+static void inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uint32_t error)
+{
+	struct event ev = { .valid = true, .type = EVENT_EXCEPTION, .vector = vector,
+			    .has_error = has_error, .error = error };
+	vmm->inject(v, &ev);
+}
+
+static enum exit_action do_nothing(struct vcpu *v, struct vm_exit *e)
+{
+	(void)v; (void)e;
+	return EXIT_RESUME;
+}
+
+static enum exit_action do_intr_window(struct vcpu *v, struct vm_exit *e)
+{
+	(void)e;
+	vmm->want_intr_window(v, false);
+	return EXIT_RESUME;
+}
+
+static enum exit_action do_cpuid(struct vcpu *v, struct vm_exit *e)
+{
+	struct cpuid_result r;
+
+	cpuid_guest((uint32_t)v->gpr[GPR_RAX], (uint32_t)v->gpr[GPR_RCX], v->id, &r);
+	v->gpr[GPR_RAX] = r.eax;
+	v->gpr[GPR_RBX] = r.ebx;
+	v->gpr[GPR_RCX] = r.ecx;
+	v->gpr[GPR_RDX] = r.edx;
+	vmm->skip_insn(v, e->inst_len);
+	return EXIT_RESUME;
+}
+
+static enum exit_action do_io(struct vcpu *v, struct vm_exit *e)
+{
+	uint32_t mask = e->u.io.size == 4 ? 0xffffffffu : (1u << (e->u.io.size * 8)) - 1;
+	uint32_t val = (uint32_t)v->gpr[GPR_RAX] & mask;
+
+	if (e->u.io.string) {
+		vm_stop(v->vm, "string I/O (INS/OUTS) to port %#x at rip %#lx is not supported",
+			e->u.io.port, e->rip);
+		return EXIT_STOP;
+	}
+	vm_io(v->vm, e->u.io.port, e->u.io.size, e->u.io.in, &val);
+	if (e->u.io.in)
+		v->gpr[GPR_RAX] = (v->gpr[GPR_RAX] & ~(uint64_t)mask) | (val & mask);
+	vmm->skip_insn(v, e->inst_len);
+	return v->vm->state == VM_RUNNING ? EXIT_RESUME : EXIT_STOP;
+}
+
+static uint64_t guest_tsc(struct vcpu *v)
+{
+	return rdtsc() + v->vm->tsc_offset;
+}
+
+static enum exit_action do_msr(struct vcpu *v, struct vm_exit *e)
+{
+	struct cpu_state s;
+	bool write = e->code == EXIT_MSR_WRITE, tsc_written = false;
+	uint64_t val = (v->gpr[GPR_RDX] << 32) | (uint32_t)v->gpr[GPR_RAX], new_tsc = 0;
+	enum msr_status st;
+
+	vmm->get_state(v, &s);
+	if (write)
+		st = msr_write(&s, e->u.msr.index, val, &tsc_written, &new_tsc);
+	else
+		st = msr_read(&s, e->u.msr.index, guest_tsc(v), &val);
+	if (st == MSR_GP) {
+		inject_exception(v, 13, true, 0);
+		return EXIT_RESUME;
+	}
+	if (write) {
+		vmm->set_state(v, &s);
+		if (tsc_written) {
+			v->vm->tsc_offset = new_tsc - rdtsc();
+			vmm->set_tsc_offset(v, v->vm->tsc_offset);
+		}
+	} else {
+		v->gpr[GPR_RAX] = (uint32_t)val;
+		v->gpr[GPR_RDX] = val >> 32;
+	}
+	vmm->skip_insn(v, e->inst_len);
+	return EXIT_RESUME;
+}
+
+static enum exit_action do_hlt(struct vcpu *v, struct vm_exit *e)
+{
+	vmm->skip_insn(v, e->inst_len);
+	v->halted_if = vmm->intr_allowed(v);
+	return EXIT_YIELD_HALT;
+}
+
+static enum exit_action do_gpa_fault(struct vcpu *v, struct vm_exit *e)
+{
+	vm_stop(v->vm, "%s of guest-physical %#lx outside its memory at rip %#lx",
+		e->u.gpa_fault.exec ? "execution" : e->u.gpa_fault.write ? "write" : "read",
+		e->u.gpa_fault.gpa, e->rip);
+	return EXIT_STOP;
+}
+
+static enum exit_action do_hypercall(struct vcpu *v, struct vm_exit *e)
+{
+	v->gpr[GPR_RAX] = (uint64_t)-KVM_ENOSYS;
+	vmm->skip_insn(v, e->inst_len);
+	return EXIT_RESUME;
+}
+
+static enum exit_action do_xsetbv(struct vcpu *v, struct vm_exit *e)
+{
+	uint64_t val = (v->gpr[GPR_RDX] << 32) | (uint32_t)v->gpr[GPR_RAX];
+	uint64_t host = fpu_host_xcr0();
+
+	if ((uint32_t)v->gpr[GPR_RCX] != 0 || !(val & 1) || (val & ~(XCR0_GUEST_OK & host)) ||
+	    ((val & 4) && !(val & 2))) {
+		inject_exception(v, 13, true, 0);
+		return EXIT_RESUME;
+	}
+	v->xcr0 = val;
+	fpu_set_xcr0(val);
+	vmm->skip_insn(v, e->inst_len);
+	return EXIT_RESUME;
+}
+
+static enum exit_action do_virt_insn(struct vcpu *v, struct vm_exit *e)
+{
+	(void)e;
+	inject_exception(v, 6, false, 0);	/* #UD: no nested virtualization */
+	return EXIT_RESUME;
+}
+
+static enum exit_action do_shutdown(struct vcpu *v, struct vm_exit *e)
+{
+	vm_stop(v->vm, "triple fault (shutdown) at rip %#lx", e->rip);
+	return EXIT_STOP;
+}
+
+static enum exit_action do_invalid(struct vcpu *v, struct vm_exit *e)
+{
+	vm_stop(v->vm, "%s refused the guest state: %s", vmm->name,
+		e->u.vendor.what ? e->u.vendor.what : "no details");
+	return EXIT_STOP;
+}
+
+static enum exit_action do_unhandled(struct vcpu *v, struct vm_exit *e)
+{
+	vm_stop(v->vm, "unhandled %s exit %#x (%s) at rip %#lx", vmm->name, e->u.vendor.reason,
+		e->u.vendor.what ? e->u.vendor.what : "?", e->rip);
+	return EXIT_STOP;
+}
+
+static const exit_fn table[EXIT_COUNT] = {
+	[EXIT_NONE] = do_nothing,
+	[EXIT_EXTERNAL] = do_nothing,
+	[EXIT_INTR_WINDOW] = do_intr_window,
+	[EXIT_CPUID] = do_cpuid,
+	[EXIT_IO] = do_io,
+	[EXIT_MSR_READ] = do_msr,
+	[EXIT_MSR_WRITE] = do_msr,
+	[EXIT_HLT] = do_hlt,
+	[EXIT_GPA_FAULT] = do_gpa_fault,
+	[EXIT_HYPERCALL] = do_hypercall,
+	[EXIT_XSETBV] = do_xsetbv,
+	[EXIT_VIRT_INSN] = do_virt_insn,
+	[EXIT_SHUTDOWN] = do_shutdown,
+	[EXIT_INVALID] = do_invalid,
+	[EXIT_UNHANDLED] = do_unhandled,
+};
+
+enum exit_action exit_handle(struct vcpu *v, struct vm_exit *e)
+{
+	if ((unsigned int)e->code >= EXIT_COUNT || !table[e->code]) {
+		vm_stop(v->vm, "unknown exit code %d at rip %#lx", e->code, e->rip);
+		return EXIT_STOP;
+	}
+	v->stats.exits[e->code]++;
+	return table[e->code](v, e);
+}

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ferry's TCP/IP stack: Ethernet, ARP, IPv4, ICMP echo and TCP, as pure C.
+ *
+ * Layering (each file one layer; output calls go down, input goes up):
+ *   net.c      net_init/net_input/net_poll, Ethernet II framing
+ *   arp.c      cache with expiry and refresh, replies, gratuitous ARP  (arp.h)
+ *   ip.c       IPv4 checksums, TTL, one gateway; fragments dropped+counted
+ *   icmp.c     echo replies; icmp_ping_send/icmp_ping_reply for `ping` (icmp.h)
+ *   tcp*.c     TCP: tcp.c API and table, tcp_in.c arrival, tcp_out.c
+ *              segments, tcp_timer.c RTO/persist/TLP/NewReno, tcp_sack.c
+ *              SACK scoreboard and recovery                          (tcp.h)
+ *   nettest.c  reproducible stream + CRC-32 sender/receiver machines  (nettest.h)
+ *   netsim.c   a simulated lossy link between two stacks (tests, self-test)
+ *
+ * Driving it: net_init() with a MAC and a transmit callback, which copies
+ * the frame and returns (-EAGAIN when the ring is full; it must not call
+ * back into the stack).  The driver hands received frames to net_input();
+ * the caller runs net_poll(now) regularly (it returns the next deadline)
+ * and sets the time with net_set_time() before other calls.  The stack
+ * never reads a clock and never blocks; it is single-threaded: the caller
+ * serializes every call on one struct netstack with its lock (several
+ * stacks may coexist).  Errors are negative errno values; counters are
+ * plain structs in netstack.stats; arp_foreach/tcp_foreach list the ARP
+ * cache and the connections for the shell.
+ */
+#ifndef FERRY_HV_NET_NET_H
+#define FERRY_HV_NET_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hv/net/arp.h"
+#include "hv/net/icmp.h"
+#include "hv/net/proto.h"
+#include "hv/net/tcp.h"
+
+typedef int (*net_xmit_fn)(void *ctx, const void *frame, size_t len);
+
+/* What the driver or test gives net_init.  Zero fields take defaults. */
+struct net_config {
+	uint8_t mac[ETH_ALEN];
+	net_xmit_fn xmit;
+	void *xmit_ctx;
+	uint64_t seed;		/* secret for ISNs and ports: use a real RNG */
+	uint32_t max_conns;	/* TCP connection slots (listeners too): 16 */
+	uint32_t sndbuf;	/* per-connection send ring, bytes: 1 MiB */
+	uint32_t rcvbuf;	/* per-connection receive ring, bytes: 1 MiB */
+	uint32_t syn_backlog;	/* default listen backlog limit: 16 */
+	uint32_t user_timeout_ms;	/* no progress -> ETIMEDOUT: 60000 */
+	uint32_t time_wait_ms;	/* 2*MSL: 60000 */
+	uint32_t min_rto_ms;	/* RTO floor: 200 */
+	uint32_t delack_ms;	/* delayed-ACK timer: 40 */
+	uint32_t arp_timeout_ms;	/* ARP entry lifetime: 60000 */
+};
+
+/* Per-layer counters (never reset by the stack). */
+struct net_eth_stats {
+	uint64_t rx_frames, rx_bytes, tx_frames, tx_bytes;
+	uint64_t rx_errors;	/* runts, oversize */
+	uint64_t rx_dropped;	/* not for us, unknown EtherType */
+	uint64_t tx_errors;	/* xmit failed */
+	uint64_t tx_busy;	/* xmit said -EAGAIN (ring full) */
+};
+
+struct net_arp_stats {
+	uint64_t rx_requests, rx_replies, tx_requests, tx_replies;
+	uint64_t rx_errors;	/* malformed */
+	uint64_t conflicts;	/* someone else claims our address */
+	uint64_t unresolved;	/* frames dropped waiting for a reply */
+};
+
+struct net_ip_stats {
+	uint64_t rx_packets, tx_packets;
+	uint64_t rx_errors;	/* bad version, header length, total length */
+	uint64_t rx_bad_csum;
+	uint64_t rx_frags;	/* fragments: dropped, not reassembled */
+	uint64_t rx_not_for_us;
+	uint64_t rx_unknown_proto;
+	uint64_t tx_no_route;
+};
+
+struct net_icmp_stats {
+	uint64_t rx_msgs, rx_errors, rx_bad_csum;
+	uint64_t rx_echo_requests, tx_echo_replies;
+	uint64_t tx_echo_requests, rx_echo_replies;
+	uint64_t rx_unmatched;	/* echo replies to no outstanding request */
+	uint64_t rx_other;	/* types we ignore */
+};
+
+struct net_tcp_stats {
+	uint64_t rx_segs, tx_segs;
+	uint64_t rx_errors;	/* truncated, bad offset, bad addresses */
+	uint64_t rx_bad_csum;
+	uint64_t rx_no_conn;	/* no socket: answered with RST */
+	uint64_t rx_out_of_window;
+	uint64_t rx_ooo;	/* held for reassembly */
+	uint64_t rx_dup_acks;
+	uint64_t retransmits;	/* segments sent again, all causes */
+	uint64_t fast_retransmits;
+	uint64_t lost_retransmits;	/* found lost again by SACK */
+	uint64_t spurious_undos;	/* reductions undone by D-SACK */
+	uint64_t tail_probes;		/* RFC 8985 tail loss probes */
+	uint64_t rto_timeouts;
+	uint64_t zwin_probes;
+	uint64_t active_opens, passive_opens;
+	uint64_t syn_dropped;	/* backlog, accept queue or table full */
+	uint64_t syn_evicted;	/* half-open connections pushed out */
+	uint64_t rx_resets, tx_resets;
+	uint64_t challenge_acks;	/* RFC 5961 */
+	uint64_t conn_timeouts;
+	uint64_t tx_blocked;	/* xmit busy: output retried at next poll */
+};
+
+struct net_stats {
+	struct net_eth_stats eth;
+	struct net_arp_stats arp;
+	struct net_ip_stats ip;
+	struct net_icmp_stats icmp;
+	struct net_tcp_stats tcp;
+};
+
+/*
+ * One network interface and its stack.  Owned by the caller (static or
+ * heap); every field is protected by the caller's lock.  Fields other than
+ * stats are private to hv/net.
+ */
+struct netstack {
+	uint8_t mac[ETH_ALEN];
+	uint32_t ip, netmask, gw;	/* host order; ip == 0: unconfigured */
+	net_xmit_fn xmit;
+	void *xmit_ctx;
+	uint64_t now_us;		/* set by net_set_time / net_poll */
+	uint64_t rng;			/* xorshift state, from cfg.seed */
+	uint16_t ip_id;
+	struct net_stats stats;
+	struct arp_cache arp;
+	struct icmp_state icmp;
+	struct tcp_table tcp;
+	uint8_t txbuf[ETH_FRAME_MAX];	/* scratch for one outgoing frame */
+};
+
+/* Set up s (zeroing it); allocates the TCP connection table. */
+int net_init(struct netstack *s, const struct net_config *cfg);
+/* Free everything net_init and the connections allocated. */
+void net_fini(struct netstack *s);
+
+/* Configure IPv4 (host order; gw 0: none) and announce with gratuitous ARP.
+ * -EINVAL for a bad address, prefix or off-link gateway. */
+int net_set_ipv4(struct netstack *s, uint32_t addr, unsigned prefix_len,
+		 uint32_t gw);
+
+/* Set the current time in microseconds (monotonic, caller's clock). */
+void net_set_time(struct netstack *s, uint64_t now_us);
+
+/* One received Ethernet frame (without FCS); bad frames are counted. */
+void net_input(struct netstack *s, const void *frame, size_t len);
+
+/* Set the time and run due timers; returns the earliest next deadline
+ * (absolute microseconds; UINT64_MAX when idle). */
+uint64_t net_poll(struct netstack *s, uint64_t now_us);
+
+/* Text helpers for the shell: "a.b.c.d" <-> host-order address. */
+int net_parse_ipv4(const char *str, uint32_t *addr);
+void net_format_ipv4(uint32_t addr, char buf[16]);
+void net_format_mac(const uint8_t *mac, char buf[18]);
+
+/* Prefix length of the configured netmask. */
+unsigned net_prefix_len(const struct netstack *s);
+
+#endif

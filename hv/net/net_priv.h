@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Interfaces between the layers of hv/net; not for use outside it.
+ * Outgoing frames are built in place: Ethernet header at 0, IPv4 header at
+ * ETH_HLEN, the transport header at NET_L4_OFF.
+ */
+#ifndef FERRY_HV_NET_NET_PRIV_H
+#define FERRY_HV_NET_NET_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hv/net/net.h"
+
+#define NET_L4_OFF	(ETH_HLEN + IP_HLEN)
+#define NET_L4_MAX	(ETH_MTU - IP_HLEN)
+
+/* net.c: fill the Ethernet header, pad to the minimum and transmit. */
+int eth_output(struct netstack *s, uint8_t *frame, size_t len,
+	       const uint8_t *dst, uint16_t type);
+/* net.c: xorshift64* from the configured seed (not cryptographic). */
+uint64_t net_rand(struct netstack *s);
+
+/* arp.c */
+void arp_init(struct netstack *s, uint64_t timeout_us);
+void arp_input(struct netstack *s, const uint8_t *pkt, size_t len);
+/* Send an IPv4 frame to nexthop, resolving it first; queues the frame when
+ * unresolved (and returns 0). */
+int arp_output(struct netstack *s, uint32_t nexthop, uint8_t *frame,
+	       size_t len);
+void arp_announce(struct netstack *s);
+uint64_t arp_poll(struct netstack *s);
+
+/* ip.c: pkt is the IPv4 header; len counts from it to the frame's end. */
+void ip_input(struct netstack *s, const uint8_t *pkt, size_t len);
+/* Fill the IPv4 header at frame + ETH_HLEN for l4len transport bytes
+ * (already at NET_L4_OFF) and send.  -ENETUNREACH, -EAGAIN, -EIO. */
+int ip_output(struct netstack *s, uint8_t *frame, size_t l4len,
+	      uint32_t dst, uint8_t proto);
+/* Is addr one of ours to answer as broadcast (limited or subnet)? */
+bool ip_is_broadcast(const struct netstack *s, uint32_t addr);
+/* Can addr be a unicast peer (not 0, loopback, multicast, broadcast)? */
+bool ip_is_unicast(const struct netstack *s, uint32_t addr);
+
+/* icmp.c: iph is the IPv4 header, msg/len the ICMP message. */
+void icmp_input(struct netstack *s, const uint8_t *iph, const uint8_t *msg,
+		size_t len);
+
+/* tcp.c and friends */
+int tcp_init(struct netstack *s, const struct net_config *cfg);
+void tcp_fini(struct netstack *s);
+void tcp_input(struct netstack *s, const uint8_t *iph, const uint8_t *seg,
+	       size_t len);
+uint64_t tcp_poll(struct netstack *s);
+
+#endif

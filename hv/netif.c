@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Glue between the e1000 driver and the stack in hv/net. */
+#include <errno.h>
+#include <stdio.h>
+#include "arch/x86/cpu.h"
+#include "hv/log.h"
+#include "hv/netif.h"
+#include "hv/shell/parse.h"
+#include "hv/spinlock.h"
+#include "hv/time.h"
+
+struct netif host_if;
+static spinlock_t lock = SPINLOCK_INIT;
+
+void netif_lock(void) { spin_lock(&lock); }
+void netif_unlock(void) { spin_unlock(&lock); }
+uint64_t netif_now_us(void) { return time_now_us(); }
+
+static int xmit(void *ctx, const void *frame, size_t len)
+{
+	return e1000_xmit(ctx, frame, len);
+}
+
+static void rx(void *ctx, const void *frame, size_t len)
+{
+	net_input(ctx, frame, len);
+}
+
+static uint64_t seed(void)
+{
+	uint64_t s = rdtsc() * 0x9e3779b97f4a7c15ull;
+
+	if (cpuid(1, 0).ecx & (1u << 30)) {	/* RDRAND */
+		uint64_t r = 0;
+		unsigned char ok = 0;
+		__asm__ volatile("rdrand %0; setc %1" : "=r"(r), "=qm"(ok));
+		if (ok)
+			s ^= r;
+	}
+	return s;
+}
+
+int netif_init(void)
+{
+	struct net_config cfg = { 0 };
+	int err = e1000_probe(&host_if.nic);
+
+	if (err) {
+		pr_info("net: no e1000 NIC found (error %d); networking is off", err);
+		return err;
+	}
+	for (int i = 0; i < 6; i++)
+		cfg.mac[i] = host_if.nic.mac[i];
+	cfg.xmit = xmit;
+	cfg.xmit_ctx = &host_if.nic;
+	cfg.seed = seed();
+	cfg.max_conns = 16;
+	err = net_init(&host_if.stack, &cfg);
+	if (err)
+		return err;
+	net_set_time(&host_if.stack, time_now_us());
+	host_if.present = true;
+	return 0;
+}
+
+void netif_poll(void)
+{
+	if (!host_if.present)
+		return;
+	netif_lock();
+	net_set_time(&host_if.stack, time_now_us());
+	while (e1000_poll(&host_if.nic, rx, &host_if.stack, 64) == 64)
+		;
+	net_poll(&host_if.stack, time_now_us());
+	netif_unlock();
+}
+
+int netif_configure(const char *addr, const char *gw, char *err, size_t errlen)
+{
+	uint32_t ip, gwip = 0;
+	unsigned int len;
+	int rc;
+
+	if (!host_if.present) {
+		snprintf(err, errlen, "no network interface");
+		return -ENODEV;
+	}
+	if (parse_ipv4_prefix(addr, &ip, &len) || len == 0 || len > 30) {
+		snprintf(err, errlen, "'%s' is not ADDR/LEN with LEN 1-30", addr);
+		return -EINVAL;
+	}
+	if (gw && parse_ipv4(gw, &gwip)) {
+		snprintf(err, errlen, "gateway '%s' is not an IPv4 address", gw);
+		return -EINVAL;
+	}
+	netif_lock();
+	net_set_time(&host_if.stack, time_now_us());
+	rc = net_set_ipv4(&host_if.stack, ip, len, gwip);
+	netif_unlock();
+	if (rc)
+		snprintf(err, errlen, "the stack refused %s%s%s (off-link gateway?)", addr,
+			 gw ? " gw " : "", gw ? gw : "");
+	else
+		pr_info("net: address %s%s%s", addr, gw ? ", gateway " : "", gw ? gw : "");
+	return rc;
+}

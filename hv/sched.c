@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Per-CPU run queues of vCPUs (STYLE: pick_next / sleep / wake).  A vCPU is
+ * removed by the CPU that runs it, so no other CPU ever frees a vCPU that
+ * a CPU may still touch (its FPU state included).
+ */
+#include <errno.h>
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/percpu.h"
+#include "hv/sched.h"
+#include "hv/vcpu.h"
+
+#define RUNQ_MAX 16
+
+struct runq {
+	spinlock_t lock;
+	struct vcpu *v[RUNQ_MAX];	/* (lock) */
+	unsigned int n;			/* (lock) */
+	unsigned int next;		/* owner CPU: round-robin cursor */
+	bool usable;			/* the back end is enabled on this CPU */
+};
+
+static struct runq runqs[MAX_CPUS];
+
+void sched_enable_cpu(void)
+{
+	runqs[this_cpu()->index].usable = true;
+}
+
+unsigned int sched_load(unsigned int cpu)
+{
+	return cpu < MAX_CPUS ? runqs[cpu].n : 0;
+}
+
+/* Least loaded usable CPU; the boot CPU only when nothing else can. */
+static int pick_cpu(void)
+{
+	int best = -1;
+
+	for (unsigned int i = 1; i < cpu_count; i++)
+		if (runqs[i].usable && cpus[i].online && runqs[i].n < RUNQ_MAX &&
+		    (best < 0 || runqs[i].n < runqs[best].n))
+			best = i;
+	if (best < 0 && runqs[0].usable && runqs[0].n < RUNQ_MAX)
+		best = 0;
+	return best;
+}
+
+static void poke(int cpu)
+{
+	if (cpu >= 0 && (unsigned int)cpu != this_cpu()->index)
+		apic_send_ipi(cpus[cpu].apic_id, VEC_KICK);
+}
+
+int sched_add(struct vcpu *v)
+{
+	int cpu = pick_cpu();
+	struct runq *q;
+
+	if (cpu < 0)
+		return -EBUSY;
+	q = &runqs[cpu];
+	spin_lock(&q->lock);
+	q->v[q->n++] = v;
+	v->state = VCPU_RUNNABLE;
+	v->cpu = cpu;
+	spin_unlock(&q->lock);
+	poke(cpu);
+	return 0;
+}
+
+void sched_wake(struct vcpu *v)
+{
+	poke(v->cpu);
+}
+
+/* On the owning CPU: drop vCPUs marked for removal. */
+static void reap(struct runq *q)
+{
+	struct percpu *c = this_cpu();
+
+	spin_lock(&q->lock);
+	for (unsigned int i = 0; i < q->n; ) {
+		struct vcpu *v = q->v[i];
+		if (!v->removing) {
+			i++;
+			continue;
+		}
+		q->v[i] = q->v[--q->n];
+		if (c->fpu_owner == v)
+			c->fpu_owner = NULL;
+		__atomic_store_n(&v->cpu, -1, __ATOMIC_RELEASE);
+	}
+	spin_unlock(&q->lock);
+}
+
+void sched_remove(struct vcpu *v)
+{
+	int cpu = v->cpu;
+
+	if (cpu < 0)
+		return;
+	__atomic_store_n(&v->removing, true, __ATOMIC_RELEASE);
+	if ((unsigned int)cpu == this_cpu()->index) {
+		reap(&runqs[cpu]);
+		return;
+	}
+	vcpu_kick(v);
+	while (__atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE) >= 0) {
+		poke(cpu);
+		for (int i = 0; i < 1000 && v->cpu >= 0; i++)
+			cpu_relax();
+	}
+}
+
+static bool runnable(struct vcpu *v)
+{
+	if (v->removing || v->vm->state != VM_RUNNING)
+		return false;
+	return v->state != VCPU_HALTED || vcpu_wants_wake(v);
+}
+
+static struct vcpu *pick_next(struct runq *q)
+{
+	struct vcpu *found = NULL;
+
+	spin_lock(&q->lock);
+	for (unsigned int i = 0; i < q->n && !found; i++) {
+		struct vcpu *v = q->v[(q->next + i) % q->n];
+		if (runnable(v)) {
+			found = v;
+			q->next = (q->next + i + 1) % q->n;
+		}
+	}
+	if (found)
+		found->running = true;
+	spin_unlock(&q->lock);
+	return found;
+}
+
+bool sched_contended(void)
+{
+	struct percpu *c = this_cpu();
+	struct runq *q = &runqs[c->index];
+	unsigned int n = 0;
+
+	if (c->index == 0)
+		return true;	/* the shell shares this CPU */
+	for (unsigned int i = 0; i < q->n; i++)
+		n += runnable(q->v[i]);
+	return n > 1;
+}
+
+static bool run_one(struct runq *q)
+{
+	struct percpu *c = this_cpu();
+	struct vcpu *v;
+
+	reap(q);
+	v = pick_next(q);
+	if (!v)
+		return false;
+	c->vcpu = v;
+	vcpu_run(v);
+	c->vcpu = NULL;
+	__atomic_store_n(&v->running, false, __ATOMIC_RELEASE);
+	return true;
+}
+
+void sched_loop(void)
+{
+	struct runq *q = &runqs[this_cpu()->index];
+
+	irq_enable();
+	for (;;)
+		if (!run_one(q))
+			cpu_idle();
+}
+
+void sched_poll(void)
+{
+	struct runq *q = &runqs[0];
+
+	if (q->n) {
+		irq_enable();
+		run_one(q);
+		irq_disable();
+	}
+}

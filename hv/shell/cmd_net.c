@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Network commands: net, ping, arp, netstat, nettest. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "arch/x86/cpu.h"
+#include "hv/net/crc32.h"
+#include "hv/net/nettest.h"
+#include "hv/netif.h"
+#include "hv/sched.h"
+#include "hv/shell/cmd_net.h"
+#include "hv/shell/parse.h"
+#include "hv/shell/shell.h"
+
+static bool need_net(const char *cmd)
+{
+	if (host_if.present)
+		return true;
+	shell_error(cmd, "no network interface (ferry found no e1000 NIC)");
+	return false;
+}
+
+/* While a network command waits: keep frames moving, let Ctrl-C through. */
+static bool wait_step(void)
+{
+	netif_poll();
+	if (shell_interrupted())
+		return false;
+	cpu_relax();
+	return true;
+}
+
+static void show_net(void)
+{
+	struct netstack *s = &host_if.stack;
+	const struct net_stats *st = &s->stats;
+	char mac[18], ip[16], gw[16];
+
+	net_format_mac(s->mac, mac);
+	net_format_ipv4(s->ip, ip);
+	net_format_ipv4(s->gw, gw);
+	shell_printf("nic:   e1000 (82540EM) at %02x:%02x.%x, MAC %s, link %s\n",
+		     host_if.nic.pci.bus, host_if.nic.pci.dev, host_if.nic.pci.fn, mac,
+		     e1000_link_up(&host_if.nic) ? "up" : "down");
+	if (s->ip)
+		shell_printf("ipv4:  %s/%u%s%s\n", ip, net_prefix_len(s), s->gw ? " gateway " : "",
+			     s->gw ? gw : "");
+	else
+		shell_printf("ipv4:  not configured (net ip ADDR/LEN [gw ADDR])\n");
+	shell_printf("rx:    %lu frames, %lu bytes, %lu errors, %lu dropped, %lu missed by the NIC\n",
+		     st->eth.rx_frames, st->eth.rx_bytes, st->eth.rx_errors + host_if.nic.stats.rx_errors,
+		     st->eth.rx_dropped, host_if.nic.stats.rx_missed);
+	shell_printf("tx:    %lu frames, %lu bytes, %lu errors, %lu ring-full\n",
+		     st->eth.tx_frames, st->eth.tx_bytes, st->eth.tx_errors, st->eth.tx_busy);
+	shell_printf("ip:    %lu in, %lu out, %lu bad, %lu bad checksum, %lu fragments dropped\n",
+		     st->ip.rx_packets, st->ip.tx_packets, st->ip.rx_errors, st->ip.rx_bad_csum,
+		     st->ip.rx_frags);
+	shell_printf("tcp:   %lu in, %lu out, %lu retransmits, %lu resets sent, %lu bad\n",
+		     st->tcp.rx_segs, st->tcp.tx_segs, st->tcp.retransmits, st->tcp.tx_resets,
+		     st->tcp.rx_errors + st->tcp.rx_bad_csum);
+}
+
+int cmd_net(int argc, char **argv)
+{
+	char err[128];
+
+	if (!need_net("net"))
+		return -ENODEV;
+	if (argc == 1) {
+		netif_lock();
+		show_net();
+		netif_unlock();
+		return 0;
+	}
+	bool gw = argc == 5 && !strcmp(argv[3], "gw");
+	if (strcmp(argv[1], "ip") || (argc != 3 && !gw)) {
+		shell_error("net", "usage: net [ip ADDR/LEN [gw ADDR]]");
+		return -EINVAL;
+	}
+	if (netif_configure(argv[2], gw ? argv[4] : NULL, err, sizeof(err))) {
+		shell_error("net", "%s", err);
+		return -EINVAL;
+	}
+	shell_printf("ipv4 address %s%s%s\n", argv[2], gw ? " gateway " : "", gw ? argv[4] : "");
+	return 0;
+}
+
+static void print_reply(const struct icmp_echo_reply *r)
+{
+	char from[16];
+
+	net_format_ipv4(r->from, from);
+	shell_printf("%u bytes from %s: icmp_seq=%u ttl=%u time=%lu.%03lu ms\n", r->len + 8,
+		     from, r->seq, r->ttl, r->rtt_us / 1000, r->rtt_us % 1000);
+}
+
+int cmd_ping(int argc, char **argv)
+{
+	uint64_t count = 4, got = 0, sent = 0, min = ~0ull, max = 0, sum = 0;
+	uint32_t dst;
+	struct icmp_echo_reply r;
+
+	if (!need_net("ping"))
+		return -ENODEV;
+	if (argc < 2 || argc > 3 || parse_ipv4(argv[1], &dst) ||
+	    (argc == 3 && parse_u64(argv[2], 1, 1000000, &count))) {
+		shell_error("ping", "usage: ping HOST [COUNT] (HOST an IPv4 address, COUNT 1-1000000)");
+		return -EINVAL;
+	}
+	uint16_t id = (uint16_t)rdtsc();
+	shell_printf("PING %s: 56 data bytes\n", argv[1]);
+	bool interrupted = false;
+	for (uint64_t seq = 1; seq <= count && !interrupted; seq++) {
+		uint64_t deadline = netif_now_us() + 1000000;
+		netif_lock();
+		int rc = icmp_ping_send(&host_if.stack, dst, id, (uint16_t)seq, 56);
+		netif_unlock();
+		if (rc && rc != -EAGAIN) {
+			shell_error("ping", "cannot send to %s: %s", argv[1], shell_strerror(rc));
+			return rc;
+		}
+		sent++;
+		while (netif_now_us() < deadline) {
+			if (!wait_step()) {
+				interrupted = true;
+				break;
+			}
+			netif_lock();
+			int n = icmp_ping_reply(&host_if.stack, &r);
+			netif_unlock();
+			if (n == 1 && r.id == id) {
+				print_reply(&r);
+				got++;
+				sum += r.rtt_us;
+				min = r.rtt_us < min ? r.rtt_us : min;
+				max = r.rtt_us > max ? r.rtt_us : max;
+				if (seq == count)
+					break;
+			}
+		}
+	}
+	shell_printf("--- %s ping statistics ---\n%lu packets transmitted, %lu received, %lu%% packet loss\n",
+		     argv[1], sent, got, sent ? (sent - got) * 100 / sent : 0);
+	if (got)
+		shell_printf("rtt min/avg/max = %lu.%03lu/%lu.%03lu/%lu.%03lu ms\n", min / 1000,
+			     min % 1000, sum / got / 1000, sum / got % 1000, max / 1000, max % 1000);
+	return got ? 0 : -EHOSTUNREACH;
+}
+
+static void arp_row(const struct arp_info *a, void *arg)
+{
+	char ip[16], mac[18];
+
+	(void)arg;
+	net_format_ipv4(a->ip, ip);
+	net_format_mac(a->mac, mac);
+	shell_printf("%-16s %-18s %s\n", ip, a->complete ? mac : "(incomplete)",
+		     a->complete ? "" : "");
+	if (a->complete)
+		shell_printf("%-16s expires in %lu s\n", "", a->expires_in_ms / 1000);
+}
+
+int cmd_arp(int argc, char **argv)
+{
+	(void)argv;
+	if (!need_net("arp"))
+		return -ENODEV;
+	if (argc > 1) {
+		shell_error("arp", "takes no arguments");
+		return -EINVAL;
+	}
+	shell_printf("%-16s %-18s\n", "ADDRESS", "MAC");
+	netif_lock();
+	arp_foreach(&host_if.stack, arp_row, NULL);
+	netif_unlock();
+	return 0;
+}
+
+static void conn_row(const struct tcp_info *t, void *arg)
+{
+	char l[16], r[16], la[24], ra[24];
+
+	(void)arg;
+	net_format_ipv4(t->lip, l);
+	net_format_ipv4(t->rip, r);
+	snprintf(la, sizeof(la), "%s:%u", l, t->lport);
+	snprintf(ra, sizeof(ra), "%s:%u", t->state == TCP_LISTEN ? "*" : r, t->rport);
+	shell_printf("%-22s %-22s %-12s %12lu %12lu %8lu %6u %7u\n", la, ra, tcp_state_name(t->state),
+		     t->bytes_in, t->bytes_out, t->retransmits, t->cwnd / (t->mss ? t->mss : 1),
+		     t->srtt_us / 1000);
+}
+
+int cmd_netstat(int argc, char **argv)
+{
+	(void)argv;
+	if (!need_net("netstat"))
+		return -ENODEV;
+	if (argc > 1) {
+		shell_error("netstat", "takes no arguments");
+		return -EINVAL;
+	}
+	shell_printf("%-22s %-22s %-12s %12s %12s %8s %6s %7s\n", "LOCAL", "REMOTE", "STATE",
+		     "BYTES-IN", "BYTES-OUT", "RETRANS", "CWND", "RTT(ms)");
+	netif_lock();
+	tcp_foreach(&host_if.stack, conn_row, NULL);
+	netif_unlock();
+	return 0;
+}
+
+static void rate_line(const char *what, uint64_t bytes, uint64_t us, uint32_t crc)
+{
+	uint64_t rate = nettest_rate(bytes, us);
+
+	shell_printf("nettest: %s %lu bytes in %lu.%03lu s: %lu.%02lu MB/s, crc32 %08x\n", what,
+		     bytes, us / 1000000, us / 1000 % 1000, rate / 1000000, rate / 10000 % 100, crc);
+}
+
+/* Serve one connection to its end; false if interrupted. */
+static bool serve_one(struct tcp_conn *c, struct nettest_rx *rx)
+{
+	int rc;
+
+	netif_lock();
+	nettest_rx_init(rx, c, netif_now_us());
+	netif_unlock();
+	for (;;) {
+		netif_lock();
+		rc = nettest_rx_poll(rx, netif_now_us());
+		netif_unlock();
+		if (rc)
+			break;
+		if (!wait_step()) {
+			netif_lock();
+			tcp_abort(c);
+			netif_unlock();
+			return false;
+		}
+	}
+	if (rc < 0)
+		shell_printf("nettest: connection failed after %lu bytes: %s\n", rx->bytes,
+			     shell_strerror(rc));
+	else
+		rate_line("received", rx->bytes, rx->end_us - rx->start_us, rx->crc);
+	netif_lock();
+	tcp_close(c);
+	netif_unlock();
+	return true;
+}
+
+static int nettest_listen(uint16_t port)
+{
+	struct tcp_conn *l, *c;
+	struct nettest_rx *rx = malloc(sizeof(*rx));
+	int rc;
+
+	if (!rx)
+		return -ENOMEM;
+	netif_lock();
+	rc = tcp_listen(&host_if.stack, port, 4, &l);
+	netif_unlock();
+	if (rc) {
+		free(rx);
+		shell_error("nettest", "cannot listen on port %u: %s", port, shell_strerror(rc));
+		return rc;
+	}
+	shell_printf("nettest: listening on port %u (Ctrl-C stops)\n", port);
+	for (bool go = true; go; ) {
+		netif_lock();
+		rc = tcp_accept(l, &c);
+		netif_unlock();
+		if (rc == 0)
+			go = serve_one(c, rx);
+		else
+			go = wait_step();
+	}
+	netif_lock();
+	tcp_close(l);
+	netif_unlock();
+	free(rx);
+	shell_printf("nettest: stopped\n");
+	return 0;
+}
+
+static int nettest_send(uint32_t ip, uint16_t port, uint64_t mb)
+{
+	struct nettest_tx *tx = malloc(sizeof(*tx));
+	struct tcp_conn *c;
+	int rc;
+
+	if (!tx)
+		return -ENOMEM;
+	netif_lock();
+	rc = tcp_connect(&host_if.stack, ip, port, &c);
+	netif_unlock();
+	while (rc == 0) {
+		netif_lock();
+		rc = tcp_connected(c);
+		netif_unlock();
+		if (rc == 0 && !wait_step())
+			rc = -EINTR;
+	}
+	if (rc < 0) {
+		shell_error("nettest", "cannot connect: %s", shell_strerror(rc));
+		free(tx);
+		return rc;
+	}
+	netif_lock();
+	nettest_tx_init(tx, c, mb << 20, netif_now_us());
+	netif_unlock();
+	for (rc = 0; rc == 0; ) {
+		netif_lock();
+		rc = nettest_tx_poll(tx, netif_now_us());
+		netif_unlock();
+		if (rc == 0 && !wait_step())
+			rc = -EINTR;
+	}
+	if (rc > 0)
+		rate_line("sent", tx->total, tx->end_us - tx->start_us, tx->crc);
+	else
+		shell_error("nettest", "send failed after %lu bytes: %s", tx->queued, shell_strerror(rc));
+	netif_lock();
+	if (rc > 0)
+		tcp_close(c);
+	else
+		tcp_abort(c);
+	netif_unlock();
+	free(tx);
+	return rc > 0 ? 0 : rc;
+}
+
+int cmd_nettest(int argc, char **argv)
+{
+	uint64_t port, mb;
+	uint32_t ip;
+
+	if (!need_net("nettest"))
+		return -ENODEV;
+	if (argc == 3 && !strcmp(argv[1], "listen") && !parse_u64(argv[2], 1, 65535, &port))
+		return nettest_listen(port);
+	if (argc == 5 && !strcmp(argv[1], "send") && !parse_ipv4(argv[2], &ip) &&
+	    !parse_u64(argv[3], 1, 65535, &port) && !parse_u64(argv[4], 1, 1 << 20, &mb))
+		return nettest_send(ip, port, mb);
+	shell_error("nettest", "usage: nettest listen PORT | nettest send HOST PORT MB");
+	return -EINVAL;
+}

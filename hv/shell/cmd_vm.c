@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Guest commands, after xl and virsh: create, start, pause, resume,
+ * destroy, list, info, stats, console.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "arch/x86/cpu.h"
+#include "hv/console.h"
+#include "hv/sched.h"
+#include "hv/shell/cmd_vm.h"
+#include "hv/shell/parse.h"
+#include "hv/shell/shell.h"
+#include "hv/time.h"
+#include "hv/vcpu.h"
+#include "hv/vm.h"
+#include "hv/vm_devices.h"
+
+#define ESCAPE_CHAR 0x1d	/* Ctrl-] */
+
+static struct vm *named_vm(const char *cmd, int argc, char **argv)
+{
+	struct vm *vm;
+
+	if (argc != 2) {
+		shell_error(cmd, "expected one guest name (try 'help %s')", cmd);
+		return NULL;
+	}
+	vm = vm_find(argv[1]);
+	if (!vm)
+		shell_error(cmd, "no guest named '%s' (see 'list')", argv[1]);
+	return vm;
+}
+
+static int create_args(int argc, char **argv, struct vm_config *cfg)
+{
+	static const char *const keys[] = { "kernel", "mem", "vcpus", "cmdline", NULL };
+	const char *vals[4];
+	uint64_t n;
+	int bad, rc;
+
+	if (argc < 2 || !name_valid(argv[1])) {
+		shell_error("create", argc < 2 ? "missing NAME" :
+			    "bad name '%s': use 1-31 of A-Z a-z 0-9 _ . - starting with a letter or digit",
+			    argc < 2 ? "" : argv[1]);
+		return -EINVAL;
+	}
+	cfg->name = argv[1];
+	rc = kv_parse(argc - 2, argv + 2, keys, vals, &bad);
+	if (rc) {
+		shell_error("create", "%s: '%s'", kv_strerror(rc), argv[2 + bad]);
+		return rc;
+	}
+	if (!vals[0]) {
+		shell_error("create", "kernel=MODULE is required (see 'modules')");
+		return -EINVAL;
+	}
+	cfg->kernel = vals[0];
+	cfg->mem_mb = 64;
+	if (vals[1] && (rc = parse_u64(vals[1], 2, VM_MAX_MEM_MB, &cfg->mem_mb))) {
+		shell_error("create", "mem=%s: a size in MiB from 2 to %d", vals[1], VM_MAX_MEM_MB);
+		return rc;
+	}
+	cfg->vcpus = 1;
+	if (vals[2]) {
+		if ((rc = parse_u64(vals[2], 1, 64, &n))) {
+			shell_error("create", "vcpus=%s: a number from 1 to 64", vals[2]);
+			return rc;
+		}
+		cfg->vcpus = n;
+	}
+	cfg->cmdline = vals[3] ? vals[3] : "";
+	return 0;
+}
+
+int cmd_create(int argc, char **argv)
+{
+	struct vm_config cfg;
+	struct vm *vm;
+	char err[160];
+	int rc = create_args(argc, argv, &cfg);
+
+	if (rc)
+		return rc;
+	rc = vm_create(&cfg, &vm, err, sizeof(err));
+	if (rc) {
+		shell_error("create", "%s", err);
+		return rc;
+	}
+	shell_printf("created %s: %lu MiB, %u vCPU, kernel %s\n", vm->name, cfg.mem_mb,
+		     vm->nr_vcpus, vm->kernel);
+	return 0;
+}
+
+/* Interactive console: guest output shown, keys sent, Ctrl-] leaves. */
+static int attach(struct vm *vm)
+{
+	char buf[256];
+	uint64_t pos = vm_console_tail(vm, 4096);
+	int held = -1;
+
+	shell_printf("Connected to %s (escape character is ^])\n", vm->name);
+	for (;;) {
+		size_t n = vm_console_read(vm, &pos, buf, sizeof(buf));
+		if (n)
+			console_write(buf, n);
+		if (held < 0)
+			held = console_getc();
+		if (held == ESCAPE_CHAR)
+			break;
+		if (held >= 0 && vm_console_input(vm, (uint8_t)held))
+			held = -1;
+		if (!n && held < 0) {
+			sched_poll();
+			cpu_idle();
+		}
+	}
+	shell_printf("\nDisconnected from %s\n", vm->name);
+	return 0;
+}
+
+int cmd_start(int argc, char **argv)
+{
+	bool attach_console = argc == 3 && !strcmp(argv[1], "-c");
+	struct vm *vm;
+	char err[160];
+	int rc;
+
+	if (attach_console) {
+		argv++;
+		argc--;
+	}
+	if (!(vm = named_vm("start", argc, argv)))
+		return -ENOENT;
+	rc = vm_start(vm, err, sizeof(err));
+	if (rc) {
+		shell_error("start", "%s", err);
+		return rc;
+	}
+	if (attach_console)
+		return attach(vm);
+	shell_printf("started %s\n", vm->name);
+	return 0;
+}
+
+static int lifecycle(int argc, char **argv,
+		     int (*op)(struct vm *, char *, size_t), const char *done)
+{
+	struct vm *vm = named_vm(argv[0], argc, argv);
+	char err[160];
+	int rc;
+
+	if (!vm)
+		return -ENOENT;
+	rc = op(vm, err, sizeof(err));
+	if (rc) {
+		shell_error(argv[0], "%s", err);
+		return rc;
+	}
+	shell_printf("%s %s\n", done, vm->name);
+	return 0;
+}
+
+int cmd_pause(int argc, char **argv) { return lifecycle(argc, argv, vm_pause, "paused"); }
+int cmd_resume(int argc, char **argv) { return lifecycle(argc, argv, vm_resume, "resumed"); }
+
+int cmd_destroy(int argc, char **argv)
+{
+	struct vm *vm = named_vm("destroy", argc, argv);
+	char name[VM_NAME_MAX];
+
+	if (!vm)
+		return -ENOENT;
+	memcpy(name, vm->name, sizeof(name));
+	vm_destroy(vm);
+	shell_printf("destroyed %s\n", name);
+	return 0;
+}
+
+int cmd_console(int argc, char **argv)
+{
+	struct vm *vm = named_vm("console", argc, argv);
+
+	return vm ? attach(vm) : -ENOENT;
+}
+
+static uint64_t vm_guest_ns(const struct vm *vm)
+{
+	uint64_t t = 0;
+
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		t += vm->vcpus[i]->stats.guest_ns;
+	return t;
+}
+
+static const char *run_detail(const struct vm *vm)
+{
+	const struct vcpu *v = vm->vcpus[0];
+
+	if (vm->state != VM_RUNNING || !v)
+		return "";
+	if (v->state == VCPU_HALTED)
+		return v->halted_if ? " (halted)" : " (halted, interrupts off)";
+	return "";
+}
+
+int cmd_list(int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 1) {
+		shell_error("list", "takes no arguments");
+		return -EINVAL;
+	}
+	shell_printf("%-16s %-28s %8s %5s %12s  %s\n", "NAME", "STATE", "MEM(MiB)", "VCPUS",
+		     "CPU-TIME(s)", "REASON");
+	for (unsigned int i = 0; i < VM_MAX; i++) {
+		struct vm *vm = vm_at(i);
+		char state[40];
+		if (!vm)
+			continue;
+		uint64_t ns = vm_guest_ns(vm);
+		snprintf(state, sizeof(state), "%s%s", vm_state_name(vm->state), run_detail(vm));
+		shell_printf("%-16s %-28s %8lu %5u %8lu.%03lu  %s\n", vm->name, state,
+			     vm->mem_size >> 20, vm->nr_vcpus, ns / 1000000000,
+			     ns / 1000000 % 1000, vm->state == VM_STOPPED ? vm->stop_reason : "");
+	}
+	return 0;
+}
+
+int cmd_info(int argc, char **argv)
+{
+	struct vm *vm = named_vm("info", argc, argv);
+	uint64_t up;
+
+	if (!vm)
+		return -ENOENT;
+	up = (time_now_ns() - vm->created_ns) / 1000000;
+	shell_printf("name:       %s (id %u)\n", vm->name, vm->id);
+	shell_printf("state:      %s%s\n", vm_state_name(vm->state), run_detail(vm));
+	if (vm->state == VM_STOPPED)
+		shell_printf("stopped:    %s\n", vm->stop_reason);
+	shell_printf("kernel:     %s\n", vm->kernel);
+	shell_printf("cmdline:    %s\n", vm->cmdline);
+	shell_printf("memory:     %lu MiB\n", vm->mem_size >> 20);
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		shell_printf("vcpu %u:     on CPU %d, rip %#lx\n", i, vm->vcpus[i]->cpu,
+			     vm->vcpus[i]->exit.rip);
+	shell_printf("created:    %lu.%03lu s ago\n", up / 1000, up % 1000);
+	shell_printf("io:         %lu writes dropped, %lu reads of unclaimed ports\n",
+		     vm->io_dropped, vm->io_unhandled_reads);
+	return 0;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	struct vm *vm = named_vm("stats", argc, argv);
+	uint64_t guest = 0, host = 0, total = 0;
+
+	if (!vm)
+		return -ENOENT;
+	struct vcpu_stats sum = { 0 };
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		const struct vcpu_stats *s = &vm->vcpus[i]->stats;
+		for (int c = 0; c < EXIT_COUNT; c++)
+			sum.exits[c] += s->exits[c];
+		guest += s->guest_ns;
+		host += s->host_ns;
+	}
+	shell_printf("%-22s %12s\n", "EXIT", "COUNT");
+	for (int c = 0; c < EXIT_COUNT; c++) {
+		total += sum.exits[c];
+		if (sum.exits[c])
+			shell_printf("%-22s %12lu\n", exit_name(c), sum.exits[c]);
+	}
+	shell_printf("%-22s %12lu\n", "total", total);
+	uint64_t all = guest + host ? guest + host : 1;
+	shell_printf("time in guest: %lu.%03lu s (%lu.%lu%%), in ferry: %lu.%03lu s (%lu.%lu%%)\n",
+		     guest / 1000000000, guest / 1000000 % 1000, guest * 100 / all,
+		     guest * 1000 / all % 10, host / 1000000000, host / 1000000 % 1000,
+		     host * 100 / all, host * 1000 / all % 10);
+	return 0;
+}

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Guest commands (hv/shell/cmd_vm.c), listed in the table in commands.c. */
+#ifndef FERRY_HV_SHELL_CMD_VM_H
+#define FERRY_HV_SHELL_CMD_VM_H
+
+int cmd_create(int argc, char **argv);
+int cmd_start(int argc, char **argv);
+int cmd_pause(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
+int cmd_destroy(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_console(int argc, char **argv);
+
+#endif

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The vCPU run loop: inject what the virtual devices raise, switch guest
+ * extended state in when another vCPU used this CPU, enter the guest
+ * through the back end, and hand each exit to its handler (hv/exit.c).
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/fpu.h"
+#include "arch/x86/percpu.h"
+#include "hv/msr.h"
+#include "hv/sched.h"
+#include "hv/time.h"
+#include "hv/vcpu.h"
+#include "hv/vm_devices.h"
+
+#define SLICE_TICKS (TIMER_HZ / 100)	/* 10 ms */
+
+static struct seg mb1_seg(const struct mb1_seg_reg *r)
+{
+	return (struct seg){
+		.sel = r->selector, .base = r->base, .limit = r->limit,
+		.attr = r->type | r->s << 4 | r->dpl << 5 | r->present << 7 |
+			r->db << 10 | r->g << 11,
+	};
+}
+
+/* The multiboot1 machine state: flat 32-bit protected mode, paging off. */
+static void entry_state(const struct mb1_entry_state *e, struct cpu_state *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->gpr[GPR_RAX] = e->eax;
+	s->gpr[GPR_RBX] = e->ebx;
+	s->rip = e->eip;
+	s->rflags = e->eflags | 2;
+	s->cr0 = e->cr0;
+	s->cs = mb1_seg(&e->cs);
+	s->ds = mb1_seg(&e->ds);
+	s->es = mb1_seg(&e->es);
+	s->fs = mb1_seg(&e->fs);
+	s->gs = mb1_seg(&e->gs);
+	s->ss = mb1_seg(&e->ss);
+	s->tr = (struct seg){ .sel = 0, .attr = 0x8b, .limit = 0x67 };	/* busy 32-bit TSS */
+	s->ldtr = (struct seg){ .attr = 0x82, .limit = 0xffff };	/* LDT, present */
+	s->gdtr.limit = 0xffff;
+	s->idtr.limit = 0xffff;
+	s->dr6 = 0xffff0ff0;
+	s->dr7 = 0x400;
+	s->xcr0 = 1;
+	msr_reset(s);
+}
+
+int vcpu_create(struct vm *vm, unsigned int id, const struct mb1_entry_state *entry,
+		struct vcpu **out)
+{
+	struct vcpu *v = calloc(1, sizeof(*v));
+	struct cpu_state s;
+	int rc;
+
+	if (!v)
+		return -ENOMEM;
+	v->vm = vm;
+	v->id = id;
+	v->cpu = -1;
+	v->xcr0 = 1;
+	v->fpu = memalign(64, sizeof(*v->fpu));
+	if (!v->fpu) {
+		free(v);
+		return -ENOMEM;
+	}
+	fpu_area_init(v->fpu);
+	rc = vmm->vcpu_init(v);
+	if (rc) {
+		free(v->fpu);
+		free(v);
+		return rc;
+	}
+	entry_state(entry, &s);
+	memcpy(v->gpr, s.gpr, sizeof(v->gpr));
+	vmm->set_state(v, &s);
+	vm->tsc_offset = -rdtsc();	/* the guest's TSC starts near 0 */
+	vmm->set_tsc_offset(v, vm->tsc_offset);
+	*out = v;
+	return 0;
+}
+
+void vcpu_free(struct vcpu *v)
+{
+	if (!v)
+		return;
+	vmm->vcpu_destroy(v);
+	free(v->fpu);
+	free(v);
+}
+
+/* Extended state: the registers hold whichever vCPU ran here last. */
+static void fpu_switch_in(struct vcpu *v)
+{
+	struct percpu *c = this_cpu();
+	struct vcpu *owner = c->fpu_owner;
+
+	if (owner == v)
+		return;
+	if (owner)
+		fpu_save(owner->fpu);
+	fpu_restore(v->fpu);
+	fpu_set_xcr0(v->xcr0);
+	c->fpu_owner = v;
+}
+
+/* Offer the highest-priority pending interrupt, or ask for a window. */
+static void inject_pending(struct vcpu *v)
+{
+	int vec = vm_pending_vector(v->vm);
+
+	if (vec < 0) {
+		vmm->want_intr_window(v, false);
+		return;
+	}
+	if (!vmm->intr_allowed(v)) {
+		vmm->want_intr_window(v, true);
+		return;
+	}
+	vec = vm_ack_vector(v->vm);
+	vmm->want_intr_window(v, false);
+	if (vec >= 0) {
+		struct event e = { .valid = true, .type = EVENT_EXTINT, .vector = vec };
+		vmm->inject(v, &e);
+	}
+}
+
+bool vcpu_wants_wake(struct vcpu *v)
+{
+	return v->halted_if && vm_pending_vector(v->vm) >= 0;
+}
+
+static void account(struct vcpu *v, uint64_t t0, uint64_t t1, uint64_t t2)
+{
+	uint64_t hz = tsc_hz() ? tsc_hz() : 1;
+
+	v->stats.guest_ns += (t1 - t0) * 1000000000ull / hz;
+	v->stats.host_ns += (t2 - t1) * 1000000000ull / hz;
+}
+
+enum vcpu_run_result vcpu_run(struct vcpu *v)
+{
+	uint64_t start = this_cpu()->timer_ticks;
+
+	for (;;) {
+		if (v->vm->state != VM_RUNNING)
+			return RUN_NOT_RUNNABLE;
+		if (__atomic_exchange_n(&v->kick, false, __ATOMIC_ACQ_REL))
+			return RUN_PREEMPT;
+		if (v->state == VCPU_HALTED) {
+			if (!vcpu_wants_wake(v))
+				return RUN_HALTED;
+			v->state = VCPU_RUNNABLE;
+		}
+		inject_pending(v);
+		irq_disable();
+		fpu_switch_in(v);
+		uint64_t t0 = rdtsc();
+		vmm->run(v, &v->exit);
+		uint64_t t1 = rdtsc();
+		irq_enable();		/* host interrupts that ended the run land here */
+		enum exit_action a = exit_handle(v, &v->exit);
+		account(v, t0, t1, rdtsc());
+		if (a == EXIT_STOP)
+			return RUN_NOT_RUNNABLE;
+		if (a == EXIT_YIELD_HALT) {
+			v->state = VCPU_HALTED;
+			continue;	/* an interrupt may be due already */
+		}
+		if (this_cpu()->timer_ticks - start >= SLICE_TICKS && sched_contended())
+			return RUN_PREEMPT;
+	}
+}
+
+void vcpu_kick(struct vcpu *v)
+{
+	int cpu = v->cpu;
+
+	__atomic_store_n(&v->kick, true, __ATOMIC_RELEASE);
+	if (cpu >= 0 && (unsigned int)cpu != this_cpu()->index)
+		apic_send_ipi(cpus[cpu].apic_id, VEC_KICK);
+}
+
+void vcpu_kick_and_wait(struct vcpu *v)
+{
+	vcpu_kick(v);
+	while (__atomic_load_n(&v->running, __ATOMIC_ACQUIRE))
+		cpu_relax();
+}

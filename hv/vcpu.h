@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* vCPUs: creation in the multiboot1 entry state, and running them. */
+#ifndef FERRY_HV_VCPU_H
+#define FERRY_HV_VCPU_H
+
+#include "hv/loader/mb1elf.h"
+#include "hv/vm.h"
+
+int vcpu_create(struct vm *vm, unsigned int id, const struct mb1_entry_state *entry,
+		struct vcpu **out);
+void vcpu_free(struct vcpu *v);
+
+/* What vcpu_run() tells the scheduler. */
+enum vcpu_run_result {
+	RUN_PREEMPT,	/* slice over, or kicked: still runnable */
+	RUN_HALTED,	/* waiting for an interrupt */
+	RUN_NOT_RUNNABLE,	/* the VM is paused or stopped */
+};
+
+/* Run v on this CPU for up to one time slice.  Interrupts enabled. */
+enum vcpu_run_result vcpu_run(struct vcpu *v);
+/* True when a halted v has an interrupt it can take. */
+bool vcpu_wants_wake(struct vcpu *v);
+/* Make v leave the guest now and wait until no CPU runs it. */
+void vcpu_kick_and_wait(struct vcpu *v);
+void vcpu_kick(struct vcpu *v);
+
+/* Exit handlers (hv/exit.c): what the run loop does next. */
+enum exit_action { EXIT_RESUME, EXIT_YIELD_HALT, EXIT_STOP };
+enum exit_action exit_handle(struct vcpu *v, struct vm_exit *e);
+const char *exit_name(enum exit_code c);
+
+#endif

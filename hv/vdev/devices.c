@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A guest's device set: creation, port dispatch by table, interrupt
+ * routing (PIT -> IRQ 0, COM1 -> IRQ 4), the small stub ports, and the
+ * all-or-nothing snapshot of every device.  See devices.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hv/vdev/devices.h"
+#include "hv/vdev/portio.h"
+
+#define VDEV_SNAP_MAGIC 0x56454456u	/* "VDEV" little-endian */
+#define VDEV_SNAP_VERSION 1
+
+/* ---- wiring ----------------------------------------------------------- */
+
+static void com1_irq(void *ctx, int level)
+{
+	struct vm_devices *d = ctx;
+
+	pic_set_irq(&d->pic, VDEV_COM1_IRQ, level);
+}
+
+static void com1_tx(void *ctx, uint8_t byte)
+{
+	struct vm_devices *d = ctx;
+
+	if (d->cfg.tx)
+		d->cfg.tx(d->cfg.ctx, byte);
+}
+
+/* Pulse IRQ 0 for an OUT0 rising edge that became due. */
+static void tick(struct vm_devices *d, uint64_t now)
+{
+	if (!pit_update(&d->pit, now))
+		return;
+	pic_set_irq(&d->pic, VDEV_PIT_IRQ, 1);
+	pic_set_irq(&d->pic, VDEV_PIT_IRQ, 0);
+}
+
+/* The devices a reboot resets (the RTC and its CMOS RAM keep running). */
+static void power_on(struct vm_devices *d)
+{
+	pic_init(&d->pic);
+	pit_init(&d->pit);
+	uart_init(&d->com1, UART_COM1_BASE, com1_irq, com1_tx, d);
+}
+
+int vdev_create(const struct vdev_config *cfg, struct vm_devices **out)
+{
+	struct vm_devices *d = calloc(1, sizeof(*d));
+
+	*out = NULL;
+	if (!d)
+		return -ENOMEM;
+	d->cfg = *cfg;
+	power_on(d);
+	rtc_init(&d->rtc, cfg->epoch_s, cfg->now_ns, cfg->ram_below_4g, cfg->ram_above_4g);
+	*out = d;
+	return 0;
+}
+
+void vdev_destroy(struct vm_devices *d)
+{
+	free(d);
+}
+
+void vdev_reset(struct vm_devices *d)
+{
+	power_on(d);
+	memset(&d->stats, 0, sizeof(d->stats));
+}
+
+/* ---- port dispatch ---------------------------------------------------- */
+
+/* One byte access to one device: 0, or -ENOENT if not its port. */
+typedef int (*byte_fn)(struct vm_devices *d, uint16_t port, bool in, uint32_t *v,
+		       uint64_t now);
+
+static int pic_byte(struct vm_devices *d, uint16_t port, bool in, uint32_t *v, uint64_t now)
+{
+	(void)now;
+	return pic_io(&d->pic, port, 1, in, v);
+}
+
+static int pit_byte(struct vm_devices *d, uint16_t port, bool in, uint32_t *v, uint64_t now)
+{
+	return pit_io(&d->pit, port, 1, in, v, now);
+}
+
+static int com1_byte(struct vm_devices *d, uint16_t port, bool in, uint32_t *v, uint64_t now)
+{
+	(void)now;
+	return uart_io(&d->com1, port, 1, in, v);
+}
+
+static int rtc_byte(struct vm_devices *d, uint16_t port, bool in, uint32_t *v, uint64_t now)
+{
+	return rtc_io(&d->rtc, port, 1, in, v, now);
+}
+
+/* i8042 stub: status 0 (no data, input buffer empty); command 0xFE on
+ * 0x64 pulses the reset line. */
+static int kbd_byte(struct vm_devices *d, uint16_t port, bool in, uint32_t *v, uint64_t now)
+{
+	(void)now;
+	if (port != VDEV_KBD_DATA && port != VDEV_KBD_STATUS)
+		return -ENOENT;
+	if (in) {
+		*v = 0;
+	} else if (port == VDEV_KBD_STATUS && (uint8_t)*v == VDEV_KBD_RESET) {
+		d->stats.resets++;
+		if (d->cfg.reset)
+			d->cfg.reset(d->cfg.ctx);
+	} else {
+		d->stats.kbd_ignored++;
+	}
+	return 0;
+}
+
+/* Port 0x80: POST codes and Linux's I/O delay.  Reads 0xff, as an ISA
+ * bus with nothing driving it. */
+static int post_byte(struct vm_devices *d, uint16_t port, bool in, uint32_t *v, uint64_t now)
+{
+	(void)d;
+	(void)now;
+	if (port != VDEV_POST_PORT)
+		return -ENOENT;
+	if (in)
+		*v = 0xff;
+	return 0;
+}
+
+static const byte_fn byte_handlers[] = {
+	pic_byte, pit_byte, com1_byte, rtc_byte, kbd_byte, post_byte,
+};
+
+struct vdev_access {
+	struct vm_devices *dev;
+	uint64_t now;
+};
+
+static bool dispatch_byte(void *arg, uint16_t port, bool in, uint8_t *val)
+{
+	struct vdev_access *a = arg;
+	uint32_t v = *val;
+
+	for (size_t i = 0; i < sizeof(byte_handlers) / sizeof(byte_handlers[0]); i++) {
+		if (byte_handlers[i](a->dev, port, in, &v, a->now) == -ENOENT)
+			continue;
+		if (in)
+			*val = (uint8_t)v;
+		return true;
+	}
+	return false;
+}
+
+/* ferry's control port: only a 16-bit write of VDEV_CTL_POWEROFF acts. */
+static int ctl_io(struct vm_devices *d, uint8_t size, bool in, uint32_t *val)
+{
+	if (!in && size == 2 && (*val & 0xffff) == VDEV_CTL_POWEROFF) {
+		d->stats.poweroffs++;
+		if (d->cfg.poweroff)
+			d->cfg.poweroff(d->cfg.ctx);
+		return 0;
+	}
+	d->stats.ctl_ignored++;
+	if (in)
+		*val = size == 4 ? 0xffffffffu : (1u << (8 * size)) - 1;
+	return 0;
+}
+
+int vdev_io(struct vm_devices *d, uint16_t port, uint8_t size, bool in, uint32_t *val,
+	    uint64_t now_ns)
+{
+	struct vdev_access a = { d, now_ns };
+
+	if (size != 1 && size != 2 && size != 4)
+		return -EINVAL;
+	tick(d, now_ns);
+	if (port == VDEV_CTL_PORT)
+		return ctl_io(d, size, in, val);
+	return portio_split(&a, dispatch_byte, port, size, in, val);
+}
+
+/* ---- interrupts, time, console ---------------------------------------- */
+
+int vdev_pending_vector(struct vm_devices *d, uint64_t now_ns)
+{
+	tick(d, now_ns);
+	return pic_pending_vector(&d->pic);
+}
+
+int vdev_ack(struct vm_devices *d)
+{
+	return pic_ack(&d->pic);
+}
+
+uint64_t vdev_next_event_ns(struct vm_devices *d, uint64_t now_ns)
+{
+	return pit_next_event_ns(&d->pit, now_ns);
+}
+
+bool vdev_console_input(struct vm_devices *d, uint8_t byte)
+{
+	return uart_rx_push(&d->com1, byte);
+}
+
+/* ---- snapshot --------------------------------------------------------- */
+
+/* What no single device can check: the PIC's view of the lines matches
+ * the devices driving them (COM1 a level, the PIT only pulses). */
+static bool wiring_valid(const struct vm_devices *d)
+{
+	bool irq4 = d->pic.lines & (1u << VDEV_COM1_IRQ);
+
+	return irq4 == d->com1.irq_level && !(d->pic.lines & (1u << VDEV_PIT_IRQ));
+}
+
+static int devices_fields(struct vm_devices *t, struct snap *s, uint64_t now)
+{
+	uint32_t magic = VDEV_SNAP_MAGIC;
+
+	snap_u32(s, &magic);
+	if (!s->err && magic != VDEV_SNAP_MAGIC)
+		return snap_invalid(s);
+	snap_version(s, VDEV_SNAP_VERSION);
+	pic_snapshot(&t->pic, s);
+	pit_snapshot(&t->pit, s, now);
+	uart_snapshot(&t->com1, s);
+	rtc_snapshot(&t->rtc, s, now);
+	if (s->restore && !s->err && !wiring_valid(t))
+		return snap_invalid(s);
+	return s->err;
+}
+
+int vdev_snapshot(struct vm_devices *d, struct snap *s, uint64_t now_ns)
+{
+	struct vm_devices *t;
+
+	if (!s->restore)
+		return devices_fields(d, s, now_ns);
+	if (s->err)
+		return s->err;
+	t = malloc(sizeof(*t));
+	if (!t) {
+		s->err = -ENOMEM;
+		return s->err;
+	}
+	memcpy(t, d, sizeof(*t));
+	if (!devices_fields(t, s, now_ns))
+		memcpy(d, t, sizeof(*d));
+	free(t);
+	return s->err;
+}

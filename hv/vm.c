@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * VM objects: creation from a guest image (memory, nested page tables,
+ * devices, the vCPU), the life-cycle transitions, and destruction that
+ * returns every frame.  State machine:
+ *
+ *   CREATED --start--> RUNNING <--pause/resume--> PAUSED
+ *      any --destroy--> (gone);  RUNNING/PAUSED --fatal exit, poweroff--> STOPPED
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "arch/x86/mm.h"
+#include "hv/log.h"
+#include "hv/mm/memory.h"
+#include "hv/sched.h"
+#include "hv/time.h"
+#include "hv/vcpu.h"
+#include "hv/vm.h"
+#include "hv/modules.h"
+#include "hv/loader/mb1elf.h"
+#include "hv/vm_devices.h"
+
+#define FRAMES_PER_2M 512
+
+static struct vm *vms[VM_MAX];
+static spinlock_t vms_lock = SPINLOCK_INIT;
+
+const char *vm_state_name(enum vm_state s)
+{
+	static const char *const names[] = { "created", "running", "paused", "stopped" };
+	return s <= VM_STOPPED ? names[s] : "?";
+}
+
+struct vm *vm_find(const char *name)
+{
+	struct vm *found = NULL;
+
+	spin_lock(&vms_lock);
+	for (int i = 0; i < VM_MAX; i++)
+		if (vms[i] && !strcmp(vms[i]->name, name))
+			found = vms[i];
+	spin_unlock(&vms_lock);
+	return found;
+}
+
+struct vm *vm_at(unsigned int slot)
+{
+	return slot < VM_MAX ? vms[slot] : NULL;
+}
+
+/* ---- guest memory ------------------------------------------------------ */
+
+static void free_frames(struct vm *vm)
+{
+	for (size_t i = 0; i < vm->nr_frames; ) {
+		bool run = vm->frame_runs && !(i % FRAMES_PER_2M) &&
+			   vm->frame_runs[i / FRAMES_PER_2M];
+		if (vm->frames[i])
+			mem_free_guest_frames(vm->frames[i], run ? FRAMES_PER_2M : 1);
+		i += run ? FRAMES_PER_2M : 1;
+	}
+	free(vm->frames);
+	free(vm->frame_runs);
+}
+
+/* Back guest RAM with 2 MiB runs where the allocator has them, else pages. */
+static int alloc_frames(struct vm *vm)
+{
+	vm->frames = calloc(vm->nr_frames, sizeof(uint64_t));
+	vm->frame_runs = calloc(vm->nr_frames / FRAMES_PER_2M + 1, 1);
+	if (!vm->frames || !vm->frame_runs)
+		return -ENOMEM;
+	for (size_t i = 0; i < vm->nr_frames; ) {
+		uint64_t pa = 0;
+		if (!(i % FRAMES_PER_2M) && vm->nr_frames - i >= FRAMES_PER_2M)
+			pa = mem_alloc_guest_contig(FRAMES_PER_2M, FRAMES_PER_2M);
+		if (pa) {
+			vm->frame_runs[i / FRAMES_PER_2M] = 1;
+			for (size_t j = 0; j < FRAMES_PER_2M; j++)
+				vm->frames[i + j] = pa + j * PAGE_SIZE;
+			i += FRAMES_PER_2M;
+			continue;
+		}
+		pa = mem_alloc_guest_frame();
+		if (!pa)
+			return -ENOMEM;
+		vm->frames[i++] = pa;
+	}
+	return 0;
+}
+
+/* Map guest RAM into the EPT/NPT: 2 MiB pages for 2 MiB runs. */
+static int map_frames(struct vm *vm)
+{
+	for (size_t i = 0; i < vm->nr_frames; ) {
+		bool big = !(i % FRAMES_PER_2M) && vm->frame_runs[i / FRAMES_PER_2M];
+		uint64_t size = big ? PT_SIZE_2M : PAGE_SIZE;
+		int err = pt_map(&vm->gpt, i * PAGE_SIZE, vm->frames[i], size, PT_RWX, 0);
+		if (err < 0)
+			return err;
+		i += size / PAGE_SIZE;
+	}
+	return 0;
+}
+
+void *vm_gpa_to_hva(struct vm *vm, uint64_t gpa)
+{
+	uint64_t page = gpa / PAGE_SIZE;
+
+	if (page >= vm->nr_frames)
+		return NULL;
+	return (char *)phys_to_virt(vm->frames[page]) + gpa % PAGE_SIZE;
+}
+
+static int copy_gpa(struct vm *vm, uint64_t gpa, void *buf, size_t len, bool write)
+{
+	char *b = buf;
+
+	if (gpa + len < gpa || gpa + len > vm->mem_size)
+		return -EFAULT;
+	while (len) {
+		size_t chunk = PAGE_SIZE - gpa % PAGE_SIZE;
+		if (chunk > len)
+			chunk = len;
+		char *h = vm_gpa_to_hva(vm, gpa);
+		if (write)
+			memcpy(h, b, chunk);
+		else
+			memcpy(b, h, chunk);
+		gpa += chunk;
+		b += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
+int vm_read_gpa(struct vm *vm, uint64_t gpa, void *buf, size_t len)
+{
+	return copy_gpa(vm, gpa, buf, len, false);
+}
+
+int vm_write_gpa(struct vm *vm, uint64_t gpa, const void *buf, size_t len)
+{
+	return copy_gpa(vm, gpa, (void *)buf, len, true);
+}
+
+/* ---- creation and destruction ------------------------------------------- */
+
+uint64_t vm_clock_ns(struct vm *vm)
+{
+	return time_now_ns() + vm->clock_offset_ns;
+}
+
+static void vm_free(struct vm *vm)
+{
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		vcpu_free(vm->vcpus[i]);
+	if (vm->dev)
+		vm_devices_free(vm);
+	if (vm->gpt_ready)
+		vmm->vm_destroy(vm);
+	if (vm->frames)
+		free_frames(vm);
+	free(vm->console);
+	free(vm);
+}
+
+static int gpa_copy(void *ctx, uint64_t gpa, const void *src, size_t len)
+{
+	return vm_write_gpa(ctx, gpa, src, len);
+}
+
+static int gpa_zero(void *ctx, uint64_t gpa, size_t len)
+{
+	static const char zeros[256];
+
+	while (len) {
+		size_t n = len < sizeof(zeros) ? len : sizeof(zeros);
+		if (vm_write_gpa(ctx, gpa, zeros, n))
+			return -EFAULT;
+		gpa += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Check the image before any memory is taken; then load it. */
+static int load_image(struct vm *vm, const struct module *m, const struct vm_config *cfg,
+		      struct mb1_plan *plan, struct mb1_entry_state *entry,
+		      char *err, size_t errlen)
+{
+	struct loader_mem_ops ops = { gpa_copy, gpa_zero, vm };
+	int rc = mb1_load(plan, &ops);
+
+	if (!rc)
+		rc = mb1_write_info(plan, cfg->cmdline ? cfg->cmdline : "", &ops, entry);
+	if (rc)
+		snprintf(err, errlen, "loading '%s' failed: %s", m->name, plan->errmsg);
+	return rc;
+}
+
+static int check_memory(const struct vm *vm, char *err, size_t errlen)
+{
+	struct mem_stats st;
+	uint64_t need = vm->mem_size + vm->mem_size / 256 + (1u << 20);	/* + tables */
+
+	mem_get_stats(&st);
+	if (st.free < need) {
+		snprintf(err, errlen, "not enough memory: the guest needs %lu MiB, %lu MiB free",
+			 need >> 20, st.free >> 20);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int vm_build(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen)
+{
+	const struct module *m = modules_find(cfg->kernel);
+	struct mb1_entry_state entry;
+	struct mb1_plan plan;
+	int rc;
+
+	if (!m) {
+		snprintf(err, errlen, "no module named '%s' (see 'modules')", cfg->kernel);
+		return -ENOENT;
+	}
+	rc = mb1_prepare(m->data, m->size, vm->mem_size, &plan);
+	if (rc) {
+		snprintf(err, errlen, "'%s' is not a usable guest image: %s", m->name, plan.errmsg);
+		return rc;
+	}
+	if ((rc = check_memory(vm, err, errlen)))
+		return rc;
+	vm->console = calloc(1, sizeof(*vm->console));
+	if (!vm->console || alloc_frames(vm)) {
+		snprintf(err, errlen, "not enough memory for %lu MiB of guest RAM", cfg->mem_mb);
+		return -ENOMEM;
+	}
+	if ((rc = vmm->vm_init(vm))) {
+		snprintf(err, errlen, "%s could not set up nested paging (error %d)", vmm->name, rc);
+		return rc;
+	}
+	vm->gpt_ready = true;
+	if ((rc = map_frames(vm))) {
+		snprintf(err, errlen, "mapping guest memory failed (error %d)", rc);
+		return rc;
+	}
+	if ((rc = load_image(vm, m, cfg, &plan, &entry, err, errlen)))
+		return rc;
+	if ((rc = vm_devices_init(vm))) {
+		snprintf(err, errlen, "creating the virtual devices failed (error %d)", rc);
+		return rc;
+	}
+	rc = vcpu_create(vm, 0, &entry, &vm->vcpus[0]);
+	if (rc) {
+		snprintf(err, errlen, "creating the vCPU failed (error %d)", rc);
+		return rc;
+	}
+	vm->nr_vcpus = 1;
+	return 0;
+}
+
+static struct vm *find_locked(const char *name)
+{
+	for (int i = 0; i < VM_MAX; i++)
+		if (vms[i] && !strcmp(vms[i]->name, name))
+			return vms[i];
+	return NULL;
+}
+
+/* Publish vm in a free slot; -ENOSPC / -EEXIST if it cannot be. */
+static int vm_register(struct vm *vm, char *err, size_t errlen)
+{
+	int rc = -ENOSPC;
+
+	spin_lock(&vms_lock);
+	if (find_locked(vm->name)) {
+		rc = -EEXIST;
+	} else {
+		for (int i = 0; i < VM_MAX; i++)
+			if (!vms[i]) {
+				vms[i] = vm;
+				vm->id = i + 1;
+				rc = 0;
+				break;
+			}
+	}
+	spin_unlock(&vms_lock);
+	if (rc == -ENOSPC)
+		snprintf(err, errlen, "too many guests (at most %d)", VM_MAX);
+	else if (rc)
+		snprintf(err, errlen, "a guest named '%s' exists already", vm->name);
+	return rc;
+}
+
+int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen)
+{
+	struct vm *vm;
+	int rc;
+
+	if (!vmm) {
+		snprintf(err, errlen, "this machine has no usable hardware virtualization");
+		return -ENODEV;
+	}
+	if (vm_find(cfg->name)) {
+		snprintf(err, errlen, "a guest named '%s' exists already", cfg->name);
+		return -EEXIST;
+	}
+	if (cfg->vcpus < 1 || cfg->vcpus > VM_MAX_VCPUS) {
+		snprintf(err, errlen, "vcpus=%u: only %d vCPU per guest is supported yet",
+			 cfg->vcpus, VM_MAX_VCPUS);
+		return -EINVAL;
+	}
+	vm = calloc(1, sizeof(*vm));
+	if (!vm) {
+		snprintf(err, errlen, "out of memory for the guest's bookkeeping");
+		return -ENOMEM;
+	}
+	snprintf(vm->name, sizeof(vm->name), "%s", cfg->name);
+	snprintf(vm->kernel, sizeof(vm->kernel), "%s", cfg->kernel);
+	snprintf(vm->cmdline, sizeof(vm->cmdline), "%s", cfg->cmdline ? cfg->cmdline : "");
+	vm->mem_size = cfg->mem_mb << 20;
+	vm->nr_frames = vm->mem_size / PAGE_SIZE;
+	vm->created_ns = time_now_ns();
+	rc = vm_build(vm, cfg, err, errlen);
+	if (!rc)
+		rc = vm_register(vm, err, errlen);
+	if (rc) {
+		vm_free(vm);
+		return rc;
+	}
+	pr_info("vm %s: created (%lu MiB, kernel %s)", vm->name, cfg->mem_mb, vm->kernel);
+	*out = vm;
+	return 0;
+}
+
+/* ---- life cycle ----------------------------------------------------------- */
+
+static int set_state(struct vm *vm, enum vm_state from, enum vm_state to,
+		     const char *verb, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	spin_lock(&vm->lock);
+	if (vm->state != from) {
+		snprintf(err, errlen, "cannot %s '%s': it is %s", verb, vm->name,
+			 vm_state_name(vm->state));
+		rc = -EBUSY;
+	} else {
+		vm->state = to;
+	}
+	spin_unlock(&vm->lock);
+	return rc;
+}
+
+int vm_start(struct vm *vm, char *err, size_t errlen)
+{
+	int rc = set_state(vm, VM_CREATED, VM_RUNNING, "start", err, errlen);
+
+	if (rc)
+		return rc;
+	rc = sched_add(vm->vcpus[0]);
+	if (rc) {
+		spin_lock(&vm->lock);
+		vm->state = VM_CREATED;
+		spin_unlock(&vm->lock);
+		snprintf(err, errlen, "no CPU can run guests");
+		return rc;
+	}
+	pr_info("vm %s: started on CPU %d", vm->name, vm->vcpus[0]->cpu);
+	return 0;
+}
+
+int vm_pause(struct vm *vm, char *err, size_t errlen)
+{
+	int rc = set_state(vm, VM_RUNNING, VM_PAUSED, "pause", err, errlen);
+
+	if (rc)
+		return rc;
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		vcpu_kick_and_wait(vm->vcpus[i]);
+	return 0;
+}
+
+int vm_resume(struct vm *vm, char *err, size_t errlen)
+{
+	int rc = set_state(vm, VM_PAUSED, VM_RUNNING, "resume", err, errlen);
+
+	if (rc)
+		return rc;
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		sched_wake(vm->vcpus[i]);
+	return 0;
+}
+
+void vm_stop(struct vm *vm, const char *fmt, ...)
+{
+	va_list ap;
+
+	spin_lock(&vm->lock);
+	if (vm->state == VM_RUNNING || vm->state == VM_PAUSED) {
+		vm->state = VM_STOPPED;
+		va_start(ap, fmt);
+		vsnprintf(vm->stop_reason, sizeof(vm->stop_reason), fmt, ap);
+		va_end(ap);
+	}
+	spin_unlock(&vm->lock);
+	pr_info("vm %s: stopped: %s", vm->name, vm->stop_reason);
+}
+
+/* Force off and free everything; `mem` shows all of it back. */
+void vm_destroy(struct vm *vm)
+{
+	spin_lock(&vm->lock);
+	if (vm->state != VM_CREATED)
+		vm->state = VM_STOPPED;
+	spin_unlock(&vm->lock);
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		sched_remove(vm->vcpus[i]);
+	spin_lock(&vms_lock);
+	vms[vm->id - 1] = NULL;
+	spin_unlock(&vms_lock);
+	pr_info("vm %s: destroyed", vm->name);
+	vm_free(vm);
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The contract between the vendor-neutral core (hv/) and the two back ends
+ * (arch/x86/vmx, arch/x86/svm), in the manner of bhyve's vmm_ops: one table
+ * of operations, chosen once at boot, and one normalized exit record.
+ * Nothing above this header knows which back end runs.
+ */
+#ifndef FERRY_HV_VMM_H
+#define FERRY_HV_VMM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "hv/cpu_state.h"
+
+struct vm;
+struct vcpu;
+struct page_table;
+
+/* Why the guest stopped running; the core handles each code once. */
+enum exit_code {
+	EXIT_NONE,		/* nothing for the core: just run again */
+	EXIT_EXTERNAL,		/* host interrupt (timer, IPI): host work, then resume */
+	EXIT_INTR_WINDOW,	/* the guest can now take an interrupt */
+	EXIT_CPUID,
+	EXIT_IO,
+	EXIT_MSR_READ,
+	EXIT_MSR_WRITE,
+	EXIT_HLT,
+	EXIT_GPA_FAULT,		/* EPT violation / nested page fault */
+	EXIT_HYPERCALL,		/* VMCALL or VMMCALL: the same answer on both */
+	EXIT_XSETBV,
+	EXIT_VIRT_INSN,		/* the guest used VMX/SVM instructions: inject #UD */
+	EXIT_SHUTDOWN,		/* triple fault */
+	EXIT_INVALID,		/* VM entry failed: the guest state is bad */
+	EXIT_UNHANDLED,		/* a vendor exit the back end could not handle */
+	EXIT_COUNT
+};
+
+struct vm_exit {
+	enum exit_code code;
+	uint64_t rip;		/* of the instruction that exited */
+	uint8_t inst_len;	/* its length, where the exit has one */
+	union {
+		struct {
+			uint16_t port;
+			uint8_t size;		/* 1, 2 or 4 */
+			bool in;
+			bool string, rep;	/* INS/OUTS: not supported yet */
+		} io;
+		struct {
+			uint32_t index;		/* ECX */
+			uint64_t value;		/* EDX:EAX for writes */
+		} msr;
+		struct {
+			uint64_t gpa;
+			bool read, write, exec;
+			bool present;		/* the mapping exists (permission fault) */
+		} gpa_fault;
+		struct {
+			uint32_t reason;	/* vendor code, for the stop reason */
+			uint64_t info1, info2;
+			const char *what;	/* in words: "VM-instruction error 7: ..." */
+		} vendor;
+	} u;
+};
+
+/*
+ * Back-end operations.  All vcpu ops are called on the CPU running it.
+ * TLB rule: the core bumps vm->gpa_gen (atomically) after changing or
+ * reducing entries of vm->gpt and kicks every running vCPU out of the
+ * guest; before every entry the back end compares vm->gpa_gen with what
+ * the vCPU last saw on this CPU and flushes guest-physical translations
+ * (INVEPT / ASID flush) if they differ.
+ */
+struct vmm_ops {
+	const char *name;			/* "VMX", "SVM" */
+	int (*cpu_enable)(void);		/* per physical CPU, at bring-up */
+	/* Guest-physical tables: set vm->gpt's format and root. */
+	int (*vm_init)(struct vm *vm);
+	void (*vm_destroy)(struct vm *vm);
+	int (*vcpu_init)(struct vcpu *v);
+	void (*vcpu_destroy)(struct vcpu *v);
+	/*
+	 * Enter the guest; return when it exits, with *exit filled.  All 16
+	 * general registers are in v->gpr between runs: the back end loads
+	 * them (RAX and RSP through its VMCB/VMCS) and saves them back, and
+	 * the core may change any of them.  Called with interrupts
+	 * disabled; host interrupts that arrive in the guest end the run with
+	 * EXIT_EXTERNAL and are taken once the caller enables interrupts.
+	 */
+	void (*run)(struct vcpu *v, struct vm_exit *exit);
+	void (*get_state)(struct vcpu *v, struct cpu_state *s);
+	void (*set_state)(struct vcpu *v, const struct cpu_state *s);
+	/* Deliver e at the next entry (the guest must be able to take it). */
+	void (*inject)(struct vcpu *v, const struct event *e);
+	/* True if an external interrupt can be injected now (IF, no shadow,
+	 * nothing else being injected). */
+	bool (*intr_allowed)(struct vcpu *v);
+	/* Exit with EXIT_INTR_WINDOW as soon as intr_allowed() would be true. */
+	void (*want_intr_window)(struct vcpu *v, bool on);
+	/* Move RIP past the exiting instruction (clears the STI/MOV SS shadow). */
+	void (*skip_insn)(struct vcpu *v, uint8_t len);
+	void (*set_tsc_offset)(struct vcpu *v, uint64_t offset);
+};
+
+/* The back end chosen at boot (hv/vmm.c); NULL when the CPU has none. */
+extern const struct vmm_ops *vmm;
+extern const struct vmm_ops vmx_ops, svm_ops;
+
+int vmm_init(void);		/* boot CPU: pick the back end */
+int vmm_cpu_enable(void);	/* every CPU: turn virtualisation on */
+
+#endif

@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""A private network namespace with a Linux bridge and tap devices, so that
+emulators and Linux talk over a real (virtual) Ethernet.  Only addresses in
+10.200.0.0/24 inside the namespace are used."""
+
+import os
+import subprocess
+
+BRIDGE_IP = "10.200.0.1"
+
+
+def sh(*args, check=True):
+    return subprocess.run(list(args), check=check, capture_output=True, text=True, timeout=30)
+
+
+class NetNS:
+    def __init__(self, name=None):
+        self.name = name or f"ferry{os.getpid()}"
+        self.taps = []
+
+    def __enter__(self):
+        sh("ip", "netns", "add", self.name)
+        self.ex("ip", "link", "set", "lo", "up")
+        self.ex("ip", "link", "add", "br0", "type", "bridge")
+        self.ex("ip", "addr", "add", f"{BRIDGE_IP}/24", "dev", "br0")
+        self.ex("ip", "link", "set", "br0", "up")
+        return self
+
+    def ex(self, *args, check=True):
+        return sh("ip", "netns", "exec", self.name, *args, check=check)
+
+    def add_tap(self):
+        tap = f"tap{len(self.taps)}"
+        self.ex("ip", "tuntap", "add", "dev", tap, "mode", "tap")
+        self.ex("ip", "link", "set", tap, "master", "br0")
+        self.ex("ip", "link", "set", tap, "up")
+        self.taps.append(tap)
+        return tap
+
+    def set_link(self, tap, up):
+        self.ex("ip", "link", "set", tap, "up" if up else "down")
+
+    def __exit__(self, *exc):
+        sh("ip", "netns", "del", self.name, check=False)
+
+
+def qemu_nic(tap, mac):
+    return ["-netdev", f"tap,id=n0,ifname={tap},script=no,downscript=no",
+            "-device", f"e1000,netdev=n0,mac={mac}"]
+
+
+def bochs_nic(tap, mac):
+    return ["pci: enabled=1, chipset=i440fx, slot1=e1000",
+            f"e1000: enabled=1, mac={mac}, ethmod=tuntap, ethdev=/dev/net/tun:{tap}"]

@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The Linux side of network tests, run inside the test namespace:
+  netpeer.py send HOST PORT BYTES   -> prints "sent N crc32 XXXXXXXX seconds S"
+  netpeer.py recv PORT [TIMEOUT]    -> prints "received N crc32 XXXXXXXX seconds S"
+"""
+import random
+import socket
+import sys
+import time
+import zlib
+
+
+def send(host, port, total):
+    rnd = random.Random(7)
+    block = bytes(rnd.randrange(256) for _ in range(65536))
+    s = socket.create_connection((host, port), timeout=60)
+    crc, sent, t0 = 0, 0, time.time()
+    while sent < total:
+        chunk = block[: min(len(block), total - sent)]
+        s.sendall(chunk)
+        crc = zlib.crc32(chunk, crc)
+        sent += len(chunk)
+    s.shutdown(socket.SHUT_WR)
+    s.settimeout(120)
+    while s.recv(4096):
+        pass
+    s.close()
+    print(f"sent {sent} crc32 {crc:08x} seconds {time.time() - t0:.3f}", flush=True)
+
+
+def recv(port, timeout):
+    ls = socket.socket()
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("0.0.0.0", port))
+    ls.listen(1)
+    ls.settimeout(timeout)
+    print("listening", flush=True)
+    c, _ = ls.accept()
+    c.settimeout(timeout)
+    crc, got, t0 = 0, 0, time.time()
+    while True:
+        d = c.recv(1 << 16)
+        if not d:
+            break
+        crc = zlib.crc32(d, crc)
+        got += len(d)
+    print(f"received {got} crc32 {crc:08x} seconds {time.time() - t0:.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "send":
+        send(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    else:
+        recv(int(sys.argv[2]), float(sys.argv[3]) if len(sys.argv) > 3 else 120)

@@ -1,0 +1,192 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Issue: ferry's own network (e1000 + TCP/IP) against Linux, in a private
+network namespace with a bridge (needs root, as CI has)."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from ferry_harness import Machine, PROMPT
+from netns import BRIDGE_IP, NetNS, bochs_nic, qemu_nic
+
+HERE = os.path.dirname(__file__)
+PEER = [sys.executable if sys.executable.startswith("/usr/bin") else "/usr/bin/python3",
+        os.path.join(HERE, "netpeer.py")]
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+
+
+@pytest.fixture
+def ns():
+    with NetNS() as n:
+        yield n
+
+
+@pytest.fixture
+def hosts(ns, request):
+    """Start ferry hosts on the bridge: hosts("qemu", "bochs", ...)."""
+    started, relays = [], []
+
+    def start(kind="qemu", ip=None, lossy=None):
+        i = len(started)
+        tap = ns.add_tap()
+        mac = f"52:54:00:12:00:{i + 2:02x}"
+        nic = qemu_nic(tap, mac) if kind == "qemu" else bochs_nic(tap, mac)
+        if lossy:
+            qport, rport = 40000 + 2 * i, 40001 + 2 * i
+            relays.append(subprocess.Popen(
+                ["ip", "netns", "exec", ns.name, PEER[0], os.path.join(HERE, "lossy_relay.py"),
+                 tap, str(qport), str(rport)] + [str(x) for x in lossy] + ["11"]))
+            nic = ["-netdev", f"socket,id=n0,udp=127.0.0.1:{rport},localaddr=127.0.0.1:{qport}",
+                   "-device", f"e1000,netdev=n0,mac={mac}"]
+        name = request.node.name.replace("[", "-").replace("]", "") + f"-{i}"
+        m = Machine(name, kind=kind, cpus=2, mem=256 if kind == "qemu" else 128,
+                    extra=nic, netns=ns.name).start()
+        started.append(m)
+        m.ip = ip or f"10.200.0.{i + 2}"
+        out = m.cmd(f"net ip {m.ip}/24", timeout=60)
+        assert "ipv4 address" in out, out
+        return m
+
+    yield start
+    for m in started:
+        m.close()
+    for r in relays:
+        r.kill()
+        r.wait()
+
+
+def peer(ns, *args, timeout=300):
+    return subprocess.Popen(["ip", "netns", "exec", ns.name] + PEER + [str(a) for a in args],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def test_ping_both_ways(ns, hosts):
+    m = hosts("qemu")
+    out = m.cmd(f"ping {BRIDGE_IP} 3", timeout=30)
+    assert re.search(r"3 packets transmitted, 3 received, 0% packet loss", out), out
+    r = ns.ex("ping", "-c", "3", "-W", "2", m.ip, check=False)
+    assert " 0% packet loss" in r.stdout, r.stdout
+    net = m.cmd("net")
+    assert re.search(r"MAC 52:54:00:12:00:02, link up", net)
+    assert re.search(r"ipv4:\s+10\.200\.0\.2/24", net)
+    assert BRIDGE_IP in m.cmd("arp")
+
+
+def test_linux_sends_64mib_to_nettest(ns, hosts):
+    m = hosts("qemu")
+    m.send("nettest listen 5001\r")
+    m.expect("listening on port 5001")
+    p = peer(ns, "send", m.ip, 5001, 64 << 20)
+    out, _ = p.communicate(timeout=600)
+    sent = re.search(r"sent (\d+) crc32 ([0-9a-f]{8})", out)
+    assert sent, out
+    got = m.expect(r"nettest: received (\d+) bytes in [\d.]+ s: [\d.]+ MB/s, crc32 ([0-9a-f]{8})",
+                   timeout=120)
+    assert got.group(1) == sent.group(1) and got.group(2) == sent.group(2)
+    m.send(b"\x03")
+    m.expect("nettest: stopped")
+    m.expect(PROMPT)
+
+
+def test_nettest_sends_64mib_to_linux(ns, hosts):
+    m = hosts("qemu")
+    p = peer(ns, "recv", 5002)
+    assert p.stdout.readline().strip() == "listening"
+    out = m.cmd(f"nettest send {BRIDGE_IP} 5002 64", timeout=600)
+    sent = re.search(r"sent (\d+) bytes .* crc32 ([0-9a-f]{8})", out)
+    assert sent, out
+    res, _ = p.communicate(timeout=120)
+    got = re.search(r"received (\d+) crc32 ([0-9a-f]{8})", res)
+    assert got and got.groups() == sent.groups(), res
+
+
+def test_two_ferry_hosts(ns, hosts):
+    a, b = hosts("qemu"), hosts("qemu")
+    b.send("nettest listen 6000\r")
+    b.expect("listening on port 6000")
+    out = a.cmd(f"nettest send {b.ip} 6000 16", timeout=300)
+    sent = re.search(r"sent (\d+) bytes .* crc32 ([0-9a-f]{8})", out)
+    assert sent, out
+    got = b.expect(r"received (\d+) bytes .* crc32 ([0-9a-f]{8})", timeout=60)
+    assert got.groups() == sent.groups()
+
+
+def test_bochs_ferry_talks_to_qemu_ferry(ns, hosts):
+    q, x = hosts("qemu"), hosts("bochs")
+    assert "0% packet loss" in x.cmd(f"ping {q.ip} 2", timeout=120)
+    q.send("nettest listen 6001\r")
+    q.expect("listening on port 6001")
+    out = x.cmd(f"nettest send {q.ip} 6001 2", timeout=600)
+    sent = re.search(r"sent (\d+) bytes .* crc32 ([0-9a-f]{8})", out)
+    assert sent, out
+    got = q.expect(r"received (\d+) bytes .* crc32 ([0-9a-f]{8})", timeout=120)
+    assert got.groups() == sent.groups()
+
+
+def test_hostile_frames_and_syn_flood(ns, hosts):
+    m = hosts("qemu")
+    script = f"""
+import random
+from scapy.all import Ether, IP, TCP, ICMP, Raw, sendp, conf
+conf.verb = 0
+rnd = random.Random(5)
+dst = "{m.ip}"
+frames = []
+for i in range(300):
+    frames.append(Ether(dst="52:54:00:12:00:02") / Raw(bytes(rnd.randrange(256) for _ in range(rnd.randrange(1, 200)))))
+for i in range(300):
+    p = Ether(dst="52:54:00:12:00:02") / IP(dst=dst, ihl=rnd.choice([3, 5, 15]), len=rnd.randrange(0, 2000)) / Raw(b"x" * rnd.randrange(0, 64))
+    frames.append(p)
+for i in range(200):
+    frames.append(Ether(dst="52:54:00:12:00:02") / IP(dst=dst, chksum=0x1234) / ICMP())
+for i in range(2000):
+    frames.append(Ether(dst="52:54:00:12:00:02") / IP(src="10.200.0.%d" % rnd.randrange(50, 250), dst=dst) / TCP(sport=rnd.randrange(1024, 65535), dport=5003, flags="S", seq=rnd.randrange(1 << 32)))
+sendp(frames, iface="br0")
+print("sent", len(frames))
+"""
+    m.send("nettest listen 5003\r")
+    m.expect("listening on port 5003")
+    r = ns.ex("/usr/bin/python3", "-c", script, check=False)
+    assert "sent" in r.stdout, r.stdout + r.stderr
+    p = peer(ns, "send", m.ip, 5003, 1 << 20)
+    out, _ = p.communicate(timeout=300)
+    sent = re.search(r"sent (\d+) crc32 ([0-9a-f]{8})", out)
+    assert sent, out
+    got = m.expect(r"nettest: received (\d+) bytes .* crc32 ([0-9a-f]{8})", timeout=120)
+    assert got.groups() == sent.groups()
+    m.send(b"\x03")
+    m.expect(PROMPT)
+    assert "0% packet loss" in m.cmd(f"ping {BRIDGE_IP} 2", timeout=30)
+
+
+LOSSY = (0.02, 0.05, 0.01, 1)     # loss, reordering, duplication, delay (ms)
+
+
+@pytest.mark.parametrize("direction", ["to_ferry", "from_ferry"])
+def test_lossy_link_64mib(ns, hosts, direction):
+    m = hosts("qemu", lossy=LOSSY)
+    assert "received" in m.cmd(f"ping {BRIDGE_IP} 3", timeout=30)
+    if direction == "to_ferry":
+        m.send("nettest listen 5004\r")
+        m.expect("listening on port 5004")
+        p = peer(ns, "send", m.ip, 5004, 64 << 20)
+        out, _ = p.communicate(timeout=900)
+        sent = re.search(r"sent (\d+) crc32 ([0-9a-f]{8})", out)
+        assert sent, out
+        got = m.expect(r"nettest: received (\d+) bytes .* crc32 ([0-9a-f]{8})", timeout=300)
+        assert got.groups() == sent.groups()
+        m.send(b"\x03")
+        m.expect(PROMPT)
+    else:
+        p = peer(ns, "recv", 5005, 900)
+        assert p.stdout.readline().strip() == "listening"
+        out = m.cmd(f"nettest send {BRIDGE_IP} 5005 64", timeout=900)
+        sent = re.search(r"sent (\d+) bytes .* crc32 ([0-9a-f]{8})", out)
+        assert sent, out
+        res, _ = p.communicate(timeout=120)
+        got = re.search(r"received (\d+) crc32 ([0-9a-f]{8})", res)
+        assert got and got.groups() == sent.groups(), res

@@ -1,0 +1,830 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * TCP against a hand-driven peer: the test builds every segment itself and
+ * reads what the stack sends, to check option negotiation, reassembly with
+ * SACK and D-SACK, the RST/SYN/ACK rules of RFC 5961, window edges, zero
+ * windows, simultaneous open, TIME-WAIT reuse, SYN floods and a fuzz of
+ * well-checksummed garbage.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "hv/net/cksum.h"
+#include "hv/net/net.h"
+#include "hv/net/tcp_priv.h"
+
+#define MY_IP	0x0a000001u
+#define PEER_IP	0x0a000002u
+#define PORT	80
+#define PPORT	4000
+#define CAP_MAX	256
+#define SEC	1000000ull
+
+static const uint8_t my_mac[6] = { 0x02, 0, 0, 0, 0, 0x01 };
+static const uint8_t peer_mac[6] = { 0x02, 0, 0, 0, 0, 0x02 };
+
+struct cap {
+	int n;
+	size_t len[CAP_MAX];
+	uint8_t f[CAP_MAX][ETH_FRAME_MAX];
+};
+
+static struct cap cap;
+static struct netstack ns;
+static uint64_t now_us;
+
+/* A parsed segment the stack sent. */
+struct seg {
+	uint32_t src, dst;
+	uint16_t sport, dport;
+	uint32_t seq, ack, wnd;
+	uint8_t flags;
+	uint32_t len;
+	const uint8_t *data;
+	uint16_t mss;
+	int ws;
+	bool sackok;
+	int nsack;
+	uint32_t sack[4][2];
+};
+
+static int cap_xmit(void *ctx, const void *frame, size_t len)
+{
+	(void)ctx;
+	if (cap.n < CAP_MAX) {
+		memcpy(cap.f[cap.n], frame, len);
+		cap.len[cap.n] = len;
+	}
+	cap.n++;
+	return 0;
+}
+
+static void tick(uint64_t us)
+{
+	now_us += us;
+	net_poll(&ns, now_us);
+}
+
+static int setup_cfg(const struct net_config *base)
+{
+	struct net_config cfg = *base;
+	uint8_t f[64], *a = f + ETH_HLEN;
+
+	cfg.xmit = cap_xmit;
+	cfg.seed = 5;
+	cfg.arp_timeout_ms = 24 * 3600 * 1000;	/* the peer stays known */
+	memcpy(cfg.mac, my_mac, 6);
+	memset(&cap, 0, sizeof(cap));
+	now_us = 1000000;
+	assert_int_equal(net_init(&ns, &cfg), 0);
+	net_set_time(&ns, now_us);
+	assert_int_equal(net_set_ipv4(&ns, MY_IP, 24, 0), 0);
+	/* teach it the peer's MAC */
+	memcpy(f, my_mac, 6);
+	memcpy(f + 6, peer_mac, 6);
+	put_be16(f + 12, ETH_P_ARP);
+	put_be16(a, 1);
+	put_be16(a + 2, ETH_P_IP);
+	a[4] = 6;
+	a[5] = 4;
+	put_be16(a + 6, ARP_OP_REPLY);
+	memcpy(a + 8, peer_mac, 6);
+	put_be32(a + 14, PEER_IP);
+	memcpy(a + 18, my_mac, 6);
+	put_be32(a + 24, MY_IP);
+	net_input(&ns, f, ETH_HLEN + ARP_LEN);
+	cap.n = 0;
+	return 0;
+}
+
+static int setup(void **state)
+{
+	static const struct net_config cfg = { .rcvbuf = 65536, .sndbuf = 65536 };
+
+	(void)state;
+	return setup_cfg(&cfg);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	net_fini(&ns);
+	return 0;
+}
+
+/* --- the hand-driven peer --- */
+
+struct opts {
+	uint8_t b[40];
+	size_t n;
+};
+
+static void opt_syn(struct opts *o, uint16_t mss, int ws, bool sackok)
+{
+	o->n = 0;
+	if (mss) {
+		o->b[o->n++] = 2;
+		o->b[o->n++] = 4;
+		put_be16(o->b + o->n, mss);
+		o->n += 2;
+	}
+	if (ws >= 0) {
+		o->b[o->n++] = 1;
+		o->b[o->n++] = 3;
+		o->b[o->n++] = 3;
+		o->b[o->n++] = (uint8_t)ws;
+	}
+	if (sackok) {
+		o->b[o->n++] = 4;
+		o->b[o->n++] = 2;
+	}
+	while (o->n % 4)
+		o->b[o->n++] = 0;
+}
+
+static void inject_from(uint32_t src, uint16_t sport, uint16_t dport, uint32_t seq,
+			uint32_t ack, uint8_t flags, uint16_t wnd, const struct opts *o,
+			const void *data, size_t len)
+{
+	static uint8_t f[ETH_FRAME_MAX + 100];
+	uint8_t *ip = f + ETH_HLEN, *t = ip + IP_HLEN;
+	size_t ol = o ? o->n : 0, tl = TCP_HLEN + ol + len;
+
+	memcpy(f, my_mac, 6);
+	memcpy(f + 6, peer_mac, 6);
+	put_be16(f + 12, ETH_P_IP);
+	memset(ip, 0, IP_HLEN);
+	ip[0] = 0x45;
+	put_be16(ip + 2, (uint16_t)(IP_HLEN + tl));
+	ip[8] = 64;
+	ip[9] = IP_PROTO_TCP;
+	put_be32(ip + 12, src);
+	put_be32(ip + 16, MY_IP);
+	csum_store(ip + 10, csum_finish(csum_add(0, ip, IP_HLEN)));
+	memset(t, 0, TCP_HLEN);
+	put_be16(t, sport);
+	put_be16(t + 2, dport);
+	put_be32(t + 4, seq);
+	put_be32(t + 8, ack);
+	t[12] = (uint8_t)(((TCP_HLEN + ol) / 4) << 4);
+	t[13] = flags;
+	put_be16(t + 14, wnd);
+	if (ol)
+		memcpy(t + TCP_HLEN, o->b, ol);
+	if (len)
+		memcpy(t + TCP_HLEN + ol, data, len);
+	csum_store(t + 16, csum_finish(csum_add(csum_pseudo(src, MY_IP, 6, (uint16_t)tl),
+						t, tl)));
+	net_set_time(&ns, now_us);
+	net_input(&ns, f, ETH_HLEN + IP_HLEN + tl);
+}
+
+static void inject(uint32_t seq, uint32_t ack, uint8_t flags, uint16_t wnd,
+		   const void *data, size_t len)
+{
+	inject_from(PEER_IP, PPORT, PORT, seq, ack, flags, wnd, NULL, data, len);
+}
+
+static void parse_opts(struct seg *s, const uint8_t *o, size_t n)
+{
+	while (n) {
+		if (o[0] == 0)
+			break;
+		if (o[0] == 1) {
+			o++;
+			n--;
+			continue;
+		}
+		assert_true(n >= 2 && o[1] >= 2 && o[1] <= n);
+		if (o[0] == 2)
+			s->mss = get_be16(o + 2);
+		if (o[0] == 3)
+			s->ws = o[2];
+		if (o[0] == 4)
+			s->sackok = true;
+		if (o[0] == 5) {
+			s->nsack = (o[1] - 2) / 8;
+			for (int i = 0; i < s->nsack; i++) {
+				s->sack[i][0] = get_be32(o + 2 + 8 * i);
+				s->sack[i][1] = get_be32(o + 6 + 8 * i);
+			}
+		}
+		n -= o[1];
+		o += o[1];
+	}
+}
+
+/* Parse captured frame i, checking both checksums. */
+static struct seg seg_at(int i)
+{
+	const uint8_t *ip = cap.f[i] + ETH_HLEN, *t = ip + IP_HLEN;
+	size_t tl = get_be16(ip + 2) - IP_HLEN, hl;
+	struct seg s;
+
+	assert_true(i < cap.n && i < CAP_MAX);
+	assert_int_equal(get_be16(cap.f[i] + 12), ETH_P_IP);
+	assert_int_equal(ip[9], IP_PROTO_TCP);
+	assert_true(csum_ok(csum_add(0, ip, IP_HLEN)));
+	assert_true(csum_ok(csum_add(csum_pseudo(get_be32(ip + 12), get_be32(ip + 16), 6,
+						 (uint16_t)tl), t, tl)));
+	memset(&s, 0, sizeof(s));
+	s.ws = -1;
+	s.src = get_be32(ip + 12);
+	s.dst = get_be32(ip + 16);
+	s.sport = get_be16(t);
+	s.dport = get_be16(t + 2);
+	s.seq = get_be32(t + 4);
+	s.ack = get_be32(t + 8);
+	s.flags = t[13];
+	s.wnd = get_be16(t + 14);
+	hl = (size_t)(t[12] >> 4) * 4;
+	parse_opts(&s, t + TCP_HLEN, hl - TCP_HLEN);
+	s.data = t + hl;
+	s.len = (uint32_t)(tl - hl);
+	return s;
+}
+
+static struct seg last(void)
+{
+	assert_true(cap.n > 0);
+	return seg_at(cap.n - 1);
+}
+
+/* A connection accepted from the peer: the peer's next sequence number
+ * and ours. */
+struct hs {
+	struct tcp_conn *l, *c;
+	uint32_t pseq, sseq;
+};
+
+static void open_conn(struct hs *h, uint16_t mss, int ws, bool sackok)
+{
+	struct opts o;
+	struct seg sa;
+
+	memset(h, 0, sizeof(*h));
+	assert_int_equal(tcp_listen(&ns, PORT, 4, &h->l), 0);
+	opt_syn(&o, mss, ws, sackok);
+	inject_from(PEER_IP, PPORT, PORT, 1000, 0, TCP_SYN, 65535, &o, NULL, 0);
+	sa = last();
+	assert_int_equal(sa.flags, TCP_SYN | TCP_ACK);
+	assert_int_equal(sa.ack, 1001);
+	h->pseq = 1001;
+	h->sseq = sa.seq + 1;
+	inject(h->pseq, h->sseq, TCP_ACK, 65535, NULL, 0);
+	assert_int_equal(tcp_accept(h->l, &h->c), 0);
+	cap.n = 0;
+}
+
+static void fill(uint8_t *b, size_t n, uint32_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)((seed + i) * 31 + 7);
+}
+
+/* --- tests --- */
+
+static void test_options(void **state)
+{
+	struct opts o;
+	struct seg sa;
+	struct hs h;
+	uint8_t big[4000];
+
+	(void)state;
+	assert_int_equal(tcp_listen(&ns, PORT, 4, &h.l), 0);
+	opt_syn(&o, 1000, 7, true);
+	inject_from(PEER_IP, PPORT, PORT, 1000, 0, TCP_SYN, 65535, &o, NULL, 0);
+	assert_int_equal(cap.n, 1);
+	sa = last();
+	assert_int_equal(sa.mss, TCP_MSS_OURS);
+	assert_int_equal(sa.ws, 1);		/* 64 KiB needs a scale of 1 */
+	assert_true(sa.sackok);
+	assert_int_equal(sa.wnd, 65535);
+	/* no options at all: MSS 536, no scaling, no SACK, and none echoed */
+	opt_syn(&o, 0, -1, false);
+	inject_from(PEER_IP, PPORT + 1, PORT, 5000, 0, TCP_SYN, 65535, &o, NULL, 0);
+	sa = last();
+	assert_int_equal(sa.ws, -1);
+	assert_false(sa.sackok);
+	/* tiny MSS is clamped; data goes out in such segments */
+	tcp_close(h.l);
+	cap.n = 0;
+	open_conn(&h, 10, -1, false);
+	assert_int_equal(h.c->mss, TCP_MSS_MIN);
+	fill(big, sizeof(big), 0);
+	assert_int_equal(tcp_send(h.c, big, 200), 200);
+	assert_int_equal(seg_at(0).len, TCP_MSS_MIN);
+	assert_int_equal(h.c->snd_wscale, 0);
+	assert_false(h.c->sack_ok);
+}
+
+static void test_reassembly_and_sack(void **state)
+{
+	struct hs h;
+	uint8_t d[6000], r[6000];
+	struct seg a;
+	uint32_t p;
+
+	(void)state;
+	open_conn(&h, 1460, 0, true);
+	p = h.pseq;
+	fill(d, sizeof(d), 1);
+	inject(p + 2000, h.sseq, TCP_ACK, 65535, d + 2000, 1000);	/* [2000,3000) */
+	a = last();
+	assert_int_equal(a.ack, p);
+	assert_int_equal(a.nsack, 1);
+	assert_int_equal(a.sack[0][0], p + 2000);
+	assert_int_equal(a.sack[0][1], p + 3000);
+	inject(p + 4000, h.sseq, TCP_ACK, 65535, d + 4000, 1000);	/* [4000,5000) */
+	a = last();
+	assert_int_equal(a.nsack, 2);
+	assert_int_equal(a.sack[0][0], p + 4000);		/* most recent first */
+	assert_int_equal(a.sack[1][0], p + 2000);
+	inject(p + 1000, h.sseq, TCP_ACK, 65535, d + 1000, 1000);	/* joins [2000) */
+	a = last();
+	assert_int_equal(a.sack[0][0], p + 1000);
+	assert_int_equal(a.sack[0][1], p + 3000);
+	assert_int_equal(tcp_recv(h.c, r, sizeof(r)), -EAGAIN);
+	inject(p + 4000, h.sseq, TCP_ACK, 65535, d + 4000, 1000);	/* duplicate */
+	a = last();
+	assert_int_equal(a.sack[0][0], p + 4000);		/* D-SACK */
+	inject(p, h.sseq, TCP_ACK, 65535, d, 1000);			/* fills the hole */
+	a = last();
+	assert_int_equal(a.ack, p + 3000);
+	assert_int_equal(a.nsack, 1);
+	inject(p + 3000, h.sseq, TCP_ACK | TCP_PSH, 65535, d + 3000, 1000);
+	assert_int_equal(last().ack, p + 5000);
+	assert_int_equal(last().nsack, 0);
+	assert_int_equal(tcp_recv(h.c, r, sizeof(r)), 5000);
+	assert_memory_equal(r, d, 5000);
+	/* old data again: an ACK with a D-SACK block for it */
+	cap.n = 0;
+	inject(p + 100, h.sseq, TCP_ACK, 65535, d + 100, 500);
+	a = last();
+	assert_int_equal(a.ack, p + 5000);
+	assert_int_equal(a.nsack, 1);
+	assert_int_equal(a.sack[0][0], p + 100);
+	assert_int_equal(a.sack[0][1], p + 600);
+	/* partly old, partly new: the new part is taken */
+	inject(p + 4500, h.sseq, TCP_ACK, 65535, d + 4500, 1400);
+	assert_int_equal(tcp_recv(h.c, r, sizeof(r)), 900);
+	assert_memory_equal(r, d + 5000, 900);
+	assert_int_equal(ns.stats.tcp.rx_bad_csum, 0);
+}
+
+static void test_fin_out_of_order(void **state)
+{
+	struct hs h;
+	uint8_t d[2000], r[2000];
+
+	(void)state;
+	open_conn(&h, 1460, 0, true);
+	fill(d, sizeof(d), 3);
+	inject(h.pseq + 1000, h.sseq, TCP_ACK | TCP_FIN, 65535, d + 1000, 1000);
+	assert_int_equal(tcp_get_state(h.c), TCP_ESTABLISHED);
+	/* data beyond the FIN is ignored */
+	inject(h.pseq + 2001, h.sseq, TCP_ACK, 65535, d, 10);
+	inject(h.pseq, h.sseq, TCP_ACK, 65535, d, 1000);
+	assert_int_equal(tcp_get_state(h.c), TCP_CLOSE_WAIT);
+	assert_int_equal(last().ack, h.pseq + 2001);
+	assert_int_equal(tcp_recv(h.c, r, sizeof(r)), 2000);
+	assert_memory_equal(r, d, 2000);
+	assert_int_equal(tcp_recv(h.c, r, sizeof(r)), 0);
+	/* data after FIN changes nothing */
+	inject(h.pseq + 2001, h.sseq, TCP_ACK, 65535, d, 10);
+	assert_int_equal(tcp_recv(h.c, r, sizeof(r)), 0);
+}
+
+static void test_rst_rules(void **state)
+{
+	struct hs h;
+	uint8_t b[4];
+	struct seg a;
+
+	(void)state;
+	open_conn(&h, 1460, 0, true);
+	inject(h.pseq + 100, 0, TCP_RST, 0, NULL, 0);		/* in window */
+	assert_int_equal(cap.n, 1);
+	a = last();
+	assert_int_equal(a.flags, TCP_ACK);			/* challenge ACK */
+	assert_int_equal(a.ack, h.pseq);
+	assert_int_equal(tcp_get_state(h.c), TCP_ESTABLISHED);
+	inject(h.pseq + 1000000, 0, TCP_RST, 0, NULL, 0);	/* outside: silent */
+	inject(h.pseq - 1, 0, TCP_RST, 0, NULL, 0);
+	assert_int_equal(cap.n, 1);
+	/* SYN on an established connection: challenge ACK, nothing else */
+	inject(h.pseq + 5, 0, TCP_SYN, 65535, NULL, 0);
+	assert_int_equal(cap.n, 2);
+	assert_int_equal(last().flags, TCP_ACK);
+	assert_int_equal(tcp_get_state(h.c), TCP_ESTABLISHED);
+	assert_int_equal(ns.stats.tcp.challenge_acks, 2);
+	/* exact: reset */
+	inject(h.pseq, 0, TCP_RST, 0, NULL, 0);
+	assert_int_equal(tcp_recv(h.c, b, 4), -ECONNRESET);
+	assert_int_equal(tcp_get_state(h.c), TCP_CLOSED);
+	/* the tuple is gone: a segment now gets a RST */
+	inject(h.pseq, h.sseq, TCP_ACK, 65535, "x", 1);
+	assert_int_equal(last().flags, TCP_RST);
+	assert_int_equal(last().seq, h.sseq);
+	tcp_close(h.c);
+}
+
+static void test_challenge_ack_limit(void **state)
+{
+	struct hs h;
+
+	(void)state;
+	open_conn(&h, 1460, 0, true);
+	for (int i = 0; i < 1000; i++)
+		inject(h.pseq + 1 + (uint32_t)i, 0, TCP_RST, 0, NULL, 0);
+	assert_int_equal(cap.n, TCP_CHALLENGE_PER_SEC);
+	tick(SEC);
+	inject(h.pseq + 1, 0, TCP_RST, 0, NULL, 0);
+	assert_int_equal(cap.n, TCP_CHALLENGE_PER_SEC + 1);
+	assert_int_equal(tcp_get_state(h.c), TCP_ESTABLISHED);
+}
+
+static void test_out_of_window(void **state)
+{
+	struct hs h;
+	uint8_t d[100], r[100];
+	uint64_t oow;
+
+	(void)state;
+	open_conn(&h, 1460, 0, true);
+	fill(d, sizeof(d), 9);
+	oow = ns.stats.tcp.rx_out_of_window;
+	inject(h.pseq + 70000, h.sseq, TCP_ACK, 65535, d, 100);	/* past the window */
+	assert_int_equal(last().ack, h.pseq);
+	inject(h.pseq - 200, h.sseq, TCP_ACK, 65535, d, 100);	/* before it */
+	assert_int_equal(ns.stats.tcp.rx_out_of_window, oow + 2);
+	assert_int_equal(tcp_recv(h.c, r, sizeof(r)), -EAGAIN);
+	/* ACK of data never sent: answered, ignored */
+	cap.n = 0;
+	inject(h.pseq, h.sseq + 5000, TCP_ACK, 65535, d, 100);
+	assert_int_equal(cap.n, 1);
+	assert_int_equal(tcp_recv(h.c, r, sizeof(r)), -EAGAIN);
+	assert_int_equal(h.c->snd_una, h.sseq);
+	/* an ACK far below snd_una (RFC 5961 5.2) is ignored too */
+	inject(h.pseq, h.sseq - 1000000, TCP_ACK, 65535, d, 100);
+	assert_int_equal(tcp_recv(h.c, r, sizeof(r)), -EAGAIN);
+	/* data straddling the right edge: the part inside is taken */
+	for (uint32_t off = 0; off < 65536 - 100; off += 1000) {
+		uint8_t blk[1000];
+
+		fill(blk, sizeof(blk), off);
+		inject(h.pseq + off, h.sseq, TCP_ACK, 65535, blk,
+		       off + 1000 <= 65436 ? 1000 : 65436 - off);
+	}
+	inject(h.pseq + 65436, h.sseq, TCP_ACK, 65535, d, 100);
+	assert_int_equal(tcp_recv_avail(h.c), 65536);
+	tick(50000);					/* the delayed ACK */
+	assert_int_equal(last().wnd, 0);
+	assert_int_equal(last().ack, h.pseq + 65536);
+	/* a zero-window probe gets an ACK and nothing is taken */
+	cap.n = 0;
+	inject(h.pseq + 65536, h.sseq, TCP_ACK, 65535, d, 1);
+	assert_int_equal(cap.n, 1);
+	assert_int_equal(last().ack, h.pseq + 65536);
+	assert_int_equal(last().wnd, 0);
+	/* reading opens the window with an update */
+	cap.n = 0;
+	assert_int_equal(tcp_recv(h.c, r, 100), 100);
+	assert_int_equal(cap.n, 0);			/* too small to tell */
+	for (int i = 0; i < 400; i++)
+		tcp_recv(h.c, r, 100);
+	/* updates at 1 MSS, then each time the window can double */
+	assert_true(cap.n >= 1 && cap.n <= 6);
+	assert_true((seg_at(0).wnd << 1) >= TCP_MSS_OURS && (seg_at(0).wnd << 1) < TCP_MSS_OURS + 100);
+	assert_true((last().wnd << 1) >= 23360);
+}
+
+static void test_zero_window_sender(void **state)
+{
+	struct net_config cfg = { .rcvbuf = 65536, .sndbuf = 65536,
+				  .user_timeout_ms = 5000 };
+	struct hs h;
+	uint8_t d[3000];
+	int probes = 0;
+
+	(void)state;
+	teardown(state);
+	setup_cfg(&cfg);
+	open_conn(&h, 1460, 0, true);
+	fill(d, sizeof(d), 4);
+	inject(h.pseq, h.sseq, TCP_ACK, 0, NULL, 0);		/* window closes */
+	assert_int_equal(tcp_send(h.c, d, 3000), 3000);
+	assert_int_equal(cap.n, 0);
+	/* 60 s of probes, each answered with a zero window: no timeout */
+	for (int t = 0; t < 600; t++) {
+		int before = cap.n;
+
+		tick(SEC / 10);
+		if (cap.n > before) {
+			struct seg p = last();
+
+			assert_int_equal(p.len, 1);
+			assert_int_equal(p.seq, h.sseq);
+			probes++;
+			inject(h.pseq, h.sseq, TCP_ACK, 0, NULL, 0);
+		}
+	}
+	assert_true(probes >= 5 && probes <= 20);
+	assert_int_equal(tcp_connected(h.c), 1);
+	/* the window opens: everything goes */
+	cap.n = 0;
+	inject(h.pseq, h.sseq, TCP_ACK, 65535, NULL, 0);
+	assert_int_equal(cap.n, 2);			/* two full segments... */
+	assert_int_equal(seg_at(0).seq, h.sseq);
+	assert_int_equal(seg_at(1).seq + seg_at(1).len, h.sseq + 2920);
+	inject(h.pseq, h.sseq + 2920, TCP_ACK, 65535, NULL, 0);
+	assert_int_equal(cap.n, 3);			/* ...then the rest (Nagle) */
+	assert_int_equal(last().len, 80);
+	/* the peer goes quiet during a zero window: probes time out */
+	inject(h.pseq, h.sseq + 3000, TCP_ACK, 0, NULL, 0);
+	assert_int_equal(tcp_send(h.c, d, 100), 100);
+	for (int t = 0; t < 1200 && tcp_connected(h.c) == 1; t++)
+		tick(SEC / 10);
+	assert_int_equal(tcp_connected(h.c), -ETIMEDOUT);
+	tcp_close(h.c);
+}
+
+static unsigned count_used(void)
+{
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i < ns.tcp.p.max_conns; i++)
+		n += ns.tcp.conns[i].used;
+	return n;
+}
+
+/* An orphan (closed by the application) that a live peer keeps behind a
+ * zero window does not live for ever. */
+static void test_orphan_zero_window(void **state)
+{
+	struct hs h;
+	uint8_t d[100];
+	bool rst = false;
+
+	(void)state;
+	open_conn(&h, 1460, 0, true);
+	inject(h.pseq, h.sseq, TCP_ACK, 0, NULL, 0);
+	fill(d, sizeof(d), 1);
+	assert_int_equal(tcp_send(h.c, d, 100), 100);
+	tcp_close(h.c);
+	for (int t = 0; t < 1500 && !rst; t++) {
+		int before = cap.n;
+
+		tick(SEC / 10);
+		for (int i = before; i < cap.n && i < CAP_MAX; i++)
+			rst |= (seg_at(i).flags & TCP_RST) != 0;
+		if (cap.n > before && !rst)
+			inject(h.pseq, h.sseq, TCP_ACK, 0, NULL, 0);	/* still full */
+		if (cap.n > CAP_MAX / 2)
+			cap.n = 0;
+	}
+	assert_true(rst);
+	assert_int_equal(count_used(), 1);		/* the listener */
+	tcp_close(h.l);
+}
+
+static void test_simultaneous_open(void **state)
+{
+	struct tcp_conn *c;
+	struct opts o;
+	struct seg syn, a;
+
+	(void)state;
+	assert_int_equal(tcp_connect(&ns, PEER_IP, 7000, &c), 0);
+	syn = last();
+	assert_int_equal(syn.flags, TCP_SYN);
+	assert_true(syn.sackok && syn.ws >= 0 && syn.mss == TCP_MSS_OURS);
+	/* the peer's SYN crosses ours */
+	opt_syn(&o, 1400, 2, true);
+	inject_from(PEER_IP, 7000, syn.sport, 9000, 0, TCP_SYN, 1000, &o, NULL, 0);
+	assert_int_equal(tcp_get_state(c), TCP_SYN_RCVD);
+	a = last();
+	assert_int_equal(a.flags, TCP_SYN | TCP_ACK);
+	assert_int_equal(a.seq, syn.seq);
+	assert_int_equal(a.ack, 9001);
+	inject_from(PEER_IP, 7000, syn.sport, 9001, syn.seq + 1, TCP_SYN | TCP_ACK, 1000,
+		    &o, NULL, 0);
+	/* a SYN-ACK in SYN-RCVD: RFC 5961 challenge; then the ACK */
+	inject_from(PEER_IP, 7000, syn.sport, 9001, syn.seq + 1, TCP_ACK, 1000, NULL,
+		    NULL, 0);
+	assert_int_equal(tcp_connected(c), 1);
+	assert_int_equal(c->mss, 1400);
+	assert_int_equal(c->snd_wscale, 2);
+	assert_int_equal(c->snd_wnd, 4000);
+	tcp_abort(c);
+	assert_int_equal(last().flags & TCP_RST, TCP_RST);
+}
+
+static void test_syn_sent_rules(void **state)
+{
+	struct tcp_conn *c;
+	struct seg syn;
+
+	(void)state;
+	assert_int_equal(tcp_connect(&ns, PEER_IP, 7000, &c), 0);
+	syn = last();
+	/* a bad ACK draws a RST and changes nothing */
+	inject_from(PEER_IP, 7000, syn.sport, 1, syn.seq + 5, TCP_SYN | TCP_ACK, 1000,
+		    NULL, NULL, 0);
+	assert_int_equal(last().flags, TCP_RST);
+	assert_int_equal(last().seq, syn.seq + 5);
+	assert_int_equal(tcp_connected(c), 0);
+	/* a RST without an acceptable ACK is ignored; with one, refused */
+	inject_from(PEER_IP, 7000, syn.sport, 0, 0, TCP_RST, 0, NULL, NULL, 0);
+	assert_int_equal(tcp_connected(c), 0);
+	inject_from(PEER_IP, 7000, syn.sport, 0, syn.seq + 1, TCP_RST | TCP_ACK, 0,
+		    NULL, NULL, 0);
+	assert_int_equal(tcp_connected(c), -ECONNREFUSED);
+	tcp_close(c);
+}
+
+static void test_time_wait_reuse(void **state)
+{
+	struct hs h;
+	struct seg f;
+
+	(void)state;
+	open_conn(&h, 1460, 0, true);
+	tcp_close(h.c);					/* our FIN */
+	f = last();
+	assert_true(f.flags & TCP_FIN);
+	inject(h.pseq, f.seq + 1, TCP_ACK | TCP_FIN, 65535, NULL, 0);
+	assert_int_equal(tcp_get_state(h.c), TCP_TIME_WAIT);
+	/* retransmitted FIN: ACKed again */
+	cap.n = 0;
+	inject(h.pseq, f.seq + 1, TCP_ACK | TCP_FIN, 65535, NULL, 0);
+	assert_int_equal(cap.n, 1);
+	assert_int_equal(last().ack, h.pseq + 1);
+	/* a new SYN with a higher sequence number opens a new connection */
+	inject(h.pseq + 100000, 0, TCP_SYN, 65535, NULL, 0);
+	assert_int_equal(last().flags, TCP_SYN | TCP_ACK);
+	assert_int_equal(last().ack, h.pseq + 100001);
+	/* an old SYN on a TIME-WAIT would have been answered by an ACK */
+	tcp_close(h.l);
+}
+
+static unsigned count_state(enum tcp_state st)
+{
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i < ns.tcp.p.max_conns; i++)
+		n += ns.tcp.conns[i].used && ns.tcp.conns[i].state == st;
+	return n;
+}
+
+static void test_syn_flood(void **state)
+{
+	struct tcp_conn *l, *c;
+	uint64_t rng = 99;
+	struct opts o;
+	struct seg sa;
+
+	(void)state;
+	assert_int_equal(tcp_listen(&ns, PORT, 8, &l), 0);
+	opt_syn(&o, 1460, 7, true);
+	for (int i = 0; i < 2000; i++) {
+		rng = rng * 6364136223846793005ull + 1;
+		inject_from(0x0a000000u | (uint32_t)(3 + (rng >> 33) % 250),
+			    (uint16_t)(1024 + (rng >> 20) % 60000), PORT, (uint32_t)rng, 0,
+			    TCP_SYN, 65535, &o, NULL, 0);
+		assert_true(count_state(TCP_SYN_RCVD) <= 8);
+	}
+	assert_true(ns.stats.tcp.syn_evicted >= 1990);
+	/* half-open connections hold no buffers */
+	for (uint32_t i = 0; i < ns.tcp.p.max_conns; i++)
+		if (ns.tcp.conns[i].state == TCP_SYN_RCVD)
+			assert_null(ns.tcp.conns[i].rbuf);
+	/* a real client still gets in */
+	cap.n = 0;
+	inject_from(PEER_IP, PPORT, PORT, 1000, 0, TCP_SYN, 65535, &o, NULL, 0);
+	sa = last();
+	assert_int_equal(sa.flags, TCP_SYN | TCP_ACK);
+	inject(1001, sa.seq + 1, TCP_ACK, 65535, NULL, 0);
+	assert_int_equal(tcp_accept(l, &c), 0);
+	assert_int_equal(tcp_get_state(c), TCP_ESTABLISHED);
+	/* the flood's half-open connections give up after a few SYN-ACKs */
+	for (int t = 0; t < 120; t++)
+		tick(SEC);
+	assert_int_equal(count_state(TCP_SYN_RCVD), 0);
+	assert_int_equal(tcp_get_state(c), TCP_ESTABLISHED);
+	tcp_close(c);
+	tcp_close(l);
+}
+
+static void test_accept_queue_full(void **state)
+{
+	struct tcp_conn *l, *c;
+	struct seg sa;
+
+	(void)state;
+	assert_int_equal(tcp_listen(&ns, PORT, 2, &l), 0);
+	for (int i = 0; i < 3; i++) {
+		cap.n = 0;
+		inject_from(PEER_IP, (uint16_t)(PPORT + i), PORT, 1000, 0, TCP_SYN, 65535,
+			    NULL, NULL, 0);
+		if (i == 2) {
+			assert_int_equal(cap.n, 0);	/* queue full: dropped */
+			break;
+		}
+		sa = last();
+		inject_from(PEER_IP, (uint16_t)(PPORT + i), PORT, 1001, sa.seq + 1, TCP_ACK,
+			    65535, NULL, NULL, 0);
+	}
+	assert_int_equal(ns.stats.tcp.syn_dropped, 1);
+	assert_int_equal(tcp_accept(l, &c), 0);
+	assert_int_equal(c->rport, PPORT);		/* oldest first */
+	tcp_close(l);				/* resets the unaccepted one */
+	assert_int_equal(last().flags & TCP_RST, TCP_RST);
+	assert_int_equal(tcp_get_state(c), TCP_ESTABLISHED);
+	tcp_abort(c);
+}
+
+/* Well-checksummed garbage at an established connection and at random
+ * ports: nothing crashes, the connection either survives intact or is
+ * reset, and the stack still serves a new connection afterwards. */
+static void test_fuzz_segments(void **state)
+{
+	uint64_t rng = 0xfeedface;
+	struct hs h;
+	uint8_t d[1600], r[4096];
+	struct opts o;
+
+	(void)state;
+	open_conn(&h, 1460, 5, true);
+	for (int i = 0; i < 20000; i++) {
+		uint32_t seq, ack;
+		size_t len;
+		uint16_t dport;
+
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		seq = (rng & 1) ? h.pseq + (uint32_t)(rng >> 40) % 200000 - 100000 : (uint32_t)rng;
+		ack = (rng & 2) ? h.sseq + (uint32_t)(rng >> 44) % 2000 - 1000 : (uint32_t)(rng >> 16);
+		len = (rng >> 24) % 1400;
+		dport = (rng & 4) ? PORT : (uint16_t)(rng >> 48);
+		o.n = (rng >> 8) % 40 & ~3u;
+		for (size_t k = 0; k < sizeof(o.b); k++)
+			o.b[k] = (uint8_t)(rng >> (k % 56));
+		fill(d, len, (uint32_t)i);
+		inject_from(PEER_IP, (rng & 8) ? PPORT : (uint16_t)(rng >> 32), dport, seq, ack,
+			    (uint8_t)(rng >> 56), (uint16_t)(rng >> 4), &o, d, len);
+		while (tcp_recv(h.c, r, sizeof(r)) > 0)
+			;
+		if (i % 100 == 0)
+			tick(1000);
+		cap.n = 0;
+	}
+	assert_true(tcp_get_state(h.c) == TCP_CLOSED || h.c->state >= TCP_ESTABLISHED);
+	assert_true(tcp_rcv_queued(h.c) <= h.c->rsize);
+	tcp_abort(h.c);
+	tcp_close(h.l);
+	for (int t = 0; t < 200; t++)
+		tick(SEC);
+	/* the stack is healthy */
+	cap.n = 0;
+	{
+		struct hs h2;
+
+		open_conn(&h2, 1460, 0, true);
+		fill(d, 10, 0);
+		inject(h2.pseq, h2.sseq, TCP_ACK | TCP_PSH, 65535, d, 10);
+		assert_int_equal(tcp_recv(h2.c, r, sizeof(r)), 10);
+		tcp_abort(h2.c);
+		tcp_close(h2.l);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_options, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reassembly_and_sack, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fin_out_of_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rst_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_challenge_ack_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_out_of_window, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zero_window_sender, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_orphan_zero_window, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_simultaneous_open, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_syn_sent_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_time_wait_reuse, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_syn_flood, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_accept_queue_full, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fuzz_segments, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

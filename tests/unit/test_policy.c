@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The guests' CPUID view and MSR allow-list (hv/cpuid.c, hv/msr.c). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <string.h>
+#include <cmocka.h>
+#include "hv/cpuid.h"
+#include "hv/msr.h"
+
+static void test_cpuid_vendor_and_signature(void **state)
+{
+	struct cpuid_result r;
+	char v[13] = { 0 };
+
+	(void)state;
+	cpuid_guest(0, 0, 0, &r);
+	memcpy(v, &r.ebx, 4);
+	memcpy(v + 4, &r.edx, 4);
+	memcpy(v + 8, &r.ecx, 4);
+	assert_string_equal(v, "GenuineIntel");
+	assert_true(r.eax >= 1);
+	cpuid_guest(0x40000000, 0, 0, &r);
+	assert_int_equal(r.eax, 0x40000001);
+	assert_memory_equal(&r.ebx, "ferr", 4);
+	assert_memory_equal(&r.ecx, "y-hv", 4);
+}
+
+static void test_cpuid_hides_what_ferry_does_not_virtualise(void **state)
+{
+	struct cpuid_result r;
+
+	(void)state;
+	cpuid_guest(1, 0, 3, &r);
+	assert_true(r.ecx & (1u << 31));		/* hypervisor */
+	assert_false(r.ecx & (1u << 5));		/* VMX */
+	assert_false(r.ecx & (1u << 3));		/* MONITOR */
+	assert_false(r.ecx & (1u << 26));		/* XSAVE */
+	assert_false(r.edx & (1u << 9));		/* local APIC */
+	assert_true(r.edx & (1u << 25));		/* SSE */
+	assert_int_equal(r.ebx >> 24, 3);		/* APIC id = vCPU id */
+	cpuid_guest(0x80000001, 0, 0, &r);
+	assert_false(r.ecx & (1u << 2));		/* SVM */
+	assert_true(r.edx & (1u << 29));		/* long mode */
+	cpuid_guest(4, 0, 0, &r);
+	assert_int_equal(r.eax & 0x1f, 0);		/* cache list ends at once */
+	cpuid_guest(7, 0, 0, &r);
+	assert_int_equal(r.ebx | r.ecx | r.edx, 0);
+	cpuid_guest(0x8000001f, 0, 0, &r);		/* SEV: absent */
+	assert_int_equal(r.eax | r.ebx | r.ecx | r.edx, 0);
+}
+
+static void test_cpuid_is_deterministic(void **state)
+{
+	struct cpuid_result a, b;
+
+	(void)state;
+	for (uint32_t leaf = 0; leaf < 0x20; leaf++) {
+		cpuid_guest(leaf, 0, 0, &a);
+		cpuid_guest(leaf, 0, 0, &b);
+		assert_memory_equal(&a, &b, sizeof(a));
+	}
+}
+
+static void test_baseline_check(void **state)
+{
+	uint32_t all[4] = { ~0u, ~0u, ~0u, ~0u }, none[4] = { 0 }, miss[4];
+
+	(void)state;
+	cpuid_baseline_missing(all, miss);
+	assert_int_equal(miss[0] | miss[1] | miss[2] | miss[3], 0);
+	cpuid_baseline_missing(none, miss);
+	assert_true(miss[1] & (1u << 25));	/* SSE needed */
+	assert_true(miss[3] & (1u << 29));	/* LM needed */
+}
+
+static void test_msr_allow_list(void **state)
+{
+	struct cpu_state s = { 0 };
+	uint64_t v, tsc;
+	bool tw;
+
+	(void)state;
+	msr_reset(&s);
+	assert_int_equal(msr_read(&s, MSR_IA32_PAT, 0, &v), MSR_DONE);
+	assert_int_equal(v, 0x0007040600070406ull);
+	assert_int_equal(msr_read(&s, 0xc0010117 /* VM_HSAVE_PA */, 0, &v), MSR_GP);
+	assert_int_equal(msr_write(&s, 0xc0010117, 0, &tw, &tsc), MSR_GP);
+	assert_int_equal(msr_write(&s, MSR_IA32_FEATURE_CONTROL, 5, &tw, &tsc), MSR_GP);
+	assert_int_equal(msr_read(&s, MSR_IA32_FEATURE_CONTROL, 0, &v), MSR_DONE);
+	assert_int_equal(v, 1);
+	assert_int_equal(msr_read(&s, 0x1b /* APIC_BASE */, 0, &v), MSR_GP);
+	assert_int_equal(msr_read(&s, MSR_IA32_TSC, 12345, &v), MSR_DONE);
+	assert_int_equal(v, 12345);
+	assert_int_equal(msr_write(&s, MSR_IA32_TSC, 777, &tw, &tsc), MSR_DONE);
+	assert_true(tw);
+	assert_int_equal(tsc, 777);
+}
+
+static void test_msr_efer_rules(void **state)
+{
+	struct cpu_state s = { 0 };
+	bool tw;
+	uint64_t tsc;
+
+	(void)state;
+	assert_int_equal(msr_write(&s, MSR_EFER_, 1u << 12 /* SVME */, &tw, &tsc), MSR_GP);
+	assert_int_equal(msr_write(&s, MSR_EFER_, (1u << 8) | (1u << 11) | 1, &tw, &tsc), MSR_DONE);
+	assert_int_equal(s.efer, (1u << 8) | (1u << 11) | 1);
+	s.cr0 = 1ull << 31;	/* paging on: LME is frozen */
+	assert_int_equal(msr_write(&s, MSR_EFER_, 1u << 11, &tw, &tsc), MSR_GP);
+	s.efer |= 1u << 10;	/* LMA stays as the CPU set it */
+	assert_int_equal(msr_write(&s, MSR_EFER_, (1u << 8) | 1, &tw, &tsc), MSR_DONE);
+	assert_true(s.efer & (1u << 10));
+	assert_false(s.efer & (1u << 11));
+}
+
+static void test_msr_value_checks(void **state)
+{
+	struct cpu_state s = { 0 };
+	bool tw;
+	uint64_t tsc;
+
+	(void)state;
+	assert_int_equal(msr_write(&s, MSR_IA32_PAT, 0x0202020202020202ull, &tw, &tsc), MSR_GP);
+	assert_int_equal(msr_write(&s, MSR_LSTAR, 0x0000800000000000ull, &tw, &tsc), MSR_GP);
+	assert_int_equal(msr_write(&s, MSR_LSTAR, 0xffff800000001000ull, &tw, &tsc), MSR_DONE);
+	assert_int_equal(s.lstar, 0xffff800000001000ull);
+	assert_int_equal(msr_write(&s, MSR_IA32_MTRR_DEF_TYPE, 0x1000, &tw, &tsc), MSR_GP);
+	assert_int_equal(msr_write(&s, MSR_FSBASE, 0x1234, &tw, &tsc), MSR_DONE);
+	assert_int_equal(s.fs.base, 0x1234);
+	assert_int_equal(msr_write(&s, MSR_IA32_SYSENTER_CS, 1ull << 32, &tw, &tsc), MSR_GP);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cpuid_vendor_and_signature),
+		cmocka_unit_test(test_cpuid_hides_what_ferry_does_not_virtualise),
+		cmocka_unit_test(test_cpuid_is_deterministic),
+		cmocka_unit_test(test_baseline_check),
+		cmocka_unit_test(test_msr_allow_list),
+		cmocka_unit_test(test_msr_efer_rules),
+		cmocka_unit_test(test_msr_value_checks),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,574 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Unit tests for SVM #VMEXIT decoding (arch/x86/svm/svm_exit.c) from
+ * synthetic VMCB contents: every exit code the back end knows, the IOIO
+ * and NPF information bits, VMRUN failure (-1 as a 32- and a 64-bit
+ * value), EXITINTINFO re-injection, the exits settled in the back end, and
+ * the instruction length without NRIP-save, fetched from a fake guest
+ * memory in real mode, 32-bit protected mode and 64-bit paged mode.  Ends
+ * with random VMCBs and memory.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "arch/x86/cpu.h"
+#include "arch/x86/svm/svm.h"
+#include "hv/log.h"
+
+void log_printf(enum log_level level, const char *fmt, ...)
+{
+	(void)level, (void)fmt;
+}
+
+#define MEM_SIZE	(2u << 20)
+#define CODE_GPA	0x100000u
+#define HIGH_LA		0xffffffff80000000ull	/* 64-bit tests: GPA 0 mapped here */
+
+struct fix {
+	struct vcpu v;
+	struct svm_vcpu sv;
+	struct vmcb *vmcb;
+	uint8_t *mem;
+	int reads;
+	struct svm_exit_env env;
+	struct vm_exit exit;
+};
+
+static int fake_read(void *ctx, uint64_t gpa, void *buf, size_t len)
+{
+	struct fix *f = ctx;
+
+	f->reads++;
+	if (gpa >= MEM_SIZE || len > MEM_SIZE - gpa)
+		return -EFAULT;
+	memcpy(buf, f->mem + gpa, len);
+	return 0;
+}
+
+/* 32-bit protected mode, paging off, flat CS: the test guest's mode. */
+static void mode_prot32(struct vmcb *vmcb)
+{
+	vmcb->save.cr0 = CR0_PE | CR0_ET;
+	vmcb->save.efer = EFER_SVME;
+	vmcb->save.cs = (struct vmcb_seg){ 0x08, 0xc9b, 0xffffffff, 0 };
+	vmcb->save.rflags = 0x2;
+	vmcb->save.rip = CODE_GPA;
+	vmcb->save.cpl = 0;
+}
+
+static int setup(void **state)
+{
+	struct fix *f = calloc(1, sizeof(*f));
+
+	f->vmcb = aligned_alloc(4096, 4096);
+	f->mem = calloc(1, MEM_SIZE);
+	svm_vmcb_init(f->vmcb, 0x1000, 0x4000, 0x8000);
+	mode_prot32(f->vmcb);
+	f->sv.vmcb = f->vmcb;
+	f->v.arch = &f->sv;
+	f->env = (struct svm_exit_env){ false, 40, true, fake_read, f };
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fix *f = *state;
+
+	free(f->mem);
+	free(f->vmcb);
+	free(f);
+	return 0;
+}
+
+static void code(struct fix *f, uint64_t gpa, const char *bytes, size_t n)
+{
+	memcpy(f->mem + gpa, bytes, n);
+}
+
+static void run_exit(struct fix *f, uint64_t code_, uint64_t info1, uint64_t info2)
+{
+	f->vmcb->ctl.exit_code = code_;
+	f->vmcb->ctl.exit_info1 = info1;
+	f->vmcb->ctl.exit_info2 = info2;
+	memset(&f->exit, 0xa5, sizeof(f->exit));	/* must be fully rewritten */
+	svm_handle_exit(&f->v, &f->env, &f->exit);
+}
+
+/* ---- exits with an instruction length ------------------------------------------ */
+
+static void test_cpuid_decoded(void **state)
+{
+	struct fix *f = *state;
+
+	code(f, CODE_GPA, "\x0f\xa2", 2);
+	run_exit(f, SVM_EXIT_CPUID, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_CPUID);
+	assert_int_equal(f->exit.inst_len, 2);
+	assert_int_equal(f->exit.rip, CODE_GPA);
+	assert_true(f->reads > 0);
+	code(f, CODE_GPA, "\x66\x2e\x0f\xa2", 4);	/* prefixes count */
+	run_exit(f, SVM_EXIT_CPUID, 0, 0);
+	assert_int_equal(f->exit.inst_len, 4);
+}
+
+static void test_cpuid_nrip(void **state)
+{
+	struct fix *f = *state;
+
+	f->env.nrips = true;
+	f->vmcb->ctl.next_rip = CODE_GPA + 2;
+	run_exit(f, SVM_EXIT_CPUID, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_CPUID);
+	assert_int_equal(f->exit.inst_len, 2);
+	assert_int_equal(f->reads, 0);			/* no guest memory touched */
+	/* a next_rip that makes no sense: decode instead */
+	f->vmcb->ctl.next_rip = CODE_GPA;
+	code(f, CODE_GPA, "\x0f\xa2", 2);
+	run_exit(f, SVM_EXIT_CPUID, 0, 0);
+	assert_int_equal(f->exit.inst_len, 2);
+	assert_true(f->reads > 0);
+}
+
+static void test_hlt_vmmcall_xsetbv(void **state)
+{
+	struct fix *f = *state;
+
+	code(f, CODE_GPA, "\xf4", 1);
+	run_exit(f, SVM_EXIT_HLT, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_HLT);
+	assert_int_equal(f->exit.inst_len, 1);
+	code(f, CODE_GPA, "\x0f\x01\xd9", 3);
+	run_exit(f, SVM_EXIT_VMMCALL, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_HYPERCALL);
+	assert_int_equal(f->exit.inst_len, 3);
+	code(f, CODE_GPA, "\x0f\x01\xd1", 3);
+	run_exit(f, SVM_EXIT_XSETBV, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_XSETBV);
+	assert_int_equal(f->exit.inst_len, 3);
+	run_exit(f, SVM_EXIT_VMMCALL, 0, 0);		/* XSETBV bytes, VMMCALL exit */
+	assert_int_equal(f->exit.code, EXIT_UNHANDLED);
+}
+
+static void test_msr(void **state)
+{
+	struct fix *f = *state;
+
+	f->v.gpr[GPR_RCX] = 0xdead0000c0000080ull;	/* upper half ignored */
+	f->v.gpr[GPR_RAX] = 0xffffffff00000901ull;
+	f->v.gpr[GPR_RDX] = 0xeeeeeeee00000012ull;
+	code(f, CODE_GPA, "\x0f\x32", 2);
+	run_exit(f, SVM_EXIT_MSR, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_MSR_READ);
+	assert_int_equal(f->exit.u.msr.index, 0xc0000080);
+	assert_int_equal(f->exit.inst_len, 2);
+	code(f, CODE_GPA, "\x0f\x30", 2);
+	run_exit(f, SVM_EXIT_MSR, 1, 0);
+	assert_int_equal(f->exit.code, EXIT_MSR_WRITE);
+	assert_int_equal(f->exit.u.msr.value, 0x0000001200000901ull);
+	run_exit(f, SVM_EXIT_MSR, 2, 0);		/* neither read nor write */
+	assert_int_equal(f->exit.code, EXIT_UNHANDLED);
+	assert_int_equal(f->exit.u.vendor.info1, 2);
+	run_exit(f, SVM_EXIT_MSR, 0, 0);		/* WRMSR bytes, read exit */
+	assert_int_equal(f->exit.code, EXIT_UNHANDLED);
+}
+
+static void test_decode_failures(void **state)
+{
+	struct fix *f = *state;
+
+	code(f, CODE_GPA, "\x90\x90", 2);		/* not the exiting instruction */
+	run_exit(f, SVM_EXIT_CPUID, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_UNHANDLED);
+	assert_non_null(f->exit.u.vendor.what);
+	assert_int_equal(f->exit.u.vendor.reason, SVM_EXIT_CPUID);
+	f->vmcb->save.rip = MEM_SIZE - 1;		/* runs off guest RAM */
+	f->mem[MEM_SIZE - 1] = 0x0f;
+	run_exit(f, SVM_EXIT_CPUID, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_UNHANDLED);
+	f->vmcb->save.rip = 0x7fff0000;			/* nowhere at all */
+	run_exit(f, SVM_EXIT_HLT, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_UNHANDLED);
+	f->env.read_gpa = NULL;				/* no way to read */
+	f->vmcb->save.rip = CODE_GPA;
+	run_exit(f, SVM_EXIT_HLT, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_UNHANDLED);
+	f->vmcb->save.rip = CODE_GPA;			/* 15 prefixes + opcode: #GP length */
+	f->env.read_gpa = fake_read;
+	memset(f->mem + CODE_GPA, 0x66, 15);
+	f->mem[CODE_GPA + 15] = 0xf4;
+	run_exit(f, SVM_EXIT_HLT, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_UNHANDLED);
+}
+
+/* Real mode: CS.base + IP, 16-bit code. */
+static void test_real_mode(void **state)
+{
+	struct fix *f = *state;
+
+	f->vmcb->save.cr0 = CR0_ET;
+	f->vmcb->save.cs = (struct vmcb_seg){ 0x1000, 0x9b, 0xffff, 0x10000 };
+	f->vmcb->save.rip = 0x123;
+	code(f, 0x10123, "\x66\x0f\x32", 3);		/* operand-size prefix in 16-bit code */
+	run_exit(f, SVM_EXIT_MSR, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_MSR_READ);
+	assert_int_equal(f->exit.inst_len, 3);
+	assert_int_equal(f->exit.rip, 0x123);
+}
+
+/* 64-bit code under 4-level paging: GPA 0-2 MiB mapped at HIGH_LA. */
+static void mode_long64(struct fix *f)
+{
+	uint64_t *pml4 = (uint64_t *)(f->mem + 0x1000);
+	uint64_t *pdpt = (uint64_t *)(f->mem + 0x2000);
+	uint64_t *pd = (uint64_t *)(f->mem + 0x3000);
+
+	pml4[511] = 0x2000 | 0x3;
+	pdpt[510] = 0x3000 | 0x3;
+	pd[0] = 0x0 | 0x83;				/* 2 MiB page, P, RW */
+	f->vmcb->save.cr0 = 0x80050033;
+	f->vmcb->save.cr3 = 0x1000;
+	f->vmcb->save.cr4 = CR4_PAE;
+	f->vmcb->save.efer = EFER_SVME | EFER_LME | EFER_LMA | EFER_NXE;
+	f->vmcb->save.cs = (struct vmcb_seg){ 0x10, 0xa9b, 0xffffffff, 0 };
+	f->vmcb->save.rip = HIGH_LA + CODE_GPA;
+}
+
+static void test_long_mode_paged(void **state)
+{
+	struct fix *f = *state;
+
+	mode_long64(f);
+	code(f, CODE_GPA, "\x48\x0f\xa2", 3);		/* REX.W CPUID */
+	run_exit(f, SVM_EXIT_CPUID, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_CPUID);
+	assert_int_equal(f->exit.inst_len, 3);
+	assert_int_equal(f->exit.rip, HIGH_LA + CODE_GPA);
+	/* CPL 3 fetching a supervisor page: the walk refuses, no guess */
+	f->vmcb->save.cpl = 3;
+	run_exit(f, SVM_EXIT_CPUID, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_UNHANDLED);
+	/* an unmapped linear address */
+	f->vmcb->save.cpl = 0;
+	f->vmcb->save.rip = 0x0000000000400000ull;
+	run_exit(f, SVM_EXIT_CPUID, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_UNHANDLED);
+}
+
+/* ---- I/O ------------------------------------------------------------------------ */
+
+static void test_ioio_fields(void **state)
+{
+	struct fix *f = *state;
+
+	run_exit(f, SVM_EXIT_IOIO, 0x3f8ull << 16 | VMCB_IO_SZ8 | VMCB_IO_IN, CODE_GPA + 1);
+	assert_int_equal(f->exit.code, EXIT_IO);
+	assert_int_equal(f->exit.u.io.port, 0x3f8);
+	assert_int_equal(f->exit.u.io.size, 1);
+	assert_true(f->exit.u.io.in);
+	assert_false(f->exit.u.io.string);
+	assert_false(f->exit.u.io.rep);
+	assert_int_equal(f->exit.inst_len, 1);
+	assert_int_equal(f->reads, 0);			/* EXITINFO2 gave the length */
+	run_exit(f, SVM_EXIT_IOIO, 0xcfcull << 16 | VMCB_IO_SZ32, CODE_GPA + 2);
+	assert_false(f->exit.u.io.in);
+	assert_int_equal(f->exit.u.io.size, 4);
+	assert_int_equal(f->exit.u.io.port, 0xcfc);
+	assert_int_equal(f->exit.inst_len, 2);
+	run_exit(f, SVM_EXIT_IOIO, 0xffffull << 16 | VMCB_IO_SZ16 | VMCB_IO_STR | VMCB_IO_REP |
+		 (1ull << 8) /* A32 */, CODE_GPA + 3);
+	assert_int_equal(f->exit.u.io.port, 0xffff);
+	assert_int_equal(f->exit.u.io.size, 2);
+	assert_true(f->exit.u.io.string);
+	assert_true(f->exit.u.io.rep);
+	assert_int_equal(f->exit.inst_len, 3);
+}
+
+static void test_ioio_hostile(void **state)
+{
+	struct fix *f = *state;
+
+	run_exit(f, SVM_EXIT_IOIO, 0x80ull << 16, CODE_GPA + 1);	/* no size */
+	assert_int_equal(f->exit.code, EXIT_UNHANDLED);
+	run_exit(f, SVM_EXIT_IOIO, 0x80ull << 16 | VMCB_IO_SZ8 | VMCB_IO_SZ32, CODE_GPA + 1);
+	assert_int_equal(f->exit.code, EXIT_UNHANDLED);
+	/* EXITINFO2 behind RIP: decode the instruction instead (IN AL, DX) */
+	code(f, CODE_GPA, "\xec", 1);
+	run_exit(f, SVM_EXIT_IOIO, 0x80ull << 16 | VMCB_IO_SZ8 | VMCB_IO_IN, CODE_GPA - 5);
+	assert_int_equal(f->exit.code, EXIT_IO);
+	assert_int_equal(f->exit.inst_len, 1);
+	assert_int_equal(f->exit.u.io.port, 0x80);
+	/* EIP wrapping at 4 GiB in 32-bit code is a length of 1, not 2^32 + 1 */
+	f->vmcb->save.rip = 0xffffffff;
+	run_exit(f, SVM_EXIT_IOIO, 0x80ull << 16 | VMCB_IO_SZ8, 0);
+	assert_int_equal(f->exit.code, EXIT_IO);
+	assert_int_equal(f->exit.inst_len, 1);
+}
+
+/* ---- nested page faults -------------------------------------------------------------- */
+
+static void test_npf_bits(void **state)
+{
+	struct fix *f = *state;
+
+	/* write to a read-only page, as QEMU reports it (PLATFORM.md) */
+	run_exit(f, SVM_EXIT_NPF, 0x100000007ull, 0xfee00030);
+	assert_int_equal(f->exit.code, EXIT_GPA_FAULT);
+	assert_int_equal(f->exit.u.gpa_fault.gpa, 0xfee00030);
+	assert_true(f->exit.u.gpa_fault.present);
+	assert_true(f->exit.u.gpa_fault.write);
+	assert_false(f->exit.u.gpa_fault.read);
+	assert_false(f->exit.u.gpa_fault.exec);
+	assert_int_equal(f->exit.inst_len, 0);
+	run_exit(f, SVM_EXIT_NPF, 0x100000004ull, 0x400000000ull);	/* read, not mapped */
+	assert_false(f->exit.u.gpa_fault.present);
+	assert_true(f->exit.u.gpa_fault.read);
+	assert_false(f->exit.u.gpa_fault.write);
+	assert_int_equal(f->exit.u.gpa_fault.gpa, 0x400000000ull);
+	run_exit(f, SVM_EXIT_NPF, 0x100000015ull, 0x5000);		/* fetch, present */
+	assert_true(f->exit.u.gpa_fault.exec);
+	assert_false(f->exit.u.gpa_fault.read);
+	assert_true(f->exit.u.gpa_fault.present);
+	run_exit(f, SVM_EXIT_NPF, 0x200000006ull, 0x3000);		/* guest table walk */
+	assert_true(f->exit.u.gpa_fault.write);
+	assert_int_equal(f->reads, 0);
+}
+
+/* ---- codes without payload -------------------------------------------------------------- */
+
+static void test_simple_codes(void **state)
+{
+	struct fix *f = *state;
+	static const struct { uint64_t svm; enum exit_code want; } t[] = {
+		{ SVM_EXIT_INTR, EXIT_EXTERNAL }, { SVM_EXIT_NMI, EXIT_EXTERNAL },
+		{ SVM_EXIT_SMI, EXIT_EXTERNAL }, { SVM_EXIT_INIT, EXIT_EXTERNAL },
+		{ SVM_EXIT_VINTR, EXIT_INTR_WINDOW }, { SVM_EXIT_SHUTDOWN, EXIT_SHUTDOWN },
+		{ SVM_EXIT_VMRUN, EXIT_VIRT_INSN }, { SVM_EXIT_VMLOAD, EXIT_VIRT_INSN },
+		{ SVM_EXIT_VMSAVE, EXIT_VIRT_INSN }, { SVM_EXIT_STGI, EXIT_VIRT_INSN },
+		{ SVM_EXIT_CLGI, EXIT_VIRT_INSN }, { SVM_EXIT_SKINIT, EXIT_VIRT_INSN },
+		{ SVM_EXIT_INVLPGA, EXIT_VIRT_INSN },
+		{ SVM_EXIT_TASK_SWITCH, EXIT_UNHANDLED }, { SVM_EXIT_FERR_FREEZE, EXIT_UNHANDLED },
+		{ SVM_EXIT_RDTSC, EXIT_UNHANDLED }, { 0x0, EXIT_UNHANDLED },	/* CR0 read */
+		{ SVM_EXIT_EXC_BASE + 14, EXIT_UNHANDLED }, { 0x401, EXIT_UNHANDLED },
+		{ 0x1234, EXIT_UNHANDLED }, { 0xfffffffffffffffeull, EXIT_UNHANDLED },
+		{ 0x1000000072ull, EXIT_UNHANDLED },	/* CPUID with junk above */
+	};
+
+	code(f, CODE_GPA, "\x0f\xa2", 2);		/* a CPUID, for the junk-above code */
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		run_exit(f, t[i].svm, 0x11, 0x22);
+		assert_int_equal(f->exit.code, t[i].want);
+		assert_int_equal(f->exit.rip, CODE_GPA);
+		assert_int_equal(f->vmcb->save.rip, CODE_GPA);	/* nothing skipped */
+		assert_int_equal(f->vmcb->ctl.event_inj, 0);
+		if (t[i].want == EXIT_UNHANDLED) {
+			assert_non_null(f->exit.u.vendor.what);
+			assert_int_equal(f->exit.u.vendor.reason, (uint32_t)t[i].svm);
+			assert_int_equal(f->exit.u.vendor.info1, 0x11);
+			assert_int_equal(f->exit.u.vendor.info2, 0x22);
+		}
+	}
+	run_exit(f, SVM_EXIT_TASK_SWITCH, 0, 0);
+	assert_string_equal(f->exit.u.vendor.what, "SVM exit 07Dh: task switch (not emulated)");
+}
+
+static void test_vmrun_failed(void **state)
+{
+	struct fix *f = *state;
+
+	run_exit(f, 0xffffffffull, 0, 0);		/* QEMU: -1 as 32 bits */
+	assert_int_equal(f->exit.code, EXIT_INVALID);
+	assert_int_equal(f->exit.u.vendor.reason, 0xffffffffu);
+	assert_non_null(f->exit.u.vendor.what);
+	run_exit(f, ~0ull, 0, 0);			/* hardware: -1 as 64 bits */
+	assert_int_equal(f->exit.code, EXIT_INVALID);
+}
+
+/* ---- exits settled in the back end -------------------------------------------------------- */
+
+static void test_invd_wbinvd_nop(void **state)
+{
+	struct fix *f = *state;
+
+	code(f, CODE_GPA, "\x0f\x08", 2);
+	f->vmcb->ctl.int_state = VMCB_INT_SHADOW;
+	run_exit(f, SVM_EXIT_INVD, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_NONE);
+	assert_int_equal(f->vmcb->save.rip, CODE_GPA + 2);
+	assert_int_equal(f->vmcb->ctl.int_state, 0);
+	code(f, CODE_GPA + 2, "\x0f\x09", 2);
+	run_exit(f, SVM_EXIT_WBINVD, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_NONE);
+	assert_int_equal(f->vmcb->save.rip, CODE_GPA + 4);
+	run_exit(f, SVM_EXIT_WBINVD, 0, 0);		/* zero bytes there */
+	assert_int_equal(f->exit.code, EXIT_UNHANDLED);
+	assert_int_equal(f->vmcb->save.rip, CODE_GPA + 4);
+}
+
+static void test_icebp(void **state)
+{
+	struct fix *f = *state;
+
+	code(f, CODE_GPA, "\xf1", 1);
+	run_exit(f, SVM_EXIT_ICEBP, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_NONE);
+	assert_int_equal(f->vmcb->save.rip, CODE_GPA + 1);	/* a trap */
+	assert_int_equal(f->vmcb->ctl.event_inj, 1 | (3u << 8) | (1u << 31));
+}
+
+static void test_monitor_mwait_ud(void **state)
+{
+	struct fix *f = *state;
+	static const uint64_t codes[] = { SVM_EXIT_MONITOR, SVM_EXIT_MWAIT, SVM_EXIT_MWAIT_COND };
+
+	for (int i = 0; i < 3; i++) {
+		run_exit(f, codes[i], 0, 0);
+		assert_int_equal(f->exit.code, EXIT_NONE);
+		assert_int_equal(f->vmcb->save.rip, CODE_GPA);	/* a fault */
+		assert_int_equal(f->vmcb->ctl.event_inj, 6 | (3u << 8) | (1u << 31));
+	}
+}
+
+static void test_reflect_db_ac(void **state)
+{
+	struct fix *f = *state;
+
+	run_exit(f, SVM_EXIT_EXC_BASE + 17, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_NONE);
+	assert_int_equal(f->vmcb->ctl.event_inj, 17 | (3u << 8) | (1u << 11) | (1u << 31));
+	run_exit(f, SVM_EXIT_EXC_BASE + 1, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_NONE);
+	assert_int_equal(f->vmcb->ctl.event_inj, 1 | (3u << 8) | (1u << 31));
+	/* #AC raised while delivering an interrupt: #AC is what is delivered */
+	f->vmcb->ctl.exit_int_info = 0x30 | (1u << 31);
+	run_exit(f, SVM_EXIT_EXC_BASE + 17, 0, 0);
+	assert_int_equal(f->vmcb->ctl.event_inj & 0xff, 17);
+}
+
+/* ---- EXITINTINFO --------------------------------------------------------------------------- */
+
+static void test_exitintinfo_rearmed(void **state)
+{
+	struct fix *f = *state;
+	struct cpu_state s;
+
+	/* an IRQ whose delivery hit a nested page fault (guest IDT not mapped) */
+	f->vmcb->ctl.exit_int_info = 0x30 | (0u << 8) | (1u << 31);
+	run_exit(f, SVM_EXIT_NPF, 0x100000004ull, 0x7000);
+	assert_int_equal(f->exit.code, EXIT_GPA_FAULT);
+	assert_int_equal(f->vmcb->ctl.event_inj, 0x30 | (1u << 31));
+	svm_get_state(&f->v, &s);			/* the core sees it pending */
+	assert_true(s.pending.valid);
+	assert_int_equal(s.pending.vector, 0x30);
+	assert_int_equal(s.pending.type, EVENT_EXTINT);
+	assert_false(svm_intr_allowed(&f->v));		/* nothing on top of it */
+	/* a #PF with its error code */
+	f->vmcb->ctl.exit_int_info = 14 | (3u << 8) | (1u << 11) | (1u << 31) | (0x2ull << 32);
+	run_exit(f, SVM_EXIT_NPF, 0x100000006ull, 0x7000);
+	assert_int_equal(f->vmcb->ctl.event_inj, f->vmcb->ctl.exit_int_info);
+	/* an NMI */
+	f->vmcb->ctl.exit_int_info = 2 | (2u << 8) | (1u << 31);
+	run_exit(f, SVM_EXIT_INTR, 0, 0);
+	assert_int_equal(f->vmcb->ctl.event_inj, 2 | (2u << 8) | (1u << 31));
+	/* junk in the error-code half without EV is not carried over */
+	f->vmcb->ctl.exit_int_info = 0x41 | (1u << 31) | (0x55ull << 32);
+	run_exit(f, SVM_EXIT_INTR, 0, 0);
+	assert_int_equal(f->vmcb->ctl.event_inj, 0x41 | (1u << 31));
+}
+
+static void test_exitintinfo_not_rearmed(void **state)
+{
+	struct fix *f = *state;
+
+	f->vmcb->ctl.event_inj = 0x20 | (1u << 31);	/* stale from the last entry */
+	f->vmcb->ctl.exit_int_info = 0;
+	run_exit(f, SVM_EXIT_INTR, 0, 0);
+	assert_int_equal(f->vmcb->ctl.event_inj, 0);
+	/* INT n, INT3 (as hardware and as QEMU report it) and INTO re-execute */
+	f->vmcb->ctl.exit_int_info = 0x80 | (4u << 8) | (1u << 31);
+	run_exit(f, SVM_EXIT_NPF, 4, 0x1000);
+	assert_int_equal(f->vmcb->ctl.event_inj, 0);
+	f->vmcb->ctl.exit_int_info = 3 | (3u << 8) | (1u << 31);
+	run_exit(f, SVM_EXIT_NPF, 4, 0x1000);
+	assert_int_equal(f->vmcb->ctl.event_inj, 0);
+	f->vmcb->ctl.exit_int_info = 4 | (3u << 8) | (1u << 31);
+	run_exit(f, SVM_EXIT_NPF, 4, 0x1000);
+	assert_int_equal(f->vmcb->ctl.event_inj, 0);
+	f->vmcb->ctl.exit_int_info = 5 | (7u << 8) | (1u << 31);	/* reserved type */
+	run_exit(f, SVM_EXIT_NPF, 4, 0x1000);
+	assert_int_equal(f->vmcb->ctl.event_inj, 0);
+}
+
+/* ---- names and random input ----------------------------------------------------------------- */
+
+static void test_names(void **state)
+{
+	(void)state;
+	assert_string_equal(svm_exit_name(SVM_EXIT_CPUID), "SVM exit 072h: CPUID");
+	assert_non_null(svm_exit_name(0xffffffffull));
+	assert_string_equal(svm_exit_name(0xffffffffull), svm_exit_name(~0ull));
+	assert_string_equal(svm_exit_name(0x999), "SVM exit code unknown to ferry");
+}
+
+static uint64_t rng = 0x0123456789abcdefull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static void test_random(void **state)
+{
+	struct fix *f = *state;
+	static const uint64_t codes[] = {
+		SVM_EXIT_CPUID, SVM_EXIT_HLT, SVM_EXIT_MSR, SVM_EXIT_IOIO, SVM_EXIT_NPF,
+		SVM_EXIT_VMMCALL, SVM_EXIT_XSETBV, SVM_EXIT_INVD, SVM_EXIT_WBINVD,
+		SVM_EXIT_ICEBP, SVM_EXIT_EXC_BASE + 1, SVM_EXIT_EXC_BASE + 17,
+	};
+
+	for (size_t i = 0; i < MEM_SIZE / 8; i++)
+		((uint64_t *)f->mem)[i] = rnd();
+	for (int i = 0; i < 30000; i++) {
+		uint8_t *raw = (uint8_t *)f->vmcb;
+		for (size_t j = 0; j < sizeof(*f->vmcb); j += 8)
+			*(uint64_t *)(raw + j) = rnd();
+		f->env.nrips = rnd() & 1;
+		if (rnd() & 1)
+			f->vmcb->save.rip &= MEM_SIZE - 1;
+		if (rnd() & 1)
+			f->vmcb->save.cr0 &= ~CR0_PG;
+		f->vmcb->ctl.exit_code = rnd() & 1 ? codes[rnd() % 12] : rnd() % 0x500;
+		svm_handle_exit(&f->v, &f->env, &f->exit);
+		assert_true(f->exit.code < EXIT_COUNT);
+		assert_true(f->exit.inst_len <= 15);
+		if (f->exit.code == EXIT_UNHANDLED || f->exit.code == EXIT_INVALID)
+			assert_non_null(f->exit.u.vendor.what);
+		if (f->vmcb->ctl.event_inj)
+			assert_true(f->vmcb->ctl.event_inj & VMCB_EVT_V);
+	}
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_cpuid_decoded), T(test_cpuid_nrip), T(test_hlt_vmmcall_xsetbv),
+		T(test_msr), T(test_decode_failures), T(test_real_mode),
+		T(test_long_mode_paged), T(test_ioio_fields), T(test_ioio_hostile),
+		T(test_npf_bits), T(test_simple_codes), T(test_vmrun_failed),
+		T(test_invd_wbinvd_nop), T(test_icebp), T(test_monitor_mwait_ud),
+		T(test_reflect_db_ac), T(test_exitintinfo_rearmed),
+		T(test_exitintinfo_not_rearmed), cmocka_unit_test(test_names), T(test_random),
+	};
+#undef T
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

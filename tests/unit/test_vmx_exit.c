@@ -1,0 +1,579 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Unit tests for VM-exit handling in the VMX back end: decoding synthetic
+ * (reason, qualification, ...) values into struct vm_exit (exit.c), the
+ * event re-queue and NMI fix-ups after an exit, reading only the fields an
+ * exit defines, hostile values, and the control-register emulation (cr.c).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+#include "arch/x86/cpu.h"
+#include "tests/unit/test_vmx_fake.h"
+
+static struct fake_vmcs vmcs;
+static struct vmcs_io io;
+static struct vmx_config cfg;
+static struct vmx_soft soft;
+static uint64_t gpr[GPR_COUNT];
+static char what[192];
+
+static int setup(void **state)
+{
+	struct vmx_caps c;
+	char why[128];
+
+	(void)state;
+	fake_io(&vmcs, &io);
+	fake_caps(&c);
+	memset(&soft, 0, sizeof(soft));
+	memset(gpr, 0, sizeof(gpr));
+	memset(what, 0, sizeof(what));
+	return vmx_config_derive(&c, &cfg, why, sizeof(why));
+}
+
+static struct vmx_exit_info mkexit(uint32_t reason, uint64_t qual, uint32_t len)
+{
+	return (struct vmx_exit_info){ .reason = reason, .qual = qual, .insn_len = len,
+				       .rip = 0x401000 };
+}
+
+static enum vmx_action decode(const struct vmx_exit_info *x, struct vm_exit *e)
+{
+	memset(e, 0x77, sizeof(*e));		/* the decoder must clear it */
+	return vmx_exit_decode(x, gpr, e, what, sizeof(what));
+}
+
+/* ---- decoding ----------------------------------------------------------- */
+
+static void test_simple_exits(void **state)
+{
+	static const struct { uint32_t reason; enum exit_code code; bool insn; } cases[] = {
+		{ VMX_EXIT_CPUID, EXIT_CPUID, true }, { VMX_EXIT_HLT, EXIT_HLT, true },
+		{ VMX_EXIT_EXT_INTR, EXIT_EXTERNAL, false },
+		{ VMX_EXIT_INTR_WINDOW, EXIT_INTR_WINDOW, false },
+		{ VMX_EXIT_TRIPLE_FAULT, EXIT_SHUTDOWN, false },
+		{ VMX_EXIT_VMCALL, EXIT_HYPERCALL, true }, { VMX_EXIT_XSETBV, EXIT_XSETBV, true },
+	};
+	struct vm_exit e;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct vmx_exit_info x = mkexit(cases[i].reason, 0, 3);
+		assert_int_equal(decode(&x, &e), VMX_ACT_CORE);
+		assert_int_equal(e.code, cases[i].code);
+		assert_int_equal(e.rip, 0x401000);
+		assert_int_equal(e.inst_len, cases[i].insn ? 3 : 0);
+	}
+}
+
+static void test_virt_insns(void **state)
+{
+	static const uint32_t reasons[] = { 19, 20, 21, 22, 23, 24, 25, 26, 27, 50, 53, 59 };
+	struct vm_exit e;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+		struct vmx_exit_info x = mkexit(reasons[i], 0, 3);
+		assert_int_equal(decode(&x, &e), VMX_ACT_CORE);
+		assert_int_equal(e.code, EXIT_VIRT_INSN);
+		assert_int_equal(e.inst_len, 3);
+	}
+}
+
+static void test_backend_exits(void **state)
+{
+	static const struct { uint32_t reason; enum vmx_action act; } cases[] = {
+		{ VMX_EXIT_INVD, VMX_ACT_SKIP }, { VMX_EXIT_WBINVD, VMX_ACT_SKIP },
+		{ VMX_EXIT_MONITOR, VMX_ACT_UD }, { VMX_EXIT_MWAIT, VMX_ACT_UD },
+		{ VMX_EXIT_CR_ACCESS, VMX_ACT_CR },
+	};
+	struct vm_exit e;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct vmx_exit_info x = mkexit(cases[i].reason, 0, 2);
+		assert_int_equal(decode(&x, &e), cases[i].act);
+		assert_int_equal(e.code, EXIT_NONE);
+		assert_int_equal(e.inst_len, 2);
+	}
+}
+
+static void test_io(void **state)
+{
+	struct vm_exit e;
+	struct vmx_exit_info x;
+
+	(void)state;
+	x = mkexit(VMX_EXIT_IO, 0x80ull << 16 | 1 << 6 | 0, 2);	/* out %al, $0x80 */
+	assert_int_equal(decode(&x, &e), VMX_ACT_CORE);
+	assert_int_equal(e.code, EXIT_IO);
+	assert_int_equal(e.u.io.port, 0x80);
+	assert_int_equal(e.u.io.size, 1);
+	assert_false(e.u.io.in);
+	assert_false(e.u.io.string || e.u.io.rep);
+	x = mkexit(VMX_EXIT_IO, 0x3f8ull << 16 | IO_QUAL_IN | 3, 1);	/* in %dx, %eax */
+	decode(&x, &e);
+	assert_int_equal(e.u.io.port, 0x3f8);
+	assert_int_equal(e.u.io.size, 4);
+	assert_true(e.u.io.in);
+	x = mkexit(VMX_EXIT_IO, 0xffffull << 16 | IO_QUAL_STRING | IO_QUAL_REP | 1, 2);	/* rep outsw */
+	decode(&x, &e);
+	assert_int_equal(e.u.io.port, 0xffff);
+	assert_int_equal(e.u.io.size, 2);
+	assert_true(e.u.io.string && e.u.io.rep);
+	/* sizes 3, 5..8 do not exist */
+	for (uint64_t s = 2; s < 8; s++) {
+		if (s == 3)
+			continue;
+		x = mkexit(VMX_EXIT_IO, 0x60ull << 16 | s, 1);
+		decode(&x, &e);
+		assert_int_equal(e.code, EXIT_UNHANDLED);
+		assert_int_equal(e.u.vendor.reason, VMX_EXIT_IO);
+		assert_non_null(strstr(e.u.vendor.what, "invalid access size"));
+	}
+}
+
+static void test_msr(void **state)
+{
+	struct vm_exit e;
+	struct vmx_exit_info x = mkexit(VMX_EXIT_WRMSR, 0, 2);
+
+	(void)state;
+	gpr[GPR_RCX] = 0xdead0000c0000080;	/* upper half ignored */
+	gpr[GPR_RAX] = 0xffffffff00000d01;
+	gpr[GPR_RDX] = 0x1234;
+	assert_int_equal(decode(&x, &e), VMX_ACT_CORE);
+	assert_int_equal(e.code, EXIT_MSR_WRITE);
+	assert_int_equal(e.u.msr.index, 0xc0000080);
+	assert_int_equal(e.u.msr.value, 0x0000123400000d01);
+	x = mkexit(VMX_EXIT_RDMSR, 0, 2);
+	decode(&x, &e);
+	assert_int_equal(e.code, EXIT_MSR_READ);
+	assert_int_equal(e.u.msr.index, 0xc0000080);
+	assert_int_equal(e.u.msr.value, 0);
+}
+
+static void test_ept_violation(void **state)
+{
+	struct vm_exit e;
+	struct vmx_exit_info x = mkexit(VMX_EXIT_EPT_VIOLATION, 0x1aa, 0);
+
+	(void)state;
+	x.gpa = 0x12345678;	/* a write to a read-only, executable page */
+	assert_int_equal(decode(&x, &e), VMX_ACT_CORE);
+	assert_int_equal(e.code, EXIT_GPA_FAULT);
+	assert_int_equal(e.u.gpa_fault.gpa, 0x12345678);
+	assert_true(e.u.gpa_fault.write && e.u.gpa_fault.present);
+	assert_false(e.u.gpa_fault.read || e.u.gpa_fault.exec);
+	assert_int_equal(e.inst_len, 0);
+	x.qual = 0x181;		/* read of an unmapped page */
+	decode(&x, &e);
+	assert_true(e.u.gpa_fault.read);
+	assert_false(e.u.gpa_fault.present || e.u.gpa_fault.write || e.u.gpa_fault.exec);
+	x.qual = 0x22;		/* write to an execute-only page: mapped */
+	decode(&x, &e);
+	assert_true(e.u.gpa_fault.present && e.u.gpa_fault.write);
+	x.qual = 0x184;		/* fetch */
+	decode(&x, &e);
+	assert_true(e.u.gpa_fault.exec);
+	assert_false(e.u.gpa_fault.present);
+}
+
+static void test_misconfig_and_unknown(void **state)
+{
+	static const uint32_t unknown[] = { 3, 9, 11, 14, 29, 35, 37, 40, 52, 62, 75, 76, 1000, 0xffff };
+	struct vm_exit e;
+	struct vmx_exit_info x = mkexit(VMX_EXIT_EPT_MISCONFIG, 0, 0);
+
+	(void)state;
+	x.gpa = 0xfee00000;
+	assert_int_equal(decode(&x, &e), VMX_ACT_CORE);
+	assert_int_equal(e.code, EXIT_UNHANDLED);
+	assert_int_equal(e.u.vendor.reason, 49);
+	assert_int_equal(e.u.vendor.info2, 0xfee00000);
+	assert_non_null(strstr(e.u.vendor.what, "EPT misconfiguration"));
+	assert_non_null(strstr(e.u.vendor.what, "ferry bug"));
+	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
+		x = mkexit(unknown[i], 0x42, 2);
+		assert_int_equal(decode(&x, &e), VMX_ACT_CORE);
+		assert_int_equal(e.code, EXIT_UNHANDLED);
+		assert_int_equal(e.u.vendor.reason, unknown[i]);
+		assert_int_equal(e.u.vendor.info1, 0x42);
+		assert_ptr_equal(e.u.vendor.what, what);
+		assert_non_null(strstr(what, vmx_exit_reason_name(unknown[i])));
+		assert_non_null(strstr(what, "0x42"));
+	}
+}
+
+static void test_exception_or_nmi(void **state)
+{
+	struct vm_exit e;
+	struct vmx_exit_info x = mkexit(VMX_EXIT_EXCEPTION_NMI, 0, 0);
+
+	(void)state;
+	x.intr_info = INTR_INFO_VALID | INTR_TYPE_NMI << 8 | 2;
+	assert_int_equal(decode(&x, &e), VMX_ACT_NMI);
+	assert_int_equal(e.code, EXIT_EXTERNAL);
+	x.intr_info = INTR_INFO_VALID | INTR_INFO_ERROR_VALID | INTR_TYPE_HW_EXCEPTION << 8 | 14;
+	assert_int_equal(decode(&x, &e), VMX_ACT_CORE);
+	assert_int_equal(e.code, EXIT_UNHANDLED);
+	assert_non_null(strstr(e.u.vendor.what, "vector 14"));
+}
+
+static void test_entry_failure(void **state)
+{
+	struct vm_exit e;
+	struct vmx_exit_info x = mkexit(EXIT_REASON_ENTRY_FAILURE | VMX_EXIT_BAD_GUEST_STATE, 0, 0);
+
+	(void)state;
+	assert_int_equal(decode(&x, &e), VMX_ACT_FAILED);
+	assert_int_equal(e.code, EXIT_INVALID);
+	assert_non_null(strstr(e.u.vendor.what, "invalid guest state"));
+	x = mkexit(EXIT_REASON_ENTRY_FAILURE | VMX_EXIT_BAD_GUEST_STATE, 4, 0);
+	decode(&x, &e);
+	assert_non_null(strstr(e.u.vendor.what, "link pointer"));
+	x = mkexit(EXIT_REASON_ENTRY_FAILURE | VMX_EXIT_MSR_LOADING, 3, 0);
+	assert_int_equal(decode(&x, &e), VMX_ACT_FAILED);
+	assert_non_null(strstr(e.u.vendor.what, "MSR loading"));
+}
+
+/* Hostile values: impossible lengths, every reason; never a crash. */
+static void test_hostile(void **state)
+{
+	struct vm_exit e;
+	struct vmx_exit_info x;
+
+	(void)state;
+	x = mkexit(VMX_EXIT_CPUID, 0, 0);
+	decode(&x, &e);
+	assert_int_equal(e.code, EXIT_UNHANDLED);
+	x = mkexit(VMX_EXIT_HLT, 0, 16);
+	decode(&x, &e);
+	assert_int_equal(e.code, EXIT_UNHANDLED);
+	assert_non_null(strstr(what, "instruction length"));
+	for (uint32_t r = 0; r < 0x10000; r += 1) {
+		x = mkexit(r | (r & 0x100 ? EXIT_REASON_ENTRY_FAILURE : 0), ~0ull, r & 0xff);
+		x.intr_info = r * 0x01010101u;
+		enum vmx_action a = decode(&x, &e);
+		assert_true(e.code < EXIT_COUNT);
+		assert_true(a <= VMX_ACT_FAILED);
+		if (e.code == EXIT_UNHANDLED || e.code == EXIT_INVALID)
+			assert_true(strlen(e.u.vendor.what) < sizeof(what));
+	}
+}
+
+/* ---- reading the exit fields ----------------------------------------------- */
+
+static void test_info_read_only_defined_fields(void **state)
+{
+	struct vmx_exit_info x;
+
+	(void)state;
+	vmcs.val[VMCS_EXIT_REASON] = VMX_EXIT_CPUID;
+	vmcs.val[VMCS_EXIT_INSN_LEN] = 2;
+	vmcs.val[VMCS_GUEST_RIP] = 0x1000;
+	vmx_exit_info_read(&io, &x);
+	assert_int_equal(x.reason, VMX_EXIT_CPUID);
+	assert_int_equal(x.insn_len, 2);
+	assert_int_equal(x.rip, 0x1000);
+	assert_int_equal(vmcs.reads[VMCS_GUEST_PHYS_ADDR], 0);
+	assert_int_equal(vmcs.reads[VMCS_EXIT_INTR_INFO], 0);
+	assert_int_equal(vmcs.reads[VMCS_IDT_VECTORING_ERROR], 0);
+
+	vmcs.val[VMCS_EXIT_REASON] = VMX_EXIT_EPT_VIOLATION;
+	vmcs.val[VMCS_GUEST_PHYS_ADDR] = 0xabc000;
+	vmcs.val[VMCS_IDT_VECTORING_INFO] = INTR_INFO_VALID | INTR_INFO_ERROR_VALID | 3 << 8 | 14;
+	vmcs.val[VMCS_IDT_VECTORING_ERROR] = 2;
+	vmx_exit_info_read(&io, &x);
+	assert_int_equal(x.gpa, 0xabc000);
+	assert_int_equal(x.idt_error, 2);
+
+	vmcs.val[VMCS_EXIT_REASON] = EXIT_REASON_ENTRY_FAILURE | VMX_EXIT_BAD_GUEST_STATE;
+	memset(vmcs.reads, 0, sizeof(vmcs.reads));
+	vmx_exit_info_read(&io, &x);
+	assert_int_equal(vmcs.reads[VMCS_IDT_VECTORING_INFO], 0);
+	assert_int_equal(x.idt_info, 0);
+	assert_int_equal(vmcs.bad, 0);
+}
+
+/* ---- fix-ups after an exit ---------------------------------------------------- */
+
+static void test_fixup_requeue(void **state)
+{
+	struct vmx_exit_info x = mkexit(VMX_EXIT_EPT_VIOLATION, 0, 0);
+
+	(void)state;
+	x.idt_info = INTR_INFO_VALID | INTR_TYPE_EXT_INT << 8 | 0x30;
+	vmx_exit_fixup(&io, &x);
+	assert_int_equal(vmcs.val[VMCS_ENTRY_INTR_INFO], 0x80000030);
+	assert_int_equal(vmcs.writes[VMCS_ENTRY_EXCEPTION_ERROR], 0);
+
+	x.idt_info = INTR_INFO_VALID | INTR_INFO_ERROR_VALID | INTR_TYPE_HW_EXCEPTION << 8 | 14
+		     | 0x7000;	/* reserved bits 30:12 are not copied */
+	x.idt_error = 0x6;
+	vmx_exit_fixup(&io, &x);
+	assert_int_equal(vmcs.val[VMCS_ENTRY_INTR_INFO], 0x80000b0e);
+	assert_int_equal(vmcs.val[VMCS_ENTRY_EXCEPTION_ERROR], 6);
+
+	x = mkexit(VMX_EXIT_EPT_VIOLATION, 0, 2);
+	x.idt_info = INTR_INFO_VALID | INTR_TYPE_SOFT_INT << 8 | 0x80;	/* INT 0x80 */
+	vmx_exit_fixup(&io, &x);
+	assert_int_equal(vmcs.val[VMCS_ENTRY_INSN_LEN], 2);
+	assert_int_equal(vmcs.bad, 0);
+}
+
+static void test_fixup_nmi_unblocking(void **state)
+{
+	struct vmx_exit_info x = mkexit(VMX_EXIT_EPT_VIOLATION, EPT_QUAL_NMI_UNBLOCKED | 2, 0);
+
+	(void)state;
+	vmx_exit_fixup(&io, &x);
+	assert_int_equal(vmcs.val[VMCS_GUEST_INTERRUPTIBILITY], GUEST_INTR_NMI);
+	/* not when an event delivery was cut: that one is re-injected instead */
+	vmcs.val[VMCS_GUEST_INTERRUPTIBILITY] = 0;
+	x.idt_info = INTR_INFO_VALID | 0x31;
+	vmx_exit_fixup(&io, &x);
+	assert_int_equal(vmcs.val[VMCS_GUEST_INTERRUPTIBILITY], 0);
+	/* nor after a failed entry */
+	x = mkexit(EXIT_REASON_ENTRY_FAILURE | 33, EPT_QUAL_NMI_UNBLOCKED, 0);
+	vmcs.val[VMCS_ENTRY_INTR_INFO] = 0x12;
+	vmx_exit_fixup(&io, &x);
+	assert_int_equal(vmcs.val[VMCS_GUEST_INTERRUPTIBILITY], 0);
+	assert_int_equal(vmcs.val[VMCS_ENTRY_INTR_INFO], 0x12);
+}
+
+/* ---- control registers ---------------------------------------------------- */
+
+static uint8_t guest_mem[0x10000];
+static int mem_fail;
+
+static int fake_read_gpa(void *ctx, uint64_t gpa, void *buf, size_t len)
+{
+	(void)ctx;
+	if (mem_fail || gpa + len > sizeof(guest_mem))
+		return -EFAULT;
+	memcpy(buf, guest_mem + gpa, len);
+	return 0;
+}
+
+static const struct vmx_cr_env env = {
+	.io = &io, .cfg = &cfg, .soft = &soft, .gpr = gpr,
+	.read_gpa = fake_read_gpa, .gpa_ctx = NULL,
+};
+
+static uint64_t qual_mov_to(unsigned cr, unsigned reg)
+{
+	return cr | CR_TYPE_MOV_TO << CR_QUAL_TYPE_SHIFT | reg << CR_QUAL_GPR_SHIFT;
+}
+
+static uint64_t qual_mov_from(unsigned cr, unsigned reg)
+{
+	return cr | CR_TYPE_MOV_FROM << CR_QUAL_TYPE_SHIFT | reg << CR_QUAL_GPR_SHIFT;
+}
+
+/* A 32-bit protected-mode guest with paging off, as multiboot leaves it. */
+static void guest_32bit(uint64_t cr0, uint64_t cr4, uint64_t efer)
+{
+	vmcs.val[VMCS_GUEST_CR0] = (cr0 | cfg.cr0_must1) & ~cfg.cr0_must0;
+	vmcs.val[VMCS_CR0_SHADOW] = cr0;
+	vmcs.val[VMCS_GUEST_CR4] = (cr4 | cfg.cr4_must1) & ~cfg.cr4_must0;
+	vmcs.val[VMCS_CR4_SHADOW] = cr4;
+	vmcs.val[VMCS_GUEST_EFER] = efer;
+	vmcs.val[VMCS_ENTRY_CTLS] = cfg.entry | ((efer & EFER_LMA) ? ENTRYCTL_IA32E_GUEST : 0);
+	vmcs.val[VMCS_GUEST_CS_AR] = (efer & EFER_LMA) ? 0xa09b : 0xc09b;
+	vmcs.val[VMCS_GUEST_CR3] = 0x2000;
+	mem_fail = 0;
+}
+
+static uint64_t view_cr0(void)
+{
+	return vmx_cr_view(vmcs.val[VMCS_GUEST_CR0], vmcs.val[VMCS_CR0_SHADOW], cfg.cr0_mask);
+}
+
+/* Switching to long mode with one MOV to CR0 that also sets NE. */
+static void test_cr0_enter_long_mode(void **state)
+{
+	uint64_t val = CR0_PG | CR0_PE | CR0_NE | CR0_ET;
+
+	(void)state;
+	guest_32bit(CR0_PE | CR0_ET, CR4_PAE, EFER_LME);
+	gpr[GPR_RAX] = 0xffffffff00000000 | val;	/* 32-bit code: upper half ignored */
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(0, GPR_RAX)), VMX_CR_DONE);
+	assert_int_equal(vmcs.val[VMCS_CR0_SHADOW], val);
+	assert_int_equal(vmcs.val[VMCS_GUEST_CR0], val);
+	assert_int_equal(vmcs.val[VMCS_GUEST_EFER], EFER_LME | EFER_LMA);
+	assert_true(vmcs.val[VMCS_ENTRY_CTLS] & ENTRYCTL_IA32E_GUEST);
+	assert_true(soft.flush_vpid);
+	assert_int_equal(view_cr0(), val);
+	assert_int_equal(vmcs.bad, 0);
+}
+
+static void test_cr0_refusals(void **state)
+{
+	(void)state;
+	/* long mode without PAE */
+	guest_32bit(CR0_PE, 0, EFER_LME);
+	gpr[GPR_RCX] = CR0_PG | CR0_PE | CR0_NE;
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(0, GPR_RCX)), VMX_CR_GP);
+	assert_int_equal(vmcs.val[VMCS_CR0_SHADOW], CR0_PE);	/* unchanged */
+	assert_int_equal(vmcs.val[VMCS_GUEST_EFER], EFER_LME);
+	/* PG without PE, NW without CD */
+	guest_32bit(CR0_PE, 0, 0);
+	gpr[GPR_RCX] = CR0_PG | CR0_NE;
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(0, GPR_RCX)), VMX_CR_GP);
+	gpr[GPR_RCX] = CR0_PE | CR0_NW;
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(0, GPR_RCX)), VMX_CR_GP);
+	/* bits 63:32 in 64-bit code */
+	guest_32bit(CR0_PG | CR0_PE, CR4_PAE, EFER_LME | EFER_LMA);
+	gpr[GPR_RCX] = (1ull << 32) | CR0_PG | CR0_PE | CR0_NE;
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(0, GPR_RCX)), VMX_CR_GP);
+	/* paging off from 64-bit code */
+	gpr[GPR_RCX] = CR0_PE | CR0_NE;
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(0, GPR_RCX)), VMX_CR_GP);
+	assert_false(soft.flush_vpid);
+}
+
+static void test_cr0_leave_long_mode_from_compat(void **state)
+{
+	(void)state;
+	guest_32bit(CR0_PG | CR0_PE | CR0_NE, CR4_PAE, EFER_LME | EFER_LMA);
+	vmcs.val[VMCS_GUEST_CS_AR] = 0xc09b;		/* compatibility mode */
+	gpr[GPR_RDX] = CR0_PE;				/* and NE cleared: the exit */
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(0, GPR_RDX)), VMX_CR_DONE);
+	assert_int_equal(vmcs.val[VMCS_GUEST_EFER], EFER_LME);
+	assert_false(vmcs.val[VMCS_ENTRY_CTLS] & ENTRYCTL_IA32E_GUEST);
+	assert_int_equal(view_cr0(), CR0_PE);		/* the guest sees NE clear */
+	assert_int_equal(vmcs.val[VMCS_GUEST_CR0], CR0_PE | CR0_NE);	/* the CPU has it */
+}
+
+/* PAE paging outside long mode: the PDPTEs come from the VMCS. */
+static void test_cr0_pae_pdptes(void **state)
+{
+	uint64_t pdpte[4] = { 0x3001, 0, 0x5001, 0x6001 };
+
+	(void)state;
+	guest_32bit(CR0_PE, CR4_PAE, 0);
+	vmcs.val[VMCS_GUEST_CR3] = 0x2020;		/* 32-byte aligned */
+	memcpy(guest_mem + 0x2020, pdpte, sizeof(pdpte));
+	gpr[GPR_RBX] = CR0_PG | CR0_PE | CR0_NE;
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(0, GPR_RBX)), VMX_CR_DONE);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(vmcs.val[VMCS_GUEST_PDPTE0 + 2 * i], pdpte[i]);
+	/* a present entry with a reserved bit: #GP, nothing changed */
+	guest_32bit(CR0_PE, CR4_PAE, 0);
+	vmcs.val[VMCS_GUEST_CR3] = 0x2020;
+	pdpte[2] |= 1ull << 63;
+	memcpy(guest_mem + 0x2020, pdpte, sizeof(pdpte));
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(0, GPR_RBX)), VMX_CR_GP);
+	assert_int_equal(vmcs.val[VMCS_CR0_SHADOW], CR0_PE);
+	/* unreadable */
+	guest_32bit(CR0_PE, CR4_PAE, 0);
+	mem_fail = 1;
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(0, GPR_RBX)), VMX_CR_GP);
+}
+
+static void test_cr4(void **state)
+{
+	(void)state;
+	guest_32bit(CR0_PE, 0, 0);
+	gpr[GPR_RSI] = CR4_VMXE;		/* the guest has no VMX */
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(4, GPR_RSI)), VMX_CR_GP);
+	gpr[GPR_RSI] = 1ull << 12;		/* LA57: fixed to 0 here */
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(4, GPR_RSI)), VMX_CR_GP);
+	assert_int_equal(vmcs.val[VMCS_CR4_SHADOW], 0);
+	gpr[GPR_RSI] = CR4_PAE | CR4_OSFXSR;
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(4, GPR_RSI)), VMX_CR_DONE);
+	assert_int_equal(vmcs.val[VMCS_CR4_SHADOW], CR4_PAE | CR4_OSFXSR);
+	assert_int_equal(vmcs.val[VMCS_GUEST_CR4], CR4_PAE | CR4_OSFXSR | CR4_VMXE);
+	assert_true(soft.flush_vpid);
+	/* clearing PAE in long mode */
+	guest_32bit(CR0_PG | CR0_PE, CR4_PAE, EFER_LME | EFER_LMA);
+	gpr[GPR_RSI] = 0;
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(4, GPR_RSI)), VMX_CR_GP);
+}
+
+static void test_cr3_and_cr8(void **state)
+{
+	(void)state;
+	guest_32bit(CR0_PG | CR0_PE, CR4_PAE, EFER_LME | EFER_LMA);
+	gpr[GPR_R12] = 0x7000;
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(3, GPR_R12)), VMX_CR_DONE);
+	assert_int_equal(vmcs.val[VMCS_GUEST_CR3], 0x7000);
+	assert_true(soft.flush_vpid);
+	assert_int_equal(vmx_cr_access(&env, qual_mov_from(3, GPR_R15)), VMX_CR_DONE);
+	assert_int_equal(gpr[GPR_R15], 0x7000);
+	/* CR8: a virtual TPR */
+	gpr[GPR_RAX] = 9;
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(8, GPR_RAX)), VMX_CR_DONE);
+	assert_int_equal(soft.cr8, 9);
+	gpr[GPR_RAX] = 16;
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(8, GPR_RAX)), VMX_CR_GP);
+	assert_int_equal(soft.cr8, 9);
+	gpr[GPR_RSP] = 0xdead;
+	assert_int_equal(vmx_cr_access(&env, qual_mov_from(8, GPR_RSP)), VMX_CR_DONE);
+	assert_int_equal(gpr[GPR_RSP], 9);
+}
+
+static void test_clts_lmsw(void **state)
+{
+	uint64_t lmsw_qual = CR_TYPE_LMSW << CR_QUAL_TYPE_SHIFT;
+
+	(void)state;
+	guest_32bit(CR0_PE | CR0_TS | CR0_MP, 0, 0);
+	assert_int_equal(vmx_cr_access(&env, CR_TYPE_CLTS << CR_QUAL_TYPE_SHIFT), VMX_CR_DONE);
+	assert_int_equal(view_cr0(), CR0_PE | CR0_MP);
+	/* LMSW 0: clears MP/EM/TS but cannot clear PE */
+	assert_int_equal(vmx_cr_access(&env, lmsw_qual | 0ull << CR_QUAL_LMSW_SHIFT), VMX_CR_DONE);
+	assert_int_equal(view_cr0(), CR0_PE);
+	/* LMSW sets PE from real mode; high bits of the source are ignored */
+	guest_32bit(0, 0, 0);
+	assert_int_equal(vmx_cr_access(&env, lmsw_qual | 0xfff3ull << CR_QUAL_LMSW_SHIFT), VMX_CR_DONE);
+	assert_int_equal(view_cr0(), CR0_PE | CR0_MP);
+}
+
+static void test_cr_impossible(void **state)
+{
+	(void)state;
+	guest_32bit(CR0_PE, 0, 0);
+	assert_int_equal(vmx_cr_access(&env, qual_mov_from(0, 0)), VMX_CR_UNHANDLED);
+	assert_int_equal(vmx_cr_access(&env, qual_mov_from(4, 0)), VMX_CR_UNHANDLED);
+	for (unsigned cr = 0; cr < 16; cr++) {
+		if (cr == 0 || cr == 3 || cr == 4 || cr == 8)
+			continue;
+		assert_int_equal(vmx_cr_access(&env, qual_mov_to(cr, 0)), VMX_CR_UNHANDLED);
+	}
+	assert_int_equal(vmcs.bad, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_simple_exits, setup),
+		cmocka_unit_test_setup(test_virt_insns, setup),
+		cmocka_unit_test_setup(test_backend_exits, setup),
+		cmocka_unit_test_setup(test_io, setup),
+		cmocka_unit_test_setup(test_msr, setup),
+		cmocka_unit_test_setup(test_ept_violation, setup),
+		cmocka_unit_test_setup(test_misconfig_and_unknown, setup),
+		cmocka_unit_test_setup(test_exception_or_nmi, setup),
+		cmocka_unit_test_setup(test_entry_failure, setup),
+		cmocka_unit_test_setup(test_hostile, setup),
+		cmocka_unit_test_setup(test_info_read_only_defined_fields, setup),
+		cmocka_unit_test_setup(test_fixup_requeue, setup),
+		cmocka_unit_test_setup(test_fixup_nmi_unblocking, setup),
+		cmocka_unit_test_setup(test_cr0_enter_long_mode, setup),
+		cmocka_unit_test_setup(test_cr0_refusals, setup),
+		cmocka_unit_test_setup(test_cr0_leave_long_mode_from_compat, setup),
+		cmocka_unit_test_setup(test_cr0_pae_pdptes, setup),
+		cmocka_unit_test_setup(test_cr4, setup),
+		cmocka_unit_test_setup(test_cr3_and_cr8, setup),
+		cmocka_unit_test_setup(test_clts_lmsw, setup),
+		cmocka_unit_test_setup(test_cr_impossible, setup),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
