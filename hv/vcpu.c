@@ -18,7 +18,7 @@
 #include "hv/vcpu.h"
 #include "hv/vm_devices.h"
 
-#define SLICE_TICKS (TIMER_HZ / 100)	/* 10 ms */
+#define SLICE_TICKS (TIMER_HZ / 100 + 1)	/* about 10 ms */
 
 static struct seg mb1_seg(const struct mb1_seg_reg *r)
 {

@@ -148,6 +148,16 @@ void apic_send_init_sipi(uint32_t dest, uint32_t trampoline_pa)
 	}
 }
 
+void apic_send_nmi(uint32_t dest)
+{
+	uint64_t f = irq_save();
+
+	icr_wait();
+	lapic_write(LAPIC_ICR_HI, dest << 24);
+	lapic_write(LAPIC_ICR_LO, 0x400);	/* delivery mode NMI */
+	irq_restore(f);
+}
+
 /* NMI to every other online CPU: reaches them even with interrupts off. */
 void apic_stop_others(void)
 {

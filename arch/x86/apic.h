@@ -11,7 +11,7 @@
 #define VEC_SPURIOUS	0xff
 #define VEC_IRQ_BASE	0x30	/* ISA IRQ n arrives at VEC_IRQ_BASE + n */
 
-#define TIMER_HZ	1000
+#define TIMER_HZ	250
 
 void apic_init_this_cpu(void);	/* enable, spurious vector, periodic timer */
 void apic_calibrate(void);	/* boot CPU: measure the timer and the TSC */
@@ -20,6 +20,7 @@ uint32_t apic_id(void);
 void apic_send_ipi(uint32_t apic_id, uint8_t vector);
 void apic_send_init_sipi(uint32_t apic_id, uint32_t trampoline_pa);
 void apic_stop_others(void);
+void apic_send_nmi(uint32_t apic_id);
 void pic_disable(void);
 void ioapic_route_isa(unsigned int irq, uint8_t vector, uint32_t dest_apic);
 

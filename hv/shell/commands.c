@@ -2,6 +2,7 @@
 /* The shell's host commands (help, version, cpus, mem, ...) and the table. */
 #include <errno.h>
 #include <string.h>
+#include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/virt.h"
@@ -9,6 +10,8 @@
 #include "hv/log.h"
 #include "hv/mm/memory.h"
 #include "hv/modules.h"
+#include "hv/panic.h"
+#include "hv/shell/parse.h"
 #include "hv/power.h"
 #include "hv/shell/cmd_net.h"
 #include "hv/shell/cmd_vm.h"
@@ -140,6 +143,30 @@ static int cmd_poweroff(int argc, char **argv)
 	return -EIO;
 }
 
+/* Deliberate crashes, to see (and test) the report ferry gives. */
+static int cmd_debug(int argc, char **argv)
+{
+	uint64_t cpu;
+
+	if (argc == 2 && !strcmp(argv[1], "fault")) {
+		__asm__ volatile("ud2");
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "panic"))
+		panic("requested with 'debug panic'");
+	if (argc == 3 && !strcmp(argv[1], "nmi") && !parse_u64(argv[2], 0, MAX_CPUS - 1, &cpu)) {
+		if (cpu >= cpu_count || !cpus[cpu].online) {
+			shell_error("debug", "CPU %lu is not online", cpu);
+			return -EINVAL;
+		}
+		apic_send_nmi(cpus[cpu].apic_id);
+		udelay(100000);
+		return 0;
+	}
+	shell_error("debug", "usage: debug fault | debug panic | debug nmi CPU");
+	return -EINVAL;
+}
+
 const struct shell_cmd shell_commands[] = {
 	{ "help", "[CMD]", "list commands, or explain one", cmd_help },
 	{ "version", "", "ferry's version, git revision and build date", cmd_version },
@@ -165,5 +192,6 @@ const struct shell_cmd shell_commands[] = {
 	{ "nettest", "listen PORT | send HOST PORT MB", "TCP throughput test with CRC-32 (Ctrl-C stops)", cmd_nettest },
 	{ "reboot", "", "reset the machine", cmd_reboot },
 	{ "poweroff", "", "power the machine off (ACPI S5)", cmd_poweroff },
+	{ "debug", "fault | panic | nmi CPU", "crash ferry on purpose: shows the crash report (stops the machine)", cmd_debug },
 };
 const size_t shell_commands_count = sizeof(shell_commands) / sizeof(shell_commands[0]);

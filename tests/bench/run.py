@@ -6,10 +6,13 @@
 
 boot:  time from starting QEMU to the `ferry> ` prompt, ferry's own boot
        time (from its log), and ferry's memory use at idle (`mem`).
+guest: the test guest's CPU-bound work rate under ferry vs directly on
+       QEMU (the overhead ratio), and VM exits per second.
 """
 import os
 import re
 import statistics
+import subprocess
 import sys
 import time
 
@@ -41,7 +44,66 @@ def bench_boot(runs=3):
           " heap in use %s KiB of %s KiB" % (ferry, heap.group(1), heap.group(2)))
 
 
-BENCHES = {"boot": bench_boot}
+GUEST = os.path.join(os.path.dirname(__file__), "..", "..", "build", "guest", "testguest.elf")
+
+
+def direct_guest(cmdline, timeout=180):
+    """Run the test guest directly on QEMU (no ferry); its TG lines."""
+    out = subprocess.run(
+        ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "qemu64", "-m", "64",
+         "-kernel", GUEST, "-append", cmdline, "-serial", "stdio", "-display", "none",
+         "-monitor", "none", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"],
+        capture_output=True, text=True, timeout=timeout).stdout
+    return out
+
+
+def ferry_guest(m, name, cmdline, done, timeout=300):
+    m.cmd(f'create {name} kernel=testguest mem=32 cmdline="{cmdline}"')
+    m.cmd(f"start {name}")
+    end = time.time() + timeout
+    while time.time() < end:
+        m.send(f"console {name}\r")
+        m.expect(r"escape character is \^\]\)\n")
+        start = m.pos
+        time.sleep(1)
+        m.send(b"\x1d")
+        m.expect(r"Disconnected from " + name)
+        text = m.buf[start:m.pos]
+        m.expect("ferry> ")
+        if re.search(done, text):
+            m.cmd(f"destroy {name}")
+            return text
+    raise RuntimeError(f"{name}: no {done!r}")
+
+
+def work_rate(text):
+    return int(re.search(r"TG work units=\d+ ticks=\d+ rate=(\d+)", text).group(1))
+
+
+def bench_guest(pairs=3):
+    """Alternate direct and ferry runs so machine noise hits both alike."""
+    m = Machine("bench-guest", kind="qemu", cpus=2, mem=512)
+    m.start()
+    direct, ferry = [], []
+    for i in range(pairs):
+        direct.append(work_rate(direct_guest("work secs=5")))
+        ferry.append(work_rate(ferry_guest(m, f"w{i}", "work secs=5", r"TG work units=")))
+    ex = ferry_guest(m, "x", "exits n=200000", r"TG exits done")
+    m.close()
+    exd = direct_guest("exits n=200000")
+    d, f = statistics.median(direct), statistics.median(ferry)
+    print("guest CPU-bound work (test guest 'work secs=5', QEMU TCG, %d alternating pairs):" % pairs)
+    print(f"  directly on QEMU: median {d:.0f} units/s {direct}")
+    print(f"  under ferry (SVM): median {f:.0f} units/s {ferry}")
+    print(f"  ratio ferry/direct {f / d:.3f} (overhead {100 * (1 - f / d):.1f}%)")
+    c = int(re.search(r"TG exits cpuid per_sec=(\d+)", ex).group(1))
+    io = int(re.search(r"TG exits io per_sec=(\d+)", ex).group(1))
+    cd = int(re.search(r"TG exits cpuid per_sec=(\d+)", exd).group(1))
+    print(f"  VM exits under ferry: CPUID {c}/s, port I/O writes {io}/s"
+          f" (CPUID directly on QEMU, no exit: {cd}/s)")
+
+
+BENCHES = {"boot": bench_boot, "guest": bench_guest}
 
 if __name__ == "__main__":
     names = sys.argv[1:] or list(BENCHES)

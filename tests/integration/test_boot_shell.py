@@ -138,3 +138,19 @@ def test_reboot_resets_machine(machine_factory):
     m.send("reboot\r")
     m.expect("rebooting")
     assert m.exited(30) is not None
+
+
+@pytest.mark.parametrize("how,report", [
+    ("debug fault", r"EXCEPTION #UD invalid opcode \(vector 6\) error=0 on CPU 0"),
+    ("debug nmi 1", r"EXCEPTION NMI \(vector 2\) error=0 on CPU 1"),
+    ("debug panic", r"PANIC on CPU 0: requested with 'debug panic'"),
+])
+def test_crash_report_is_readable(machine_factory, how, report):
+    m = machine_factory("qemu", cpus=2)
+    m.send(how + "\r")
+    m.expect(report, timeout=30)
+    if "PANIC" not in report:
+        m.expect(r"rip=[0-9a-f]{16} cs=0008")
+        m.expect(r"rax=[0-9a-f]{16} rbx=")
+    m.expect(r"backtrace:")
+    m.expect(r"ferry: stopped\. Reset the machine to continue\.")
