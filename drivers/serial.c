@@ -6,6 +6,7 @@
 #include <errno.h>
 #include "drivers/serial.h"
 #include "arch/x86/cpu.h"
+#include "hv/time.h"
 
 enum { RBR = 0, THR = 0, IER = 1, FCR = 2, LCR = 3, MCR = 4, LSR = 5, SCR = 7 };
 #define LSR_DR		0x01
@@ -33,14 +34,25 @@ int serial_init(struct serial *u, uint16_t port, uint32_t baud)
 	return 0;
 }
 
+/*
+ * Wait for room in the transmitter.  A slow reader (a terminal, a socket
+ * under an emulator) must not lose output, so wait long; but a UART that
+ * never drains must not hang ferry: after ~1 s the byte goes out anyway.
+ */
 void serial_putc(struct serial *u, char c)
 {
-	int spins = 100000;
+	uint64_t deadline = 0;
 
 	if (!u->present)
 		return;
-	while (!(inb(u->port + LSR) & LSR_THRE) && --spins)
+	while (!(inb(u->port + LSR) & LSR_THRE)) {
+		uint64_t now = rdtsc();
+		if (!deadline)
+			deadline = now + (tsc_hz() ? tsc_hz() : 1000000000);
+		else if ((int64_t)(now - deadline) > 0)
+			break;
 		cpu_relax();
+	}
 	outb(u->port + THR, c);
 }
 

@@ -127,6 +127,15 @@ static enum exit_action do_hlt(struct vcpu *v, struct vm_exit *e)
 
 static enum exit_action do_gpa_fault(struct vcpu *v, struct vm_exit *e)
 {
+	if (e->u.gpa_fault.write && e->u.gpa_fault.present) {
+		int r = dirty_log_fault(&v->vm->dirty, &v->vm->gpt, e->u.gpa_fault.gpa);
+		if (r > 0)
+			return EXIT_RESUME;	/* logged: the write is retried */
+		if (r < 0) {
+			vm_stop(v->vm, "dirty log failed on %#lx (error %d)", e->u.gpa_fault.gpa, r);
+			return EXIT_STOP;
+		}
+	}
 	vm_stop(v->vm, "%s of guest-physical %#lx outside its memory at rip %#lx",
 		e->u.gpa_fault.exec ? "execution" : e->u.gpa_fault.write ? "write" : "read",
 		e->u.gpa_fault.gpa, e->rip);

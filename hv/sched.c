@@ -47,9 +47,13 @@ static int pick_cpu(void)
 	return best;
 }
 
+/* Make cpu leave its guest and look at its run queue again. */
 static void poke(int cpu)
 {
-	if (cpu >= 0 && (unsigned int)cpu != this_cpu()->index)
+	if (cpu < 0)
+		return;
+	__atomic_store_n(&cpus[cpu].resched, true, __ATOMIC_RELEASE);
+	if ((unsigned int)cpu != this_cpu()->index)
 		apic_send_ipi(cpus[cpu].apic_id, VEC_KICK);
 }
 

@@ -153,8 +153,6 @@ enum vcpu_run_result vcpu_run(struct vcpu *v)
 	for (;;) {
 		if (v->vm->state != VM_RUNNING)
 			return RUN_NOT_RUNNABLE;
-		if (__atomic_exchange_n(&v->kick, false, __ATOMIC_ACQ_REL))
-			return RUN_PREEMPT;
 		if (v->state == VCPU_HALTED) {
 			if (!vcpu_wants_wake(v))
 				return RUN_HALTED;
@@ -162,6 +160,12 @@ enum vcpu_run_result vcpu_run(struct vcpu *v)
 		}
 		inject_pending(v);
 		irq_disable();
+		/* checked with interrupts off: a kick IPI from now on ends the run */
+		if (__atomic_exchange_n(&v->kick, false, __ATOMIC_ACQ_REL) ||
+		    __atomic_exchange_n(&this_cpu()->resched, false, __ATOMIC_ACQ_REL)) {
+			irq_enable();
+			return RUN_PREEMPT;
+		}
 		fpu_switch_in(v);
 		uint64_t t0 = rdtsc();
 		vmm->run(v, &v->exit);

@@ -164,6 +164,7 @@ static void vm_free(struct vm *vm)
 		vmm->vm_destroy(vm);
 	if (vm->frames)
 		free_frames(vm);
+	dirty_log_destroy(&vm->dirty);
 	free(vm->console);
 	free(vm);
 }
@@ -244,6 +245,10 @@ static int vm_build(struct vm *vm, const struct vm_config *cfg, char *err, size_
 		return rc;
 	}
 	vm->gpt_ready = true;
+	if ((rc = dirty_log_init(&vm->dirty, vm->nr_frames))) {
+		snprintf(err, errlen, "no memory for the dirty-page log");
+		return rc;
+	}
 	if ((rc = map_frames(vm))) {
 		snprintf(err, errlen, "mapping guest memory failed (error %d)", rc);
 		return rc;

@@ -17,6 +17,7 @@
 #include "hv/spinlock.h"
 #include "hv/vmm.h"
 #include "hv/ring.h"
+#include "hv/mm/dirty.h"
 
 #define VM_NAME_MAX	32
 #define VM_MAX		16
@@ -65,6 +66,7 @@ struct vm {
 	size_t nr_frames;		/* (c) mem_size / 4 KiB */
 	struct page_table gpt;		/* (L) EPT or NPT: set up by vmm->vm_init */
 	uint64_t gpa_gen;		/* (a) bumped when gpt changes: see hv/vmm.h */
+	struct dirty_log dirty;		/* pages written while logging (migration) */
 	void *arch;			/* (c) back end's per-VM data */
 
 	struct vcpu *vcpus[VM_MAX_VCPUS];	/* (c) */

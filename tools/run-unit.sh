@@ -6,7 +6,7 @@ log=$(mktemp)
 for t in "$@"; do
 	if "$t" >"$log" 2>&1; then
 		pass=$((pass + 1))
-		n=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$log")
+		n=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$log" | awk '{ s += $1 } END { print s + 0 }')
 		cases=$((cases + ${n:-0}))
 		printf '  %-28s %s test cases passed\n' "$(basename "$t")" "${n:-?}"
 	else

@@ -27,6 +27,7 @@ struct percpu {
 	struct gdt_table gdt;
 	struct tss64 tss;
 	void *vcpu;			/* the vCPU this CPU runs now, or NULL */
+	volatile bool resched;		/* (a) set by other CPUs: re-read the run queue */
 	void *fpu_owner;		/* vCPU whose x87/SSE/AVX state is in the registers */
 	void *virt;			/* back end's per-CPU state (VMXON/host-save area) */
 	struct virt_caps caps;		/* what this CPU offers, found at bring-up */

@@ -11,7 +11,6 @@
 #include "hv/vdev/portio.h"
 
 #define VDEV_SNAP_MAGIC 0x56454456u	/* "VDEV" little-endian */
-#define VDEV_SNAP_VERSION 1
 
 /* ---- wiring ----------------------------------------------------------- */
 
@@ -199,6 +198,7 @@ int vdev_ack(struct vm_devices *d)
 
 uint64_t vdev_next_event_ns(struct vm_devices *d, uint64_t now_ns)
 {
+	tick(d, now_ns);
 	return pit_next_event_ns(&d->pit, now_ns);
 }
 

@@ -28,6 +28,17 @@
  * timers: vdev_next_event_ns() tells the scheduler when a halted vCPU must
  * be woken for the next timer interrupt.
  *
+ * Use from the core (a sketch):
+ *	create:	 cfg = { RAM sizes, wall clock, vm_clock_ns(vm), vm, callbacks };
+ *		 vdev_create(&cfg, &vm->dev);
+ *	I/O exit: rc = vdev_io(vm->dev, port, size, in, &val, vm_clock_ns(vm));
+ *		 rc == -ENOENT: reads give all ones, writes are dropped+counted
+ *	entry:	 v = vdev_pending_vector(dev, now); if v >= 0 and the vCPU can
+ *		 take it: inject vdev_ack(dev), else request a window
+ *	HLT:	 sleep until vdev_next_event_ns(dev, now) or console input
+ *	migrate: size with snap_save_init(&s, NULL, 0) + vdev_snapshot, then
+ *		 save into a buffer; restore with snap_restore_init on the peer
+ *
  * Locking: none inside.  The caller serializes all calls for one
  * vm_devices (vm->dev_lock); different VMs are independent (no globals).
  * The callbacks run inside vdev_io()/vdev_console_input() under that lock
@@ -53,6 +64,9 @@
 #define VDEV_POST_PORT	0x80
 #define VDEV_CTL_PORT	0x504
 #define VDEV_CTL_POWEROFF 0x2000
+/* Format version of vdev_snapshot() as a whole (for a migration stream's
+ * header); bumped whenever any device's own version byte changes. */
+#define VDEV_SNAP_VERSION 1
 
 /* What vdev_create needs; copied, so it may live on the caller's stack. */
 struct vdev_config {
@@ -112,8 +126,10 @@ int vdev_pending_vector(struct vm_devices *d, uint64_t now_ns);
  * initialised. */
 int vdev_ack(struct vm_devices *d);
 
-/* Guest time at which a timer interrupt becomes due (now_ns if one is
- * already), or UINT64_MAX if none is programmed. */
+/* When a halted vCPU must be woken: the guest time of the next timer
+ * edge, always > now_ns, or UINT64_MAX if no timer is programmed.  Edges
+ * due by now_ns are delivered to the PIC first, so check
+ * vdev_pending_vector() as well before sleeping. */
 uint64_t vdev_next_event_ns(struct vm_devices *d, uint64_t now_ns);
 
 /* A byte typed at the guest's console: false when COM1 cannot take it now

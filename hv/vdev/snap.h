@@ -4,7 +4,10 @@
  *
  *	int X_snapshot(struct X *dev, struct snap *s);
  *
- * that walks its state field by field with snap_u8/u16/u32/u64/bool/bytes.
+ * (time-based devices also take the guest clock, X_snapshot(dev, s, now_ns),
+ * and store their times relative to it so that a restore at another time
+ * base continues at the same phase) that walks its state field by field
+ * with snap_u8/u16/u32/u64/bool/bytes.
  * Saving, those calls copy each field into s->buf; restoring, they copy it
  * back out.  Save and restore cannot drift apart because they are the same
  * code.  Live migration carries the resulting bytes in its stream.

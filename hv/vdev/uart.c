@@ -262,9 +262,9 @@ static uint8_t read_reg(struct uart *u, unsigned int off)
 static bool uart_byte(void *dev, uint16_t port, bool in, uint8_t *val)
 {
 	struct uart *u = dev;
-	unsigned int off = (uint16_t)(port - u->base);
+	unsigned int off = (unsigned int)port - u->base;
 
-	if (off >= UART_NR_PORTS)
+	if (port < u->base || off >= UART_NR_PORTS)
 		return false;
 	if (in)
 		*val = read_reg(u, off);

@@ -65,7 +65,7 @@ def ferry_guest(m, name, cmdline, done, timeout=300):
         m.send(f"console {name}\r")
         m.expect(r"escape character is \^\]\)\n")
         start = m.pos
-        time.sleep(1)
+        m.drain(1)
         m.send(b"\x1d")
         m.expect(r"Disconnected from " + name)
         text = m.buf[start:m.pos]
@@ -103,7 +103,7 @@ def bench_guest(pairs=3):
           f" (CPUID directly on QEMU, no exit: {cd}/s)")
 
 
-BENCHES = {"boot": bench_boot, "guest": bench_guest}
+BENCHES = {"boot": bench_boot, "guest": bench_guest, "net": lambda: __import__("net_vs_linux").main([])}
 
 if __name__ == "__main__":
     names = sys.argv[1:] or list(BENCHES)

@@ -194,6 +194,12 @@ error: action=report
                                      f"({self.proc.returncode}) waiting for {pattern!r};"
                                      f" console ends with:\n{self.buf[-2000:]}")
 
+    def drain(self, seconds):
+        """Keep reading the console for a while (never leave the emulator blocked)."""
+        end = time.time() + seconds
+        while time.time() < end:
+            self._recv(min(0.1, max(0.01, end - time.time())))
+
     def send(self, data, timeout=60):
         """Send bytes, reading the console meanwhile so neither side blocks."""
         if isinstance(data, str):

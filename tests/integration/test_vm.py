@@ -22,7 +22,7 @@ def wait_console(m, name, pattern, timeout=60):
         m.send(f"console {name}\r")
         m.expect(r"escape character is \^\]\)\n", timeout=30)
         start = m.pos
-        time.sleep(0.5)
+        m.drain(0.5)
         m.send(b"\x1d")
         m.expect(r"Disconnected from " + re.escape(name), timeout=30)
         text = m.buf[start:m.pos]
@@ -158,9 +158,9 @@ def test_hostile_is_contained_next_to_memtest(qemu):
     m = qemu
     m.cmd('create mt kernel=testguest mem=32 cmdline="memtest mb=16"')
     m.cmd("start mt")
-    m.cmd('create h kernel=testguest mem=16 cmdline="hostile skip=mem,hlt"')
+    m.cmd('create h kernel=testguest mem=16 cmdline="hostile skip=mem,hlt,cr4,reset"')
     m.cmd("start h")
-    _, text = wait_console(m, "h", r"TG hostile done|stopped", timeout=120)
+    _, text = wait_console(m, "h", r"TG hostile done", timeout=120)
     for insn in ["svm_vmrun", "svm_vmload", "svm_vmsave", "svm_stgi", "svm_clgi",
                  "svm_skinit", "svm_invlpga", "vmx_vmxon", "vmx_vmlaunch"]:
         assert re.search(rf"RESULT {insn} outcome=ud", text), f"{insn}:\n{text[-2500:]}"
@@ -169,6 +169,19 @@ def test_hostile_is_contained_next_to_memtest(qemu):
         assert re.search(rf"RESULT {msr} outcome=gp", text), f"{msr}:\n{text[-2500:]}"
     assert "id_00_0=0xffffffff" in text
     assert re.search(r"RESULT qemu_exit outcome=none", text)
+    m.cmd('create rs kernel=testguest mem=16 cmdline="hostile only=kbd_reset"')
+    m.cmd("start rs")
+    assert "asked for a reset" in wait_state(m, "rs", "stopped", timeout=60)
+    m.cmd("destroy rs")
+    # setting CR4.VMXE: #GP as on real hardware, or the guest stopped with the reason
+    m.cmd('create c4 kernel=testguest mem=16 cmdline="hostile only=cr4_vmxe"')
+    m.cmd("start c4")
+    line = wait_state(m, "c4", "stopped", timeout=60)
+    if "powered off" in line:
+        assert re.search(r"RESULT cr4_vmxe outcome=gp", wait_console(m, "c4", "RESULT")[1])
+    else:
+        assert "refused the guest state" in line, line
+    m.cmd("destroy c4")
     # each memory escape attempt on its own guest: stopped (or faulted), host fine
     for attempt in ["mem_past_end_write", "mem_3g_read", "mem_4g_write", "mem_16g_read"]:
         m.cmd(f'create x kernel=testguest mem=16 cmdline="hostile only={attempt}"')
@@ -209,9 +222,9 @@ def test_single_cpu_host_runs_guest_and_shell(machine_factory):
 
 def test_bochs_vmx_guest_subset(machine_factory):
     m = machine_factory("bochs", cpus=2, mem=128)
-    m.cmd('create h kernel=testguest mem=16 cmdline="hostile skip=mem,hlt"', timeout=60)
+    m.cmd('create h kernel=testguest mem=16 cmdline="hostile skip=mem,hlt,reset"', timeout=60)
     m.cmd("start h", timeout=60)
-    _, text = wait_console(m, "h", r"TG hostile done|stopped", timeout=300)
+    _, text = wait_console(m, "h", r"TG hostile done", timeout=300)
     assert re.search(r"RESULT vmx_vmxon outcome=ud", text), text[-2000:]
     assert re.search(r"RESULT msr_feature_control_write outcome=gp", text), text[-2000:]
     m.cmd('create f kernel=testguest mem=16 cmdline="fpu rounds=5"', timeout=60)

@@ -340,6 +340,31 @@ static void test_auto_eoi_and_rotation(void **state)
 	assert_int_equal(pic_ack(&p), 0x20);
 }
 
+/* A slave in automatic EOI mode with a second request behind the first:
+ * the master must see IR2 again, or the second one is lost. */
+static void test_slave_auto_eoi(void **state)
+{
+	struct pic p;
+
+	(void)state;
+	pic_init(&p);
+	testguest_init(&p, 0x00, 0x00);
+	outb(&p, 0xA0, 0x11);
+	outb(&p, 0xA1, 0x28);
+	outb(&p, 0xA1, 0x02);
+	outb(&p, 0xA1, 0x03);			/* slave: 8086, AEOI */
+	outb(&p, 0xA1, 0x00);
+	pulse(&p, 8);
+	pulse(&p, 9);
+	assert_int_equal(pic_ack(&p), 0x28);
+	assert_int_equal(read_isr(&p, 0xA0), 0);
+	assert_int_equal(pic_pending_vector(&p), -1);	/* master IR2 busy */
+	outb(&p, 0x20, 0x20);
+	assert_int_equal(pic_ack(&p), 0x29);
+	outb(&p, 0x20, 0x20);
+	assert_int_equal(pic_pending_vector(&p), -1);
+}
+
 static void test_rotate_on_eoi_and_set_priority(void **state)
 {
 	struct pic p;
@@ -527,6 +552,7 @@ int main(void)
 		cmocka_unit_test(test_spurious_slave),
 		cmocka_unit_test(test_level_vs_edge),
 		cmocka_unit_test(test_auto_eoi_and_rotation),
+		cmocka_unit_test(test_slave_auto_eoi),
 		cmocka_unit_test(test_rotate_on_eoi_and_set_priority),
 		cmocka_unit_test(test_poll_and_register_reads),
 		cmocka_unit_test(test_special_mask_mode),

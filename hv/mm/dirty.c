@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The dirty-page log: write-protect guest RAM, record the pages whose first
+ * write faults, hand them to the migration sender round by round.  The
+ * protocol, the ordering argument and the locking are in dirty.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hv/mm/dirty.h"
+
+#define BITS		64
+#define PAGE_SHIFT	12
+#define CHUNK_WORDS	8	/* 512 pages (2 MiB) of work per lock hold */
+
+static uint64_t gpa_of(uint64_t gfn)
+{
+	return gfn << PAGE_SHIFT;
+}
+
+static uint64_t bit_of(uint64_t gfn)
+{
+	return 1ull << (gfn % BITS);
+}
+
+static void stat_add(uint64_t *counter, uint64_t n)
+{
+	__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
+}
+
+/* ---- Bitmaps ---- */
+
+size_t dirty_bitmap_words(size_t nr_pages)
+{
+	return nr_pages / BITS + (nr_pages % BITS != 0);
+}
+
+bool dirty_bitmap_test(const uint64_t *bm, size_t nbits, size_t bit)
+{
+	return bit < nbits && (bm[bit / BITS] & bit_of(bit));
+}
+
+size_t dirty_bitmap_next(const uint64_t *bm, size_t nbits, size_t from)
+{
+	size_t w, words = dirty_bitmap_words(nbits);
+	uint64_t bits;
+
+	if (from >= nbits)
+		return nbits;
+	w = from / BITS;
+	bits = bm[w] & (~0ull << (from % BITS));
+	while (!bits) {
+		if (++w == words)
+			return nbits;
+		bits = bm[w];
+	}
+	from = w * BITS + (size_t)__builtin_ctzll(bits);
+	return from < nbits ? from : nbits;
+}
+
+size_t dirty_bitmap_count(const uint64_t *bm, size_t nbits)
+{
+	size_t n = 0, words = dirty_bitmap_words(nbits);
+
+	for (size_t w = 0; w < words; w++) {
+		uint64_t bits = bm[w];
+
+		if (w == nbits / BITS)		/* the partial last word */
+			bits &= bit_of(nbits) - 1;
+		n += (size_t)__builtin_popcountll(bits);
+	}
+	return n;
+}
+
+/* ---- Page-table changes (caller holds log->lock) ---- */
+
+/*
+ * pt_protect(set, clear, flags) on each run of set bits of one bitmap
+ * word, whose bit 0 is page `base`.  0 or the first error.
+ */
+static int protect_word(struct page_table *pt, uint64_t base, uint64_t bits,
+			unsigned set, unsigned clear, unsigned flags)
+{
+	while (bits) {
+		unsigned s = (unsigned)__builtin_ctzll(bits);
+		uint64_t above = ~(bits >> s);	/* 0 only if all 64 are set */
+		unsigned n = above ? (unsigned)__builtin_ctzll(above) : BITS;
+		int err = pt_protect(pt, gpa_of(base + s), gpa_of(n), set, clear,
+				     flags);
+
+		if (err < 0)
+			return err;
+		bits = s + n >= BITS ? 0 : bits & (~0ull << (s + n));
+	}
+	return 0;
+}
+
+/* The pages [lo, hi) of one chunk, for the pt_for_each in start_chunk. */
+struct chunk_walk {
+	struct dirty_log *log;
+	uint64_t lo, hi;
+};
+
+/* Writable leaves become tracked (clipped to the chunk). */
+static int track_leaf(void *ctx, const struct pt_leaf *leaf)
+{
+	struct chunk_walk *c = ctx;
+	uint64_t first = leaf->va >> PAGE_SHIFT;
+	uint64_t end = (leaf->va + leaf->size) >> PAGE_SHIFT;
+
+	if (!(leaf->attr & PT_W))
+		return 0;
+	for (uint64_t g = first < c->lo ? c->lo : first; g < end && g < c->hi; g++)
+		c->log->track[g / BITS] |= bit_of(g);
+	return 0;
+}
+
+typedef int (*chunk_fn)(struct dirty_log *log, struct page_table *pt,
+			size_t w0, size_t w1);
+
+/* Start: track the writable pages of words [w0, w1), then protect them. */
+static int start_chunk(struct dirty_log *log, struct page_table *pt,
+		       size_t w0, size_t w1)
+{
+	uint64_t hi = (uint64_t)w1 * BITS;
+	struct chunk_walk c = { log, (uint64_t)w0 * BITS,
+				hi < log->nr_pages ? hi : log->nr_pages };
+	int err = pt_for_each(pt, gpa_of(c.lo), gpa_of(c.hi - c.lo), track_leaf, &c);
+
+	for (size_t w = w0; !err && w < w1; w++)
+		err = protect_word(pt, (uint64_t)w * BITS, log->track[w], 0, PT_W,
+				   PT_SPLIT_4K);
+	return err;
+}
+
+/* Stop: give W back; a word stays tracked until all of it is restored. */
+static int stop_chunk(struct dirty_log *log, struct page_table *pt,
+		      size_t w0, size_t w1)
+{
+	int first = 0;
+
+	for (size_t w = w0; w < w1; w++) {
+		int err = protect_word(pt, (uint64_t)w * BITS, log->track[w], PT_W,
+				       0, 0);
+
+		if (!err)
+			log->track[w] = 0;
+		else if (!first)
+			first = err;
+	}
+	return first;
+}
+
+/* fn on every chunk, each under the lock; the first error is returned, and
+ * the walk goes on past errors only if keep_going. */
+static int each_chunk(struct dirty_log *log, struct page_table *pt,
+		      chunk_fn fn, bool keep_going)
+{
+	int first = 0;
+
+	for (size_t w = 0; w < log->nr_words; w += CHUNK_WORDS) {
+		size_t end = log->nr_words - w < CHUNK_WORDS ? log->nr_words
+							       : w + CHUNK_WORDS;
+		int err;
+
+		spin_lock(&log->lock);
+		err = fn(log, pt, w, end);
+		spin_unlock(&log->lock);
+		if (err && !first)
+			first = err;
+		if (err && !keep_going)
+			break;
+	}
+	return first;
+}
+
+/* ---- Life cycle ---- */
+
+int dirty_log_init(struct dirty_log *log, size_t nr_pages)
+{
+	memset(log, 0, sizeof(*log));
+	if (!nr_pages || nr_pages > DIRTY_MAX_PAGES)
+		return -EINVAL;
+	log->nr_words = dirty_bitmap_words(nr_pages);
+	log->dirty = calloc(log->nr_words, sizeof(uint64_t));
+	log->track = calloc(log->nr_words, sizeof(uint64_t));
+	if (!log->dirty || !log->track) {
+		dirty_log_destroy(log);
+		return -ENOMEM;
+	}
+	log->nr_pages = nr_pages;
+	return 0;
+}
+
+void dirty_log_destroy(struct dirty_log *log)
+{
+	free(log->dirty);
+	free(log->track);
+	memset(log, 0, sizeof(*log));
+}
+
+/* Under the lock: from off to on, with empty bitmaps and counters. */
+static int start_prepare(struct dirty_log *log)
+{
+	int err = 0;
+
+	spin_lock(&log->lock);
+	if (!log->nr_pages)
+		err = -EINVAL;
+	else if (log->enabled || log->sync_pending)
+		err = -EBUSY;
+	if (!err) {
+		memset(log->dirty, 0, log->nr_words * sizeof(uint64_t));
+		memset(log->track, 0, log->nr_words * sizeof(uint64_t));
+		memset(&log->stats, 0, sizeof(log->stats));
+		log->enabled = true;	/* before any page loses W */
+	}
+	spin_unlock(&log->lock);
+	return err;
+}
+
+/* Restore every tracked page; off only once all are restored. */
+static int stop_all(struct dirty_log *log, struct page_table *pt)
+{
+	int err = each_chunk(log, pt, stop_chunk, true);
+
+	spin_lock(&log->lock);
+	if (!err) {
+		log->enabled = false;
+		log->sync_pending = false;
+		log->round_open = false;
+		memset(log->dirty, 0, log->nr_words * sizeof(uint64_t));
+	}
+	spin_unlock(&log->lock);
+	return err;
+}
+
+static void report_flush(struct dirty_log *log, struct page_table *pt,
+			 bool *flush)
+{
+	spin_lock(&log->lock);
+	*flush = pt_needs_flush(pt);
+	spin_unlock(&log->lock);
+}
+
+int dirty_log_start(struct dirty_log *log, struct page_table *pt, bool *flush)
+{
+	int err = start_prepare(log);
+
+	*flush = false;
+	if (err)
+		return err;
+	err = each_chunk(log, pt, start_chunk, false);
+	if (err)
+		stop_all(log, pt);	/* if this fails too, the log stays on */
+	spin_lock(&log->lock);
+	log->sync_pending = !err;
+	spin_unlock(&log->lock);
+	report_flush(log, pt, flush);
+	return err;
+}
+
+int dirty_log_stop(struct dirty_log *log, struct page_table *pt, bool *flush)
+{
+	bool on;
+	int err = 0;
+
+	spin_lock(&log->lock);
+	on = log->enabled;
+	spin_unlock(&log->lock);
+	if (on)
+		err = stop_all(log, pt);
+	report_flush(log, pt, flush);
+	return err;
+}
+
+void dirty_log_flush_done(struct dirty_log *log, struct page_table *pt)
+{
+	spin_lock(&log->lock);
+	pt_flush_done(pt);
+	if (log->round_open)
+		stat_add(&log->stats.rounds, 1);
+	log->round_open = false;
+	log->sync_pending = false;
+	spin_unlock(&log->lock);
+}
+
+/* ---- Sources of dirt: faults and marks ---- */
+
+/* A write fault on the page at gpa, under the lock. */
+static int fault_locked(struct dirty_log *log, struct page_table *pt,
+			uint64_t gpa)
+{
+	uint64_t gfn = gpa >> PAGE_SHIFT, size;
+	unsigned attr;
+	int err;
+
+	if (pt_lookup(pt, gpa, NULL, &attr, &size))
+		return DIRTY_NOT_OURS;		/* a hole: not a write-protection fault */
+	if (attr & PT_W) {
+		stat_add(&log->stats.spurious, 1);
+		return DIRTY_SPURIOUS;
+	}
+	if (!(log->track[gfn / BITS] & bit_of(gfn)))
+		return DIRTY_NOT_OURS;		/* read-only, but not by the log */
+	if (size != PT_SIZE_4K)
+		return -EINVAL;			/* remapped behind the log's back */
+	err = pt_protect(pt, gpa, PT_SIZE_4K, PT_W, 0, 0);
+	if (err < 0)
+		return err;
+	/* W first, then the bit ("Why collection is ..." in dirty.h). */
+	__atomic_fetch_or(&log->dirty[gfn / BITS], bit_of(gfn), __ATOMIC_RELEASE);
+	stat_add(&log->stats.faults, 1);
+	return DIRTY_LOGGED;
+}
+
+int dirty_log_fault(struct dirty_log *log, struct page_table *pt, uint64_t gpa)
+{
+	int ret;
+
+	if ((gpa >> PAGE_SHIFT) >= log->nr_pages)
+		return DIRTY_NOT_OURS;		/* outside RAM, or no log */
+	spin_lock(&log->lock);
+	ret = fault_locked(log, pt, gpa & ~(PT_SIZE_4K - 1));
+	spin_unlock(&log->lock);
+	return ret;
+}
+
+int dirty_log_mark(struct dirty_log *log, uint64_t gfn)
+{
+	if (gfn >= log->nr_pages) {
+		stat_add(&log->stats.bad_marks, 1);
+		return -EINVAL;
+	}
+	__atomic_fetch_or(&log->dirty[gfn / BITS], bit_of(gfn), __ATOMIC_RELEASE);
+	stat_add(&log->stats.marks, 1);
+	return 0;
+}
+
+/* ---- Collection ---- */
+
+/* Take word w's bits and re-protect their tracked pages, under the lock.
+ * Returns the number of pages taken (in *out) or an error (none taken). */
+static int collect_word(struct dirty_log *log, struct page_table *pt, size_t w,
+			uint64_t *out)
+{
+	uint64_t bits;
+	int err;
+
+	*out = 0;
+	if (!__atomic_load_n(&log->dirty[w], __ATOMIC_RELAXED))
+		return 0;	/* a bit set from now on is the next round's */
+	spin_lock(&log->lock);
+	bits = __atomic_exchange_n(&log->dirty[w], 0, __ATOMIC_ACQ_REL);
+	err = protect_word(pt, (uint64_t)w * BITS, bits & log->track[w], 0, PT_W, 0);
+	if (err)
+		__atomic_fetch_or(&log->dirty[w], bits, __ATOMIC_RELAXED);
+	else
+		*out = bits;
+	spin_unlock(&log->lock);
+	return err ? err : __builtin_popcountll(bits);
+}
+
+/* After a failed collection: every bit taken goes back into the log. */
+static void give_back(struct dirty_log *log, const uint64_t *out, size_t words)
+{
+	for (size_t w = 0; w < words; w++)
+		__atomic_fetch_or(&log->dirty[w], out[w], __ATOMIC_RELAXED);
+}
+
+static int collect_check(struct dirty_log *log, size_t out_words)
+{
+	int err = 0;
+
+	spin_lock(&log->lock);
+	if (!log->enabled || out_words < log->nr_words)
+		err = -EINVAL;
+	else if (log->sync_pending)
+		err = -EBUSY;
+	spin_unlock(&log->lock);
+	return err;
+}
+
+int dirty_log_collect_begin(struct dirty_log *log, struct page_table *pt,
+			    uint64_t *out, size_t out_words, bool *flush)
+{
+	int n = 0, err = collect_check(log, out_words);
+	size_t w;
+
+	*flush = false;
+	if (err)
+		return err;
+	for (w = 0; w < log->nr_words && !err; w++) {
+		err = collect_word(log, pt, w, &out[w]);
+		n += err > 0 ? err : 0;
+		err = err < 0 ? err : 0;
+	}
+	if (err) {
+		give_back(log, out, w);
+	} else {
+		spin_lock(&log->lock);
+		log->sync_pending = log->round_open = true;
+		spin_unlock(&log->lock);
+		stat_add(&log->stats.collected, (uint64_t)n);
+	}
+	report_flush(log, pt, flush);
+	return err ? err : n;
+}
+
+/* ---- Counters ---- */
+
+void dirty_log_get_stats(struct dirty_log *log, struct dirty_stats *out)
+{
+	const struct dirty_stats *s = &log->stats;
+
+	out->faults = __atomic_load_n(&s->faults, __ATOMIC_RELAXED);
+	out->spurious = __atomic_load_n(&s->spurious, __ATOMIC_RELAXED);
+	out->marks = __atomic_load_n(&s->marks, __ATOMIC_RELAXED);
+	out->bad_marks = __atomic_load_n(&s->bad_marks, __ATOMIC_RELAXED);
+	out->collected = __atomic_load_n(&s->collected, __ATOMIC_RELAXED);
+	out->rounds = __atomic_load_n(&s->rounds, __ATOMIC_RELAXED);
+}
+
+size_t dirty_log_pending(struct dirty_log *log)
+{
+	size_t n = 0;
+
+	for (size_t w = 0; w < log->nr_words; w++)
+		n += (size_t)__builtin_popcountll(__atomic_load_n(&log->dirty[w],
+								  __ATOMIC_RELAXED));
+	return n;
+}

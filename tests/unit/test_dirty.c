@@ -1,0 +1,892 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Unit tests of the dirty-page log (hv/mm/dirty.c) on NPT- and EPT-format
+ * tables built by the real engine from malloc'd table pages.  The tests
+ * check the table through their own 4-level walker (SDM Vol 3C 29.3.2,
+ * APM Vol 2 15.25: write permission is bit 1 in both formats), and run a
+ * writer/collector race with pthreads that models vCPUs, TLB shootdown
+ * and the sender's page copy.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/x86/paging.h"
+#include "arch/x86/svm/npt.h"
+#include "arch/x86/vmx/ept.h"
+#include "hv/mm/dirty.h"
+
+#define K4		0x1000ull
+#define M2		0x200000ull
+#define RAM_PA		0x180000000ull	/* fake host frames of guest RAM */
+
+/*
+ * Guest-physical layout (gfns), chosen so the log's edges are exercised:
+ *   [0, 1536)      three 2 MiB pages, RWX        tracked
+ *   [1536, 2048)   one 2 MiB page, read-only      ("ROM": never tracked)
+ *   [2048, 2064)   4 KiB pages, RWX               tracked
+ *   [2064, 2080)   hole
+ *   [2080, 2100)   4 KiB pages, RWX               tracked; 2100 = nr_pages
+ *   [2100, 2112)   4 KiB pages, RWX, beyond the log (same bitmap word)
+ *   10 MiB         one 2 MiB page, RWX, beyond the log
+ */
+#define NR_PAGES	2100
+#define ROM_FIRST	1536
+#define SMALL_FIRST	2048
+#define HOLE_FIRST	2064
+#define TAIL_FIRST	2080
+#define BEYOND_END	2112
+#define FAR_GPA		(10 * M2 / 2)
+#define WORDS		((NR_PAGES + 63) / 64)
+
+static bool tracked(uint64_t g)
+{
+	return g < ROM_FIRST || (g >= SMALL_FIRST && g < HOLE_FIRST) ||
+	       (g >= TAIL_FIRST && g < NR_PAGES);
+}
+
+/* ---- Table pages: a fixed set of malloc'd pages at fake addresses ---- */
+
+#define POOL_SLOTS	1200
+#define POOL_PA		0x3c000000000ull
+
+struct pool {
+	void *slot[POOL_SLOTS];
+	unsigned live, cap;	/* cap: refuse allocations beyond it */
+};
+
+static int pool_alloc(void *ctx, uint64_t *pa)
+{
+	struct pool *p = ctx;
+
+	if (p->live >= p->cap)
+		return -ENOMEM;
+	for (unsigned i = 0; i < POOL_SLOTS; i++) {
+		if (p->slot[i])
+			continue;
+		p->slot[i] = aligned_alloc(K4, K4);
+		if (!p->slot[i])
+			return -ENOMEM;
+		p->live++;
+		*pa = POOL_PA + i * K4;
+		return 0;
+	}
+	return -ENOMEM;
+}
+
+static void *pool_virt(void *ctx, uint64_t pa)
+{
+	struct pool *p = ctx;
+	uint64_t i = (pa - POOL_PA) / K4;
+
+	assert_true(pa >= POOL_PA && i < POOL_SLOTS && !(pa % K4));
+	assert_non_null(p->slot[i]);
+	return p->slot[i];
+}
+
+static void pool_free(void *ctx, uint64_t pa)
+{
+	struct pool *p = ctx;
+
+	free(pool_virt(ctx, pa));
+	p->slot[(pa - POOL_PA) / K4] = NULL;
+	p->live--;
+}
+
+/* ---- Per-test environment ---- */
+
+enum kind { NPT, EPT };
+
+struct env {
+	enum kind kind;
+	struct pool pool;
+	struct page_table pt;
+	struct dirty_log log;
+	uint64_t out[WORDS + 1];	/* a collected set (+1: overrun canary) */
+	bool split;			/* RAM's 2 MiB pages are split */
+	void *race;			/* the race test's state, freed by teardown */
+};
+
+static const enum kind npt_kind = NPT, ept_kind = EPT;
+
+static void map(struct env *env, uint64_t gfn, uint64_t size, unsigned attr)
+{
+	assert_int_equal(pt_map(&env->pt, gfn * K4, RAM_PA + gfn * K4, size, attr, 0), 0);
+}
+
+static void build_layout(struct env *env)
+{
+	for (uint64_t g = 0; g < ROM_FIRST; g += M2 / K4)
+		map(env, g, M2, PT_RWX);
+	map(env, ROM_FIRST, M2, PT_R | PT_X);
+	map(env, SMALL_FIRST, (HOLE_FIRST - SMALL_FIRST) * K4, PT_RWX);
+	map(env, TAIL_FIRST, (BEYOND_END - TAIL_FIRST) * K4, PT_RWX);
+	map(env, FAR_GPA / K4, M2, PT_RWX);
+}
+
+static int setup(void **state)
+{
+	struct env *env = calloc(1, sizeof(*env));
+	struct pt_ops ops;
+
+	if (!env)
+		return -1;
+	env->kind = *(const enum kind *)*state;
+	env->pool.cap = POOL_SLOTS;
+	ops = (struct pt_ops){ pool_alloc, pool_free, pool_virt, &env->pool };
+	if (pt_init(&env->pt, env->kind == EPT ? &ept_format : &npt_format, &ops,
+		    PT_SIZE_2M))
+		return -1;
+	build_layout(env);
+	if (dirty_log_init(&env->log, NR_PAGES))
+		return -1;
+	*state = env;
+	return 0;
+}
+
+/* Every table page must come back: no leak, no double free. */
+static int teardown(void **state)
+{
+	struct env *env = *state;
+	int bad;
+
+	free(env->race);
+	dirty_log_destroy(&env->log);
+	pt_destroy(&env->pt);
+	bad = env->pool.live != 0;
+	free(env);
+	return bad ? -1 : 0;
+}
+
+/* ---- The tests' own walker ---- */
+
+struct raw {
+	int level;	/* of the leaf; -1: not mapped */
+	uint64_t e;
+};
+
+static struct raw raw_walk(struct env *env, uint64_t gpa)
+{
+	uint64_t table = env->pt.root_pa;
+
+	for (int l = PT_LEVELS - 1; l >= 0; l--) {
+		const uint64_t *t = pool_virt(&env->pool, table);
+		uint64_t e = t[(gpa >> (12 + 9 * l)) & 511];
+		bool present = env->kind == EPT ? (e & 7) : (e & 1);
+
+		if (!present)
+			return (struct raw){ -1, 0 };
+		if (l == 0 || (e & (1ull << 7)))
+			return (struct raw){ l, e };
+		table = e & 0x000ffffffffff000ull;
+	}
+	return (struct raw){ -1, 0 };
+}
+
+static bool raw_writable(struct raw r)
+{
+	return r.e & 2;		/* EPT bit 1 "write", x86/NPT bit 1 "R/W" */
+}
+
+static void expect_page(struct env *env, uint64_t gfn, int level, bool w)
+{
+	struct raw r = raw_walk(env, gfn * K4);
+
+	if (r.level != level || (level >= 0 && raw_writable(r) != w))
+		fail_msg("gfn %#lx: level %d w %d, expected level %d w %d",
+			 (unsigned long)gfn, r.level, raw_writable(r), level, w);
+}
+
+/*
+ * Every page of the layout: tracked pages writable iff logging is off or
+ * want_w[g], and 4 KiB once split; the rest exactly as built.
+ */
+static void check_table(struct env *env, bool logging, const bool *want_w)
+{
+	for (uint64_t g = 0; g < BEYOND_END; g++) {
+		int level = (g < ROM_FIRST && !env->split) ? 1 : 0;
+
+		if (tracked(g))
+			expect_page(env, g, level, !logging || (want_w && want_w[g]));
+		else if (g >= ROM_FIRST && g < SMALL_FIRST)
+			expect_page(env, g, 1, false);
+		else if (g >= HOLE_FIRST && g < TAIL_FIRST)
+			expect_page(env, g, -1, false);
+		else
+			expect_page(env, g, 0, true);	/* beyond the log */
+	}
+	for (uint64_t a = FAR_GPA; a < FAR_GPA + M2; a += K4)
+		expect_page(env, a / K4, 1, true);
+}
+
+/* pt_for_each view of RAM: the leaves of [0, 6 MiB) are 4 KiB pages. */
+struct leaf_count {
+	unsigned leaves, writable, large;
+};
+
+static int count_leaf(void *ctx, const struct pt_leaf *leaf)
+{
+	struct leaf_count *c = ctx;
+
+	c->leaves++;
+	c->writable += (leaf->attr & PT_W) != 0;
+	c->large += leaf->size != K4;
+	return 0;
+}
+
+static struct leaf_count count_ram(struct env *env)
+{
+	struct leaf_count c = { 0, 0, 0 };
+
+	assert_int_equal(pt_for_each(&env->pt, 0, ROM_FIRST * K4, count_leaf, &c), 0);
+	return c;
+}
+
+/* ---- Helpers for the protocol ---- */
+
+static void start(struct env *env)
+{
+	bool flush = false;
+
+	assert_int_equal(dirty_log_start(&env->log, &env->pt, &flush), 0);
+	assert_true(flush);		/* pages lost W and were split */
+	env->split = true;
+	dirty_log_flush_done(&env->log, &env->pt);
+	assert_false(pt_needs_flush(&env->pt));
+}
+
+/* One collection (S6..S8); returns the page count, set in env->out. */
+static int collect(struct env *env, bool expect_flush)
+{
+	bool flush = !expect_flush;
+	int n;
+
+	env->out[WORDS] = 0x5a5a5a5a5a5a5a5aull;
+	n = dirty_log_collect_begin(&env->log, &env->pt, env->out, WORDS, &flush);
+	assert_true(n >= 0);
+	assert_int_equal(flush, expect_flush);
+	assert_int_equal(env->out[WORDS], 0x5a5a5a5a5a5a5a5aull);
+	dirty_log_flush_done(&env->log, &env->pt);
+	return n;
+}
+
+static int fault(struct env *env, uint64_t gpa)
+{
+	return dirty_log_fault(&env->log, &env->pt, gpa);
+}
+
+static struct dirty_stats stats(struct env *env)
+{
+	struct dirty_stats s;
+
+	dirty_log_get_stats(&env->log, &s);
+	return s;
+}
+
+/* ---- Tests ---- */
+
+static void test_start_protects_and_splits(void **state)
+{
+	struct env *env = *state;
+	unsigned tables = env->pt.tables;
+	struct leaf_count c;
+
+	check_table(env, false, NULL);
+	c = count_ram(env);
+	assert_int_equal(c.leaves, 3);
+	assert_int_equal(c.large, 3);
+	start(env);
+	check_table(env, true, NULL);
+	c = count_ram(env);
+	assert_int_equal(c.leaves, ROM_FIRST);
+	assert_int_equal(c.writable, 0);
+	assert_int_equal(c.large, 0);
+	assert_int_equal(env->pt.tables, tables + 3);	/* one PT per 2 MiB page */
+	assert_int_equal(dirty_log_pending(&env->log), 0);
+	assert_int_equal(stats(env).faults, 0);
+}
+
+static void test_fault_restores_one_page(void **state)
+{
+	struct env *env = *state;
+	bool want[NR_PAGES] = { false };
+	struct dirty_stats s;
+
+	start(env);
+	assert_int_equal(fault(env, 700 * K4 + 0x123), DIRTY_LOGGED);
+	want[700] = true;
+	check_table(env, true, want);
+	assert_false(pt_needs_flush(&env->pt));	/* adding W needs none */
+	assert_int_equal(dirty_log_pending(&env->log), 1);
+	/* Another vCPU's stale read-only TLB entry: spurious, not logged twice. */
+	assert_int_equal(fault(env, 700 * K4 + 8), DIRTY_SPURIOUS);
+	assert_int_equal(fault(env, SMALL_FIRST * K4), DIRTY_LOGGED);
+	want[SMALL_FIRST] = true;
+	check_table(env, true, want);
+	s = stats(env);
+	assert_int_equal(s.faults, 2);
+	assert_int_equal(s.spurious, 1);
+	assert_int_equal(dirty_log_pending(&env->log), 2);
+}
+
+/* Pages at word edges, a whole word (one 64-page run), both ends of RAM. */
+static const uint64_t written[] = {
+	0, 1, 63, 64, 127, 200, 511, 512, 513, 1535,
+	SMALL_FIRST, SMALL_FIRST + 15, TAIL_FIRST, NR_PAGES - 1,
+};
+
+static void test_collect_exact_set(void **state)
+{
+	struct env *env = *state;
+	bool want[NR_PAGES] = { false };
+	size_t g, n = 0;
+
+	start(env);
+	for (size_t i = 0; i < sizeof(written) / sizeof(written[0]); i++)
+		want[written[i]] = true;
+	for (g = 256; g < 320; g++)
+		want[g] = true;
+	for (g = 0; g < NR_PAGES; g++)
+		if (want[g]) {
+			assert_int_equal(fault(env, g * K4 + 0xfff), DIRTY_LOGGED);
+			n++;
+		}
+	check_table(env, true, want);
+	assert_int_equal(collect(env, true), n);
+	assert_int_equal(dirty_bitmap_count(env->out, NR_PAGES), n);
+	for (g = 0; g < NR_PAGES; g++)
+		assert_int_equal(dirty_bitmap_test(env->out, NR_PAGES, g), want[g]);
+	check_table(env, true, NULL);		/* all protected again */
+	/* Nothing written since: an empty round needs no flush. */
+	assert_int_equal(collect(env, false), 0);
+	assert_int_equal(dirty_bitmap_count(env->out, NR_PAGES), 0);
+	/* Written again after collection: faults again, next round has it. */
+	assert_int_equal(fault(env, 513 * K4), DIRTY_LOGGED);
+	assert_int_equal(collect(env, true), 1);
+	assert_int_equal(dirty_bitmap_next(env->out, NR_PAGES, 0), 513);
+	assert_int_equal(stats(env).rounds, 3);
+	assert_int_equal(stats(env).collected, n + 1);
+	assert_int_equal(stats(env).faults, n + 1);
+}
+
+/* The flush step is enforced: no second collection before flush_done. */
+static void test_collect_needs_flush_done(void **state)
+{
+	struct env *env = *state;
+	bool flush;
+
+	start(env);
+	assert_int_equal(fault(env, 5 * K4), DIRTY_LOGGED);
+	assert_int_equal(dirty_log_collect_begin(&env->log, &env->pt, env->out, WORDS,
+						 &flush), 1);
+	assert_true(flush);
+	assert_true(pt_needs_flush(&env->pt));
+	assert_int_equal(dirty_log_collect_begin(&env->log, &env->pt, env->out, WORDS,
+						 &flush), -EBUSY);
+	assert_int_equal(dirty_log_start(&env->log, &env->pt, &flush), -EBUSY);
+	assert_int_equal(stats(env).rounds, 0);
+	dirty_log_flush_done(&env->log, &env->pt);
+	assert_false(pt_needs_flush(&env->pt));
+	assert_int_equal(stats(env).rounds, 1);
+	assert_int_equal(collect(env, false), 0);
+}
+
+static void test_not_ours(void **state)
+{
+	struct env *env = *state;
+	static const uint64_t gpas[] = {
+		ROM_FIRST * K4, (SMALL_FIRST - 1) * K4 + 5,	/* read-only RAM */
+		HOLE_FIRST * K4, (TAIL_FIRST - 1) * K4,		/* holes */
+		NR_PAGES * K4, (BEYOND_END - 1) * K4,		/* beyond the log */
+		FAR_GPA, 1ull << 48, ~0ull, ~0ull << 12,	/* far outside */
+	};
+
+	start(env);
+	for (size_t i = 0; i < sizeof(gpas) / sizeof(gpas[0]); i++)
+		assert_int_equal(fault(env, gpas[i]), DIRTY_NOT_OURS);
+	check_table(env, true, NULL);
+	assert_int_equal(dirty_log_pending(&env->log), 0);
+	assert_int_equal(stats(env).faults, 0);
+	assert_int_equal(stats(env).spurious, 0);
+	assert_int_equal(collect(env, false), 0);
+}
+
+/* A log never started owns nothing; a writable page faults spuriously. */
+static void test_fault_without_logging(void **state)
+{
+	struct env *env = *state;
+	struct dirty_log none;
+	bool flush;
+
+	memset(&none, 0, sizeof(none));
+	assert_int_equal(dirty_log_fault(&none, &env->pt, 0), DIRTY_NOT_OURS);
+	assert_int_equal(dirty_log_collect_begin(&none, &env->pt, env->out, WORDS,
+						 &flush), -EINVAL);
+	assert_int_equal(dirty_log_start(&none, &env->pt, &flush), -EINVAL);
+	assert_int_equal(fault(env, ROM_FIRST * K4), DIRTY_NOT_OURS);
+	assert_int_equal(fault(env, 3 * K4), DIRTY_SPURIOUS);
+	assert_int_equal(dirty_log_collect_begin(&env->log, &env->pt, env->out, WORDS,
+						 &flush), -EINVAL);
+	assert_int_equal(dirty_log_stop(&env->log, &env->pt, &flush), 0);
+	assert_false(flush);
+	check_table(env, false, NULL);
+}
+
+static void test_stop_restores(void **state)
+{
+	struct env *env = *state;
+	bool flush = true;
+
+	start(env);
+	assert_int_equal(fault(env, 10 * K4), DIRTY_LOGGED);
+	assert_int_equal(collect(env, true), 1);
+	assert_int_equal(fault(env, 11 * K4), DIRTY_LOGGED);	/* dropped by stop */
+	assert_int_equal(dirty_log_stop(&env->log, &env->pt, &flush), 0);
+	assert_false(flush);			/* only W added */
+	check_table(env, false, NULL);		/* 4 KiB pages stay */
+	assert_int_equal(count_ram(env).leaves, ROM_FIRST);
+	assert_int_equal(dirty_log_pending(&env->log), 0);
+	assert_int_equal(stats(env).rounds, 1);	/* kept for reporting */
+	/* Stale read-only TLB entries after stop: spurious, guest resumes. */
+	assert_int_equal(fault(env, 12 * K4), DIRTY_SPURIOUS);
+	assert_int_equal(fault(env, ROM_FIRST * K4), DIRTY_NOT_OURS);
+	assert_int_equal(dirty_log_collect_begin(&env->log, &env->pt, env->out, WORDS,
+						 &flush), -EINVAL);
+	assert_int_equal(dirty_log_stop(&env->log, &env->pt, &flush), 0);
+	/* Again, on the now 4 KiB table: same result, counters reset. */
+	start(env);
+	check_table(env, true, NULL);
+	assert_int_equal(stats(env).rounds, 0);
+	assert_int_equal(stats(env).spurious, 0);
+	assert_int_equal(dirty_log_stop(&env->log, &env->pt, &flush), 0);
+	check_table(env, false, NULL);
+}
+
+/* The PML-shaped source: bits only, rights untouched. */
+static void test_mark(void **state)
+{
+	struct env *env = *state;
+
+	start(env);
+	assert_int_equal(dirty_log_mark(&env->log, 42), 0);
+	assert_int_equal(dirty_log_mark(&env->log, 42), 0);
+	assert_int_equal(dirty_log_mark(&env->log, ROM_FIRST + 1), 0);
+	assert_int_equal(dirty_log_mark(&env->log, NR_PAGES), -EINVAL);
+	assert_int_equal(dirty_log_mark(&env->log, ~0ull), -EINVAL);
+	assert_int_equal(dirty_log_mark(&env->log, 1ull << 36), -EINVAL);
+	check_table(env, true, NULL);
+	assert_int_equal(dirty_log_pending(&env->log), 2);
+	/* Already protected pages: nothing to reduce, no flush. */
+	assert_int_equal(collect(env, false), 2);
+	assert_true(dirty_bitmap_test(env->out, NR_PAGES, 42));
+	assert_true(dirty_bitmap_test(env->out, NR_PAGES, ROM_FIRST + 1));
+	check_table(env, true, NULL);		/* the ROM page did not gain W */
+	assert_int_equal(stats(env).marks, 3);
+	assert_int_equal(stats(env).bad_marks, 3);
+	assert_int_equal(stats(env).faults, 0);
+}
+
+static void test_bad_arguments(void **state)
+{
+	struct env *env = *state;
+	struct dirty_log other;
+	bool flush;
+
+	assert_int_equal(dirty_log_init(&other, 0), -EINVAL);
+	assert_int_equal(dirty_log_init(&other, DIRTY_MAX_PAGES + 1), -EINVAL);
+	assert_int_equal(dirty_log_init(&other, (size_t)-1), -EINVAL);
+	dirty_log_destroy(&other);
+	start(env);
+	assert_int_equal(dirty_log_start(&env->log, &env->pt, &flush), -EBUSY);
+	assert_int_equal(dirty_log_collect_begin(&env->log, &env->pt, env->out,
+						 WORDS - 1, &flush), -EINVAL);
+	assert_int_equal(dirty_log_collect_begin(&env->log, &env->pt, env->out, 0,
+						 &flush), -EINVAL);
+	assert_int_equal(stats(env).rounds, 0);
+}
+
+/* A split fails half way: start undoes itself and the log stays off. */
+static void test_start_out_of_memory(void **state)
+{
+	struct env *env = *state;
+	bool flush = false;
+
+	env->pool.cap = env->pool.live + 2;	/* two of the three splits */
+	assert_int_equal(dirty_log_start(&env->log, &env->pt, &flush), -ENOMEM);
+	assert_true(flush);			/* the splits that were done */
+	dirty_log_flush_done(&env->log, &env->pt);
+	for (uint64_t g = 0; g < NR_PAGES; g++)
+		if (tracked(g))
+			assert_true(raw_writable(raw_walk(env, g * K4)));
+	assert_int_equal(fault(env, 0), DIRTY_SPURIOUS);
+	assert_int_equal(dirty_log_collect_begin(&env->log, &env->pt, env->out, WORDS,
+						 &flush), -EINVAL);
+	env->pool.cap = POOL_SLOTS;
+	start(env);
+	check_table(env, true, NULL);
+}
+
+static void test_bitmap_helpers(void **state)
+{
+	uint64_t bm[3] = { 0, 1ull << 63, ~0ull };	/* 150 bits: 64..149 */
+	size_t g, n = 0;
+
+	(void)state;
+	assert_int_equal(dirty_bitmap_words(0), 0);
+	assert_int_equal(dirty_bitmap_words(1), 1);
+	assert_int_equal(dirty_bitmap_words(64), 1);
+	assert_int_equal(dirty_bitmap_words(65), 2);
+	assert_int_equal(dirty_bitmap_next(bm, 150, 0), 127);
+	assert_int_equal(dirty_bitmap_next(bm, 150, 128), 128);
+	assert_int_equal(dirty_bitmap_next(bm, 150, 149), 149);
+	assert_int_equal(dirty_bitmap_next(bm, 150, 150), 150);
+	assert_int_equal(dirty_bitmap_next(bm, 150, ~(size_t)0), 150);
+	assert_int_equal(dirty_bitmap_next(bm, 127, 0), 127);	/* none below */
+	assert_int_equal(dirty_bitmap_count(bm, 150), 1 + 22);	/* garbage above 149 */
+	assert_int_equal(dirty_bitmap_count(bm, 128), 1);
+	assert_false(dirty_bitmap_test(bm, 150, 150));
+	assert_false(dirty_bitmap_test(bm, 150, 126));
+	assert_true(dirty_bitmap_test(bm, 150, 127));
+	dirty_bitmap_for_each(g, bm, 150) {
+		assert_true(g == 127 || (g >= 128 && g < 150));
+		n++;
+	}
+	assert_int_equal(n, 23);
+}
+
+/* ---- The race: vCPUs writing while the sender collects ---- */
+
+#define WRITERS		2
+#define ROUNDS		200	/* collections while the writers run */
+#define BUDGET		10000	/* writes per writer per round, to bound the
+				 * run time whatever the host's scheduling */
+#define EXIT_EVERY	32	/* writes between a writer's VM exits */
+
+/*
+ * Model: a writer is a vCPU with its own TLB of writable translations.  A
+ * guest write to a page cached writable just happens (it is counted);
+ * otherwise the vCPU walks the table and caches the translation if it is
+ * writable, or leaves the guest through a fault (dirty_log_fault) and
+ * retries.  So a vCPU keeps writing through stale entries after the
+ * collector re-protected a page, until its next VM exit: there (every
+ * EXIT_EVERY writes, and at every fault) it drops its TLB if the flush
+ * generation moved, as the back ends do before entry, and acknowledges
+ * the generation; having written BUDGET times in one generation it waits
+ * in the host for the next.  The sender collects when every writer is
+ * half way through its budget, so that writes are in flight; it flushes
+ * by bumping the generation and waiting for each writer's
+ * acknowledgement, then "copies" each collected page by recording how
+ * many writes the page has had.  No write is lost iff at the end every
+ * page's copy reflects all its writes.  A lost write can hide behind a
+ * later write to the same page, so after every round the sender also
+ * checks, with log->lock held (no fault in progress), the log's two
+ * invariants on every tracked page: writable => its bit is set;
+ * write-protected => its last copy reflects all its writes.
+ */
+struct writer {
+	pthread_t thread;
+	struct race *race;
+	uint64_t seed;
+	uint64_t seen;		/* generation its TLB reflects */
+	uint64_t ack;		/* (a) generation seen at its last VM exit */
+	int finished;		/* (a) */
+	bool tlb[NR_PAGES];	/* cached writable translations */
+	unsigned budget;	/* (a) writes left in this generation */
+	unsigned long writes, logged, spurious, errors;
+};
+
+struct race {
+	struct env *env;
+	uint64_t gen;
+	int stop;			/* the writers must finish */
+	uint64_t writes[NR_PAGES];	/* guest writes done, per page */
+	uint64_t copied[NR_PAGES];	/* writes[] when the sender last copied it */
+	uint8_t faulted[NR_PAGES];	/* a fault logged the page */
+	uint8_t collected[NR_PAGES];	/* some round returned it */
+	unsigned long rounds, pages, errors;
+	unsigned long overlapped;	/* rounds with every writer running */
+	unsigned long w_no_bit;		/* writable pages with a clear bit */
+	unsigned long stale_copy;	/* protected pages with writes not copied */
+	struct writer w[WRITERS];
+};
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Mostly a hot set of 200 pages, so faults and collections collide. */
+static uint64_t pick_page(uint64_t *seed)
+{
+	uint64_t r = xorshift(seed);
+	uint64_t g = (r >> 8) % ((r & 7) ? 200 : NR_PAGES);
+
+	return tracked(g) ? g : g % ROM_FIRST;
+}
+
+static bool page_writable(struct env *env, uint64_t gfn)
+{
+	unsigned attr;
+
+	return !pt_lookup(&env->pt, gfn * K4, NULL, &attr, NULL) && (attr & PT_W);
+}
+
+/* Out of guest mode: flush before the next entry if the tables changed. */
+static void vm_exit(struct writer *w)
+{
+	uint64_t gen = __atomic_load_n(&w->race->gen, __ATOMIC_SEQ_CST);
+
+	if (gen != w->seen) {
+		memset(w->tlb, 0, sizeof(w->tlb));
+		w->seen = gen;
+		__atomic_store_n(&w->budget, BUDGET, __ATOMIC_SEQ_CST);
+	}
+	__atomic_store_n(&w->ack, gen, __ATOMIC_SEQ_CST);
+}
+
+static void guest_write(struct writer *w, uint64_t gfn)
+{
+	struct race *r = w->race;
+
+	for (;;) {
+		int ret;
+
+		if (w->tlb[gfn] || page_writable(r->env, gfn)) {
+			w->tlb[gfn] = true;
+			__atomic_fetch_add(&r->writes[gfn], 1, __ATOMIC_SEQ_CST);
+			return;
+		}
+		vm_exit(w);
+		ret = dirty_log_fault(&r->env->log, &r->env->pt, gfn * K4);
+		if (ret == DIRTY_LOGGED) {
+			w->logged++;
+			__atomic_store_n(&r->faulted[gfn], 1, __ATOMIC_RELAXED);
+		} else if (ret == DIRTY_SPURIOUS) {
+			w->spurious++;
+		} else {
+			w->errors++;
+			return;
+		}
+	}
+}
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+
+	__atomic_store_n(&w->budget, BUDGET, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&w->race->stop, __ATOMIC_SEQ_CST)) {
+		if (!__atomic_load_n(&w->budget, __ATOMIC_SEQ_CST)) {
+			vm_exit(w);
+			if (!__atomic_load_n(&w->budget, __ATOMIC_SEQ_CST))
+				sched_yield();
+			continue;
+		}
+		guest_write(w, pick_page(&w->seed));
+		__atomic_sub_fetch(&w->budget, 1, __ATOMIC_SEQ_CST);
+		if (++w->writes % EXIT_EVERY == 0)
+			vm_exit(w);
+	}
+	__atomic_store_n(&w->finished, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* S7: the "shootdown": every writer still running has left the guest. */
+static void flush_writers(struct race *r)
+{
+	uint64_t g = __atomic_add_fetch(&r->gen, 1, __ATOMIC_SEQ_CST);
+
+	for (int i = 0; i < WRITERS; i++)
+		while (__atomic_load_n(&r->w[i].ack, __ATOMIC_SEQ_CST) < g &&
+		       !__atomic_load_n(&r->w[i].finished, __ATOMIC_SEQ_CST))
+			sched_yield();		/* few host CPUs: let it run */
+}
+
+static void check_invariants(struct race *r)
+{
+	struct dirty_log *log = &r->env->log;
+
+	spin_lock(&log->lock);
+	for (uint64_t g = 0; g < NR_PAGES; g++) {
+		bool w = raw_writable(raw_walk(r->env, g * K4));
+		bool bit = __atomic_load_n(&log->dirty[g / 64], __ATOMIC_SEQ_CST) >> (g % 64) & 1;
+
+		if (!tracked(g))
+			continue;
+		r->w_no_bit += w && !bit;
+		r->stale_copy += !w && r->copied[g] != __atomic_load_n(&r->writes[g],
+								      __ATOMIC_SEQ_CST);
+	}
+	spin_unlock(&log->lock);
+}
+
+static bool any_finished(struct race *r)
+{
+	for (int i = 0; i < WRITERS; i++)
+		if (__atomic_load_n(&r->w[i].finished, __ATOMIC_SEQ_CST))
+			return true;
+	return false;
+}
+
+/* Until every writer is in the middle of this generation's writes. */
+static void wait_busy(struct race *r)
+{
+	for (int i = 0; i < WRITERS; i++)
+		while (__atomic_load_n(&r->w[i].budget, __ATOMIC_SEQ_CST) > BUDGET / 2 &&
+		       !__atomic_load_n(&r->w[i].finished, __ATOMIC_SEQ_CST))
+			sched_yield();
+}
+
+/* S6..S9. */
+static void sender_round(struct race *r, uint64_t *set)
+{
+	bool flush;
+	int n;
+	size_t g;
+
+	wait_busy(r);
+	n = dirty_log_collect_begin(&r->env->log, &r->env->pt, set, WORDS, &flush);
+
+	if (n < 0 || (n > 0 && !flush)) {
+		r->errors++;
+		return;
+	}
+	flush_writers(r);
+	dirty_log_flush_done(&r->env->log, &r->env->pt);
+	dirty_bitmap_for_each(g, set, NR_PAGES) {
+		r->copied[g] = __atomic_load_n(&r->writes[g], __ATOMIC_SEQ_CST);
+		r->collected[g] = 1;
+	}
+	r->rounds++;
+	r->pages += (unsigned long)n;
+	r->overlapped += !any_finished(r);
+	check_invariants(r);
+}
+
+static void run_race(struct race *r)
+{
+	uint64_t set[WORDS];
+
+	for (int i = 0; i < WRITERS; i++) {
+		r->w[i].race = r;
+		r->w[i].seed = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
+		assert_int_equal(pthread_create(&r->w[i].thread, NULL, writer_main,
+						&r->w[i]), 0);
+	}
+	for (int i = 0; i < ROUNDS; i++)
+		sender_round(r, set);
+	__atomic_store_n(&r->stop, 1, __ATOMIC_SEQ_CST);
+	for (int i = 0; i < WRITERS; i++)
+		assert_int_equal(pthread_join(r->w[i].thread, NULL), 0);
+	sender_round(r, set);	/* the final round, guest stopped */
+}
+
+static void test_concurrent_no_write_lost(void **state)
+{
+	struct env *env = *state;
+	struct race *r = env->race = calloc(1, sizeof(*r));
+	unsigned long logged = 0, spurious = 0, total = 0, writes = 0;
+	struct dirty_stats s;
+
+	assert_non_null(r);
+	r->env = env;
+	start(env);
+	run_race(r);
+	assert_int_equal(r->errors, 0);
+	assert_int_equal(r->w_no_bit, 0);
+	assert_int_equal(r->stale_copy, 0);
+	for (int i = 0; i < WRITERS; i++) {
+		assert_int_equal(r->w[i].errors, 0);
+		logged += r->w[i].logged;
+		spurious += r->w[i].spurious;
+		writes += r->w[i].writes;
+	}
+	for (size_t g = 0; g < NR_PAGES; g++) {
+		if (r->copied[g] != r->writes[g])
+			fail_msg("gfn %zu: %lu writes, sender copied after %lu", g,
+				 (unsigned long)r->writes[g], (unsigned long)r->copied[g]);
+		assert_int_equal(r->collected[g], r->faulted[g]);
+		assert_true(!r->faulted[g] || r->writes[g]);
+		total += r->writes[g];
+	}
+	assert_int_equal(total, writes);
+	s = stats(env);
+	assert_int_equal(s.faults, logged);
+	assert_int_equal(s.spurious, spurious);
+	assert_int_equal(s.collected, r->pages);
+	assert_int_equal(s.rounds, r->rounds);
+	assert_int_equal(r->rounds, ROUNDS + 1);
+	assert_int_equal(r->overlapped, ROUNDS);
+	assert_true(logged > 10 * ROUNDS);	/* faults and rounds interleaved */
+	assert_int_equal(dirty_log_pending(&env->log), 0);
+	check_table(env, true, NULL);		/* everything protected again */
+}
+
+/* ---- A 1 GiB page split all the way ---- */
+
+static void test_1g_page_split(void **state)
+{
+	struct env *env = *state;
+	struct pt_ops ops = env->pt.ops;
+	const struct pt_format *fmt = env->pt.fmt;
+	struct dirty_log log;
+	struct leaf_count c = { 0, 0, 0 };
+	bool flush;
+
+	pt_destroy(&env->pt);
+	assert_int_equal(pt_init(&env->pt, fmt, &ops, PT_SIZE_1G), 0);
+	assert_int_equal(pt_map(&env->pt, 0, 1ull << 30, 1ull << 30, PT_RWX, 0), 0);
+	assert_int_equal(dirty_log_init(&log, (1u << 30) / K4), 0);
+	assert_int_equal(dirty_log_start(&log, &env->pt, &flush), 0);
+	assert_true(flush);
+	dirty_log_flush_done(&log, &env->pt);
+	assert_int_equal(pt_for_each(&env->pt, 0, 1ull << 30, count_leaf, &c), 0);
+	assert_int_equal(c.leaves, (1u << 30) / K4);
+	assert_int_equal(c.writable, 0);
+	assert_int_equal(c.large, 0);
+	assert_int_equal(dirty_log_fault(&log, &env->pt, 0x3ffff000), DIRTY_LOGGED);
+	expect_page(env, 0x3ffff, 0, true);
+	expect_page(env, 0x3fffe, 0, false);
+	assert_int_equal(dirty_log_stop(&log, &env->pt, &flush), 0);
+	expect_page(env, 0x12345, 0, true);
+	dirty_log_destroy(&log);
+}
+
+#define BOTH(fn)							\
+	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,	\
+						 (void *)&npt_kind),	\
+	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,	\
+						 (void *)&ept_kind)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		BOTH(test_start_protects_and_splits),
+		BOTH(test_fault_restores_one_page),
+		BOTH(test_collect_exact_set),
+		BOTH(test_collect_needs_flush_done),
+		BOTH(test_not_ours),
+		BOTH(test_fault_without_logging),
+		BOTH(test_stop_restores),
+		BOTH(test_mark),
+		BOTH(test_bad_arguments),
+		BOTH(test_start_out_of_memory),
+		BOTH(test_concurrent_no_write_lost),
+		BOTH(test_1g_page_split),
+		cmocka_unit_test(test_bitmap_helpers),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

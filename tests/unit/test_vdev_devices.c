@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* A guest's device set (hv/vdev/devices.c): port dispatch, ports that are
+ * no device, the reset and power-off requests, interrupt routing as the
+ * test guest uses it, console in and out, and random port traffic. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <cmocka.h>
+#include "hv/vdev/devices.h"
+
+#define MS 1000000ull
+#define SEC 1000000000ull
+
+/* What the core's callbacks saw. */
+struct core {
+	char out[1024];
+	size_t nout;
+	int resets, poweroffs;
+};
+
+static void core_tx(void *ctx, uint8_t byte)
+{
+	struct core *c = ctx;
+
+	if (c->nout < sizeof(c->out))
+		c->out[c->nout] = (char)byte;
+	c->nout++;
+}
+
+static void core_reset(void *ctx)
+{
+	((struct core *)ctx)->resets++;
+}
+
+static void core_poweroff(void *ctx)
+{
+	((struct core *)ctx)->poweroffs++;
+}
+
+static struct core core;
+
+static struct vm_devices *make(void)
+{
+	struct vdev_config cfg = {
+		.ram_below_4g = 128ull << 20, .ram_above_4g = 0,
+		.epoch_s = 1709214356, .now_ns = 0, .ctx = &core,
+		.tx = core_tx, .reset = core_reset, .poweroff = core_poweroff,
+	};
+	struct vm_devices *d = NULL;
+
+	memset(&core, 0, sizeof(core));
+	assert_int_equal(vdev_create(&cfg, &d), 0);
+	assert_non_null(d);
+	return d;
+}
+
+static void out(struct vm_devices *d, uint16_t port, uint8_t size, uint32_t v, uint64_t now)
+{
+	assert_int_equal(vdev_io(d, port, size, false, &v, now), 0);
+}
+
+static uint32_t in(struct vm_devices *d, uint16_t port, uint8_t size, uint64_t now)
+{
+	uint32_t v = 0x12345678;
+
+	assert_int_equal(vdev_io(d, port, size, true, &v, now), 0);
+	return v;
+}
+
+static bool all_valid(const struct vm_devices *d)
+{
+	return pic_valid(&d->pic) && pit_valid(&d->pit) && uart_valid(&d->com1) &&
+	       rtc_valid(&d->rtc) &&
+	       !!(d->pic.lines & (1u << VDEV_COM1_IRQ)) == d->com1.irq_level;
+}
+
+/* guest/testguest: tg_uart_init, tg_pic_init, tg_timer_start (100 Hz). */
+static void testguest_boot(struct vm_devices *d, uint64_t now)
+{
+	static const uint16_t uart[][2] = {
+		{ 0x3F9, 0 }, { 0x3FB, 0x80 }, { 0x3F8, 1 }, { 0x3F9, 0 },
+		{ 0x3FB, 0x03 }, { 0x3FA, 0x07 }, { 0x3FC, 0x0B },
+	};
+	static const uint16_t pic[][2] = {
+		{ 0x20, 0x11 }, { 0xA0, 0x11 }, { 0x21, 0x20 }, { 0xA1, 0x28 },
+		{ 0x21, 0x04 }, { 0xA1, 0x02 }, { 0x21, 0x01 }, { 0xA1, 0x01 },
+		{ 0x21, 0xff }, { 0xA1, 0xff },
+	};
+
+	for (size_t i = 0; i < sizeof(uart) / sizeof(uart[0]); i++)
+		out(d, uart[i][0], 1, uart[i][1], now);
+	for (size_t i = 0; i < sizeof(pic) / sizeof(pic[0]); i++)
+		out(d, pic[i][0], 1, pic[i][1], now);
+	out(d, 0x43, 1, 0x34, now);
+	out(d, 0x40, 1, 11932 & 0xff, now);
+	out(d, 0x40, 1, 11932 >> 8, now);
+	out(d, 0x21, 1, 0xfe, now);		/* tg_pic_unmask(0) */
+}
+
+static void test_dispatch(void **state)
+{
+	struct vm_devices *d = make();
+	uint32_t v;
+
+	(void)state;
+	assert_int_equal(in(d, 0x21, 1, 0), 0xff);	/* PIC IMR */
+	assert_int_equal(in(d, 0xA1, 1, 0), 0xff);
+	assert_int_equal(in(d, 0x4D0, 1, 0), 0x00);	/* ELCR */
+	assert_int_equal(in(d, 0x43, 1, 0), 0xff);	/* PIT control */
+	assert_int_equal(in(d, 0x61, 1, 0) & 0x0f, 0);
+	assert_int_equal(in(d, 0x3FD, 1, 0), 0x60);	/* COM1 LSR */
+	assert_int_equal(in(d, 0x3FE, 1, 0), 0xb0);	/* COM1 MSR */
+	out(d, 0x70, 1, 0x0D, 0);
+	assert_int_equal(in(d, 0x71, 1, 0), 0x80);	/* RTC register D */
+	out(d, 0x70, 1, 0x15, 0);
+	assert_int_equal(in(d, 0x71, 1, 0), 0x80);	/* 640 KiB, low byte */
+	assert_int_equal(in(d, 0x64, 1, 0), 0x00);	/* i8042 status */
+	assert_int_equal(in(d, 0x60, 1, 0), 0x00);
+	assert_int_equal(in(d, 0x80, 1, 0), 0xff);	/* POST */
+	out(d, 0x80, 1, 0x42, 0);
+	/* Wide accesses are split into bytes, across devices too. */
+	assert_int_equal(in(d, 0x80, 2, 0), 0xffff);	/* 0x81: nothing */
+	assert_int_equal(in(d, 0x60, 2, 0) & 0xefff, 0);	/* 0x60, then 0x61 */
+	assert_int_equal(in(d, 0x3FD, 4, 0), 0xff00b060);	/* LSR MSR SCR -- */
+	assert_int_equal(vdev_io(d, 0x21, 3, true, &v, 0), -EINVAL);
+	assert_int_equal(d->stats.resets + d->stats.poweroffs, 0);
+	vdev_destroy(d);
+	vdev_destroy(NULL);
+}
+
+static void test_ports_that_are_no_device(void **state)
+{
+	static const uint16_t none[] = {
+		0x2F8, 0x2F9, 0x2FD, 0x2FF,	/* COM2 */
+		0x3E8, 0x3ED, 0x2E8, 0x2ED,	/* COM3, COM4 */
+		0x3F7, 0x400, 0x22, 0x44, 0x62, 0x65, 0x72, 0x81,
+		0x503, 0x505, 0xCF8, 0xCFC, 0xF4, 0x1234, 0xFFFF,
+	};
+	struct vm_devices *d = make();
+	uint32_t v;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+		for (uint8_t size = 1; size <= 4; size *= 2) {
+			v = 0;
+			assert_int_equal(vdev_io(d, none[i], size, true, &v, 0), -ENOENT);
+			v = 0x2000;
+			assert_int_equal(vdev_io(d, none[i], size, false, &v, 0), -ENOENT);
+		}
+	}
+	assert_int_equal(core.resets + core.poweroffs, 0);
+	assert_int_equal(core.nout, 0);
+	vdev_destroy(d);
+}
+
+static void test_reset_and_poweroff(void **state)
+{
+	struct vm_devices *d = make();
+
+	(void)state;
+	out(d, 0x64, 1, 0xAA, 0);		/* self test: ignored */
+	out(d, 0x60, 1, 0xFE, 0);		/* data port: not a command */
+	assert_int_equal(core.resets, 0);
+	assert_int_equal(d->stats.kbd_ignored, 2);
+	out(d, 0x64, 1, 0xFE, 0);		/* pulse reset */
+	assert_int_equal(core.resets, 1);
+	assert_int_equal(d->stats.resets, 1);
+
+	/* The test guest's hostile ctl_junk: other values and widths. */
+	out(d, 0x504, 1, 0x00, 0);
+	out(d, 0x504, 1, 0x20, 0);
+	out(d, 0x504, 2, 0x2001, 0);
+	out(d, 0x504, 2, 0xffff, 0);
+	out(d, 0x504, 4, 0x2000, 0);
+	assert_int_equal(in(d, 0x504, 2, 0), 0xffff);
+	assert_int_equal(in(d, 0x504, 1, 0), 0xff);
+	assert_int_equal(in(d, 0x504, 4, 0), 0xffffffff);
+	assert_int_equal(core.poweroffs, 0);
+	assert_int_equal(d->stats.ctl_ignored, 8);
+	out(d, 0x504, 2, 0x2000, 0);		/* tg_poweroff() */
+	assert_int_equal(core.poweroffs, 1);
+	assert_int_equal(d->stats.poweroffs, 1);
+	/* No callbacks set: the requests are still counted, nothing breaks. */
+	struct vdev_config bare = { .ram_below_4g = 1 << 20 };
+	struct vm_devices *b;
+	assert_int_equal(vdev_create(&bare, &b), 0);
+	out(b, 0x64, 1, 0xFE, 0);
+	out(b, 0x504, 2, 0x2000, 0);
+	out(b, 0x3F8, 1, 'x', 0);
+	assert_int_equal(b->stats.resets + b->stats.poweroffs, 2);
+	vdev_destroy(b);
+	vdev_destroy(d);
+}
+
+/* The guest's view of one timer interrupt: pending, INTA, handler, EOI. */
+static int take_interrupt(struct vm_devices *d, uint64_t now)
+{
+	int v = vdev_pending_vector(d, now);
+
+	if (v < 0)
+		return v;
+	assert_int_equal(vdev_ack(d), v);
+	if (v == 0x24) {
+		while (in(d, 0x3FD, 1, now) & 1)	/* tg_uart_irq */
+			(void)in(d, 0x3F8, 1, now);
+	}
+	out(d, 0x20, 1, 0x20, now);		/* tg_pic_eoi */
+	return v;
+}
+
+static void test_testguest_timer(void **state)
+{
+	struct vm_devices *d = make();
+	uint64_t t0 = 2 * SEC, now = t0, next;
+	int ticks = 0;
+
+	(void)state;
+	assert_true(vdev_next_event_ns(d, 0) == UINT64_MAX);
+	testguest_boot(d, t0);
+	assert_int_equal(vdev_pending_vector(d, t0 + 9 * MS), -1);
+	/* A halted guest woken at each next event: 100 ticks a second. */
+	while (now < t0 + SEC) {
+		next = vdev_next_event_ns(d, now);
+		assert_true(next > now);
+		assert_true(next - now <= 10 * MS + 1000);
+		now = next;
+		assert_int_equal(take_interrupt(d, now), 0x20);
+		ticks++;
+		assert_int_equal(take_interrupt(d, now), -1);
+	}
+	assert_int_equal(ticks, 100);
+	/* The guest masked IRQ 0 for a while: one tick waits, the rest is
+	 * coalesced. */
+	out(d, 0x21, 1, 0xff, now);
+	assert_int_equal(vdev_pending_vector(d, now + SEC), -1);
+	out(d, 0x21, 1, 0xfe, now + SEC);
+	assert_int_equal(take_interrupt(d, now + SEC), 0x20);
+	assert_int_equal(take_interrupt(d, now + SEC), -1);
+	assert_int_equal(d->pit.stats.irq_edges, 101);
+	assert_int_equal(d->pit.stats.irq_edges + d->pit.stats.coalesced,
+			 (100 * 11932 + 1193182) / 11932);
+	/* Halted with IRQ 0 masked: the wake-ups move on, never "due now". */
+	out(d, 0x21, 1, 0xff, now + SEC);
+	now += SEC;
+	for (int i = 0; i < 50; i++) {
+		next = vdev_next_event_ns(d, now);
+		assert_true(next > now && next - now <= 10 * MS + 1000);
+		now = next;
+		assert_int_equal(vdev_pending_vector(d, now), -1);
+	}
+	vdev_destroy(d);
+}
+
+static void test_console(void **state)
+{
+	struct vm_devices *d = make();
+	const char *msg = "TG echo ready\r\n";
+
+	(void)state;
+	testguest_boot(d, 0);
+	for (const char *c = msg; *c; c++) {
+		assert_true(in(d, 0x3FD, 1, 0) & 0x20);
+		out(d, 0x3F8, 1, (uint8_t)*c, 0);
+	}
+	assert_int_equal(core.nout, strlen(msg));
+	assert_memory_equal(core.out, msg, strlen(msg));
+	/* tg_uart_enable_rx_irq(): IER RDA, unmask IRQ 4. */
+	out(d, 0x3F9, 1, 0x01, 0);
+	out(d, 0x21, 1, 0xee, 0);
+	assert_int_equal(vdev_pending_vector(d, 0), -1);
+	assert_true(vdev_console_input(d, 'h'));
+	assert_true(vdev_console_input(d, 'i'));
+	assert_int_equal(take_interrupt(d, MS), 0x24);
+	assert_int_equal(d->com1.rx_count, 0);
+	assert_int_equal(take_interrupt(d, MS), -1);
+	/* The FIFO full: the console is told to wait. */
+	for (int i = 0; i < 16; i++)
+		assert_true(vdev_console_input(d, 'a'));
+	assert_false(vdev_console_input(d, 'b'));
+	assert_int_equal(take_interrupt(d, 2 * MS), 0x24);
+	assert_true(vdev_console_input(d, 'b'));
+	vdev_destroy(d);
+}
+
+static void test_reset_keeps_rtc(void **state)
+{
+	struct vm_devices *d = make();
+
+	(void)state;
+	testguest_boot(d, 0);
+	out(d, 0x70, 1, 0x40, 0);
+	out(d, 0x71, 1, 0x99, 0);
+	out(d, 0x64, 1, 0xFE, 0);
+	vdev_reset(d);
+	assert_int_equal(in(d, 0x21, 1, 0), 0xff);	/* PIC at power on */
+	assert_true(vdev_next_event_ns(d, 0) == UINT64_MAX);
+	assert_int_equal(in(d, 0x3FB, 1, 0), 0);	/* COM1 LCR */
+	out(d, 0x70, 1, 0x40, 0);
+	assert_int_equal(in(d, 0x71, 1, 0), 0x99);	/* CMOS kept */
+	assert_int_equal(d->stats.resets, 0);
+	vdev_destroy(d);
+}
+
+/* Random traffic on every port that matters and a few that do not, with
+ * console input, interrupts and time: everything stays valid. */
+static void test_fuzz(void **state)
+{
+	static const uint16_t ports[] = {
+		0x20, 0x21, 0xA0, 0xA1, 0x4D0, 0x4D1, 0x40, 0x41, 0x42, 0x43, 0x61,
+		0x3F8, 0x3F9, 0x3FA, 0x3FB, 0x3FC, 0x3FD, 0x3FE, 0x3FF, 0x70, 0x71,
+		0x60, 0x64, 0x80, 0x504, 0x2F8, 0x3E8, 0x1234,
+	};
+	struct vm_devices *d = make();
+	uint64_t now = 0, ev;
+	uint32_t v;
+	int rc, vec;
+
+	(void)state;
+	srand(20240229);
+	for (int i = 0; i < 300000; i++) {
+		uint16_t port = ports[rand() % (int)(sizeof(ports) / sizeof(ports[0]))];
+		int op = rand() % 16;
+
+		now += (uint64_t)(rand() % 50) * 1000;
+		v = (uint32_t)rand();
+		if (op < 12) {
+			rc = vdev_io(d, port, (uint8_t)(1u << (rand() % 3)), op & 1, &v, now);
+			assert_true(rc == 0 || rc == -ENOENT);
+		} else if (op == 12) {
+			(void)vdev_console_input(d, (uint8_t)v);
+		} else if ((vec = vdev_pending_vector(d, now)) >= 0) {
+			assert_int_equal(vdev_ack(d), vec);
+		}
+		assert_true(all_valid(d));
+		ev = vdev_next_event_ns(d, now);
+		assert_true(ev == UINT64_MAX || ev > now);
+	}
+	assert_int_equal(core.resets, (int)d->stats.resets);
+	assert_int_equal(core.poweroffs, (int)d->stats.poweroffs);
+	vdev_destroy(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dispatch),
+		cmocka_unit_test(test_ports_that_are_no_device),
+		cmocka_unit_test(test_reset_and_poweroff),
+		cmocka_unit_test(test_testguest_timer),
+		cmocka_unit_test(test_console),
+		cmocka_unit_test(test_reset_keeps_rtc),
+		cmocka_unit_test(test_fuzz),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

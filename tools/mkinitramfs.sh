@@ -1,0 +1,124 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# Build the tiny busybox initramfs that the network benchmark boots Debian's
+# Linux with (tests/bench/net_vs_linux.py):
+#
+#   tools/mkinitramfs.sh KROOT OUT.cpio.gz [MODULE ...]
+#
+# KROOT is an extracted linux-image package (holds boot/vmlinuz-VER and
+# lib/modules/VER/); MODULE names (default: e1000) are copied from it, with
+# the modules they depend on, and loaded by /init in dependency order.
+# Needs busybox-static (/bin/busybox) and cpio.  /init reads its orders from
+# the kernel command line:
+#   bench.ip=A.B.C.D/N  bench.dst=A.B.C.D  bench.port=P  bench.mb=M
+#   bench.mode=file|pipe   (file: `cat` a tmpfs file into the socket, which
+#                           busybox does with sendfile; pipe: dd | nc)
+# and prints "BENCH: ..." lines on the console, then powers off.
+set -eu
+kroot=$1 out=$2
+shift 2
+[ $# -gt 0 ] || set -- e1000
+bb=/bin/busybox
+if ! [ -x "$bb" ] || ! "$bb" --list | grep -qx nc; then
+	echo "mkinitramfs: need busybox-static" >&2
+	exit 1
+fi
+file -L "$bb" 2>/dev/null | grep -q "dynamically linked" && { echo "mkinitramfs: $bb is not static" >&2; exit 1; }
+command -v cpio >/dev/null || { echo "mkinitramfs: need cpio" >&2; exit 1; }
+moddir=$(find "$kroot/lib/modules" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | head -n 1)
+[ -d "$moddir/kernel" ] || { echo "mkinitramfs: no modules under $kroot/lib/modules" >&2; exit 1; }
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/bin" "$stage/dev" "$stage/proc" "$stage/sys" "$stage/tmp" "$stage/lib/modules"
+cp "$bb" "$stage/bin/busybox"
+[ "$(id -u)" = 0 ] && mknod "$stage/dev/console" c 5 1
+
+# find_module NAME: the path of NAME.ko[.xz|.gz|.zst] in the kernel tree
+find_module() {
+	n1=$1 n2=$(echo "$1" | tr _ -) n3=$(echo "$1" | tr - _)
+	find "$moddir/kernel" \( -name "$n1.ko*" -o -name "$n2.ko*" -o -name "$n3.ko*" \) | head -n 1
+}
+
+# add_module NAME: copy NAME (uncompressed) after its dependencies; the
+# order is recorded in /etc/modules
+add_module() {
+	grep -qx "$1" "$stage/etc/modules" 2>/dev/null && return 0
+	src=$(find_module "$1")
+	[ -n "$src" ] || { echo "mkinitramfs: module $1 not found in $moddir" >&2; exit 1; }
+	ko="$stage/lib/modules/$1.ko"
+	case $src in
+	*.xz) xz -dc "$src" > "$ko" ;;
+	*.gz) gzip -dc "$src" > "$ko" ;;
+	*.zst) zstd -qdc "$src" > "$ko" ;;
+	*) cp "$src" "$ko" ;;
+	esac
+	deps=$(tr '\0' '\n' < "$ko" | sed -n 's/^depends=//p' | head -n 1 | tr , ' ')
+	for d in $deps; do
+		add_module "$d"
+	done
+	mkdir -p "$stage/etc"
+	echo "$1" >> "$stage/etc/modules"
+}
+mkdir -p "$stage/etc"
+: > "$stage/etc/modules"
+for m in "$@"; do
+	add_module "$m"
+done
+
+cat > "$stage/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t devtmpfs dev /dev
+exec </dev/console >/dev/console 2>&1
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t tmpfs -o size=200m tmp /tmp
+
+fail() {
+	echo "BENCH: error: $*"
+	poweroff -f
+}
+for w in $(cat /proc/cmdline); do
+	case $w in
+	bench.ip=*) ip=${w#*=} ;;
+	bench.dst=*) dst=${w#*=} ;;
+	bench.port=*) port=${w#*=} ;;
+	bench.mb=*) mb=${w#*=} ;;
+	bench.mode=*) mode=${w#*=} ;;
+	esac
+done
+[ -n "${ip:-}" ] && [ -n "${dst:-}" ] && [ -n "${port:-}" ] && [ -n "${mb:-}" ] ||
+	fail "missing bench.ip/dst/port/mb on the command line"
+for m in $(cat /etc/modules); do
+	insmod /lib/modules/$m.ko || fail "insmod $m"
+done
+i=0
+while [ ! -e /sys/class/net/eth0 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+ip addr add "$ip" dev eth0 || fail "no eth0"
+ip link set eth0 up
+i=0
+while [ "$(cat /sys/class/net/eth0/operstate)" != up ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+echo "BENCH: eth0 $(cat /sys/class/net/eth0/operstate) $ip"
+if [ "${mode:-file}" = file ]; then
+	dd if=/dev/zero of=/tmp/data bs=1M count="$mb" 2>/dev/null || fail "cannot fill /tmp/data"
+fi
+echo "BENCH: sending $mb MiB to $dst:$port mode ${mode:-file}"
+t0=$(cut -d' ' -f1 /proc/uptime)
+if [ "${mode:-file}" = file ]; then
+	nc "$dst" "$port" -e cat /tmp/data
+else
+	dd if=/dev/zero bs=64k count=$((mb * 16)) 2>/dev/null | nc "$dst" "$port"
+fi
+rc=$?
+t1=$(cut -d' ' -f1 /proc/uptime)
+echo "BENCH: done rc=$rc uptime $t0 $t1"
+poweroff -f
+INIT
+chmod 755 "$stage/init"
+
+mkdir -p "$(dirname "$out")"
+(cd "$stage" && find . | cpio -o -H newc --owner=0:0 --quiet) | gzip -9 > "$out.tmp"
+mv "$out.tmp" "$out"
+echo "mkinitramfs: $out ($(wc -c < "$out") bytes; modules: $(tr '\n' ' ' < "$stage/etc/modules"))"
