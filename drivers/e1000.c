@@ -177,6 +177,16 @@ static void tx_reclaim(struct e1000 *n)
 		n->tx_clean = (n->tx_clean + 1) % E1000_TX_DESC;
 }
 
+/* Hand queued frames to the NIC: one register write for a burst. */
+void e1000_tx_kick(struct e1000 *n)
+{
+	if (!n->tx_unkicked)
+		return;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	wr(n, TDT, n->tx_tail);
+	n->tx_unkicked = 0;
+}
+
 int e1000_xmit(struct e1000 *n, const void *frame, size_t len)
 {
 	unsigned int next = (n->tx_tail + 1) % E1000_TX_DESC;
@@ -186,6 +196,7 @@ int e1000_xmit(struct e1000 *n, const void *frame, size_t len)
 		return -EINVAL;
 	tx_reclaim(n);
 	if (next == n->tx_clean) {
+		e1000_tx_kick(n);
 		n->stats.tx_busy++;
 		return -EAGAIN;
 	}
@@ -194,9 +205,9 @@ int e1000_xmit(struct e1000 *n, const void *frame, size_t len)
 	d->length = len;
 	d->cmd = TX_CMD_EOP | TX_CMD_IFCS | TX_CMD_RS;
 	d->status = 0;
-	__atomic_thread_fence(__ATOMIC_RELEASE);
 	n->tx_tail = next;
-	wr(n, TDT, n->tx_tail);
+	if (++n->tx_unkicked >= 32)
+		e1000_tx_kick(n);
 	n->stats.tx_frames++;
 	n->stats.tx_bytes += len;
 	return 0;
@@ -205,8 +216,9 @@ int e1000_xmit(struct e1000 *n, const void *frame, size_t len)
 int e1000_poll(struct e1000 *n, void (*rx)(void *ctx, const void *frame, size_t len),
 	       void *ctx, int budget)
 {
-	int done = 0;
+	int done = 0, last = -1;
 
+	e1000_tx_kick(n);
 	while (done < budget) {
 		struct e1000_rx_desc *d = &n->rx[n->rx_next];
 		if (!(d->status & RX_DD))
@@ -220,10 +232,15 @@ int e1000_poll(struct e1000 *n, void (*rx)(void *ctx, const void *frame, size_t 
 			rx(ctx, n->rx_buf + n->rx_next * E1000_BUF, d->length);
 		}
 		d->status = 0;
-		wr(n, RDT, n->rx_next);		/* give the buffer back */
+		last = n->rx_next;
 		n->rx_next = (n->rx_next + 1) % E1000_RX_DESC;
 		done++;
 	}
-	n->stats.rx_missed += rd(n, MPC);	/* clears on read */
+	if (last >= 0) {
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		wr(n, RDT, last);		/* give the buffers back at once */
+	}
+	if (!done && ++n->idle_polls % 1024 == 0)
+		n->stats.rx_missed += rd(n, MPC);	/* clears on read */
 	return done;
 }

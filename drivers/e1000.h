@@ -33,13 +33,17 @@ struct e1000 {
 	uint64_t rx_ring_pa, tx_ring_pa, rx_buf_pa, tx_buf_pa;
 	unsigned int rx_next;		/* next descriptor to look at */
 	unsigned int tx_tail, tx_clean;
+	unsigned int tx_unkicked;	/* queued since the last TDT write */
+	unsigned int idle_polls;
 	struct e1000_stats stats;
 };
 
 /* Find, reset and start the first 82540EM; -ENODEV when there is none. */
 int e1000_probe(struct e1000 *nic);
-/* Queue one frame (copied); -EAGAIN when the ring is full. */
+/* Queue one frame (copied); -EAGAIN when the ring is full.  Frames go out
+ * in bursts: at 32 queued, at the next poll, or on e1000_tx_kick(). */
 int e1000_xmit(struct e1000 *nic, const void *frame, size_t len);
+void e1000_tx_kick(struct e1000 *nic);
 /* Hand up to budget received frames to rx; returns how many. */
 int e1000_poll(struct e1000 *nic, void (*rx)(void *ctx, const void *frame, size_t len),
 	       void *ctx, int budget);

@@ -72,6 +72,7 @@ void netif_poll(void)
 	while (e1000_poll(&host_if.nic, rx, &host_if.stack, 64) == 64)
 		;
 	net_poll(&host_if.stack, time_now_us());
+	e1000_tx_kick(&host_if.nic);
 	netif_unlock();
 }
 
