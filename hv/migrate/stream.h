@@ -214,8 +214,9 @@ struct mig_rec {
 };
 
 /*
- * One connection's conversation.  Callers read the fields marked (r) and
- * change none.  Not locked: one owner (the migration task) at a time.
+ * One connection's conversation, about 8 KiB: allocate it, keep it off
+ * small stacks.  Callers read the fields marked (r) and change none.  Not
+ * locked: one owner (the migration task) at a time.
  */
 struct mig_stream {
 	enum mig_role role;		/* (r) which end we are */
@@ -283,7 +284,7 @@ bool mig_stream_partial(const struct mig_stream *s);
  * record the encoder could write. */
 size_t mig_rec_size(const struct mig_rec *r);
 
-/* Largest payload the peer of role may send (the stream's buffer size). */
+/* Largest payload the peer of role may send (the bound of the buffer). */
 size_t mig_payload_max(enum mig_role peer);
 
 /* The state machine, pure: may a record of type, sent by from, come now? */
