@@ -65,7 +65,7 @@ def ferry_guest(m, name, cmdline, done, timeout=300):
         m.send(f"console {name}\r")
         m.expect(r"escape character is \^\]\)\n")
         start = m.pos
-        m.drain(1)
+        m.drain_quiet()
         m.send(b"\x1d")
         m.expect(r"Disconnected from " + name)
         text = m.buf[start:m.pos]

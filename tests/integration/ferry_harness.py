@@ -200,6 +200,15 @@ error: action=report
         while time.time() < end:
             self._recv(min(0.1, max(0.01, end - time.time())))
 
+    def drain_quiet(self, quiet=0.7, limit=30):
+        """Read until nothing new arrived for `quiet` seconds (at most `limit`)."""
+        end = time.time() + limit
+        last_len, last_change = len(self.buf), time.time()
+        while time.time() < end and time.time() - last_change < quiet:
+            self._recv(0.1)
+            if len(self.buf) != last_len:
+                last_len, last_change = len(self.buf), time.time()
+
     def send(self, data, timeout=60):
         """Send bytes, reading the console meanwhile so neither side blocks."""
         if isinstance(data, str):

@@ -22,7 +22,7 @@ def wait_console(m, name, pattern, timeout=60):
         m.send(f"console {name}\r")
         m.expect(r"escape character is \^\]\)\n", timeout=30)
         start = m.pos
-        m.drain(0.5)
+        m.drain_quiet()
         m.send(b"\x1d")
         m.expect(r"Disconnected from " + re.escape(name), timeout=30)
         text = m.buf[start:m.pos]
