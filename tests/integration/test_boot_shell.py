@@ -154,3 +154,12 @@ def test_crash_report_is_readable(machine_factory, how, report):
         m.expect(r"rax=[0-9a-f]{16} rbx=")
     m.expect(r"backtrace:")
     m.expect(r"ferry: stopped\. Reset the machine to continue\.")
+
+
+def test_cpu_without_virtualization_is_reported(machine_factory):
+    m = machine_factory("qemu", cpus=1, extra=["-cpu", "qemu64,-svm,-vmx"])
+    out = m.cmd("cpus")
+    assert "none (CPU has neither VMX nor SVM)" in out, out
+    assert "no usable hardware virtualization" in m.cmd("log")
+    assert "error: create: this machine has no usable hardware virtualization" in \
+        m.cmd("create g kernel=testguest")

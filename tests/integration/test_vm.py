@@ -17,7 +17,7 @@ def free_kib(m):
 
 def wait_console(m, name, pattern, timeout=60):
     """Poll the guest's console history (via `console`) until pattern shows."""
-    end = time.time() + timeout
+    end = time.time() + timeout * getattr(m, "slow", 1)
     while True:
         m.send(f"console {name}\r")
         m.expect(r"escape character is \^\]\)\n", timeout=30)
@@ -43,7 +43,7 @@ def state_of(m, name):
 
 
 def wait_state(m, name, word, timeout=60):
-    end = time.time() + timeout
+    end = time.time() + timeout * getattr(m, "slow", 1)
     while word not in state_of(m, name):
         if time.time() > end:
             raise AssertionError(f"{name} never became {word}: {state_of(m, name)}")
@@ -51,13 +51,27 @@ def wait_state(m, name, word, timeout=60):
     return state_of(m, name)
 
 
-@pytest.fixture
-def qemu(machine_factory):
-    return machine_factory("qemu", cpus=2, mem=512)
+@pytest.fixture(params=["svm", "vmx"])
+def host(request, machine_factory):
+    """One suite for both back ends: AMD SVM on QEMU, Intel VMX on Bochs.
+    Bochs emulates every instruction, so only tests marked `vmx` (a subset
+    covering every exit type and the hostile, fpu and heartbeat modes) run
+    there, with timeouts scaled by m.slow."""
+    if request.param == "vmx":
+        if not request.node.get_closest_marker("vmx"):
+            pytest.skip("not in the Bochs (VMX) subset")
+        m = machine_factory("bochs", cpus=2, mem=128)
+        m.slow = 4
+    else:
+        m = machine_factory("qemu", cpus=2, mem=512)
+        m.slow = 1
+    m.backend = request.param
+    return m
 
 
-def test_hello_runs_and_powers_off(qemu):
-    m = qemu
+@pytest.mark.vmx
+def test_hello_runs_and_powers_off(host):
+    m = host
     out = m.cmd('create g1 kernel=testguest mem=16 cmdline="hello"')
     assert "created g1" in out
     assert "started g1" in m.cmd("start g1")
@@ -69,20 +83,22 @@ def test_hello_runs_and_powers_off(qemu):
     assert re.search(r"TG mem lower_kib=640 upper_kib=\d+ total_mib=16", text)
 
 
-def test_destroy_returns_all_memory(qemu):
-    m = qemu
+@pytest.mark.vmx
+def test_destroy_returns_all_memory(host):
+    m = host
     before = free_kib(m)
-    m.cmd('create big kernel=testguest mem=128 cmdline="memtest"')
-    assert free_kib(m) <= before - 128 * 1024
+    size = 128 if m.backend == "svm" else 48
+    m.cmd(f'create big kernel=testguest mem={size} cmdline="memtest"', timeout=120)
+    assert free_kib(m) <= before - size * 1024
     m.cmd("start big")
-    wait_console(m, "big", r"TG memtest pass=1 errors=0")
+    wait_console(m, "big", r"TG memtest pass=\d+ errors=0")
     assert "destroyed big" in m.cmd("destroy big")
     assert free_kib(m) == before
     assert "big" not in m.cmd("list")
 
 
-def test_create_errors_change_nothing(qemu):
-    m = qemu
+def test_create_errors_change_nothing(host):
+    m = host
     before = free_kib(m)
     assert "error: create: kernel=MODULE is required" in m.cmd("create a")
     assert "error: create: no module named 'nope'" in m.cmd("create a kernel=nope")
@@ -98,8 +114,21 @@ def test_create_errors_change_nothing(qemu):
     assert free_kib(m) == before
 
 
-def test_pause_resume_and_stats(qemu):
-    m = qemu
+def test_invalid_guest_image_is_refused(machine_factory, tmp_path):
+    from test_boot_shell import make_iso
+    junk = tmp_path / "junk.elf"
+    junk.write_bytes(b"\x7fELF" + bytes(range(256)) * 40)
+    m = machine_factory("qemu", iso=make_iso(tmp_path, guests=[str(junk)]))
+    before = free_kib(m)
+    out = m.cmd("create j kernel=junk")
+    assert "error: create: 'junk' is not a usable guest image:" in out, out
+    assert "j " not in m.cmd("list")
+    assert free_kib(m) == before
+
+
+@pytest.mark.vmx
+def test_pause_resume_and_stats(host):
+    m = host
     m.cmd('create hb kernel=testguest mem=16 cmdline="heartbeat"')
     m.cmd("start hb")
     wait_console(m, "hb", r"TG hb tick=20 ")
@@ -118,8 +147,8 @@ def test_pause_resume_and_stats(qemu):
     assert "state:      running" in info and "kernel:     testguest" in info
 
 
-def test_heartbeat_keeps_time(qemu):
-    m = qemu
+def test_heartbeat_keeps_time(host):
+    m = host
     m.cmd('create hb kernel=testguest mem=16 cmdline="heartbeat"')
     m.cmd("start hb")
     t0 = time.time()
@@ -128,8 +157,9 @@ def test_heartbeat_keeps_time(qemu):
     assert elapsed > 2.0, f"300 ticks at 100 Hz took only {elapsed:.1f}s"
 
 
-def test_fpu_state_survives_exits_and_other_guests(qemu):
-    m = qemu
+@pytest.mark.vmx
+def test_fpu_state_survives_exits_and_other_guests(host):
+    m = host
     m.cmd('create f1 kernel=testguest mem=16 cmdline="fpu rounds=30"')
     m.cmd('create f2 kernel=testguest mem=16 cmdline="fpu rounds=30"')
     m.cmd('create ex kernel=testguest mem=16 cmdline="exits n=200000"')
@@ -140,8 +170,9 @@ def test_fpu_state_survives_exits_and_other_guests(qemu):
         assert "TG PASS fpu" in text, text[-1500:]
 
 
-def test_exits_and_three_guests(qemu):
-    m = qemu
+@pytest.mark.vmx
+def test_exits_and_three_guests(host):
+    m = host
     m.cmd('create a kernel=testguest mem=16 cmdline="exits n=20000"')
     m.cmd('create b kernel=testguest mem=32 cmdline="memtest passes=2 mb=8"')
     m.cmd('create c kernel=testguest mem=16 cmdline="work n=2000"')
@@ -154,8 +185,9 @@ def test_exits_and_three_guests(qemu):
     _, text = wait_console(m, "c", r"TG work units=2000 ", timeout=120)
 
 
-def test_hostile_is_contained_next_to_memtest(qemu):
-    m = qemu
+@pytest.mark.vmx
+def test_hostile_is_contained_next_to_memtest(host):
+    m = host
     m.cmd('create mt kernel=testguest mem=32 cmdline="memtest mb=16"')
     m.cmd("start mt")
     m.cmd('create h kernel=testguest mem=16 cmdline="hostile skip=mem,hlt,cr4,reset"')
@@ -192,13 +224,14 @@ def test_hostile_is_contained_next_to_memtest(qemu):
     m.cmd('create z kernel=testguest mem=16 cmdline="hostile only=cli_hlt"')
     m.cmd("start z")
     wait_state(m, "z", "halted, interrupts off")
-    _, text = wait_console(m, "mt", r"TG memtest pass=3 errors=0", timeout=120)
-    assert "mismatch" not in text
+    # the console keeps the newest 16 KiB: a fast memtest scrolls early passes away
+    found, text = wait_console(m, "mt", r"TG memtest pass=(\d*[3-9]|\d{2,}) errors=(\d+)", timeout=120)
+    assert found.group(2) == "0" and "mismatch" not in text, text[-1500:]
     assert "online" in m.cmd("cpus")
 
 
-def test_console_both_directions(qemu):
-    m = qemu
+def test_console_both_directions(host):
+    m = host
     m.cmd('create e kernel=testguest mem=16 cmdline="echo"')
     m.send("start -c e\r")
     m.expect(r"Connected to e")
@@ -218,24 +251,3 @@ def test_single_cpu_host_runs_guest_and_shell(machine_factory):
     m.cmd("start w")
     wait_console(m, "w", r"TG hb tick=30 ", timeout=90)
     assert "ferry" in m.cmd("version")
-
-
-def test_bochs_vmx_guest_subset(machine_factory):
-    m = machine_factory("bochs", cpus=2, mem=128)
-    m.cmd('create h kernel=testguest mem=16 cmdline="hostile skip=mem,hlt,reset"', timeout=60)
-    m.cmd("start h", timeout=60)
-    _, text = wait_console(m, "h", r"TG hostile done", timeout=300)
-    assert re.search(r"RESULT vmx_vmxon outcome=ud", text), text[-2000:]
-    assert re.search(r"RESULT msr_feature_control_write outcome=gp", text), text[-2000:]
-    m.cmd('create f kernel=testguest mem=16 cmdline="fpu rounds=5"', timeout=60)
-    m.cmd('create b kernel=testguest mem=16 cmdline="heartbeat"', timeout=60)
-    m.cmd('create x kernel=testguest mem=16 cmdline="exits n=2000"', timeout=60)
-    for g in "fbx":
-        m.cmd(f"start {g}", timeout=60)
-    _, text = wait_console(m, "f", r"TG (PASS|FAIL) fpu", timeout=300)
-    assert "TG PASS fpu" in text
-    wait_console(m, "b", r"TG hb tick=20 ", timeout=300)
-    wait_console(m, "x", r"TG exits done", timeout=300)
-    m.cmd('create y kernel=testguest mem=16 cmdline="hostile only=mem_3g_write"', timeout=60)
-    m.cmd("start y", timeout=60)
-    assert "outside its memory" in wait_state(m, "y", "stopped", timeout=300)
