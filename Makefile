@@ -141,7 +141,7 @@ unit: $(UNIT_BINS)
 	@tools/run-unit.sh $(UNIT_BINS)
 
 integration: iso
-	$(PYTHON) -m pytest -v tests/integration $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -v --durations=12 tests/integration $(PYTEST_ARGS)
 
 test: deps
 	$(MAKE) unit

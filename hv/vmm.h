@@ -65,7 +65,10 @@ struct vm_exit {
 };
 
 /*
- * Back-end operations.  All vcpu ops are called on the CPU running it.
+ * Back-end operations.  vcpu ops are called for one vCPU by one CPU at a
+ * time: normally the CPU running it; the shell CPU may call get_state and
+ * the create/destroy ops while the vCPU is not running (VMX then moves the
+ * VMCS with an IPI).
  * TLB rule: the core bumps vm->gpa_gen (atomically) after changing or
  * reducing entries of vm->gpt and kicks every running vCPU out of the
  * guest; before every entry the back end compares vm->gpa_gen with what

@@ -8,6 +8,7 @@
 #define VEC_TIMER	0xf0	/* local APIC timer: scheduler tick */
 #define VEC_KICK	0xf1	/* IPI: look at your run queue / leave the guest */
 #define VEC_STOP	0xf2	/* IPI: stop (panic, power off) */
+#define VEC_VMX_RELEASE	0xf3	/* IPI: VMCLEAR a VMCS active on this CPU (arch/x86/vmx) */
 #define VEC_SPURIOUS	0xff
 #define VEC_IRQ_BASE	0x30	/* ISA IRQ n arrives at VEC_IRQ_BASE + n */
 

@@ -8,10 +8,14 @@ boot:  time from starting QEMU to the `ferry> ` prompt, ferry's own boot
        time (from its log), and ferry's memory use at idle (`mem`).
 guest: the test guest's CPU-bound work rate under ferry vs directly on
        QEMU (the overhead ratio), and VM exits per second.
+guest-vmx: the same ratio on Bochs (Intel VMX).
+net:   ferry's nettest send vs Linux sending on the same e1000 and bridge.
 """
 import os
 import re
+import shutil
 import statistics
+import tempfile
 import subprocess
 import sys
 import time
@@ -103,7 +107,65 @@ def bench_guest(pairs=3):
           f" (CPUID directly on QEMU, no exit: {cd}/s)")
 
 
-BENCHES = {"boot": bench_boot, "guest": bench_guest, "net": lambda: __import__("net_vs_linux").main([])}
+def direct_guest_bochs(cmdline, timeout=600):
+    """The test guest booted by GRUB (multiboot1) directly in Bochs, no ferry."""
+    tmp = tempfile.mkdtemp(prefix="bench-bochs-")
+    iso_dir = os.path.join(tmp, "iso", "boot", "grub")
+    os.makedirs(iso_dir)
+    shutil.copy(GUEST, os.path.join(tmp, "iso", "boot", "testguest.elf"))
+    with open(os.path.join(iso_dir, "grub.cfg"), "w") as f:
+        f.write("set timeout=0\nmenuentry tg {\n multiboot /boot/testguest.elf %s\n}\n" % cmdline)
+    iso = os.path.join(tmp, "tg.iso")
+    subprocess.run(["grub-mkrescue", "-o", iso, os.path.join(tmp, "iso")],
+                   check=True, capture_output=True, timeout=120)
+    out = os.path.join(tmp, "com1.out")
+    with open(os.path.join(tmp, "rc"), "w") as f:
+        f.write(f"""megs: 128
+cpu: model=corei7_skylake_x, count=2, ips=200000000
+romimage: file=/usr/share/bochs/BIOS-bochs-latest
+vgaromimage: file=/usr/share/vgabios/vgabios.bin
+ata0-master: type=cdrom, path={iso}, status=inserted
+boot: cdrom
+display_library: rfb, options="timeout=0"
+com1: enabled=1, mode=file, dev={out}
+log: {tmp}/bochs.log
+sound: waveoutdrv=dummy, waveindrv=dummy, midioutdrv=dummy
+""")
+    p = subprocess.Popen(["bochs", "-q", "-f", os.path.join(tmp, "rc")], stdin=subprocess.PIPE,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp)
+    p.stdin.write(b"c\n")
+    p.stdin.flush()
+    end, text = time.time() + timeout, ""
+    try:
+        while time.time() < end and "TG poweroff" not in text:
+            time.sleep(1)
+            if os.path.exists(out):
+                text = open(out, errors="replace").read()
+    finally:
+        p.kill()
+        p.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return text
+
+
+def bench_guest_vmx(pairs=2):
+    """The same overhead ratio on Intel VMX: Bochs directly vs ferry on Bochs."""
+    m = Machine("bench-guest-vmx", kind="bochs", cpus=2, mem=128)
+    m.start()
+    direct, ferry = [], []
+    for i in range(pairs):
+        direct.append(work_rate(direct_guest_bochs("work secs=5")))
+        ferry.append(work_rate(ferry_guest(m, f"w{i}", "work secs=5", r"TG work units=", timeout=600)))
+    m.close()
+    d, f = statistics.median(direct), statistics.median(ferry)
+    print("guest CPU-bound work on Bochs (Intel VMX), %d alternating pairs:" % pairs)
+    print(f"  directly on Bochs: median {d:.0f} units/s {direct}")
+    print(f"  under ferry (VMX): median {f:.0f} units/s {ferry}")
+    print(f"  ratio ferry/direct {f / d:.3f} (overhead {100 * (1 - f / d):.1f}%)")
+
+
+BENCHES = {"boot": bench_boot, "guest": bench_guest, "guest-vmx": bench_guest_vmx,
+           "net": lambda: __import__("net_vs_linux").main([])}
 
 if __name__ == "__main__":
     names = sys.argv[1:] or list(BENCHES)

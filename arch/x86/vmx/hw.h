@@ -27,12 +27,13 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "arch/x86/apic.h"
 #include "arch/x86/vmx/vmx.h"
 #include "hv/spinlock.h"
 
 /* IPI asking a CPU to VMCLEAR a VMCS it holds.  Next to ferry's own
  * vectors (arch/x86/apic.h: 0xf0-0xf2, 0xff); to be listed there. */
-#define VMX_VEC_RELEASE	0xf3
+#define VMX_VEC_RELEASE	VEC_VMX_RELEASE	/* reserved in arch/x86/apic.h */
 
 struct vcpu;
 
