@@ -190,3 +190,17 @@ def test_lossy_link_64mib(ns, hosts, direction):
         res, _ = p.communicate(timeout=120)
         got = re.search(r"received (\d+) crc32 ([0-9a-f]{8})", res)
         assert got and got.groups() == sent.groups(), res
+
+
+def test_address_from_ferry_command_line(ns, tmp_path):
+    from test_boot_shell import make_iso
+    tap = ns.add_tap()
+    iso = make_iso(tmp_path, cmdline="ip=10.200.0.9/24 gw=10.200.0.1")
+    m = Machine("net-cmdline", kind="qemu", cpus=2, mem=256, iso=iso,
+                extra=qemu_nic(tap, "52:54:00:12:00:09"), netns=ns.name).start()
+    try:
+        assert re.search(r"ipv4:\s+10\.200\.0\.9/24 gateway 10\.200\.0\.1", m.cmd("net"))
+        r = ns.ex("ping", "-c", "2", "-W", "2", "10.200.0.9", check=False)
+        assert " 0% packet loss" in r.stdout, r.stdout
+    finally:
+        m.close()
