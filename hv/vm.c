@@ -34,14 +34,20 @@ const char *vm_state_name(enum vm_state s)
 	return s <= VM_STOPPED ? names[s] : "?";
 }
 
-struct vm *vm_find(const char *name)
+static struct vm *find_locked(const char *name)
 {
-	struct vm *found = NULL;
-
-	spin_lock(&vms_lock);
 	for (int i = 0; i < VM_MAX; i++)
 		if (vms[i] && !strcmp(vms[i]->name, name))
-			found = vms[i];
+			return vms[i];
+	return NULL;
+}
+
+struct vm *vm_find(const char *name)
+{
+	struct vm *found;
+
+	spin_lock(&vms_lock);
+	found = find_locked(name);
 	spin_unlock(&vms_lock);
 	return found;
 }
@@ -266,14 +272,6 @@ static int vm_build(struct vm *vm, const struct vm_config *cfg, char *err, size_
 	}
 	vm->nr_vcpus = 1;
 	return 0;
-}
-
-static struct vm *find_locked(const char *name)
-{
-	for (int i = 0; i < VM_MAX; i++)
-		if (vms[i] && !strcmp(vms[i]->name, name))
-			return vms[i];
-	return NULL;
 }
 
 /* Publish vm in a free slot; -ENOSPC / -EEXIST if it cannot be. */
