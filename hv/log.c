@@ -5,6 +5,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <string.h>
 #include "hv/log.h"
 #include "hv/spinlock.h"
@@ -17,6 +18,17 @@ static size_t ring_head;		/* total bytes ever written */
 static spinlock_t ring_lock = SPINLOCK_INIT;
 static void (*sink)(const char *buf, size_t len);
 static enum log_level console_level = LOG_INFO;
+
+/*
+ * While the console is lent to a guest (the shell's `console`), lines meant
+ * for it wait here so that they never split a line of the guest's output;
+ * the console flushes them between guest lines.  Lines that do not fit are
+ * only counted: the ring keeps them all.
+ */
+#define LOG_HELD_SIZE 4096
+static char held[LOG_HELD_SIZE];
+static size_t held_len, held_dropped;
+static bool holding;
 
 static const char *const level_tag[] = { "error: ", "warning: ", "", "debug: " };
 
@@ -55,9 +67,52 @@ void log_printf(enum log_level level, const char *fmt, ...)
 		line[n++] = '\n';
 	spin_lock(&ring_lock);
 	ring_put(line, n);
-	if (sink && level <= console_level)
-		sink(line, n);
+	if (sink && level <= console_level) {
+		if (!holding)
+			sink(line, n);
+		else if (held_len + n <= LOG_HELD_SIZE) {
+			memcpy(held + held_len, line, n);
+			held_len += n;
+		} else
+			held_dropped++;
+	}
 	spin_unlock(&ring_lock);
+}
+
+static void flush_held_locked(void)
+{
+	char note[96];
+	int n;
+
+	if (sink && held_len)
+		sink(held, held_len);
+	if (sink && held_dropped) {
+		n = snprintf(note, sizeof(note), "(%zu more log lines; `log` has them)\n",
+			     held_dropped);
+		sink(note, (size_t)n);
+	}
+	held_len = 0;
+	held_dropped = 0;
+}
+
+void log_console_hold(bool hold)
+{
+	spin_lock(&ring_lock);
+	if (!hold)
+		flush_held_locked();
+	holding = hold;
+	spin_unlock(&ring_lock);
+}
+
+bool log_console_flush(void)
+{
+	bool any;
+
+	spin_lock(&ring_lock);
+	any = held_len || held_dropped;
+	flush_held_locked();
+	spin_unlock(&ring_lock);
+	return any;
 }
 
 void log_dump(void (*fn)(const char *buf, size_t len, void *arg), void *arg)

@@ -7,6 +7,7 @@
 #ifndef FERRY_HV_LOG_H
 #define FERRY_HV_LOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum log_level { LOG_ERR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
@@ -22,6 +23,15 @@ void log_printf(enum log_level level, const char *fmt, ...)
 /* Where console output goes; set once at boot (the UART), NULL drops it. */
 void log_set_sink(void (*write)(const char *buf, size_t len));
 void log_set_level(enum log_level console_level);
+
+/*
+ * Hold console lines back (they still reach the ring) while the console
+ * shows a guest, so a host message never lands inside a guest's line;
+ * log_console_flush() writes what is held at a point the caller chooses and
+ * says whether there was anything.  Releasing the hold flushes too.
+ */
+void log_console_hold(bool hold);
+bool log_console_flush(void);
 
 /* Copy the ring's oldest-to-newest contents through fn, in chunks. */
 void log_dump(void (*fn)(const char *buf, size_t len, void *arg), void *arg);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "arch/x86/cpu.h"
 #include "hv/console.h"
+#include "hv/log.h"
 #include "hv/sched.h"
 #include "hv/shell/cmd_vm.h"
 #include "hv/shell/parse.h"
@@ -98,13 +99,22 @@ static int attach(struct vm *vm)
 {
 	char buf[256];
 	uint64_t pos = vm_console_tail(vm, 4096);
+	uint64_t quiet_since = time_now_us();
+	bool line_start = true;
 	int held = -1;
 
 	shell_printf("Connected to %s (escape character is ^])\n", vm->name);
+	/* host messages wait for the end of the guest's line (or 1 s of quiet) */
+	log_console_hold(true);
 	for (;;) {
 		size_t n = vm_console_read(vm, &pos, buf, sizeof(buf));
-		if (n)
+		if (n) {
 			console_write(buf, n);
+			line_start = buf[n - 1] == '\n';
+			quiet_since = time_now_us();
+		}
+		if (line_start || time_now_us() - quiet_since > 1000000)
+			log_console_flush();
 		if (held < 0)
 			held = console_getc();
 		if (held == ESCAPE_CHAR)
@@ -116,7 +126,10 @@ static int attach(struct vm *vm)
 			cpu_idle();
 		}
 	}
-	shell_printf("\nDisconnected from %s\n", vm->name);
+	if (!line_start)
+		console_write("\n", 1);
+	log_console_hold(false);
+	shell_printf("Disconnected from %s\n", vm->name);
 	return 0;
 }
 
