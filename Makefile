@@ -42,20 +42,22 @@ DRIVER_SRCS  := drivers/serial.c drivers/acpi.c drivers/pci.c drivers/e1000.c
 HV_CORE_SRCS := hv/main.c hv/log.c hv/panic.c hv/console.c hv/libc.c hv/version.c \
 	hv/modules.c hv/power.c hv/ring.c
 VM_SRCS      := hv/vmm.c hv/vm.c hv/vcpu.c hv/exit.c hv/sched.c hv/cpuid.c hv/msr.c \
-	hv/vm_devices.c
+	hv/vm_devices.c hv/vmstate.c
 MM_SRCS      := hv/mm/frame.c hv/mm/memory.c hv/mm/dirty.c
 LOADER_SRCS  := hv/loader/mb1elf.c
 VDEV_SRCS    := hv/vdev/snap.c hv/vdev/pic.c hv/vdev/pit.c hv/vdev/uart.c hv/vdev/rtc.c \
 	hv/vdev/devices.c
 SHELL_SRCS   := hv/shell/lineedit.c hv/shell/parse.c hv/shell/shell.c \
 	hv/shell/script.c hv/shell/repl.c hv/shell/commands.c hv/shell/cmd_vm.c \
-	hv/shell/cmd_net.c
+	hv/shell/cmd_net.c hv/shell/cmd_migrate.c
 NET_SRCS     := hv/net/net.c hv/net/arp.c hv/net/ip.c hv/net/icmp.c hv/net/cksum.c \
 	hv/net/crc32.c hv/net/tcp.c hv/net/tcp_in.c hv/net/tcp_out.c hv/net/tcp_timer.c \
 	hv/net/tcp_sack.c hv/net/nettest.c hv/netif.c
+MIGRATE_SRCS := hv/migrate/stream.c hv/migrate/policy.c hv/migrate/chan.c \
+	hv/migrate/send.c hv/migrate/recv.c hv/migrate/history.c
 HV_SRCS := $(BOOT_SRCS) $(ARCH_SRCS) $(VMX_SRCS) $(SVM_SRCS) $(EMUL_SRCS) \
 	$(DRIVER_SRCS) $(HV_CORE_SRCS) $(VM_SRCS) $(MM_SRCS) \
-	$(LOADER_SRCS) $(VDEV_SRCS) $(NET_SRCS) $(SHELL_SRCS)
+	$(LOADER_SRCS) $(VDEV_SRCS) $(NET_SRCS) $(MIGRATE_SRCS) $(SHELL_SRCS)
 HV_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(HV_SRCS))
 
 .PHONY: all iso run run-bochs test unit integration bench deps clean help

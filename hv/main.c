@@ -21,6 +21,7 @@
 #include "hv/log.h"
 #include "hv/mm/memory.h"
 #include "hv/modules.h"
+#include "hv/migrate/migrate.h"
 #include "hv/netif.h"
 #include "hv/panic.h"
 #include "hv/shell/repl.h"
@@ -133,10 +134,14 @@ static void report_cpus(void)
 }
 
 /* What the shell CPU does between keystrokes. */
-static void shell_cpu_work(void)
+static bool shell_cpu_work(void)
 {
+	bool busy;
+
 	netif_poll();
+	busy = mig_in_poll();
 	sched_poll();
+	return busy;
 }
 
 static void setup_network(void)

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
+#include "arch/x86/fpu.h"
 #include "arch/x86/percpu.h"
 #include "hv/sched.h"
 #include "hv/vcpu.h"
@@ -79,7 +80,38 @@ void sched_wake(struct vcpu *v)
 	poke(v->cpu);
 }
 
-/* On the owning CPU: drop vCPUs marked for removal. */
+/* On the CPU a vCPU is placed on: its extended state to memory. */
+static void fpu_sync_here(struct vcpu *v)
+{
+	struct percpu *c = this_cpu();
+
+	if (c->fpu_owner == v) {
+		fpu_save(v->fpu);
+		c->fpu_owner = NULL;
+	}
+	__atomic_store_n(&v->fpu_sync, false, __ATOMIC_RELEASE);
+}
+
+void vcpu_fpu_sync(struct vcpu *v)
+{
+	int cpu = __atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE);
+
+	if (cpu < 0)
+		return;		/* never placed, or reaped: nobody holds it */
+	if ((unsigned int)cpu == this_cpu()->index) {
+		fpu_sync_here(v);
+		return;
+	}
+	__atomic_store_n(&v->fpu_sync, true, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&v->fpu_sync, __ATOMIC_ACQUIRE)) {
+		poke(cpu);
+		for (int i = 0; i < 1000 && v->fpu_sync; i++)
+			cpu_relax();
+	}
+}
+
+/* On the owning CPU: save extended state on request, drop vCPUs marked
+ * for removal. */
 static void reap(struct runq *q)
 {
 	struct percpu *c = this_cpu();
@@ -87,6 +119,8 @@ static void reap(struct runq *q)
 	spin_lock(&q->lock);
 	for (unsigned int i = 0; i < q->n; ) {
 		struct vcpu *v = q->v[i];
+		if (__atomic_load_n(&v->fpu_sync, __ATOMIC_ACQUIRE))
+			fpu_sync_here(v);
 		if (!v->removing) {
 			i++;
 			continue;
@@ -94,6 +128,7 @@ static void reap(struct runq *q)
 		q->v[i] = q->v[--q->n];
 		if (c->fpu_owner == v)
 			c->fpu_owner = NULL;
+		__atomic_store_n(&v->fpu_sync, false, __ATOMIC_RELEASE);
 		__atomic_store_n(&v->cpu, -1, __ATOMIC_RELEASE);
 	}
 	spin_unlock(&q->lock);
@@ -121,6 +156,8 @@ void sched_remove(struct vcpu *v)
 static bool runnable(struct vcpu *v)
 {
 	if (v->removing || v->vm->state != VM_RUNNING)
+		return false;
+	if (vcpu_throttled_now(v))
 		return false;
 	return v->state != VCPU_HALTED || vcpu_wants_wake(v);
 }

@@ -12,6 +12,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/fpu.h"
 #include "arch/x86/percpu.h"
+#include "hv/migrate/policy.h"
 #include "hv/msr.h"
 #include "hv/sched.h"
 #include "hv/time.h"
@@ -19,6 +20,7 @@
 #include "hv/vm_devices.h"
 
 #define SLICE_TICKS (TIMER_HZ / 100 + 1)	/* about 10 ms */
+#define THROTTLE_PERIOD_US 40000	/* 10 timer ticks */
 
 static struct seg mb1_seg(const struct mb1_seg_reg *r)
 {
@@ -146,6 +148,40 @@ static void account(struct vcpu *v, uint64_t t0, uint64_t t1, uint64_t t2)
 	v->stats.host_ns += (t2 - t1) * 1000000000ull / hz;
 }
 
+/*
+ * Migration throttle (vm->throttle_pct): of each THROTTLE_PERIOD_US, a vCPU
+ * runs for mig_throttle_run_us() of guest time, then sits out (thr_until_ns,
+ * which the scheduler honours) until the period ends.  Checked at exits, so
+ * the timer tick bounds the overshoot.
+ */
+static bool throttled(struct vcpu *v)
+{
+	uint32_t pct = __atomic_load_n(&v->vm->throttle_pct, __ATOMIC_RELAXED);
+	uint64_t now, run_ns;
+
+	if (!pct)
+		return false;
+	now = time_now_ns();
+	if (now - v->thr_start_ns >= THROTTLE_PERIOD_US * 1000) {
+		v->thr_start_ns = now;
+		v->thr_guest0_ns = v->stats.guest_ns;
+		return false;
+	}
+	run_ns = mig_throttle_run_us(pct, THROTTLE_PERIOD_US) * 1000;
+	if (v->stats.guest_ns - v->thr_guest0_ns < run_ns)
+		return false;
+	__atomic_store_n(&v->thr_until_ns, v->thr_start_ns + THROTTLE_PERIOD_US * 1000,
+			 __ATOMIC_RELEASE);
+	return true;
+}
+
+bool vcpu_throttled_now(struct vcpu *v)
+{
+	uint64_t until = __atomic_load_n(&v->thr_until_ns, __ATOMIC_ACQUIRE);
+
+	return until && time_now_ns() < until;
+}
+
 enum vcpu_run_result vcpu_run(struct vcpu *v)
 {
 	uint64_t start = this_cpu()->timer_ticks;
@@ -168,7 +204,9 @@ enum vcpu_run_result vcpu_run(struct vcpu *v)
 		}
 		fpu_switch_in(v);
 		uint64_t t0 = rdtsc();
+		__atomic_add_fetch(&v->guest_seq, 1, __ATOMIC_SEQ_CST);	/* odd: in guest */
 		vmm->run(v, &v->exit);
+		__atomic_add_fetch(&v->guest_seq, 1, __ATOMIC_SEQ_CST);
 		uint64_t t1 = rdtsc();
 		irq_enable();		/* host interrupts that ended the run land here */
 		enum exit_action a = exit_handle(v, &v->exit);
@@ -179,6 +217,8 @@ enum vcpu_run_result vcpu_run(struct vcpu *v)
 			v->state = VCPU_HALTED;
 			continue;	/* an interrupt may be due already */
 		}
+		if (throttled(v))
+			return RUN_PREEMPT;
 		if (this_cpu()->timer_ticks - start >= SLICE_TICKS && sched_contended())
 			return RUN_PREEMPT;
 	}

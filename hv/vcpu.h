@@ -24,6 +24,11 @@ bool vcpu_wants_wake(struct vcpu *v);
 /* Make v leave the guest now and wait until no CPU runs it. */
 void vcpu_kick_and_wait(struct vcpu *v);
 void vcpu_kick(struct vcpu *v);
+/* Sitting out a migration throttle period (the scheduler skips it). */
+bool vcpu_throttled_now(struct vcpu *v);
+/* Save v's extended state (x87/SSE/AVX) from whichever CPU holds it into
+ * v->fpu.  v must not be running (paused VM). */
+void vcpu_fpu_sync(struct vcpu *v);
 
 /* Exit handlers (hv/exit.c): what the run loop does next. */
 enum exit_action { EXIT_RESUME, EXIT_YIELD_HALT, EXIT_STOP };

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "arch/x86/cpu.h"
 #include "arch/x86/mm.h"
 #include "hv/log.h"
 #include "hv/mm/memory.h"
@@ -30,8 +31,9 @@ static spinlock_t vms_lock = SPINLOCK_INIT;
 
 const char *vm_state_name(enum vm_state s)
 {
-	static const char *const names[] = { "created", "running", "paused", "stopped" };
-	return s <= VM_STOPPED ? names[s] : "?";
+	static const char *const names[] = { "created", "running", "paused", "stopped",
+					     "incoming" };
+	return s <= VM_INCOMING ? names[s] : "?";
 }
 
 static struct vm *find_locked(const char *name)
@@ -223,6 +225,53 @@ static int check_memory(const struct vm *vm, char *err, size_t errlen)
 	return 0;
 }
 
+/* Memory, nested paging, the dirty log, devices: what every guest has. */
+static int vm_build_base(struct vm *vm, char *err, size_t errlen)
+{
+	int rc;
+
+	if ((rc = check_memory(vm, err, errlen)))
+		return rc;
+	vm->console = calloc(1, sizeof(*vm->console));
+	if (!vm->console || alloc_frames(vm)) {
+		snprintf(err, errlen, "not enough memory for %lu MiB of guest RAM",
+			 vm->mem_size >> 20);
+		return -ENOMEM;
+	}
+	if ((rc = vmm->vm_init(vm))) {
+		snprintf(err, errlen, "%s could not set up nested paging (error %d)", vmm->name, rc);
+		return rc;
+	}
+	vm->gpt_ready = true;
+	if ((rc = dirty_log_init(&vm->dirty, vm->nr_frames))) {
+		snprintf(err, errlen, "no memory for the dirty-page log");
+		return rc;
+	}
+	if ((rc = map_frames(vm))) {
+		snprintf(err, errlen, "mapping guest memory failed (error %d)", rc);
+		return rc;
+	}
+	return 0;
+}
+
+static int vm_build_cpu(struct vm *vm, const struct mb1_entry_state *entry, char *err,
+			size_t errlen)
+{
+	int rc = vm_devices_init(vm);
+
+	if (rc) {
+		snprintf(err, errlen, "creating the virtual devices failed (error %d)", rc);
+		return rc;
+	}
+	rc = vcpu_create(vm, 0, entry, &vm->vcpus[0]);
+	if (rc) {
+		snprintf(err, errlen, "creating the vCPU failed (error %d)", rc);
+		return rc;
+	}
+	vm->nr_vcpus = 1;
+	return 0;
+}
+
 static int vm_build(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen)
 {
 	const struct module *m = modules_find(cfg->kernel);
@@ -239,39 +288,11 @@ static int vm_build(struct vm *vm, const struct vm_config *cfg, char *err, size_
 		snprintf(err, errlen, "'%s' is not a usable guest image: %s", m->name, plan.errmsg);
 		return rc;
 	}
-	if ((rc = check_memory(vm, err, errlen)))
+	if ((rc = vm_build_base(vm, err, errlen)))
 		return rc;
-	vm->console = calloc(1, sizeof(*vm->console));
-	if (!vm->console || alloc_frames(vm)) {
-		snprintf(err, errlen, "not enough memory for %lu MiB of guest RAM", cfg->mem_mb);
-		return -ENOMEM;
-	}
-	if ((rc = vmm->vm_init(vm))) {
-		snprintf(err, errlen, "%s could not set up nested paging (error %d)", vmm->name, rc);
-		return rc;
-	}
-	vm->gpt_ready = true;
-	if ((rc = dirty_log_init(&vm->dirty, vm->nr_frames))) {
-		snprintf(err, errlen, "no memory for the dirty-page log");
-		return rc;
-	}
-	if ((rc = map_frames(vm))) {
-		snprintf(err, errlen, "mapping guest memory failed (error %d)", rc);
-		return rc;
-	}
 	if ((rc = load_image(vm, m, cfg, &plan, &entry, err, errlen)))
 		return rc;
-	if ((rc = vm_devices_init(vm))) {
-		snprintf(err, errlen, "creating the virtual devices failed (error %d)", rc);
-		return rc;
-	}
-	rc = vcpu_create(vm, 0, &entry, &vm->vcpus[0]);
-	if (rc) {
-		snprintf(err, errlen, "creating the vCPU failed (error %d)", rc);
-		return rc;
-	}
-	vm->nr_vcpus = 1;
-	return 0;
+	return vm_build_cpu(vm, &entry, err, errlen);
 }
 
 /* Publish vm in a free slot; -ENOSPC / -EEXIST if it cannot be. */
@@ -299,28 +320,27 @@ static int vm_register(struct vm *vm, char *err, size_t errlen)
 	return rc;
 }
 
-int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen)
+static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 {
 	struct vm *vm;
-	int rc;
 
 	if (!vmm) {
 		snprintf(err, errlen, "this machine has no usable hardware virtualization");
-		return -ENODEV;
+		return NULL;
 	}
 	if (vm_find(cfg->name)) {
 		snprintf(err, errlen, "a guest named '%s' exists already", cfg->name);
-		return -EEXIST;
+		return NULL;
 	}
 	if (cfg->vcpus < 1 || cfg->vcpus > VM_MAX_VCPUS) {
 		snprintf(err, errlen, "vcpus=%u: only %d vCPU per guest is supported yet",
 			 cfg->vcpus, VM_MAX_VCPUS);
-		return -EINVAL;
+		return NULL;
 	}
 	vm = calloc(1, sizeof(*vm));
 	if (!vm) {
 		snprintf(err, errlen, "out of memory for the guest's bookkeeping");
-		return -ENOMEM;
+		return NULL;
 	}
 	snprintf(vm->name, sizeof(vm->name), "%s", cfg->name);
 	snprintf(vm->kernel, sizeof(vm->kernel), "%s", cfg->kernel);
@@ -328,6 +348,25 @@ int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t er
 	vm->mem_size = cfg->mem_mb << 20;
 	vm->nr_frames = vm->mem_size / PAGE_SIZE;
 	vm->created_ns = time_now_ns();
+	return vm;
+}
+
+static int vm_error_code(const struct vm_config *cfg, unsigned int vcpus_max)
+{
+	if (!vmm)
+		return -ENODEV;
+	if (vm_find(cfg->name))
+		return -EEXIST;
+	return cfg->vcpus < 1 || cfg->vcpus > vcpus_max ? -EINVAL : -ENOMEM;
+}
+
+int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen)
+{
+	struct vm *vm = vm_new(cfg, err, errlen);
+	int rc;
+
+	if (!vm)
+		return vm_error_code(cfg, VM_MAX_VCPUS);
 	rc = vm_build(vm, cfg, err, errlen);
 	if (!rc)
 		rc = vm_register(vm, err, errlen);
@@ -336,6 +375,30 @@ int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t er
 		return rc;
 	}
 	pr_info("vm %s: created (%lu MiB, kernel %s)", vm->name, cfg->mem_mb, vm->kernel);
+	*out = vm;
+	return 0;
+}
+
+int vm_create_incoming(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen)
+{
+	struct mb1_entry_state entry;
+	struct vm *vm = vm_new(cfg, err, errlen);
+	int rc;
+
+	if (!vm)
+		return vm_error_code(cfg, VM_MAX_VCPUS);
+	memset(&entry, 0, sizeof(entry));	/* the source's state replaces it */
+	vm->state = VM_INCOMING;
+	vm->mig_owned = true;
+	rc = vm_build_base(vm, err, errlen);
+	if (!rc)
+		rc = vm_build_cpu(vm, &entry, err, errlen);
+	if (!rc)
+		rc = vm_register(vm, err, errlen);
+	if (rc) {
+		vm_free(vm);
+		return rc;
+	}
 	*out = vm;
 	return 0;
 }
@@ -375,6 +438,41 @@ int vm_start(struct vm *vm, char *err, size_t errlen)
 	}
 	pr_info("vm %s: started on CPU %d", vm->name, vm->vcpus[0]->cpu);
 	return 0;
+}
+
+int vm_activate(struct vm *vm, bool run, char *err, size_t errlen)
+{
+	int rc = set_state(vm, VM_INCOMING, run ? VM_RUNNING : VM_PAUSED, "activate", err,
+			   errlen);
+
+	if (rc)
+		return rc;
+	rc = sched_add(vm->vcpus[0]);
+	if (rc) {
+		spin_lock(&vm->lock);
+		vm->state = VM_INCOMING;
+		spin_unlock(&vm->lock);
+		snprintf(err, errlen, "no CPU can run guests");
+		return rc;
+	}
+	return 0;
+}
+
+void vm_flush_gpt(struct vm *vm)
+{
+	uint64_t seq[VM_MAX_VCPUS];
+
+	__atomic_add_fetch(&vm->gpa_gen, 1, __ATOMIC_SEQ_CST);
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		seq[i] = __atomic_load_n(&vm->vcpus[i]->guest_seq, __ATOMIC_SEQ_CST);
+		if (seq[i] & 1)
+			vcpu_kick(vm->vcpus[i]);
+	}
+	/* an even count: outside the guest, sees the new gpa_gen at entry */
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		while ((seq[i] & 1) &&
+		       __atomic_load_n(&vm->vcpus[i]->guest_seq, __ATOMIC_SEQ_CST) == seq[i])
+			cpu_relax();
 }
 
 int vm_pause(struct vm *vm, char *err, size_t errlen)

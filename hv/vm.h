@@ -24,7 +24,17 @@
 #define VM_MAX_VCPUS	1	/* multi-vCPU guests need a virtual LAPIC: later */
 #define VM_MAX_MEM_MB	(64 * 1024)
 
-enum vm_state { VM_CREATED, VM_RUNNING, VM_PAUSED, VM_STOPPED };
+/* VM_INCOMING: memory and state are arriving from a migration source. */
+enum vm_state { VM_CREATED, VM_RUNNING, VM_PAUSED, VM_STOPPED, VM_INCOMING };
+
+/* Where a guest stands in a live migration (hv/migrate), for list/info. */
+enum vm_mig_kind { VM_MIG_NONE, VM_MIG_OUT, VM_MIG_IN, VM_MIG_IN_DOUBT };
+struct vm_mig_status {
+	enum vm_mig_kind kind;
+	uint64_t id;			/* the migration's mig_id */
+	uint32_t round;			/* pre-copy round in progress */
+	char peer[24];			/* "a.b.c.d:port" */
+};
 enum vcpu_state { VCPU_IDLE, VCPU_RUNNABLE, VCPU_HALTED };
 
 struct vcpu_stats {
@@ -49,6 +59,11 @@ struct vcpu {
 	volatile bool kick;		/* (a) leave the guest and look at vm->state */
 	volatile bool running;		/* (a) a CPU is inside vcpu_run() for it */
 	volatile bool removing;		/* (a) its CPU must drop it (hv/sched.c) */
+	volatile bool fpu_sync;		/* (a) its CPU must save its FPU state (hv/sched.c) */
+	volatile uint64_t guest_seq;	/* (a) odd while in guest mode: vm_flush_gpt */
+	uint64_t thr_start_ns;		/* (v) start of the current throttle period */
+	uint64_t thr_guest0_ns;		/* (v) stats.guest_ns at that start */
+	volatile uint64_t thr_until_ns;	/* (a) throttled: sits out until then */
 	bool halted_if;			/* (v) halted with interrupts enabled */
 	struct vcpu_stats stats;	/* (v) */
 	struct vm_exit exit;		/* (v) the last exit */
@@ -72,6 +87,9 @@ struct vm {
 	struct vcpu *vcpus[VM_MAX_VCPUS];	/* (c) */
 	unsigned int nr_vcpus;		/* (c) */
 	uint64_t tsc_offset;		/* (L) guest TSC = host TSC + offset */
+	volatile uint32_t throttle_pct;	/* (a) share of time vCPUs sit out (migration) */
+	volatile bool mig_owned;	/* (a) a migration task owns it: shell hands off */
+	struct vm_mig_status mig;	/* (L) */
 
 	struct vm_devices *dev;		/* (c) virtual devices, hv/vdev; calls under dev_lock */
 	spinlock_t dev_lock;
@@ -98,6 +116,11 @@ struct vm_config {
 
 /* Lifecycle (hv/vm.c).  Errors: negative errno, reason in words in err. */
 int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen);
+/* An empty guest (memory, tables, devices, vCPUs in reset state) in
+ * VM_INCOMING, owned by the caller (mig_owned) until vm_activate(). */
+int vm_create_incoming(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen);
+/* VM_INCOMING -> VM_RUNNING (placed on a CPU) or VM_PAUSED. */
+int vm_activate(struct vm *vm, bool run, char *err, size_t errlen);
 int vm_start(struct vm *vm, char *err, size_t errlen);
 int vm_pause(struct vm *vm, char *err, size_t errlen);
 int vm_resume(struct vm *vm, char *err, size_t errlen);
@@ -113,5 +136,13 @@ uint64_t vm_clock_ns(struct vm *vm);	/* the guest's device clock */
 int vm_read_gpa(struct vm *vm, uint64_t gpa, void *buf, size_t len);
 int vm_write_gpa(struct vm *vm, uint64_t gpa, const void *buf, size_t len);
 void *vm_gpa_to_hva(struct vm *vm, uint64_t gpa);	/* one page; NULL outside RAM */
+
+/*
+ * The TLB rule of hv/vmm.h, done: bump vm->gpa_gen, then make every vCPU
+ * that was in guest mode leave it once, so that each flushes its cached
+ * guest-physical translations before it runs again.  Returns when no vCPU
+ * can still use a translation from before the call (dirty log steps S3/S7).
+ */
+void vm_flush_gpt(struct vm *vm);
 
 #endif

@@ -12,6 +12,7 @@
 #include "hv/sched.h"
 #include "hv/shell/cmd_vm.h"
 #include "hv/shell/parse.h"
+#include "hv/shell/repl.h"
 #include "hv/shell/shell.h"
 #include "hv/time.h"
 #include "hv/vcpu.h"
@@ -121,10 +122,8 @@ static int attach(struct vm *vm)
 			break;
 		if (held >= 0 && vm_console_input(vm, (uint8_t)held))
 			held = -1;
-		if (!n && held < 0) {
-			sched_poll();
-			cpu_idle();
-		}
+		if (!n && held < 0)
+			repl_idle();	/* the network and migrations go on meanwhile */
 	}
 	if (!line_start)
 		console_write("\n", 1);
@@ -157,6 +156,28 @@ int cmd_start(int argc, char **argv)
 	return 0;
 }
 
+/* A migration owns the guest: the shell keeps its hands off. */
+static bool migrating(const char *cmd, const struct vm *vm)
+{
+	if (!vm->mig_owned)
+		return false;
+	shell_error(cmd, "'%s' is %s", vm->name, vm->mig.kind == VM_MIG_IN ?
+		    "arriving by migration" : "migrating (Ctrl-C on `migrate` cancels)");
+	return true;
+}
+
+/* An in-doubt guest that the operator resumes or destroys is settled. */
+static void settle_doubt(struct vm *vm, const char *how)
+{
+	if (vm->mig.kind != VM_MIG_IN_DOUBT)
+		return;
+	pr_info("vm %s: migration %016lx was in doubt: %s by the operator", vm->name, vm->mig.id,
+		how);
+	spin_lock(&vm->lock);
+	vm->mig.kind = VM_MIG_NONE;
+	spin_unlock(&vm->lock);
+}
+
 static int lifecycle(int argc, char **argv,
 		     int (*op)(struct vm *, char *, size_t), const char *done)
 {
@@ -166,7 +187,11 @@ static int lifecycle(int argc, char **argv,
 
 	if (!vm)
 		return -ENOENT;
+	if (migrating(argv[0], vm))
+		return -EBUSY;
 	rc = op(vm, err, sizeof(err));
+	if (!rc && op == vm_resume)
+		settle_doubt(vm, "resumed here");
 	if (rc) {
 		shell_error(argv[0], "%s", err);
 		return rc;
@@ -185,6 +210,9 @@ int cmd_destroy(int argc, char **argv)
 
 	if (!vm)
 		return -ENOENT;
+	if (migrating("destroy", vm))
+		return -EBUSY;
+	settle_doubt(vm, "destroyed here");
 	memcpy(name, vm->name, sizeof(name));
 	vm_destroy(vm);
 	shell_printf("destroyed %s\n", name);
@@ -211,6 +239,10 @@ static const char *run_detail(const struct vm *vm)
 {
 	const struct vcpu *v = vm->vcpus[0];
 
+	if (vm->mig.kind == VM_MIG_OUT)
+		return ", migrating out";
+	if (vm->mig.kind == VM_MIG_IN_DOUBT)
+		return ", in doubt";
 	if (vm->state != VM_RUNNING || !v)
 		return "";
 	if (v->state == VCPU_HALTED)
@@ -241,6 +273,21 @@ int cmd_list(int argc, char **argv)
 	return 0;
 }
 
+static void print_migration(const struct vm *vm)
+{
+	const struct vm_mig_status *m = &vm->mig;
+
+	if (m->kind == VM_MIG_OUT)
+		shell_printf("migration:  outgoing to %s (round %u, id %016lx)\n", m->peer, m->round,
+			     m->id);
+	else if (m->kind == VM_MIG_IN)
+		shell_printf("migration:  incoming from %s (round %u, id %016lx)\n", m->peer,
+			     m->round, m->id);
+	else if (m->kind == VM_MIG_IN_DOUBT)
+		shell_printf("migration:  in doubt (id %016lx, peer %s): `resume` it here if %s "
+			     "does not run it, else `destroy` it\n", m->id, m->peer, m->peer);
+}
+
 int cmd_info(int argc, char **argv)
 {
 	struct vm *vm = named_vm("info", argc, argv);
@@ -253,6 +300,7 @@ int cmd_info(int argc, char **argv)
 	shell_printf("state:      %s%s\n", vm_state_name(vm->state), run_detail(vm));
 	if (vm->state == VM_STOPPED)
 		shell_printf("stopped:    %s\n", vm->stop_reason);
+	print_migration(vm);
 	shell_printf("kernel:     %s\n", vm->kernel);
 	shell_printf("cmdline:    %s\n", vm->cmdline);
 	shell_printf("memory:     %lu MiB\n", vm->mem_size >> 20);

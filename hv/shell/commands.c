@@ -13,6 +13,7 @@
 #include "hv/panic.h"
 #include "hv/shell/parse.h"
 #include "hv/power.h"
+#include "hv/shell/cmd_migrate.h"
 #include "hv/shell/cmd_net.h"
 #include "hv/shell/cmd_vm.h"
 #include "hv/shell/commands.h"
@@ -148,6 +149,8 @@ static int cmd_debug(int argc, char **argv)
 {
 	uint64_t cpu;
 
+	if (argc >= 2 && !strcmp(argv[1], "migrate"))
+		return cmd_debug_migrate(argc - 1, argv + 1);
 	if (argc == 2 && !strcmp(argv[1], "fault")) {
 		__asm__ volatile("ud2");
 		return 0;
@@ -163,7 +166,7 @@ static int cmd_debug(int argc, char **argv)
 		udelay(100000);
 		return 0;
 	}
-	shell_error("debug", "usage: debug fault | debug panic | debug nmi CPU");
+	shell_error("debug", "usage: debug fault | debug panic | debug nmi CPU | debug migrate ...");
 	return -EINVAL;
 }
 
@@ -190,8 +193,12 @@ const struct shell_cmd shell_commands[] = {
 	{ "arp", "", "the ARP cache", cmd_arp },
 	{ "netstat", "", "TCP connections with their state and counters", cmd_netstat },
 	{ "nettest", "listen PORT | send HOST PORT MB", "TCP throughput test with CRC-32 (Ctrl-C stops)", cmd_nettest },
+	{ "migrate", "NAME HOST[:PORT] [downtime=MS] [bandwidth=MB/s] [converge=auto|off] | listen [PORT] [from ADDR,...] | listen off",
+	  "live-migrate a guest to a peer ferry (Ctrl-C cancels); or accept migrations", cmd_migrate },
+	{ "migrations", "", "the listener and recent migrations in and out, with their figures", cmd_migrations },
 	{ "reboot", "", "reset the machine", cmd_reboot },
 	{ "poweroff", "", "power the machine off (ACPI S5)", cmd_poweroff },
-	{ "debug", "fault | panic | nmi CPU", "crash ferry on purpose: shows the crash report (stops the machine)", cmd_debug },
+	{ "debug", "fault | panic | nmi CPU | migrate hold|abort PHASE | migrate off",
+	  "crash ferry on purpose (shows the crash report); or inject a migration fault", cmd_debug },
 };
 const size_t shell_commands_count = sizeof(shell_commands) / sizeof(shell_commands[0]);

@@ -19,7 +19,7 @@
 #define PROMPT "ferry> "
 
 static struct line_editor editor;
-static void (*background)(void);
+static bool (*background)(void);
 
 static void out_console(void *ctx, const char *s, size_t n)
 {
@@ -40,9 +40,17 @@ static bool ctrl_c_pending(void)
 	return false;
 }
 
-void repl_set_background(void (*fn)(void))
+void repl_set_background(bool (*fn)(void))
 {
 	background = fn;
+}
+
+void repl_idle(void)
+{
+	if (background && background())
+		cpu_relax();
+	else
+		cpu_idle();
 }
 
 static void script_echo(unsigned int lineno, const char *line)
@@ -73,9 +81,7 @@ void repl_loop(void)
 		int c = console_getc();
 
 		if (c < 0) {
-			if (background)
-				background();
-			cpu_idle();
+			repl_idle();
 			continue;
 		}
 		if (le_feed(&editor, (uint8_t)c) == LE_LINE) {

@@ -3,9 +3,14 @@
 #ifndef FERRY_HV_SHELL_REPL_H
 #define FERRY_HV_SHELL_REPL_H
 
+#include <stdbool.h>
+
 void repl_run_boot_script(void);
-/* Work the shell CPU does while idle or during a long command (polling). */
-void repl_set_background(void (*fn)(void));
+/* Host work the shell CPU does while it waits; fn returns true while it
+ * has more to do at once (the CPU then does not sleep). */
+void repl_set_background(bool (*fn)(void));
+/* Run it once; sleep until the next interrupt unless it is busy. */
+void repl_idle(void);
 __attribute__((noreturn)) void repl_loop(void);
 
 #endif

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Live migration as the shell sees it (docs/migration.md): the sender
+ * (`migrate NAME HOST`, a foreground command on the shell CPU), the
+ * listener and receiver (background work of the shell CPU), the list of
+ * recent migrations, and one-shot fault injection for tests.
+ *
+ * Vendor neutral: guests are reached through hv/vmstate.h and hv/vm.h.
+ */
+#ifndef FERRY_HV_MIGRATE_MIGRATE_H
+#define FERRY_HV_MIGRATE_MIGRATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "hv/migrate/policy.h"
+
+#define MIG_SILENCE_US		(10ull * 1000000)	/* a peer this quiet is gone */
+#define MIG_ALLOW_MAX		8			/* `from` addresses */
+#define MIG_HISTORY		16			/* `migrations` keeps these */
+
+/* ---- sender ---- */
+
+struct mig_out_args {
+	const char *name;		/* the guest */
+	uint32_t ip;			/* destination, host order */
+	uint16_t port;
+	uint64_t bandwidth_Bps;		/* 0: unlimited */
+	struct mig_policy_cfg policy;	/* downtime, converge, ... */
+};
+
+/* Move the guest; prints progress with shell_printf.  0 when the guest
+ * runs on the destination, else a negative errno (the guest runs here,
+ * or is paused here in doubt: the last line said which). */
+int mig_out_run(const struct mig_out_args *a);
+
+/* ---- listener and receiver ---- */
+
+struct mig_listen_cfg {
+	uint16_t port;
+	uint32_t allow[MIG_ALLOW_MAX];	/* host order; none: anyone */
+	unsigned int nr_allow;
+};
+
+/* Start (or move) the listener: 0 or -errno, reason in err. */
+int mig_listen(const struct mig_listen_cfg *cfg, char *err, size_t errlen);
+void mig_listen_off(void);
+bool mig_listening(struct mig_listen_cfg *out);
+/* Background step on the shell CPU; true while a migration is coming in
+ * (the caller should not sleep). */
+bool mig_in_poll(void);
+
+/* ---- history ---- */
+
+enum mig_outcome {
+	MIG_RUNNING, MIG_DONE, MIG_FAILED, MIG_CANCELLED, MIG_REFUSED, MIG_IN_DOUBT,
+};
+
+struct mig_entry {
+	uint64_t id;
+	bool out;			/* we were the source */
+	char guest[32];
+	char peer[24];			/* "a.b.c.d:port" */
+	enum mig_outcome outcome;
+	uint64_t total_us, downtime_us;
+	uint32_t rounds;
+	uint64_t bytes, mem_bytes;	/* on the wire; guest memory */
+	char why[128];			/* failure reason, if any */
+};
+
+/* Add an entry (the oldest one goes); returns a slot to update. */
+struct mig_entry *mig_history_add(uint64_t id, bool out, const char *guest, const char *peer,
+				  uint64_t mem_bytes);
+/* Entry i (0 oldest) or NULL. */
+const struct mig_entry *mig_history_at(unsigned int i);
+const char *mig_outcome_name(enum mig_outcome o);
+
+/* ---- fault injection (`debug migrate`) ---- */
+
+enum mig_point { MIG_AT_NONE, MIG_AT_PRECOPY, MIG_AT_STOPCOPY, MIG_AT_READY, MIG_AT_COMMIT };
+
+struct mig_debug {
+	enum mig_point hold_at;
+	uint32_t hold_s;
+	enum mig_point abort_at;
+};
+extern struct mig_debug mig_debug;
+const char *mig_point_name(enum mig_point p);
+int mig_point_parse(const char *s, enum mig_point *out);
+/* Whether to abort at p (one-shot: clears it). */
+bool mig_debug_abort(enum mig_point p);
+/* Seconds to hold at p, 0 for none (one-shot). */
+uint32_t mig_debug_hold(enum mig_point p);
+
+#endif

@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The migration listener and receiver: background work of the shell CPU
+ * (mig_in_poll), one incoming migration at a time.  It checks the HELLO
+ * before any memory moves, builds an empty guest (VM_INCOMING), loads
+ * pages, vCPUs and devices as they come, answers END with READY and runs
+ * the guest only on COMMIT (docs/migration.md, "A migration").  Any failure
+ * before COMMIT discards the partial guest; nothing here blocks.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hv/cpuid.h"
+#include "hv/log.h"
+#include "hv/migrate/chan.h"
+#include "hv/migrate/migrate.h"
+#include "hv/mm/memory.h"
+#include "hv/netif.h"
+#include "hv/time.h"
+#include "hv/vdev/devices.h"
+#include "hv/version.h"
+#include "hv/vm.h"
+#include "hv/vmstate.h"
+
+#define RX_RECORDS_PER_POLL	32	/* then let the shell have the CPU */
+#define IN_TX_CAP		(MIG_HDR_SIZE + 1024)
+
+struct in {
+	struct mig_chan ch;
+	struct vm *vm;			/* from the accepted HELLO on */
+	struct mig_entry *hist;
+	char peer[24];
+	char name[MIG_NAME_MAX + 1];
+	uint64_t t_start;
+	uint64_t round_zero;		/* ZERO pages in the round so far */
+	struct mig_tsc tsc;
+	uint8_t *dev;			/* the device state, loaded again at COMMIT */
+	uint32_t dev_len;
+	bool closing;			/* done or refused: flush, then close */
+	enum mig_point held_at;		/* `debug migrate hold` in progress */
+	uint64_t hold_end_us;
+};
+
+static struct {
+	bool on;
+	struct mig_listen_cfg cfg;
+	struct tcp_conn *listener;
+	struct in *cur;
+} L;
+
+/* ---- the listener ---- */
+
+int mig_listen(const struct mig_listen_cfg *cfg, char *err, size_t errlen)
+{
+	struct tcp_conn *l = NULL;
+	int rc;
+
+	if (!host_if.present) {
+		snprintf(err, errlen, "no network interface");
+		return -ENODEV;
+	}
+	netif_lock();
+	if (L.listener && L.cfg.port != cfg->port) {
+		tcp_close(L.listener);
+		L.listener = NULL;
+	}
+	rc = L.listener ? 0 : tcp_listen(&host_if.stack, cfg->port, 4, &l);
+	if (l)
+		L.listener = l;
+	netif_unlock();
+	if (rc) {
+		snprintf(err, errlen, "cannot listen on port %u (error %d)", cfg->port, rc);
+		return rc;
+	}
+	L.cfg = *cfg;
+	L.on = true;
+	return 0;
+}
+
+void mig_listen_off(void)
+{
+	netif_lock();
+	if (L.listener)
+		tcp_close(L.listener);
+	netif_unlock();
+	L.listener = NULL;
+	L.on = false;
+}
+
+bool mig_listening(struct mig_listen_cfg *out)
+{
+	if (L.on && out)
+		*out = L.cfg;
+	return L.on;
+}
+
+static bool peer_allowed(uint32_t ip)
+{
+	if (!L.cfg.nr_allow)
+		return true;
+	for (unsigned int i = 0; i < L.cfg.nr_allow; i++)
+		if (L.cfg.allow[i] == ip)
+			return true;
+	return false;
+}
+
+/* ---- ending ---- */
+
+static void in_free(struct in *in)
+{
+	chan_close(&in->ch, !in->closing);
+	free(in->dev);
+	free(in);
+	L.cur = NULL;
+}
+
+static void discard(struct in *in, uint32_t code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Before COMMIT: tell the source (if it can still hear), free the guest. */
+static void discard(struct in *in, uint32_t code, const char *fmt, ...)
+{
+	char why[MIG_MSG_MAX + 1];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (code)
+		chan_abort(&in->ch, code, why);
+	if (in->vm)
+		vm_destroy(in->vm);
+	pr_info("migrate in %s: failed: %s; discarded", in->name[0] ? in->name : "?", why);
+	if (in->hist) {
+		in->hist->outcome = code == MIG_E_CANCELLED ? MIG_CANCELLED : MIG_FAILED;
+		in->hist->total_us = netif_now_us() - in->t_start;
+		in->hist->bytes = in->ch.bytes_in;
+		in->hist->rounds = in->ch.st.rounds;
+		snprintf(in->hist->why, sizeof(in->hist->why), "%s", why);
+	}
+	in->closing = code != 0;	/* let the ABORT out before the FIN */
+	in_free(in);
+}
+
+static int send_small(struct in *in, const struct mig_rec *r)
+{
+	int rc = chan_queue(&in->ch, r);
+
+	if (!rc && chan_push(&in->ch, IN_TX_CAP) != 1)
+		rc = -EIO;		/* a few bytes into an empty ring: the link is gone */
+	return rc;
+}
+
+/* ---- HELLO ---- */
+
+static bool name_taken(void *ctx, const char *name)
+{
+	(void)ctx;
+	return vm_find(name) != NULL;
+}
+
+static void host_facts(struct in *in, struct mig_host *h)
+{
+	struct mem_stats st;
+
+	mem_get_stats(&st);
+	memset(h, 0, sizeof(*h));
+	h->peer_allowed = peer_allowed(in->ch.peer_ip);
+	h->cpu_baseline = mig_cpu_baseline(cpuid_guest);
+	h->dev_version = VDEV_SNAP_VERSION;
+	h->max_vcpus = VM_MAX_VCPUS;
+	h->max_mem = (uint64_t)VM_MAX_MEM_MB << 20;
+	h->free_bytes = st.free;
+	h->tsc_hz = tsc_hz();
+	h->name_taken = name_taken;
+}
+
+static int reply(struct in *in, const struct mig_error *e)
+{
+	struct mig_rec r = { .type = MIG_HELLO_REPLY };
+
+	r.reply.proto_version = MIG_PROTO_VERSION;
+	r.reply.code = e->code;
+	r.reply.xcr0_mask = vmstate_xcr0_mask();
+	snprintf(r.reply.ferry_version, sizeof(r.reply.ferry_version), "%s", ferry_version);
+	memcpy(r.reply.msg, e->msg, sizeof(r.reply.msg));
+	return send_small(in, &r);
+}
+
+static void refuse(struct in *in, const struct mig_error *e)
+{
+	pr_info("migrate in: refused %s from %s: %s: %s", in->name, in->peer,
+		mig_code_name(e->code), e->msg);
+	in->hist->outcome = MIG_REFUSED;
+	snprintf(in->hist->why, sizeof(in->hist->why), "%s: %s", mig_code_name(e->code), e->msg);
+	reply(in, e);
+	in->closing = true;
+	in_free(in);
+}
+
+static int create_guest(struct in *in, const struct mig_hello *h, struct mig_error *e)
+{
+	struct vm_config cfg = {
+		.name = h->name, .kernel = h->kernel, .mem_mb = h->mem_size >> 20,
+		.vcpus = h->vcpus, .cmdline = h->cmdline,
+	};
+	char err[128];
+	int rc = vm_create_incoming(&cfg, &in->vm, err, sizeof(err));
+
+	if (rc) {
+		mig_error_set(e, rc == -EEXIST ? MIG_E_NAME_TAKEN :
+			      rc == -ENOMEM ? MIG_E_NO_MEMORY : MIG_E_INTERNAL, "%s", err);
+		in->vm = NULL;
+		return rc;
+	}
+	spin_lock(&in->vm->lock);
+	in->vm->mig.kind = VM_MIG_IN;
+	in->vm->mig.id = h->mig_id;
+	snprintf(in->vm->mig.peer, sizeof(in->vm->mig.peer), "%s", in->peer);
+	spin_unlock(&in->vm->lock);
+	return 0;
+}
+
+static void on_hello(struct in *in, const struct mig_hello *h)
+{
+	struct mig_host host;
+	struct mig_error e;
+
+	snprintf(in->name, sizeof(in->name), "%s", h->name);
+	in->hist = mig_history_add(h->mig_id, false, h->name, in->peer, h->mem_size);
+	host_facts(in, &host);
+	if (mig_admit(h, &host, &e) || create_guest(in, h, &e)) {
+		refuse(in, &e);
+		return;
+	}
+	if (reply(in, &e)) {
+		discard(in, 0, "cannot answer %s", in->peer);
+		return;
+	}
+	pr_info("migrate in %s from %s: id %016lx, %lu MiB%s%s", h->name, in->peer, h->mig_id,
+		h->mem_size >> 20, e.msg[0] ? "; " : "", e.msg);
+}
+
+/* ---- memory and state ---- */
+
+static void on_pages(struct in *in, const struct mig_pages *p)
+{
+	for (uint32_t i = 0; i < p->count; i++) {
+		uint8_t *dst = vm_gpa_to_hva(in->vm, p->page[i].gfn * MIG_PAGE_SIZE);
+		if (p->page[i].kind == MIG_PAGE_ZERO) {
+			memset(dst, 0, MIG_PAGE_SIZE);
+			in->round_zero++;
+		} else {
+			memcpy(dst, p->page[i].data, MIG_PAGE_SIZE);
+		}
+	}
+}
+
+static bool hold_or_abort(struct in *in, enum mig_point p)
+{
+	uint32_t hold = mig_debug_hold(p);
+
+	if (mig_debug_abort(p)) {
+		discard(in, MIG_E_INTERNAL, "aborted at %s (debug)", mig_point_name(p));
+		return true;
+	}
+	if (hold) {
+		pr_info("migrate in %s: held at %s for %u s (debug)", in->name, mig_point_name(p),
+			hold);
+		in->held_at = p;
+		in->hold_end_us = netif_now_us() + hold * 1000000ull;
+		return true;
+	}
+	return false;
+}
+
+static void on_round(struct in *in, const struct mig_round_end *r)
+{
+	pr_info("migrate in %s: round %u: %lu pages (%lu zero), %lu left", in->name, r->round,
+		r->pages, in->round_zero, r->remaining);
+	in->round_zero = 0;
+	spin_lock(&in->vm->lock);
+	in->vm->mig.round = r->round + 1;
+	spin_unlock(&in->vm->lock);
+	if (r->round == 0)
+		hold_or_abort(in, MIG_AT_PRECOPY);
+}
+
+static void on_vcpu(struct in *in, const struct mig_vcpu *v)
+{
+	if (v->id == 0 && hold_or_abort(in, MIG_AT_STOPCOPY) && !L.cur)
+		return;
+	if (vmstate_load_vcpu(in->vm, v->id, &v->cpu, v->xsave, v->xsave_len))
+		discard(in, MIG_E_STATE, "vCPU %u's state cannot be loaded", v->id);
+}
+
+static void on_devices(struct in *in, const struct mig_devstate *d)
+{
+	if (vmstate_load_devices(in->vm, d->data, d->len, true)) {
+		discard(in, MIG_E_STATE, "the device state was refused");
+		return;
+	}
+	in->dev = malloc(d->len);
+	if (!in->dev) {
+		discard(in, MIG_E_INTERNAL, "out of memory");
+		return;
+	}
+	memcpy(in->dev, d->data, d->len);
+	in->dev_len = d->len;
+}
+
+static void send_ready(struct in *in)
+{
+	struct mig_rec r = { .type = MIG_READY };
+
+	r.ready.pages = in->ch.st.total_pages;
+	if (send_small(in, &r))
+		discard(in, 0, "cannot send READY to %s", in->peer);
+}
+
+static void on_end(struct in *in)
+{
+	if (mig_debug_abort(MIG_AT_READY)) {
+		discard(in, MIG_E_INTERNAL, "refused to be ready (debug)");
+		return;
+	}
+	if (!hold_or_abort(in, MIG_AT_READY))
+		send_ready(in);
+}
+
+/* ---- the hand-over ---- */
+
+static void finish(struct in *in)
+{
+	struct mig_rec r = { .type = MIG_COMMITTED };
+
+	if (send_small(in, &r))
+		pr_warn("migrate in %s: COMMITTED did not go out: the source will be in doubt",
+			in->name);
+	in->hist->outcome = MIG_DONE;
+	in->hist->total_us = netif_now_us() - in->t_start;
+	in->hist->bytes = in->ch.bytes_in;
+	in->hist->rounds = in->ch.st.rounds;
+	pr_info("migrate in %s: done: running here", in->name);
+	in->closing = true;
+	in_free(in);
+}
+
+static void on_commit(struct in *in, const struct mig_commit *c)
+{
+	uint64_t t_commit = netif_now_us(), local_ns, tsc, clock_ns;
+	char err[96];
+
+	if (mig_debug_abort(MIG_AT_COMMIT)) {
+		discard(in, MIG_E_INTERNAL, "could not start the guest (debug)");
+		return;
+	}
+	local_ns = (netif_now_us() - t_commit) * 1000;
+	tsc = mig_tsc_resume(in->tsc.guest_tsc, in->ch.st.hello.tsc_hz, c->paused_ns, local_ns);
+	clock_ns = in->tsc.guest_clock_ns + c->paused_ns + local_ns;
+	vmstate_load_time(in->vm, tsc, clock_ns);
+	if (vmstate_load_devices(in->vm, in->dev, in->dev_len, false) ||
+	    vm_activate(in->vm, true, err, sizeof(err))) {
+		discard(in, MIG_E_INTERNAL, "cannot start the guest");
+		return;
+	}
+	spin_lock(&in->vm->lock);
+	in->vm->mig.kind = VM_MIG_NONE;
+	in->vm->mig_owned = false;
+	spin_unlock(&in->vm->lock);
+	in->vm = NULL;			/* it runs: ours no longer to discard */
+	if (!hold_or_abort(in, MIG_AT_COMMIT))
+		finish(in);
+}
+
+/* One record; false when the migration ended (in is freed). */
+static bool on_record(struct in *in, const struct mig_rec *r)
+{
+	switch (r->type) {
+	case MIG_HELLO:		on_hello(in, &r->hello); break;
+	case MIG_PAGES:		on_pages(in, &r->pages); break;
+	case MIG_ROUND_END:	on_round(in, &r->round); break;
+	case MIG_VCPU_STATE:	on_vcpu(in, &r->vcpu); break;
+	case MIG_DEVICE_STATE:	on_devices(in, &r->dev); break;
+	case MIG_TSC:		in->tsc = r->tsc; break;
+	case MIG_END:		on_end(in); break;
+	case MIG_COMMIT:	on_commit(in, &r->commit); break;
+	case MIG_ABORT:
+		discard(in, 0, "the source aborted: %s: %s", mig_code_name(r->abort.code),
+			r->abort.msg);
+		break;
+	default:
+		discard(in, MIG_E_PROTOCOL, "unexpected %s", mig_type_name(r->type));
+		break;
+	}
+	return L.cur == in && !in->held_at;
+}
+
+static void pull_error(struct in *in, int rc)
+{
+	if (rc == -EPROTO)
+		discard(in, in->ch.st.rx_err.code, "%s", in->ch.st.rx_err.msg);
+	else if (rc == -EPIPE)
+		discard(in, 0, "%s closed the connection%s", in->peer,
+			mig_stream_partial(&in->ch.st) ? " in the middle of a record" : "");
+	else
+		discard(in, 0, "connection from %s lost (error %d)", in->peer, rc);
+}
+
+/* A debug hold ran out: do what it delayed. */
+static void unhold(struct in *in)
+{
+	enum mig_point p = in->held_at;
+
+	in->held_at = MIG_AT_NONE;
+	in->ch.last_rx_us = netif_now_us();
+	if (p == MIG_AT_READY)
+		send_ready(in);
+	else if (p == MIG_AT_COMMIT)
+		finish(in);
+}
+
+static void in_step(struct in *in)
+{
+	const struct mig_rec *r;
+	int rc = 0;
+
+	if (in->held_at) {
+		if (netif_now_us() < in->hold_end_us)
+			return;
+		unhold(in);
+		if (L.cur != in)
+			return;
+	}
+	for (int i = 0; i < RX_RECORDS_PER_POLL; i++) {
+		rc = chan_pull(&in->ch, &r);
+		if (rc <= 0)
+			break;
+		if (!on_record(in, r))
+			return;
+	}
+	if (rc < 0) {
+		pull_error(in, rc);
+		return;
+	}
+	if (netif_now_us() - in->ch.last_rx_us > MIG_SILENCE_US)
+		discard(in, MIG_E_TIMEOUT, "%s silent for %llu s", in->peer,
+			(unsigned long long)(MIG_SILENCE_US / 1000000));
+}
+
+static void accept_one(void)
+{
+	struct tcp_conn *c = NULL;
+	struct tcp_info ti;
+	struct in *in;
+	char ip[16];
+
+	netif_lock();
+	if (tcp_accept(L.listener, &c))
+		c = NULL;
+	if (c && L.cur) {
+		tcp_abort(c);		/* one at a time: the source sees a reset */
+		c = NULL;
+	}
+	if (c)
+		tcp_get_info(c, &ti);
+	netif_unlock();
+	if (!c)
+		return;
+	in = calloc(1, sizeof(*in));
+	if (!in || chan_init(&in->ch, MIG_DST, c, IN_TX_CAP)) {
+		free(in);
+		netif_lock();
+		tcp_abort(c);
+		netif_unlock();
+		return;
+	}
+	in->ch.peer_ip = ti.rip;
+	in->ch.peer_port = ti.rport;
+	in->t_start = netif_now_us();
+	net_format_ipv4(ti.rip, ip);
+	snprintf(in->peer, sizeof(in->peer), "%s", ip);
+	L.cur = in;
+}
+
+bool mig_in_poll(void)
+{
+	if (L.listener)
+		accept_one();
+	if (L.cur)
+		in_step(L.cur);
+	return L.cur != NULL;
+}

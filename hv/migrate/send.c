@@ -1,0 +1,675 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The migration sender: `migrate NAME HOST`, run by the shell CPU in the
+ * foreground.  Pre-copy rounds over the dirty log (hv/mm/dirty.h, steps
+ * S1..S9), the policy's decisions each round, stop and copy, then the
+ * two-phase hand-over (docs/migration.md).  Until COMMIT is sent every
+ * failure resumes the guest here, unchanged; after it, silence leaves the
+ * guest paused here "in doubt".
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "arch/x86/cpu.h"
+#include "hv/cpuid.h"
+#include "hv/migrate/chan.h"
+#include "hv/migrate/migrate.h"
+#include "hv/netif.h"
+#include "hv/shell/shell.h"
+#include "hv/time.h"
+#include "hv/vdev/devices.h"
+#include "hv/version.h"
+#include "hv/vm.h"
+#include "hv/vmstate.h"
+
+#define PAGES_PER_REC	64u		/* 256 KiB records: the shell stays lively */
+#define REC_CAP		(MIG_HDR_SIZE + 4 + PAGES_PER_REC * (9 + MIG_PAGE_SIZE))
+#define PUSH_CHUNK	(64u * 1024)	/* bytes offered to TCP per step */
+
+/* Why the migration ended early: a code for ABORT and words for the log. */
+struct out_fail {
+	uint32_t code;
+	char msg[MIG_MSG_MAX + 1];
+};
+
+struct out {
+	const struct mig_out_args *a;
+	struct vm *vm;
+	struct mig_chan ch;
+	struct mig_policy pol;
+	struct mig_pace pace;
+	struct mig_entry *hist;
+	struct out_fail fail;
+	uint64_t *set, *more;		/* pages to send; a second collection */
+	size_t words;
+	uint64_t id;
+	char peer[24];
+	bool was_paused;		/* the operator had paused it */
+	bool logging;			/* dirty log started */
+	bool paused;			/* we paused it for stop and copy */
+	bool accepted;			/* HELLO_REPLY said yes: memory may move */
+	bool commit_sent;
+	uint64_t t_start, t_pause, last_progress;
+	uint32_t rounds;
+	uint64_t pages_total;
+	struct page_batch {
+		struct mig_page page[PAGES_PER_REC];
+		uint32_t n;
+	} batch;
+};
+
+static int failf(struct out *o, uint32_t code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int failf(struct out *o, uint32_t code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!o->fail.code) {
+		o->fail.code = code;
+		va_start(ap, fmt);
+		vsnprintf(o->fail.msg, sizeof(o->fail.msg), fmt, ap);
+		va_end(ap);
+	}
+	return -ECANCELED;
+}
+
+static int conn_error(struct out *o, int rc)
+{
+	if (rc == -EPROTO)
+		return failf(o, o->ch.st.rx_err.code, "%s sent a bad record: %s", o->peer,
+			     o->ch.st.rx_err.msg);
+	if (rc == -EPIPE)
+		return failf(o, MIG_E_PROTOCOL, "%s closed the connection", o->peer);
+	return failf(o, MIG_E_TIMEOUT, "connection to %s lost: %s", o->peer, shell_strerror(rc));
+}
+
+/* A record came while we were sending: only an ABORT may. */
+static int unexpected(struct out *o, const struct mig_rec *r)
+{
+	if (r->type == MIG_ABORT)
+		return failf(o, r->abort.code, "%s aborted: %s: %s", o->peer,
+			     mig_code_name(r->abort.code), r->abort.msg);
+	return failf(o, MIG_E_PROTOCOL, "%s sent %s out of turn", o->peer,
+		     mig_type_name(r->type));
+}
+
+/*
+ * One step of waiting: frames move and the shell CPU's other work runs
+ * (inside shell_interrupted), Ctrl-C cancels (not after COMMIT), a peer's
+ * ABORT ends it, and silence times out.
+ */
+static int step(struct out *o)
+{
+	const struct mig_rec *r;
+	int rc;
+
+	if (shell_interrupted() && !o->commit_sent)
+		return failf(o, MIG_E_CANCELLED, "cancelled by the operator");
+	if (!o->commit_sent && o->ch.st.phase != MIG_PH_READY &&
+	    o->ch.st.phase != MIG_PH_COMMITTING) {
+		rc = chan_pull(&o->ch, &r);
+		if (rc == 1)
+			return unexpected(o, r);
+		if (rc < 0)
+			return conn_error(o, rc);
+	}
+	if (netif_now_us() - o->last_progress > MIG_SILENCE_US)
+		return failf(o, MIG_E_TIMEOUT, "%s silent for %llu s", o->peer,
+			     (unsigned long long)(MIG_SILENCE_US / 1000000));
+	cpu_relax();
+	return 0;
+}
+
+/* Send the queued record to the end, paced. */
+static int flush(struct out *o)
+{
+	for (;;) {
+		uint64_t now = netif_now_us();
+		size_t left = o->ch.tx_len - o->ch.tx_off;
+		size_t want = left < PUSH_CHUNK ? left : PUSH_CHUNK;
+		size_t allow = mig_pace_allow(&o->pace, now, want);
+		size_t before = o->ch.tx_off;
+		int rc = allow ? chan_push(&o->ch, allow) : 0;
+
+		mig_pace_take(&o->pace, o->ch.tx_off - before);
+		if (o->ch.tx_off != before)
+			o->last_progress = now;
+		if (rc == 1)
+			return 0;
+		if (rc < 0)
+			return conn_error(o, rc);
+		netif_poll();
+		if ((rc = step(o)))
+			return rc;
+	}
+}
+
+static int send_rec(struct out *o, const struct mig_rec *r)
+{
+	int rc = chan_queue(&o->ch, r);
+
+	if (rc)
+		return failf(o, MIG_E_INTERNAL, "cannot encode %s: %s", mig_type_name(r->type),
+			     o->ch.st.tx_err.msg);
+	return flush(o);
+}
+
+/* Wait for the peer's next record, which must be of type want. */
+static int wait_rec(struct out *o, uint16_t want, const struct mig_rec **out)
+{
+	int rc;
+
+	o->last_progress = netif_now_us();
+	for (;;) {
+		netif_poll();
+		rc = chan_pull(&o->ch, out);
+		if (rc == 1) {
+			if ((*out)->type == want)
+				return 0;
+			return unexpected(o, *out);
+		}
+		if (rc < 0)
+			return conn_error(o, rc);
+		if (o->ch.last_rx_us > o->last_progress)
+			o->last_progress = o->ch.last_rx_us;
+		if (shell_interrupted() && !o->commit_sent)
+			return failf(o, MIG_E_CANCELLED, "cancelled by the operator");
+		if (netif_now_us() - o->last_progress > MIG_SILENCE_US)
+			return failf(o, MIG_E_TIMEOUT, "no %s from %s within %llu s",
+				     mig_type_name(want), o->peer,
+				     (unsigned long long)(MIG_SILENCE_US / 1000000));
+		cpu_relax();
+	}
+}
+
+/* `debug migrate`: hold or abort here (tests inject faults this way). */
+static int debug_point(struct out *o, enum mig_point p)
+{
+	uint32_t hold = mig_debug_hold(p);
+
+	if (hold) {
+		uint64_t end = netif_now_us() + hold * 1000000ull;
+		shell_printf("migrate %s: held at %s for %u s (debug)\n", o->vm->name,
+			     mig_point_name(p), hold);
+		while (netif_now_us() < end) {
+			netif_poll();
+			if (shell_interrupted() && !o->commit_sent)
+				return failf(o, MIG_E_CANCELLED, "cancelled by the operator");
+			cpu_relax();
+		}
+		o->last_progress = netif_now_us();
+	}
+	if (mig_debug_abort(p))
+		return failf(o, MIG_E_INTERNAL, "aborted at %s (debug)", mig_point_name(p));
+	return 0;
+}
+
+/* ---- connecting and HELLO ---- */
+
+static int connect_peer(struct out *o)
+{
+	struct tcp_conn *c = NULL;
+	int rc;
+
+	netif_lock();
+	rc = tcp_connect(&host_if.stack, o->a->ip, o->a->port, &c);
+	netif_unlock();
+	o->ch.conn = c;
+	while (rc == 0) {
+		netif_poll();
+		netif_lock();
+		rc = tcp_connected(c);
+		netif_unlock();
+		if (rc == 0 && shell_interrupted())
+			return failf(o, MIG_E_CANCELLED, "cancelled by the operator");
+		if (rc == 0 && netif_now_us() - o->t_start > MIG_SILENCE_US)
+			rc = -ETIMEDOUT;
+	}
+	if (rc < 0)
+		return failf(o, MIG_E_NOT_ALLOWED, "cannot connect to %s: %s%s", o->peer,
+			     shell_strerror(rc),
+			     rc == -ECONNREFUSED ? " (is `migrate listen` on there?)" : "");
+	netif_lock();
+	tcp_set_nodelay(c, true);
+	netif_unlock();
+	return 0;
+}
+
+static uint64_t random_id(void)
+{
+	uint64_t x = rdtsc() ^ ((uint64_t)netif_now_us() << 32);
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+static void fill_hello(struct out *o, struct mig_hello *h)
+{
+	struct vm *vm = o->vm;
+
+	memset(h, 0, sizeof(*h));
+	h->proto_version = MIG_PROTO_VERSION;
+	h->cpu_state_version = MIG_CPU_STATE_VERSION;
+	h->dev_version = VDEV_SNAP_VERSION;
+	h->vcpus = vm->nr_vcpus;
+	h->mig_id = o->id;
+	h->mem_size = vm->mem_size;
+	h->cpu_baseline = mig_cpu_baseline(cpuid_guest);
+	h->tsc_hz = tsc_hz();
+	h->guest_tsc = rdtsc() + vm->tsc_offset;
+	snprintf(h->ferry_version, sizeof(h->ferry_version), "%s", ferry_version);
+	snprintf(h->name, sizeof(h->name), "%s", vm->name);
+	snprintf(h->kernel, sizeof(h->kernel), "%s", vm->kernel);
+	snprintf(h->cmdline, sizeof(h->cmdline), "%s", vm->cmdline);
+}
+
+static int hello(struct out *o)
+{
+	struct mig_rec r = { .type = MIG_HELLO };
+	const struct mig_rec *in;
+	uint64_t t0 = netif_now_us();
+	int rc;
+
+	fill_hello(o, &r.hello);
+	if ((rc = send_rec(o, &r)) || (rc = wait_rec(o, MIG_HELLO_REPLY, &in)))
+		return rc;
+	if (in->reply.code != MIG_OK)
+		return failf(o, in->reply.code, "%s refused: %s: %s", o->peer,
+			     mig_code_name(in->reply.code), in->reply.msg);
+	o->accepted = true;
+	o->pol.cfg.handover_us = netif_now_us() - t0;
+	if (in->reply.msg[0])
+		shell_printf("migrate %s: %s says: %s\n", o->vm->name, o->peer, in->reply.msg);
+	return 0;
+}
+
+/* ---- memory ---- */
+
+static int flush_batch(struct out *o, uint64_t *bytes)
+{
+	struct mig_rec r = { .type = MIG_PAGES };
+	int rc;
+
+	if (!o->batch.n)
+		return 0;
+	r.pages.count = o->batch.n;
+	r.pages.page = o->batch.page;
+	rc = send_rec(o, &r);
+	*bytes += o->ch.tx_len;
+	o->batch.n = 0;
+	return rc;
+}
+
+/* Send the pages in set; count them and the zero ones into *m. */
+static int send_set(struct out *o, const uint64_t *set, struct mig_round *m)
+{
+	size_t g, n = o->vm->nr_frames;
+	int rc;
+
+	dirty_bitmap_for_each(g, set, n) {
+		struct mig_page *p = &o->batch.page[o->batch.n++];
+		p->gfn = g;
+		p->data = vm_gpa_to_hva(o->vm, (uint64_t)g * MIG_PAGE_SIZE);
+		p->kind = mig_page_is_zero(p->data) ? MIG_PAGE_ZERO : MIG_PAGE_DATA;
+		m->zero_pages += p->kind == MIG_PAGE_ZERO;
+		m->pages_sent++;
+		if (o->batch.n == PAGES_PER_REC && (rc = flush_batch(o, &m->bytes_sent)))
+			return rc;
+	}
+	return flush_batch(o, &m->bytes_sent);
+}
+
+/* Steps S6..S8: the pages written since the last collection, into out. */
+static int collect(struct out *o, uint64_t *out, uint64_t *count)
+{
+	bool need_flush = false;
+	int n = dirty_log_collect_begin(&o->vm->dirty, &o->vm->gpt, out, o->words, &need_flush);
+
+	if (need_flush)
+		vm_flush_gpt(o->vm);
+	dirty_log_flush_done(&o->vm->dirty, &o->vm->gpt);
+	if (n < 0)
+		return failf(o, MIG_E_INTERNAL, "dirty log collection failed (error %d)", n);
+	*count = (uint64_t)n;
+	return 0;
+}
+
+static int round_end(struct out *o, uint64_t pages, uint64_t remaining)
+{
+	struct mig_rec r = { .type = MIG_ROUND_END };
+
+	r.round.round = o->rounds;
+	r.round.pages = pages;
+	r.round.remaining = remaining;
+	o->pages_total += pages;
+	o->rounds++;
+	spin_lock(&o->vm->lock);
+	o->vm->mig.round = o->rounds;
+	spin_unlock(&o->vm->lock);
+	return send_rec(o, &r);
+}
+
+static void print_round(struct out *o, const struct mig_round *m, const struct mig_decision *d)
+{
+	uint64_t rate = mig_rate(m->bytes_sent, m->elapsed_us);	/* B/s */
+	uint64_t drate = o->pol.dirty_pps * MIG_PAGE_SIZE;
+
+	shell_printf("migrate %s: round %u: sent %lu pages (%lu zero), %lu dirty left, "
+		     "%lu.%02lu MB/s, guest dirties %lu.%02lu MB/s, downtime ~%lu ms, "
+		     "throttle %u%%\n", o->vm->name, o->rounds - 1, m->pages_sent, m->zero_pages,
+		     m->dirtied, rate / 1000000, rate / 10000 % 100, drate / 1000000,
+		     drate / 10000 % 100, (d->downtime_us + 999) / 1000, o->pol.throttle_pct);
+}
+
+static int start_log(struct out *o)
+{
+	bool need_flush = false;
+	int rc = dirty_log_start(&o->vm->dirty, &o->vm->gpt, &need_flush);
+
+	if (need_flush)
+		vm_flush_gpt(o->vm);
+	if (need_flush || !rc)
+		dirty_log_flush_done(&o->vm->dirty, &o->vm->gpt);
+	if (rc)
+		return failf(o, MIG_E_INTERNAL, "cannot start the dirty log (error %d)", rc);
+	o->logging = true;
+	return 0;
+}
+
+/* Pre-copy: rounds until the policy says stop.  set holds the next round. */
+static int precopy(struct out *o)
+{
+	struct mig_decision d;
+	int rc;
+
+	memset(o->set, 0xff, o->words * 8);		/* round 0: everything */
+	for (;;) {
+		struct mig_round m = { 0 };
+		uint64_t t0 = netif_now_us();
+
+		if ((rc = send_set(o, o->set, &m)) || (rc = collect(o, o->set, &m.dirtied)))
+			return rc;
+		if ((rc = round_end(o, m.pages_sent, m.dirtied)))
+			return rc;
+		m.elapsed_us = netif_now_us() - t0;
+		mig_policy_round(&o->pol, &m, &d);
+		print_round(o, &m, &d);
+		if (o->rounds == 1 && (rc = debug_point(o, MIG_AT_PRECOPY)))
+			return rc;
+		if (d.action == MIG_ACT_GIVE_UP)
+			return failf(o, MIG_E_TIMEOUT, "%s", d.why);
+		if (d.action == MIG_ACT_THROTTLE || d.forced)
+			shell_printf("migrate %s: %s\n", o->vm->name, d.why);
+		if (d.action == MIG_ACT_THROTTLE)
+			__atomic_store_n(&o->vm->throttle_pct, d.throttle_pct, __ATOMIC_RELEASE);
+		if (d.action == MIG_ACT_STOP || o->rounds >= MIG_ROUNDS_MAX - 1)
+			return 0;
+	}
+}
+
+/* ---- stop and copy, hand-over ---- */
+
+static int pause_guest(struct out *o)
+{
+	char err[96];
+
+	if (o->was_paused)
+		return 0;
+	if (vm_pause(o->vm, err, sizeof(err)))
+		return failf(o, MIG_E_STATE, "%s", err);
+	o->paused = true;
+	return 0;
+}
+
+static int send_state(struct out *o, uint64_t tsc, uint64_t clock_ns)
+{
+	static uint8_t xsave[FPU_AREA_SIZE] __attribute__((aligned(64)));
+	struct mig_rec r;
+	uint8_t *dev;
+	long n;
+	int rc;
+
+	for (unsigned int i = 0; i < o->vm->nr_vcpus; i++) {
+		r = (struct mig_rec){ .type = MIG_VCPU_STATE };
+		r.vcpu.id = i;
+		vmstate_save_vcpu(o->vm, i, &r.vcpu.cpu, xsave, &r.vcpu.xsave_len);
+		r.vcpu.xsave = xsave;
+		if ((rc = send_rec(o, &r)))
+			return rc;
+	}
+	r = (struct mig_rec){ .type = MIG_DEVICE_STATE };
+	r.dev.data = dev = malloc(MIG_DEV_STATE_MAX);
+	n = dev ? vmstate_save_devices(o->vm, dev, MIG_DEV_STATE_MAX) : -ENOMEM;
+	if (n <= 0) {
+		free(dev);
+		return failf(o, MIG_E_INTERNAL, "cannot save the devices (error %ld)", n);
+	}
+	r.dev.len = (uint32_t)n;
+	rc = send_rec(o, &r);
+	free(dev);
+	if (rc)
+		return rc;
+	r = (struct mig_rec){ .type = MIG_TSC };
+	r.tsc.guest_tsc = tsc;
+	r.tsc.guest_clock_ns = clock_ns;
+	if ((rc = send_rec(o, &r)))
+		return rc;
+	r = (struct mig_rec){ .type = MIG_END };
+	r.end.rounds = o->rounds;
+	r.end.vcpus = o->vm->nr_vcpus;
+	r.end.pages = o->pages_total;
+	return send_rec(o, &r);
+}
+
+static int stop_and_copy(struct out *o)
+{
+	struct mig_round m = { 0 };
+	uint64_t tsc, clock_ns, more;
+	int rc;
+
+	if ((rc = pause_guest(o)))
+		return rc;
+	o->t_pause = netif_now_us();
+	vmstate_save_time(o->vm, &tsc, &clock_ns);
+	if ((rc = debug_point(o, MIG_AT_STOPCOPY)))
+		return rc;
+	if (o->logging) {
+		if ((rc = collect(o, o->more, &more)))
+			return rc;
+		for (size_t i = 0; i < o->words; i++)
+			o->set[i] |= o->more[i];
+	}
+	if ((rc = send_set(o, o->set, &m)) || (rc = round_end(o, m.pages_sent, 0)))
+		return rc;
+	return send_state(o, tsc, clock_ns);
+}
+
+static int handover(struct out *o)
+{
+	struct mig_rec r = { .type = MIG_COMMIT };
+	const struct mig_rec *in;
+	int rc;
+
+	if ((rc = wait_rec(o, MIG_READY, &in)) || (rc = debug_point(o, MIG_AT_READY)))
+		return rc;
+	r.commit.paused_ns = (netif_now_us() - o->t_pause) * 1000;
+	if ((rc = chan_queue(&o->ch, &r)))
+		return failf(o, MIG_E_INTERNAL, "cannot encode COMMIT");
+	o->commit_sent = true;		/* once TCP has a byte of it, it may arrive */
+	rc = flush(o);
+	if (rc && o->ch.tx_off == 0)
+		o->commit_sent = false;
+	if (rc || (rc = debug_point(o, MIG_AT_COMMIT)))
+		return rc;
+	return wait_rec(o, MIG_COMMITTED, &in);
+}
+
+/* ---- the whole migration ---- */
+
+static int claim(struct out *o)
+{
+	struct vm *vm = vm_find(o->a->name);
+	int rc = 0;
+
+	if (!vm) {
+		shell_error("migrate", "no guest named '%s'", o->a->name);
+		return -ENOENT;
+	}
+	spin_lock(&vm->lock);
+	if (vm->mig_owned || vm->mig.kind == VM_MIG_IN_DOUBT)
+		rc = -EBUSY;
+	else if (vm->state != VM_RUNNING && vm->state != VM_PAUSED)
+		rc = -EINVAL;
+	if (!rc) {
+		vm->mig_owned = true;
+		vm->mig.kind = VM_MIG_OUT;
+		vm->mig.id = o->id;
+		vm->mig.round = 0;
+		snprintf(vm->mig.peer, sizeof(vm->mig.peer), "%s", o->peer);
+		o->was_paused = vm->state == VM_PAUSED;
+	}
+	spin_unlock(&vm->lock);
+	if (rc == -EBUSY)
+		shell_error("migrate", "'%s' is %s", vm->name,
+			    vm->mig_owned ? "migrating already" : "in doubt from an earlier migration");
+	else if (rc)
+		shell_error("migrate", "cannot migrate '%s': it is %s (running or paused only)",
+			    vm->name, vm_state_name(vm->state));
+	o->vm = vm;
+	return rc;
+}
+
+static void release(struct out *o, enum vm_mig_kind kind)
+{
+	bool need_flush = false;
+
+	__atomic_store_n(&o->vm->throttle_pct, 0, __ATOMIC_RELEASE);
+	if (o->logging && !dirty_log_stop(&o->vm->dirty, &o->vm->gpt, &need_flush) &&
+	    need_flush) {
+		vm_flush_gpt(o->vm);
+		dirty_log_flush_done(&o->vm->dirty, &o->vm->gpt);
+	}
+	spin_lock(&o->vm->lock);
+	o->vm->mig.kind = kind;
+	o->vm->mig_owned = false;
+	spin_unlock(&o->vm->lock);
+}
+
+static void finish_ok(struct out *o)
+{
+	uint64_t now = netif_now_us(), total = now - o->t_start, down = now - o->t_pause;
+	uint64_t sent = o->ch.bytes_out, mem = o->vm->mem_size;
+	uint64_t x100 = mem ? sent * 100 / mem : 0;
+
+	o->hist->outcome = MIG_DONE;
+	o->hist->total_us = total;
+	o->hist->downtime_us = down;
+	o->hist->rounds = o->rounds;
+	o->hist->bytes = sent;
+	shell_printf("migrate %s: done in %lu.%03lu s, downtime %lu.%03lu ms, %u rounds, %lu bytes "
+		     "sent for %lu bytes of memory (%lu.%02lux)\n", o->vm->name, total / 1000000,
+		     total / 1000 % 1000, down / 1000, down % 1000, o->rounds, sent, mem,
+		     x100 / 100, x100 % 100);
+	release(o, VM_MIG_NONE);
+	vm_destroy(o->vm);
+}
+
+static void finish_failed(struct out *o)
+{
+	char err[96];
+	bool doubt = o->commit_sent && o->fail.code != MIG_OK &&
+		     o->ch.st.phase != MIG_PH_ABORTED;
+
+	o->hist->rounds = o->rounds;
+	o->hist->bytes = o->ch.bytes_out;
+	o->hist->total_us = netif_now_us() - o->t_start;
+	snprintf(o->hist->why, sizeof(o->hist->why), "%s", o->fail.msg);
+	if (doubt) {
+		o->hist->outcome = MIG_IN_DOUBT;
+		release(o, VM_MIG_IN_DOUBT);
+		shell_printf("migrate %s: in doubt: %s; %s is paused here: check %s, then "
+			     "`resume %s` or `destroy %s`\n", o->vm->name, o->fail.msg, o->vm->name,
+			     o->peer, o->vm->name, o->vm->name);
+		return;
+	}
+	o->hist->outcome = o->fail.code == MIG_E_CANCELLED ? MIG_CANCELLED :
+			   o->ch.st.phase == MIG_PH_REFUSED ? MIG_REFUSED : MIG_FAILED;
+	chan_abort(&o->ch, o->fail.code, o->fail.msg);
+	release(o, VM_MIG_NONE);
+	if (o->paused && vm_resume(o->vm, err, sizeof(err)))
+		shell_printf("migrate %s: resuming failed: %s\n", o->vm->name, err);
+	if (!o->accepted) {
+		shell_error("migrate", "%s", o->fail.msg);	/* nothing moved */
+		return;
+	}
+	shell_printf("migrate %s: failed: %s; %s %s here as before\n", o->vm->name, o->fail.msg,
+		     o->vm->name, o->was_paused ? "stays paused" : "runs");
+}
+
+static int run(struct out *o)
+{
+	struct mig_policy_cfg cfg = o->a->policy;
+	int rc;
+
+	o->words = dirty_bitmap_words(o->vm->nr_frames);
+	o->set = calloc(o->words, 8);
+	o->more = calloc(o->words, 8);
+	if (!o->set || !o->more)
+		return failf(o, MIG_E_INTERNAL, "out of memory for the page bitmaps");
+	if (chan_init(&o->ch, MIG_SRC, NULL, REC_CAP))
+		return failf(o, MIG_E_INTERNAL, "out of memory for the stream");
+	o->last_progress = o->t_start;
+	cfg.state_bytes = o->vm->nr_vcpus * (MIG_HDR_SIZE + 8 + MIG_CPU_STATE_WIRE + 1024) +
+			  MIG_HDR_SIZE + 8192 + 4 * MIG_HDR_SIZE + 48;
+	mig_policy_init(&o->pol, &cfg);
+	mig_pace_init(&o->pace, o->a->bandwidth_Bps, netif_now_us());
+	if ((rc = connect_peer(o)) || (rc = hello(o)))
+		return rc;
+	shell_printf("migrate %s: to %s, id %016lx, %lu MiB\n", o->vm->name, o->peer, o->id,
+		     o->vm->mem_size >> 20);
+	if (!o->was_paused && (rc = start_log(o)))
+		return rc;
+	if (o->was_paused)
+		memset(o->set, 0xff, o->words * 8);
+	else if ((rc = precopy(o)))
+		return rc;
+	if ((rc = stop_and_copy(o)))
+		return rc;
+	return handover(o);
+}
+
+int mig_out_run(const struct mig_out_args *a)
+{
+	struct out *o = calloc(1, sizeof(*o));
+	char ip[16];
+	int rc;
+
+	if (!o)
+		return -ENOMEM;
+	o->a = a;
+	o->id = random_id();
+	o->t_start = netif_now_us();
+	net_format_ipv4(a->ip, ip);
+	snprintf(o->peer, sizeof(o->peer), "%s:%u", ip, a->port);
+	if ((rc = claim(o))) {
+		free(o);
+		return rc;
+	}
+	o->hist = mig_history_add(o->id, true, o->vm->name, o->peer, o->vm->mem_size);
+	rc = run(o);
+	if (rc == 0)
+		finish_ok(o);
+	else
+		finish_failed(o);
+	chan_close(&o->ch, rc != 0);
+	free(o->set);
+	free(o->more);
+	free(o);
+	return rc ? -ECANCELED : 0;
+}

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* A guest's state as plain data: vCPUs, devices, time (see vmstate.h). */
+#include <errno.h>
+#include <string.h>
+#include "arch/x86/cpu.h"
+#include "arch/x86/fpu.h"
+#include "hv/ring.h"
+#include "hv/time.h"
+#include "hv/vcpu.h"
+#include "hv/vdev/devices.h"
+#include "hv/vmstate.h"
+
+#define XSTATE_BV_OFF	512	/* XSAVE header: XSTATE_BV (SDM Vol. 1 13.4.2) */
+#define XCR0_X87_SSE	3ull
+#define CONSOLE_KEEP	4096u	/* console history that travels */
+
+uint64_t vmstate_xcr0_mask(void)
+{
+	uint64_t x = fpu_host_xcr0();
+
+	return x ? x : XCR0_X87_SSE;
+}
+
+/* Bytes of the standard-format area that hold the components of xcr0. */
+static uint32_t xsave_len_for(uint64_t xcr0)
+{
+	uint32_t len = VMSTATE_XSAVE_LEGACY;
+
+	for (unsigned int i = 2; i < 63; i++) {
+		if (!(xcr0 & (1ull << i)))
+			continue;
+		struct cpuid_regs r = cpuid(0xd, i);
+		if (r.ebx + r.eax > len && r.ebx + r.eax <= FPU_AREA_SIZE)
+			len = r.ebx + r.eax;
+	}
+	return len;
+}
+
+void vmstate_save_vcpu(struct vm *vm, unsigned int id, struct cpu_state *cpu, uint8_t *xsave,
+		       uint32_t *xsave_len)
+{
+	struct vcpu *v = vm->vcpus[id];
+	uint64_t bv;
+
+	vmm->get_state(v, cpu);
+	vcpu_fpu_sync(v);
+	memcpy(xsave, v->fpu->bytes, FPU_AREA_SIZE);
+	if (!fpu_host_xcr0()) {
+		/* FXSAVE leaves the header alone: the legacy state is all there */
+		memcpy(&bv, xsave + XSTATE_BV_OFF, sizeof(bv));
+		bv |= XCR0_X87_SSE;
+		memcpy(xsave + XSTATE_BV_OFF, &bv, sizeof(bv));
+	}
+	*xsave_len = xsave_len_for(cpu->xcr0);
+}
+
+int vmstate_load_vcpu(struct vm *vm, unsigned int id, const struct cpu_state *cpu,
+		      const uint8_t *xsave, uint32_t xsave_len)
+{
+	struct vcpu *v;
+
+	if (id >= vm->nr_vcpus || xsave_len < VMSTATE_XSAVE_LEGACY || xsave_len > FPU_AREA_SIZE)
+		return -EINVAL;
+	v = vm->vcpus[id];
+	fpu_area_init(v->fpu);
+	memcpy(v->fpu->bytes, xsave, xsave_len);
+	vmm->set_state(v, cpu);
+	v->state = VCPU_RUNNABLE;
+	v->halted_if = false;
+	return 0;
+}
+
+static int devices_walk(struct vm *vm, struct snap *s, char *con, uint32_t *con_len)
+{
+	vdev_snapshot(vm->dev, s, vm_clock_ns(vm));
+	snap_u32(s, con_len);
+	if (!s->err && *con_len > CONSOLE_KEEP)
+		return snap_invalid(s);
+	snap_bytes(s, con, *con_len);
+	return s->err;
+}
+
+long vmstate_save_devices(struct vm *vm, uint8_t *buf, size_t cap)
+{
+	static char con[CONSOLE_KEEP];	/* one migration at a time per direction */
+	uint64_t pos;
+	uint32_t n;
+	struct snap s;
+	int rc;
+
+	snap_save_init(&s, buf, cap);
+	spin_lock(&vm->dev_lock);
+	pos = ring_tail(vm->console, CONSOLE_KEEP);
+	n = ring_read(vm->console, &pos, con, CONSOLE_KEEP);
+	rc = devices_walk(vm, &s, con, &n);
+	spin_unlock(&vm->dev_lock);
+	return rc ? rc : (long)s.pos;
+}
+
+int vmstate_load_devices(struct vm *vm, const uint8_t *buf, size_t len, bool console)
+{
+	static char con[CONSOLE_KEEP];
+	uint32_t n = 0;
+	struct snap s;
+	int rc;
+
+	snap_restore_init(&s, buf, len);
+	spin_lock(&vm->dev_lock);
+	rc = devices_walk(vm, &s, con, &n);
+	if (!rc && s.pos != len)
+		rc = -EINVAL;		/* bytes left over */
+	if (!rc && console)
+		ring_put(vm->console, con, n);
+	spin_unlock(&vm->dev_lock);
+	return rc;
+}
+
+void vmstate_save_time(struct vm *vm, uint64_t *guest_tsc, uint64_t *clock_ns)
+{
+	*guest_tsc = rdtsc() + vm->tsc_offset;
+	*clock_ns = vm_clock_ns(vm);
+}
+
+void vmstate_load_time(struct vm *vm, uint64_t guest_tsc, uint64_t clock_ns)
+{
+	spin_lock(&vm->lock);
+	vm->tsc_offset = guest_tsc - rdtsc();
+	vm->clock_offset_ns = clock_ns - time_now_ns();
+	spin_unlock(&vm->lock);
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		vmm->set_tsc_offset(vm->vcpus[i], vm->tsc_offset);
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A guest's whole state as plain data, for live migration (hv/migrate):
+ * every vCPU (the portable struct cpu_state plus the standard-format XSAVE
+ * area), the devices with the console history, and the guest's time.  The
+ * same calls work on both back ends: they go through vmm ops only.
+ *
+ * All of these need the guest stopped: VM_PAUSED on the source (no vCPU in
+ * guest mode), VM_INCOMING on the destination.
+ */
+#ifndef FERRY_HV_VMSTATE_H
+#define FERRY_HV_VMSTATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "hv/cpu_state.h"
+#include "hv/vm.h"
+
+#define VMSTATE_XSAVE_LEGACY	576u	/* legacy region + XSAVE header */
+
+/* The XSAVE components the destination can load (x87|SSE at least). */
+uint64_t vmstate_xcr0_mask(void);
+
+/* Copy vCPU id's state out.  xsave receives up to FPU_AREA_SIZE bytes;
+ * *xsave_len says how many matter for the vCPU's XCR0. */
+void vmstate_save_vcpu(struct vm *vm, unsigned int id, struct cpu_state *cpu, uint8_t *xsave,
+		       uint32_t *xsave_len);
+/* Load it (the caller checked it: mig_cpu_state_check, mig_xsave_check). */
+int vmstate_load_vcpu(struct vm *vm, unsigned int id, const struct cpu_state *cpu,
+		      const uint8_t *xsave, uint32_t xsave_len);
+
+/*
+ * Devices and console history: [vdev_snapshot][u32 n][n bytes of console].
+ * Save returns the bytes written (buf NULL: the size needed) or -errno;
+ * load is all or nothing for the devices and -EINVAL for bad input.
+ * Device times are kept relative to the guest's device clock, so load
+ * again after vmstate_load_time() (console false: only once).
+ */
+long vmstate_save_devices(struct vm *vm, uint8_t *buf, size_t cap);
+int vmstate_load_devices(struct vm *vm, const uint8_t *buf, size_t len, bool console);
+
+/* The guest's TSC and device clock now (paused: they stand still for it). */
+void vmstate_save_time(struct vm *vm, uint64_t *guest_tsc, uint64_t *clock_ns);
+/* Make the guest's TSC read guest_tsc and its device clock clock_ns now. */
+void vmstate_load_time(struct vm *vm, uint64_t guest_tsc, uint64_t clock_ns);
+
+#endif
