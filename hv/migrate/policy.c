@@ -190,6 +190,27 @@ static bool converge_auto(struct mig_policy *p, struct mig_decision *d, bool out
 	return true;
 }
 
+/*
+ * Over the target, but the pages left cost at most a tenth of it: the rest
+ * is fixed cost (state, hand-over) that more rounds or a throttle cannot
+ * shrink, so stop now rather than squeeze a guest for nothing.
+ */
+static bool nothing_to_gain(const struct mig_policy *p, const struct mig_round *r,
+			    struct mig_decision *d, uint64_t target_us)
+{
+	uint64_t fixed = mig_downtime_us(0, p->page_bytes, p->link_Bps, p->cfg.state_bytes,
+					 p->cfg.handover_us);
+
+	if (d->downtime_us == UINT64_MAX || d->downtime_us - fixed > target_us / 10)
+		return false;
+	decide(d, MIG_ACT_STOP, true);
+	snprintf(d->why, sizeof(d->why), "%llu pages left take %llu ms; the fixed costs (%llu ms) "
+		 "exceed the %u ms target alone: stopping now", (unsigned long long)r->dirtied,
+		 (unsigned long long)ms(d->downtime_us - fixed), (unsigned long long)ms(fixed),
+		 p->cfg.downtime_ms);
+	return true;
+}
+
 void mig_policy_round(struct mig_policy *p, const struct mig_round *r, struct mig_decision *d)
 {
 	uint32_t round = p->rounds++;
@@ -208,6 +229,8 @@ void mig_policy_round(struct mig_policy *p, const struct mig_round *r, struct mi
 			 (unsigned long long)ms(d->downtime_us), p->cfg.downtime_ms);
 		return;
 	}
+	if (nothing_to_gain(p, r, d, target_us))
+		return;
 	if (p->rounds >= p->cfg.max_rounds) {
 		snprintf(why, sizeof(why), "%u rounds done", p->rounds);
 		stop_anyway(p, d, why);

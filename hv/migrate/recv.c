@@ -34,6 +34,8 @@ struct in {
 	char peer[24];
 	char name[MIG_NAME_MAX + 1];
 	uint64_t t_start;
+	uint64_t t_last_round;		/* the last ROUND_END came */
+	uint64_t t_ready;		/* READY went out */
 	uint64_t round_zero;		/* ZERO pages in the round so far */
 	struct mig_tsc tsc;
 	uint8_t *dev;			/* the device state, loaded again at COMMIT */
@@ -278,6 +280,7 @@ static bool hold_or_abort(struct in *in, enum mig_point p)
 
 static void on_round(struct in *in, const struct mig_round_end *r)
 {
+	in->t_last_round = netif_now_us();
 	pr_info("migrate in %s: round %u: %lu pages (%lu zero), %lu left", in->name, r->round,
 		r->pages, in->round_zero, r->remaining);
 	in->round_zero = 0;
@@ -316,6 +319,7 @@ static void send_ready(struct in *in)
 	struct mig_rec r = { .type = MIG_READY };
 
 	r.ready.pages = in->ch.st.total_pages;
+	in->t_ready = netif_now_us();
 	if (send_small(in, &r))
 		discard(in, 0, "cannot send READY to %s", in->peer);
 }
@@ -343,7 +347,9 @@ static void finish(struct in *in)
 	in->hist->total_us = netif_now_us() - in->t_start;
 	in->hist->bytes = in->ch.bytes_in;
 	in->hist->rounds = in->ch.st.rounds;
-	pr_info("migrate in %s: done: running here", in->name);
+	pr_info("migrate in %s: done: running here (state loaded %lu us after the last round, "
+		"COMMIT %lu us after READY)", in->name, in->t_ready - in->t_last_round,
+		netif_now_us() - in->t_ready);
 	in->closing = true;
 	in_free(in);
 }
@@ -464,8 +470,10 @@ static void accept_one(void)
 		tcp_abort(c);		/* one at a time: the source sees a reset */
 		c = NULL;
 	}
-	if (c)
+	if (c) {
 		tcp_get_info(c, &ti);
+		tcp_set_nodelay(c, true);	/* READY, COMMITTED: no Nagle wait */
+	}
 	netif_unlock();
 	if (!c)
 		return;
@@ -489,7 +497,8 @@ bool mig_in_poll(void)
 {
 	if (L.listener)
 		accept_one();
-	if (L.cur)
-		in_step(L.cur);
+	if (!L.cur)
+		return false;
+	in_step(L.cur);
 	return L.cur != NULL;
 }

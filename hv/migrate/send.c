@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "arch/x86/cpu.h"
@@ -52,6 +53,7 @@ struct out {
 	bool accepted;			/* HELLO_REPLY said yes: memory may move */
 	bool commit_sent;
 	uint64_t t_start, t_pause, last_progress;
+	uint64_t t_sent, t_ready;	/* END handed to TCP; READY came */
 	uint32_t rounds;
 	uint64_t pages_total;
 	struct page_batch {
@@ -141,6 +143,32 @@ static int flush(struct out *o)
 			return 0;
 		if (rc < 0)
 			return conn_error(o, rc);
+		netif_poll();
+		if ((rc = step(o)))
+			return rc;
+	}
+}
+
+/*
+ * Wait until the peer has acknowledged everything handed to TCP.  A round
+ * ends here, so that its time (and the link rate the policy learns from it)
+ * is the network's, not a copy into the send buffer; and the guest is only
+ * paused once nothing of the last round is still queued.
+ */
+static int drain(struct out *o)
+{
+	size_t last = SIZE_MAX;
+	int rc;
+
+	for (;;) {
+		netif_lock();
+		size_t left = tcp_send_unacked(o->ch.conn);
+		netif_unlock();
+		if (!left)
+			return 0;
+		if (left < last)
+			o->last_progress = netif_now_us();	/* acks are progress */
+		last = left;
 		netif_poll();
 		if ((rc = step(o)))
 			return rc;
@@ -395,7 +423,7 @@ static int precopy(struct out *o)
 
 		if ((rc = send_set(o, o->set, &m)) || (rc = collect(o, o->set, &m.dirtied)))
 			return rc;
-		if ((rc = round_end(o, m.pages_sent, m.dirtied)))
+		if ((rc = round_end(o, m.pages_sent, m.dirtied)) || (rc = drain(o)))
 			return rc;
 		m.elapsed_us = netif_now_us() - t0;
 		mig_policy_round(&o->pol, &m, &d);
@@ -496,7 +524,11 @@ static int handover(struct out *o)
 	const struct mig_rec *in;
 	int rc;
 
-	if ((rc = wait_rec(o, MIG_READY, &in)) || (rc = debug_point(o, MIG_AT_READY)))
+	o->t_sent = netif_now_us();
+	if ((rc = wait_rec(o, MIG_READY, &in)))
+		return rc;
+	o->t_ready = netif_now_us();
+	if ((rc = debug_point(o, MIG_AT_READY)))
 		return rc;
 	r.commit.paused_ns = (netif_now_us() - o->t_pause) * 1000;
 	if ((rc = chan_queue(&o->ch, &r)))
@@ -576,6 +608,9 @@ static void finish_ok(struct out *o)
 		     "sent for %lu bytes of memory (%lu.%02lux)\n", o->vm->name, total / 1000000,
 		     total / 1000 % 1000, down / 1000, down % 1000, o->rounds, sent, mem,
 		     x100 / 100, x100 % 100);
+	shell_printf("migrate %s: downtime = %lu us last round and state + %lu us until READY + "
+		     "%lu us commit\n", o->vm->name, o->t_sent - o->t_pause, o->t_ready - o->t_sent,
+		     now - o->t_ready);
 	release(o, VM_MIG_NONE);
 	vm_destroy(o->vm);
 }

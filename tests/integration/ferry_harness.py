@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -43,6 +44,9 @@ class Machine:
         self.proc = None
         self.relay = None
         self.sock = None
+        self._raw = bytearray()    # read by the pump thread, not yet in buf
+        self._eof = False
+        self._cv = threading.Condition()
         self.tmp = tempfile.mkdtemp(prefix="ferry-")
         os.makedirs(LOGDIR, exist_ok=True)
         self.logpath = os.path.join(LOGDIR, f"{name}.log")
@@ -54,6 +58,7 @@ class Machine:
             self._start_qemu()
         else:
             self._start_bochs()
+        threading.Thread(target=self._pump, daemon=True).start()
         self.expect(PROMPT, timeout=boot_timeout or (60 if self.kind == "qemu" else 300))
         return self
 
@@ -159,16 +164,35 @@ error: action=report
             return None
 
     # ---- console I/O -------------------------------------------------
+    def _pump(self):
+        """Read the console all the time, so that ferry never waits on a full
+        serial line (a stalled UART would stall its whole shell CPU, network
+        included) while a test talks to another machine."""
+        sock = self.sock
+        while True:
+            try:
+                data = sock.recv(65536)
+            except (socket.timeout, BlockingIOError, InterruptedError):
+                continue
+            except OSError:
+                data = b""
+            with self._cv:
+                if not data:
+                    self._eof = True
+                else:
+                    self._raw += data
+                self._cv.notify_all()
+            if not data:
+                return
+
     def _recv(self, timeout):
-        self.sock.settimeout(max(timeout, 0.01))
-        try:
-            data = self.sock.recv(65536)
-        except socket.timeout:
-            return False
-        except OSError:
-            data = b""
+        with self._cv:
+            if not self._raw and not self._eof:
+                self._cv.wait(max(timeout, 0.01))
+            data, self._raw = bytes(self._raw), bytearray()
+            eof = self._eof
         if not data:
-            if self.proc.poll() is None:
+            if eof and self.proc.poll() is None:
                 time.sleep(min(timeout, 0.1))
             return False
         self.buf += ANSI.sub("", data.decode("utf-8", "replace")).replace("\r", "")
@@ -215,18 +239,14 @@ error: action=report
             data = data.encode()
         end = time.time() + timeout
         while data:
-            r, w, _ = select.select([self.sock], [self.sock], [], 0.5)
-            if r:
-                self._recv(0.01)
+            _, w, _ = select.select([], [self.sock], [], 0.5)
             if w:
-                self.sock.setblocking(False)
                 try:
-                    n = self.sock.send(data[:4096])
-                except BlockingIOError:
+                    n = self.sock.send(data[:4096], socket.MSG_DONTWAIT)
+                except (BlockingIOError, socket.timeout):
                     n = 0
-                finally:
-                    self.sock.setblocking(True)
                 data = data[n:]
+            self._recv(0)
             if time.time() > end:
                 raise Timeout(f"{self.name}: console input not accepted within {timeout}s")
 

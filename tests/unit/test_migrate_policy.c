@@ -271,6 +271,32 @@ static void test_downtime_counts_fixed_costs(void **st)
 	}
 }
 
+/* Pages that cost little next to fixed costs over the target: more rounds
+ * or a throttle cannot help, so the policy stops (saying so). */
+static void test_fixed_costs_alone_over_target_stop(void **st)
+{
+	struct mig_policy_cfg cfg = { .downtime_ms = 10, .state_bytes = 0, .handover_us = 20000 };
+	struct mig_round r = { .pages_sent = 1000, .bytes_sent = 1000 * MIG_PAGE_WIRE,
+			       .elapsed_us = 100000, .dirtied = 2 };
+	struct mig_policy p;
+	struct mig_decision d;
+
+	(void)st;
+	mig_policy_init(&p, &cfg);
+	mig_policy_round(&p, &r, &d);
+	/* 2 pages at ~41 MB/s: 0.2 ms, under a tenth of 10 ms; 20 ms fixed */
+	assert_int_equal(d.action, MIG_ACT_STOP);
+	assert_true(d.forced);
+	assert_true(d.downtime_us > 20000 && d.downtime_us < 21000);
+	assert_non_null(strstr(d.why, "fixed costs"));
+	assert_int_equal(p.throttle_pct, 0);
+	/* with 100 pages (10 ms) left there is something to gain: go on */
+	r.dirtied = 100;
+	mig_policy_init(&p, &cfg);
+	mig_policy_round(&p, &r, &d);
+	assert_int_equal(d.action, MIG_ACT_NEXT_ROUND);
+}
+
 static void test_rules(void **st)
 {
 	struct mig_round r = { .pages_sent = 100, .bytes_sent = 50 * MIG_PAGE_WIRE + 50 * 9 };
@@ -498,6 +524,7 @@ int main(void)
 		cmocka_unit_test(test_max_rounds),
 		cmocka_unit_test(test_always_ends),
 		cmocka_unit_test(test_downtime_counts_fixed_costs),
+		cmocka_unit_test(test_fixed_costs_alone_over_target_stop),
 		cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_pacing_holds_the_cap),
 		cmocka_unit_test(test_pacing_fractions),
