@@ -191,7 +191,9 @@ static bool converge_auto(struct mig_policy *p, struct mig_decision *d, bool out
 }
 
 /*
- * Over the target, but the pages left cost at most a tenth of it: the rest
+ * Over the target, but a hot set of a few pages that every round rewrites
+ * (timer, stack) cannot shrink; or the pages left cost at most a tenth of
+ * the target (ours) while the rest
  * is fixed cost (state, hand-over) that more rounds or a throttle cannot
  * shrink, so stop now rather than squeeze a guest for nothing.
  */
@@ -200,14 +202,18 @@ static bool nothing_to_gain(const struct mig_policy *p, const struct mig_round *
 {
 	uint64_t fixed = mig_downtime_us(0, p->page_bytes, p->link_Bps, p->cfg.state_bytes,
 					 p->cfg.handover_us);
+	char why[96];
 
-	if (d->downtime_us == UINT64_MAX || d->downtime_us - fixed > target_us / 10)
+	if (r->dirtied <= MIG_HOT_SET_PAGES && !mig_round_shrank(r) && p->rounds > 1)
+		snprintf(why, sizeof(why), "the %llu pages left are written again every round "
+			 "(a hot set)", (unsigned long long)r->dirtied);
+	else if (d->downtime_us != UINT64_MAX && d->downtime_us - fixed <= target_us / 10)
+		snprintf(why, sizeof(why), "the pages left take %llu ms, the fixed costs %llu ms",
+			 (unsigned long long)ms(d->downtime_us - fixed),
+			 (unsigned long long)ms(fixed));
+	else
 		return false;
-	decide(d, MIG_ACT_STOP, true);
-	snprintf(d->why, sizeof(d->why), "%llu pages left take %llu ms; the fixed costs (%llu ms) "
-		 "exceed the %u ms target alone: stopping now", (unsigned long long)r->dirtied,
-		 (unsigned long long)ms(d->downtime_us - fixed), (unsigned long long)ms(fixed),
-		 p->cfg.downtime_ms);
+	stop_anyway(p, d, why);
 	return true;
 }
 

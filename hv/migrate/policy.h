@@ -26,6 +26,7 @@
 #define MIG_RATE_MIN_BYTES	(256u * 1024)	/* smaller rounds do not move the link estimate */
 #define MIG_PAGE_WIRE		(4096u + 9u)	/* a DATA page in a PAGES record */
 #define MIG_THROTTLE_MAX	99
+#define MIG_HOT_SET_PAGES	64	/* a set this small that does not shrink is hot */
 
 enum mig_converge {
 	MIG_CONVERGE_AUTO,	/* throttle the guest until it converges (default) */

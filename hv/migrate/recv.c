@@ -41,6 +41,7 @@ struct in {
 	uint8_t *dev;			/* the device state, loaded again at COMMIT */
 	uint32_t dev_len;
 	bool closing;			/* done or refused: flush, then close */
+	bool arrive_paused;		/* COMMIT said the guest was paused */
 	enum mig_point held_at;		/* `debug migrate hold` in progress */
 	uint64_t hold_end_us;
 };
@@ -347,9 +348,9 @@ static void finish(struct in *in)
 	in->hist->total_us = netif_now_us() - in->t_start;
 	in->hist->bytes = in->ch.bytes_in;
 	in->hist->rounds = in->ch.st.rounds;
-	pr_info("migrate in %s: done: running here (state loaded %lu us after the last round, "
-		"COMMIT %lu us after READY)", in->name, in->t_ready - in->t_last_round,
-		netif_now_us() - in->t_ready);
+	pr_info("migrate in %s: done: %s here (state loaded %lu us after the last round, "
+		"COMMIT %lu us after READY)", in->name, in->arrive_paused ? "paused" : "running",
+		in->t_ready - in->t_last_round, netif_now_us() - in->t_ready);
 	in->closing = true;
 	in_free(in);
 }
@@ -359,6 +360,7 @@ static void on_commit(struct in *in, const struct mig_commit *c)
 	uint64_t t_commit = netif_now_us(), local_ns, tsc, clock_ns;
 	char err[96];
 
+	in->arrive_paused = c->flags & MIG_COMMIT_PAUSED;
 	if (mig_debug_abort(MIG_AT_COMMIT)) {
 		discard(in, MIG_E_INTERNAL, "could not start the guest (debug)");
 		return;
@@ -368,7 +370,7 @@ static void on_commit(struct in *in, const struct mig_commit *c)
 	clock_ns = in->tsc.guest_clock_ns + c->paused_ns + local_ns;
 	vmstate_load_time(in->vm, tsc, clock_ns);
 	if (vmstate_load_devices(in->vm, in->dev, in->dev_len, false) ||
-	    vm_activate(in->vm, true, err, sizeof(err))) {
+	    vm_activate(in->vm, !(c->flags & MIG_COMMIT_PAUSED), err, sizeof(err))) {
 		discard(in, MIG_E_INTERNAL, "cannot start the guest");
 		return;
 	}

@@ -531,6 +531,7 @@ static int handover(struct out *o)
 	if ((rc = debug_point(o, MIG_AT_READY)))
 		return rc;
 	r.commit.paused_ns = (netif_now_us() - o->t_pause) * 1000;
+	r.commit.flags = o->was_paused ? MIG_COMMIT_PAUSED : 0;
 	if ((rc = chan_queue(&o->ch, &r)))
 		return failf(o, MIG_E_INTERNAL, "cannot encode COMMIT");
 	o->commit_sent = true;		/* once TCP has a byte of it, it may arrive */

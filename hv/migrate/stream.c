@@ -368,6 +368,7 @@ static void walk_ready(struct walk *w, struct mig_rec *r)
 static void walk_commit(struct walk *w, struct mig_rec *r)
 {
 	snap_u64(&w->s, &r->commit.paused_ns);
+	snap_u32(&w->s, &r->commit.flags);
 }
 
 static void walk_none(struct walk *w, struct mig_rec *r)
@@ -690,6 +691,8 @@ static int check_commit(const struct mig_stream *s, const struct mig_rec *r, str
 	(void)s;
 	if (r->commit.paused_ns > MIG_PAUSED_NS_MAX)
 		return NOPE(MIG_E_PROTOCOL, "COMMIT: paused for more than a day");
+	if (r->commit.flags & ~MIG_COMMIT_FLAGS)
+		return NOPE(MIG_E_PROTOCOL, "COMMIT: unknown flags %#x", r->commit.flags);
 	return 0;
 }
 
@@ -846,7 +849,7 @@ static const struct type_info types[] = {
 	[MIG_END - MIG_HELLO] = { MIG_SRC, PH(MIG_PH_STATE), 16, 16, walk_end, check_end, apply_next },
 	[MIG_READY - MIG_HELLO] = { MIG_DST, PH(MIG_PH_LOADING), 8, 8,
 		walk_ready, check_ready, apply_next },
-	[MIG_COMMIT - MIG_HELLO] = { MIG_SRC, PH(MIG_PH_READY), 8, 8,
+	[MIG_COMMIT - MIG_HELLO] = { MIG_SRC, PH(MIG_PH_READY), 12, 12,
 		walk_commit, check_commit, apply_next },
 	[MIG_COMMITTED - MIG_HELLO] = { MIG_DST, PH(MIG_PH_COMMITTING), 0, 0,
 		walk_none, check_none, apply_next },

@@ -191,7 +191,12 @@ struct mig_end {
 };
 
 struct mig_ready { uint64_t pages; };		/* pages the destination loaded */
-struct mig_commit { uint64_t paused_ns; };	/* time since pause, at sending */
+struct mig_commit {
+	uint64_t paused_ns;		/* time since pause, at sending */
+	uint32_t flags;			/* MIG_COMMIT_* */
+};
+#define MIG_COMMIT_PAUSED	1u	/* the operator had paused it: arrive paused */
+#define MIG_COMMIT_FLAGS	MIG_COMMIT_PAUSED
 struct mig_abort { uint32_t code; char msg[MIG_MSG_MAX + 1]; };
 
 /* One record.  Pointers in a decoded record point into the stream's buffer

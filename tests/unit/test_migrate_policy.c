@@ -289,12 +289,45 @@ static void test_fixed_costs_alone_over_target_stop(void **st)
 	assert_true(d.forced);
 	assert_true(d.downtime_us > 20000 && d.downtime_us < 21000);
 	assert_non_null(strstr(d.why, "fixed costs"));
+	assert_non_null(strstr(d.why, "stopping anyway"));
 	assert_int_equal(p.throttle_pct, 0);
 	/* with 100 pages (10 ms) left there is something to gain: go on */
 	r.dirtied = 100;
 	mig_policy_init(&p, &cfg);
 	mig_policy_round(&p, &r, &d);
 	assert_int_equal(d.action, MIG_ACT_NEXT_ROUND);
+	/* downtime-max still rules: give up rather than exceed it */
+	cfg.downtime_max_ms = 15;
+	r.dirtied = 2;
+	mig_policy_init(&p, &cfg);
+	mig_policy_round(&p, &r, &d);
+	assert_int_equal(d.action, MIG_ACT_GIVE_UP);
+}
+
+/* A few pages rewritten every round (timer, stack) on a slow link: the
+ * set cannot shrink, so the policy stops instead of throttling. */
+static void test_hot_set_stops_without_throttle(void **st)
+{
+	struct mig_policy_cfg cfg = { .downtime_ms = 40, .state_bytes = 16384,
+				      .handover_us = 5000 };
+	struct mig_round r0 = { .pages_sent = 4096, .zero_pages = 4000,
+				.bytes_sent = 96 * MIG_PAGE_WIRE + 4000 * 9,
+				.elapsed_us = 800000, .dirtied = 2 };
+	struct mig_round r1 = { .pages_sent = 2, .bytes_sent = 2 * MIG_PAGE_WIRE,
+				.elapsed_us = 400000, .dirtied = 2 };
+	struct mig_policy p;
+	struct mig_decision d;
+
+	(void)st;
+	mig_policy_init(&p, &cfg);
+	mig_policy_round(&p, &r0, &d);
+	/* 0.54 MB/s: 2 pages are 15 ms, fixed costs 35 ms: over 40, worth a round */
+	assert_int_equal(d.action, MIG_ACT_NEXT_ROUND);
+	mig_policy_round(&p, &r1, &d);
+	assert_int_equal(d.action, MIG_ACT_STOP);
+	assert_true(d.forced);
+	assert_non_null(strstr(d.why, "hot set"));
+	assert_int_equal(p.throttle_pct, 0);
 }
 
 static void test_rules(void **st)
@@ -525,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_always_ends),
 		cmocka_unit_test(test_downtime_counts_fixed_costs),
 		cmocka_unit_test(test_fixed_costs_alone_over_target_stop),
+		cmocka_unit_test(test_hot_set_stops_without_throttle),
 		cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_pacing_holds_the_cap),
 		cmocka_unit_test(test_pacing_fractions),

@@ -322,7 +322,7 @@ static void rec_equal(const struct mig_rec *a, const struct mig_rec *b)
 	case MIG_TSC: EQ(tsc.guest_tsc); EQ(tsc.guest_clock_ns); break;
 	case MIG_END: EQ(end.rounds); EQ(end.vcpus); EQ(end.pages); break;
 	case MIG_READY: EQ(ready.pages); break;
-	case MIG_COMMIT: EQ(commit.paused_ns); break;
+	case MIG_COMMIT: EQ(commit.paused_ns); EQ(commit.flags); break;
 	case MIG_ABORT: EQ(abort.code); assert_string_equal(a->abort.msg, b->abort.msg); break;
 	}
 }
@@ -519,7 +519,7 @@ static void run_conv(struct conv *c, uint32_t vcpus, uint32_t batch)
 {
 	static const uint64_t round1[] = { 3, 64, 65, 200 }, round2[] = { 64, 7 };
 	uint64_t all[G_PAGES];
-	struct mig_rec r = { .type = MIG_COMMIT, .commit = { 42000000 } };
+	struct mig_rec r = { .type = MIG_COMMIT, .commit = { 42000000, MIG_COMMIT_PAUSED } };
 
 	for (unsigned i = 0; i < G_PAGES; i++)
 		all[i] = (i * 37) % G_PAGES;	/* any order */
