@@ -54,7 +54,7 @@ NET_SRCS     := hv/net/net.c hv/net/arp.c hv/net/ip.c hv/net/icmp.c hv/net/cksum
 	hv/net/crc32.c hv/net/tcp.c hv/net/tcp_in.c hv/net/tcp_out.c hv/net/tcp_timer.c \
 	hv/net/tcp_sack.c hv/net/nettest.c hv/netif.c
 MIGRATE_SRCS := hv/migrate/stream.c hv/migrate/policy.c hv/migrate/chan.c \
-	hv/migrate/send.c hv/migrate/recv.c hv/migrate/history.c
+	hv/migrate/send.c hv/migrate/recv.c hv/migrate/history.c hv/migrate/doubt.c
 HV_SRCS := $(BOOT_SRCS) $(ARCH_SRCS) $(VMX_SRCS) $(SVM_SRCS) $(EMUL_SRCS) \
 	$(DRIVER_SRCS) $(HV_CORE_SRCS) $(VM_SRCS) $(MM_SRCS) \
 	$(LOADER_SRCS) $(VDEV_SRCS) $(NET_SRCS) $(MIGRATE_SRCS) $(SHELL_SRCS)

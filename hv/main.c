@@ -140,6 +140,7 @@ static bool shell_cpu_work(void)
 
 	netif_poll();
 	busy = mig_in_poll();
+	mig_doubt_poll(!repl_in_command());
 	sched_poll();
 	return busy;
 }

@@ -34,6 +34,8 @@ struct vm_mig_status {
 	uint64_t id;			/* the migration's mig_id */
 	uint32_t round;			/* pre-copy round in progress */
 	char peer[24];			/* "a.b.c.d:port" */
+	uint32_t peer_ip;		/* host order */
+	uint16_t peer_port;
 };
 enum vcpu_state { VCPU_IDLE, VCPU_RUNNABLE, VCPU_HALTED };
 

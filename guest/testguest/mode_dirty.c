@@ -7,16 +7,19 @@
  *   words 2-1021: derived from (address, generation)
  *   word 1022: generation again  word 1023: sum of words 0-1022
  * The generation of a page goes up by one each time the writer wraps.
- *   dirty [mb=N] [rate=MB_PER_S] [secs=S] [inject=1]
+ *   dirty [mb=N] [rate=MB_PER_S] [secs=S] [inject=1] [hb=TICKS]
  * Prints every second
  *   TG dirty gen=G pages=P rate=KIB_PER_S verified=V errors=E
  * and on a bad page
  *   TG FAIL dirty page=0x... gen=G expected>=E       (stale generation)
  *   TG FAIL dirty page=0x... corrupt word=I got=0x... want=0x...
+ * hb=TICKS also prints "TG hb tick=T tsc=0x..." every TICKS timer ticks, as
+ * the heartbeat mode does, so that a harness can see the guest's downtime.
  * inject=1 puts the previous generation back into the last page written
  * after the first second, as a migration that lost that write would: a
  * self-test of the checker.
  */
+#include "guest/testguest/arch.h"
 #include "guest/testguest/tg.h"
 
 #define WORDS (TG_PAGE / 4)
@@ -186,7 +189,8 @@ static void report(struct dirty *d, uint32_t ticks)
 void mode_dirty(void)
 {
 	static struct dirty d;
-	uint32_t secs = tg_opt_u32("secs", 0), start, last, last_report;
+	uint32_t secs = tg_opt_u32("secs", 0), hb = tg_opt_u32("hb", 0);
+	uint32_t start, last, last_report, last_hb;
 	bool inject = tg_opt_u32("inject", 0);
 
 	if (!setup(&d))
@@ -197,12 +201,16 @@ void mode_dirty(void)
 	for (uint32_t i = 0; i < d.pages; i++)
 		write_page(&d, i);
 	d.gen = 2;
-	start = last = last_report = tg_ticks;
+	start = last = last_report = last_hb = tg_ticks;
 	while (!secs || tg_ticks - start < secs * TG_HZ) {
 		uint32_t now = tg_ticks;
 
 		add_budget(&d, now - last);
 		last = now;
+		if (hb && now - last_hb >= hb) {
+			tg_printf("TG hb tick=%u tsc=0x%llx\n", now - start, rdtsc());
+			last_hb = now;
+		}
 		if (now - last_report >= TG_HZ) {
 			report(&d, now - last_report);
 			last_report = now;

@@ -49,6 +49,10 @@ bool mig_listening(struct mig_listen_cfg *out);
  * (the caller should not sleep). */
 bool mig_in_poll(void);
 
+/* Settle in-doubt guests by asking their destination (QUERY); idle: the
+ * shell runs no command now (only then may a guest be freed or resumed). */
+void mig_doubt_poll(bool idle);
+
 /* ---- history ---- */
 
 enum mig_outcome {

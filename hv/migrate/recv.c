@@ -250,10 +250,14 @@ static void on_hello(struct in *in, const struct mig_hello *h)
 
 static void on_pages(struct in *in, const struct mig_pages *p)
 {
+	/* round 0 brings each page once, onto frames that start zeroed */
+	bool fresh = in->ch.st.rounds == 0;
+
 	for (uint32_t i = 0; i < p->count; i++) {
 		uint8_t *dst = vm_gpa_to_hva(in->vm, p->page[i].gfn * MIG_PAGE_SIZE);
 		if (p->page[i].kind == MIG_PAGE_ZERO) {
-			memset(dst, 0, MIG_PAGE_SIZE);
+			if (!fresh)
+				memset(dst, 0, MIG_PAGE_SIZE);
 			in->round_zero++;
 		} else {
 			memcpy(dst, p->page[i].data, MIG_PAGE_SIZE);
@@ -383,6 +387,30 @@ static void on_commit(struct in *in, const struct mig_commit *c)
 		finish(in);
 }
 
+/* An in-doubt source asks how migration q->mig_id ended here. */
+static void on_query(struct in *in, const struct mig_query *q)
+{
+	struct mig_rec r = { .type = MIG_QUERY_REPLY };
+	const struct mig_entry *e, *found = NULL;
+	static const char *const said[] = { "unknown here", "ran here", "discarded here" };
+
+	if (!peer_allowed(in->ch.peer_ip)) {
+		discard(in, MIG_E_NOT_ALLOWED, "%s may not ask", in->peer);
+		return;
+	}
+	for (unsigned int i = 0; (e = mig_history_at(i)); i++)
+		if (!e->out && e->id == q->mig_id)
+			found = e;
+	r.qreply.mig_id = q->mig_id;
+	r.qreply.outcome = !found || found->outcome == MIG_RUNNING ? MIG_Q_UNKNOWN :
+			   found->outcome == MIG_DONE ? MIG_Q_RAN : MIG_Q_DISCARDED;
+	pr_info("migrate in: %s asks about migration %016lx: %s", in->peer, q->mig_id,
+		said[r.qreply.outcome]);
+	send_small(in, &r);
+	in->closing = true;
+	in_free(in);
+}
+
 /* One record; false when the migration ended (in is freed). */
 static bool on_record(struct in *in, const struct mig_rec *r)
 {
@@ -395,6 +423,7 @@ static bool on_record(struct in *in, const struct mig_rec *r)
 	case MIG_TSC:		in->tsc = r->tsc; break;
 	case MIG_END:		on_end(in); break;
 	case MIG_COMMIT:	on_commit(in, &r->commit); break;
+	case MIG_QUERY:		on_query(in, &r->query); break;
 	case MIG_ABORT:
 		discard(in, 0, "the source aborted: %s: %s", mig_code_name(r->abort.code),
 			r->abort.msg);

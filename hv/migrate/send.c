@@ -565,6 +565,8 @@ static int claim(struct out *o)
 		vm->mig.id = o->id;
 		vm->mig.round = 0;
 		snprintf(vm->mig.peer, sizeof(vm->mig.peer), "%s", o->peer);
+		vm->mig.peer_ip = o->a->ip;
+		vm->mig.peer_port = o->a->port;
 		o->was_paused = vm->state == VM_PAUSED;
 	}
 	spin_unlock(&vm->lock);

@@ -50,7 +50,7 @@ int mig_error_set(struct mig_error *e, uint32_t code, const char *fmt, ...)
 
 static const char *const type_names[] = {
 	"HELLO", "HELLO_REPLY", "PAGES", "ROUND_END", "VCPU_STATE", "DEVICE_STATE",
-	"TSC", "END", "READY", "COMMIT", "COMMITTED", "ABORT",
+	"TSC", "END", "READY", "COMMIT", "COMMITTED", "ABORT", "QUERY", "QUERY_REPLY",
 };
 
 const char *mig_type_name(uint16_t type)
@@ -76,10 +76,10 @@ const char *mig_phase_name(enum mig_phase ph)
 {
 	static const char *const names[] = {
 		"hello", "admit", "memory", "state", "loading", "ready",
-		"committing", "done", "refused", "aborted",
+		"committing", "done", "refused", "aborted", "query", "answered",
 	};
 
-	return (unsigned)ph <= MIG_PH_ABORTED ? names[ph] : "?";
+	return (unsigned)ph <= MIG_PH_ANSWERED ? names[ph] : "?";
 }
 
 const char *mig_fate_name(enum mig_fate f)
@@ -817,6 +817,56 @@ static int apply_abort(struct mig_stream *s, const struct mig_rec *r, enum mig_r
 #define BOTH	(MIG_SRC | MIG_DST)
 #define STR(n)	(2 + (n))
 #define PAGE_WIRE	(8 + 1)
+/* ---- QUERY, QUERY_REPLY: how did migration mig_id end over there? ---- */
+
+static void walk_query(struct walk *w, struct mig_rec *r)
+{
+	snap_u32(&w->s, &r->query.proto_version);
+	snap_u64(&w->s, &r->query.mig_id);
+}
+
+static void walk_qreply(struct walk *w, struct mig_rec *r)
+{
+	snap_u64(&w->s, &r->qreply.mig_id);
+	snap_u32(&w->s, &r->qreply.outcome);
+}
+
+static int check_query(const struct mig_stream *s, const struct mig_rec *r, struct mig_error *e)
+{
+	(void)s;
+	if (r->query.proto_version != MIG_PROTO_VERSION)
+		return NOPE(MIG_E_VERSION, "QUERY of protocol version %u, %u here",
+			    r->query.proto_version, MIG_PROTO_VERSION);
+	return 0;
+}
+
+static int check_qreply(const struct mig_stream *s, const struct mig_rec *r,
+			struct mig_error *e)
+{
+	if (r->qreply.mig_id != s->query_id)
+		return NOPE(MIG_E_PROTOCOL, "QUERY_REPLY about %016llx, asked about %016llx",
+			    (unsigned long long)r->qreply.mig_id, (unsigned long long)s->query_id);
+	if (r->qreply.outcome > MIG_Q_DISCARDED)
+		return NOPE(MIG_E_PROTOCOL, "QUERY_REPLY: outcome %u", r->qreply.outcome);
+	return 0;
+}
+
+static int apply_query(struct mig_stream *s, const struct mig_rec *r, enum mig_role from)
+{
+	(void)from;
+	s->query_id = r->query.mig_id;
+	s->phase = MIG_PH_QUERY;
+	return 0;
+}
+
+static int apply_qreply(struct mig_stream *s, const struct mig_rec *r, enum mig_role from)
+{
+	(void)r;
+	(void)from;
+	s->phase = MIG_PH_ANSWERED;
+	return 0;
+}
+
 /* Any version's HELLO and HELLO_REPLY fit these, so that a peer of another
  * version is told so (docs/migration.md "Versions"). */
 #define HELLO_ANY_MAX	4096
@@ -855,6 +905,10 @@ static const struct type_info types[] = {
 		walk_none, check_none, apply_next },
 	[MIG_ABORT - MIG_HELLO] = { BOTH, 0, 4 + STR(0), 4 + STR(MIG_MSG_MAX),
 		walk_abort, check_abort, apply_abort },
+	[MIG_QUERY - MIG_HELLO] = { MIG_SRC, PH(MIG_PH_HELLO), 12, 12,
+		walk_query, check_query, apply_query },
+	[MIG_QUERY_REPLY - MIG_HELLO] = { MIG_DST, PH(MIG_PH_QUERY), 12, 12,
+		walk_qreply, check_qreply, apply_qreply },
 };
 
 static const struct type_info *type_info(uint16_t type)
@@ -869,11 +923,17 @@ static enum mig_role other(enum mig_role r)
 	return r == MIG_SRC ? MIG_DST : MIG_SRC;
 }
 
+/* Terminal phases: the conversation is over. */
+static bool phase_over(enum mig_phase ph)
+{
+	return ph >= MIG_PH_DONE && ph != MIG_PH_QUERY;
+}
+
 bool mig_phase_allows(enum mig_phase ph, uint16_t type, enum mig_role from)
 {
 	const struct type_info *t = type_info(type);
 
-	if (!t || !(t->from & from) || ph >= MIG_PH_DONE)
+	if (!t || !(t->from & from) || phase_over(ph))
 		return false;
 	if (type == MIG_ABORT)	/* after COMMIT only the destination may back out */
 		return ph != MIG_PH_COMMITTING || from == MIG_DST;
@@ -962,7 +1022,7 @@ long mig_stream_encode(struct mig_stream *s, const struct mig_rec *r, void *buf,
 	long n;
 	int rc;
 
-	if (s->phase >= MIG_PH_DONE) {
+	if (phase_over(s->phase)) {
 		mig_error_set(e, MIG_E_INTERNAL, "the conversation is over (%s)",
 			      mig_phase_name(s->phase));
 		return -EPIPE;
@@ -1102,7 +1162,7 @@ int mig_stream_feed(struct mig_stream *s, const void *data, size_t len, size_t *
 	*out = NULL;
 	if (s->rx_rc)
 		return s->rx_rc;
-	if (len && s->phase >= MIG_PH_DONE)
+	if (len && phase_over(s->phase))
 		return refuse(s, mig_error_set(&s->rx_err, MIG_E_PROTOCOL,
 					       "data after the end of the conversation"));
 	while (n < len) {
@@ -1144,6 +1204,8 @@ enum mig_fate mig_stream_fate(const struct mig_stream *s)
 	enum mig_phase ph = aborted ? s->abort_phase : s->phase;
 	bool committed = ph == MIG_PH_COMMITTING || ph == MIG_PH_DONE;
 
+	if (ph == MIG_PH_QUERY || ph == MIG_PH_ANSWERED)	/* moves no guest */
+		return s->role == MIG_DST ? MIG_FATE_DISCARD : MIG_FATE_IN_DOUBT;
 	if (s->role == MIG_DST)
 		return committed && !aborted ? MIG_FATE_RUN : MIG_FATE_DISCARD;
 	if (s->phase == MIG_PH_DONE)

@@ -74,7 +74,9 @@ enum mig_type {
 	MIG_COMMIT,			/* src -> dst */
 	MIG_COMMITTED,			/* dst -> src */
 	MIG_ABORT,			/* either way */
-	MIG_TYPE_LAST = MIG_ABORT
+	MIG_QUERY,			/* src -> dst, instead of HELLO: how did it end? */
+	MIG_QUERY_REPLY,		/* dst -> src */
+	MIG_TYPE_LAST = MIG_QUERY_REPLY
 };
 
 /* Why a migration was refused or ended; on the wire in HELLO_REPLY and
@@ -120,6 +122,8 @@ enum mig_phase {
 	MIG_PH_DONE,		/* COMMITTED seen: the destination owns the guest */
 	MIG_PH_REFUSED,		/* HELLO_REPLY refused (terminal) */
 	MIG_PH_ABORTED,		/* ABORT seen (terminal) */
+	MIG_PH_QUERY,		/* QUERY seen: QUERY_REPLY next */
+	MIG_PH_ANSWERED,	/* QUERY_REPLY seen (terminal) */
 };
 
 /* ---- record payloads ---- */
@@ -199,6 +203,15 @@ struct mig_commit {
 #define MIG_COMMIT_FLAGS	MIG_COMMIT_PAUSED
 struct mig_abort { uint32_t code; char msg[MIG_MSG_MAX + 1]; };
 
+/* Resolving an "in doubt" migration after the fact (docs/migration.md). */
+enum mig_outcome_wire {
+	MIG_Q_UNKNOWN = 0,	/* no record of it here (or still in progress) */
+	MIG_Q_RAN = 1,		/* COMMIT came: the guest ran here */
+	MIG_Q_DISCARDED = 2,	/* it ended here without COMMIT: never ran */
+};
+struct mig_query { uint32_t proto_version; uint64_t mig_id; };
+struct mig_query_reply { uint64_t mig_id; uint32_t outcome; };
+
 /* One record.  Pointers in a decoded record point into the stream's buffer
  * and stay valid until the next mig_stream_feed() call. */
 struct mig_rec {
@@ -215,6 +228,8 @@ struct mig_rec {
 		struct mig_ready ready;
 		struct mig_commit commit;
 		struct mig_abort abort;
+		struct mig_query query;
+		struct mig_query_reply qreply;
 	};
 };
 
@@ -234,6 +249,7 @@ struct mig_stream {
 	enum mig_role abort_by;		/* (r) who sent it */
 	uint64_t xcr0_mask;		/* (r) the destination's, from HELLO_REPLY */
 	uint64_t guest_pages;		/* (r) mem_size / 4 KiB */
+	uint64_t query_id;		/* (r) mig_id of a QUERY */
 	/* progress of the source's records, tracked on both ends */
 	uint32_t rounds;		/* (r) ROUND_END records so far */
 	uint64_t round_pages;		/* pages since the last ROUND_END */

@@ -20,6 +20,12 @@
 
 static struct line_editor editor;
 static bool (*background)(void);
+static bool in_command;		/* a command (or the boot script) is running */
+
+bool repl_in_command(void)
+{
+	return in_command;
+}
 
 static void out_console(void *ctx, const char *s, size_t n)
 {
@@ -67,7 +73,9 @@ void repl_run_boot_script(void)
 		return;
 	pr_info("boot: running boot script ferry.rc (%zu bytes)", m->size);
 	shell_set_output(out_console, NULL);
+	in_command = true;
 	failed = script_run(shell_commands, shell_commands_count, m->data, m->size, script_echo);
+	in_command = false;
 	pr_info("boot: ferry.rc done, %d line%s failed", failed, failed == 1 ? "" : "s");
 }
 
@@ -85,7 +93,9 @@ void repl_loop(void)
 			continue;
 		}
 		if (le_feed(&editor, (uint8_t)c) == LE_LINE) {
+			in_command = true;
 			shell_exec(shell_commands, shell_commands_count, le_line(&editor));
+			in_command = false;
 			le_prompt(&editor);
 		}
 	}

@@ -9,6 +9,8 @@ void repl_run_boot_script(void);
 /* Host work the shell CPU does while it waits; fn returns true while it
  * has more to do at once (the CPU then does not sleep). */
 void repl_set_background(bool (*fn)(void));
+/* True while a command or the boot script runs. */
+bool repl_in_command(void);
 /* Run it once; sleep until the next interrupt unless it is busy. */
 void repl_idle(void);
 __attribute__((noreturn)) void repl_loop(void);

@@ -10,6 +10,8 @@ guest: the test guest's CPU-bound work rate under ferry vs directly on
        QEMU (the overhead ratio), and VM exits per second.
 guest-vmx: the same ratio on Bochs (Intel VMX).
 net:   ferry's nettest send vs Linux sending on the same e1000 and bridge.
+migrate: live-migration downtime, time, rounds, bytes and stream rate
+       (two QEMU hosts; an idle guest and the dirty guest at 10/50/90%).
 """
 import os
 import re
@@ -165,7 +167,8 @@ def bench_guest_vmx(pairs=2):
 
 
 BENCHES = {"boot": bench_boot, "guest": bench_guest, "guest-vmx": bench_guest_vmx,
-           "net": lambda: __import__("net_vs_linux").main([])}
+           "net": lambda: __import__("net_vs_linux").main([]),
+           "migrate": lambda: __import__("migrate_bench").main([])}
 
 if __name__ == "__main__":
     names = sys.argv[1:] or list(BENCHES)

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Settling "in doubt" guests when the peers can talk again: background
+ * work of the shell CPU (mig_doubt_poll).  For a guest left paused in doubt
+ * (COMMIT was sent, no answer came), ask its destination every few seconds
+ * with a QUERY how that migration ended there: "ran" means the destination
+ * owns the guest and ours is freed; "discarded" means it never ran there,
+ * so ours resumes; "unknown" (rebooted, forgotten, still in progress) keeps
+ * asking and leaves the decision to the operator (`resume` or `destroy`).
+ * Never both copies running, never none: each answer is the destination's
+ * own record of whether COMMIT arrived.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "hv/log.h"
+#include "hv/migrate/chan.h"
+#include "hv/migrate/migrate.h"
+#include "hv/netif.h"
+#include "hv/vm.h"
+
+#define ASK_EVERY_US	(5ull * 1000000)
+#define ASK_TIMEOUT_US	(5ull * 1000000)
+
+static struct {
+	struct mig_chan ch;
+	bool active;			/* a question is out */
+	bool sent;
+	char name[VM_NAME_MAX];		/* the guest asked about */
+	uint64_t id;
+	uint64_t started_us, next_us;
+	uint64_t told_unknown;		/* id we already logged "unknown" for */
+} Q;
+
+/* The in-doubt guest named name, if it is still the one of migration id. */
+static struct vm *doubtful(const char *name, uint64_t id)
+{
+	struct vm *vm = vm_find(name);
+
+	if (!vm || vm->mig.kind != VM_MIG_IN_DOUBT || vm->mig.id != id || vm->mig_owned)
+		return NULL;
+	return vm;
+}
+
+static void settle(uint32_t outcome)
+{
+	struct vm *vm = doubtful(Q.name, Q.id);
+	char err[96], peer[24];
+
+	if (!vm)
+		return;		/* the operator settled it meanwhile */
+	snprintf(peer, sizeof(peer), "%s", vm->mig.peer);
+	if (outcome == MIG_Q_RAN) {
+		pr_info("vm %s: migration %016lx completed on %s: freeing the copy here", Q.name,
+			Q.id, peer);
+		vm_destroy(vm);
+	} else if (outcome == MIG_Q_DISCARDED) {
+		spin_lock(&vm->lock);
+		vm->mig.kind = VM_MIG_NONE;
+		spin_unlock(&vm->lock);
+		if (vm_resume(vm, err, sizeof(err)))
+			pr_err("vm %s: resuming after migration %016lx failed: %s", Q.name, Q.id, err);
+		else
+			pr_info("vm %s: migration %016lx never ran on %s: resumed here", Q.name, Q.id,
+				peer);
+	} else if (Q.told_unknown != Q.id) {
+		Q.told_unknown = Q.id;
+		pr_warn("vm %s: %s has no record of migration %016lx (rebooted?); asking again, "
+			"or settle it by hand: `resume %s` or `destroy %s`", Q.name, peer, Q.id,
+			Q.name, Q.name);
+	}
+}
+
+static void finish(void)
+{
+	chan_close(&Q.ch, false);
+	Q.active = false;
+	Q.next_us = netif_now_us() + ASK_EVERY_US;
+}
+
+/* Start a question about the first in-doubt guest, if any. */
+static void ask_next(void)
+{
+	struct tcp_conn *c = NULL;
+
+	for (unsigned int i = 0; i < VM_MAX; i++) {
+		struct vm *vm = vm_at(i);
+		if (!vm || vm->mig.kind != VM_MIG_IN_DOUBT || vm->mig_owned || !vm->mig.peer_ip)
+			continue;
+		if (chan_init(&Q.ch, MIG_SRC, NULL, MIG_HDR_SIZE + 64))
+			return;
+		netif_lock();
+		if (tcp_connect(&host_if.stack, vm->mig.peer_ip, vm->mig.peer_port, &c))
+			c = NULL;
+		netif_unlock();
+		Q.ch.conn = c;
+		snprintf(Q.name, sizeof(Q.name), "%s", vm->name);
+		Q.id = vm->mig.id;
+		Q.active = true;
+		Q.sent = false;
+		Q.started_us = netif_now_us();
+		if (!c)
+			finish();
+		return;
+	}
+	Q.next_us = netif_now_us() + ASK_EVERY_US;
+}
+
+static void step(void)
+{
+	const struct mig_rec *r;
+	struct mig_rec q = { .type = MIG_QUERY };
+	int rc;
+
+	if (!Q.sent) {
+		netif_lock();
+		rc = tcp_connected(Q.ch.conn);
+		netif_unlock();
+		if (rc == 0 && netif_now_us() - Q.started_us < ASK_TIMEOUT_US)
+			return;
+		q.query.proto_version = MIG_PROTO_VERSION;
+		q.query.mig_id = Q.id;
+		if (rc < 0 || chan_queue(&Q.ch, &q) || chan_push(&Q.ch, 64) != 1) {
+			finish();	/* not reachable yet: ask again later */
+			return;
+		}
+		Q.sent = true;
+	}
+	rc = chan_pull(&Q.ch, &r);
+	if (rc == 1 && r->type == MIG_QUERY_REPLY) {
+		settle(r->qreply.outcome);
+		finish();
+	} else if (rc != 0 || netif_now_us() - Q.started_us > ASK_TIMEOUT_US) {
+		finish();
+	}
+}
+
+void mig_doubt_poll(bool idle)
+{
+	if (!host_if.present || !host_if.stack.ip)
+		return;
+	if (!idle)
+		return;		/* only between commands: those may be using the guest */
+	if (Q.active)
+		step();
+	else if (netif_now_us() >= Q.next_us)
+		ask_next();
+}

@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Live-migration figures (not pass/fail), two QEMU ferry hosts on a bridge in
+a network namespace (needs root):
+
+  - nettest's raw TCP rate between the two hosts (the link);
+  - an idle 256 MiB guest, and the `dirty` guest writing at 10%, 50% and 90%
+    of that rate: downtime as the guest saw it (the longest gap between its
+    heartbeat lines, minus their period) and as the source measured it,
+    total time, rounds, bytes sent / memory touched, and the stream's rate
+    over the raw rate.
+
+  python3 tests/bench/run.py migrate
+"""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
+from ferry_harness import Machine  # noqa: E402
+from netns import NetNS, qemu_nic  # noqa: E402
+
+HB_TICKS = 1            # heartbeat every 10 ms (the guest's timer runs at 100 Hz)
+PORT = 5001
+
+
+def boot_pair(ns):
+    hosts = []
+    for i in range(2):
+        tap = ns.add_tap()
+        m = Machine(f"bench-mig-{i}", kind="qemu", cpus=2, mem=768,
+                    extra=qemu_nic(tap, f"52:54:00:12:01:{i + 2:02x}"), netns=ns.name).start()
+        m.ip = f"10.200.0.{i + 2}"
+        m.cmd(f"net ip {m.ip}/24", timeout=60)
+        m.cmd("migrate listen")
+        hosts.append(m)
+    hosts[0].cmd(f"ping {hosts[1].ip} 3", timeout=30)
+    return hosts
+
+
+def raw_rate(a, b, mb=64):
+    """nettest's MB/s from a to b (decimal MB, as the shell prints)."""
+    b.send(f"nettest listen {PORT}\r")
+    b.expect(r"listening on port")
+    out = a.cmd(f"nettest send {b.ip} {PORT} {mb}", timeout=300)
+    b.expect(r"nettest: received .*\n", timeout=60)
+    b.send(b"\x03")
+    b.expect(r"nettest: stopped", timeout=30)
+    b.expect(r"ferry> ", timeout=30)
+    return float(re.search(r"([\d.]+) MB/s", out).group(1))
+
+
+def tsc_hz(m):
+    return float(re.search(r"TSC ([\d.]+) MHz", m.cmd("log")).group(1)) * 1e6
+
+
+def guest_gap_ms(text, hz):
+    """Longest gap between consecutive heartbeat lines, minus their period."""
+    tscs = [int(x, 16) for x in re.findall(r"TG hb tick=\d+ tsc=0x([0-9a-f]+)", text)]
+    gaps = [(b - a) / hz * 1000 for a, b in zip(tscs, tscs[1:])]
+    return max(gaps) - HB_TICKS * 10 if gaps else float("nan")
+
+
+def console_text(m, name, secs=2):
+    start = len(m.buf)
+    m.send(f"console {name}\r")
+    m.drain(secs)
+    m.send(b"\x1d")
+    m.expect(r"Disconnected from " + name, timeout=30)
+    return m.buf[start:]
+
+
+def one(src, dst, name, cmdline, mem, link):
+    src.cmd(f'create {name} kernel=testguest mem={mem} cmdline="{cmdline}"')
+    src.cmd(f"start {name}")
+    src.drain(3)                    # let it settle (dirty: write its pages once)
+    out = src.cmd(f"migrate {name} {dst.ip}", timeout=900)
+    done = re.search(r"done in ([\d.]+) s, downtime ([\d.]+) ms, (\d+) rounds, (\d+) bytes", out)
+    if not done:
+        print(f"  {name}: migration failed:\n{out}")
+        src.cmd(f"destroy {name}")
+        return
+    total, down, rounds, sent = float(done[1]), float(done[2]), int(done[3]), int(done[4])
+    r0 = re.search(r"round 0: sent (\d+) pages \((\d+) zero\)", out)
+    touched = (int(r0[1]) - int(r0[2])) * 4096      # pages with data: what the guest used
+    dst.drain(1)
+    gap = guest_gap_ms(console_text(dst, name), tsc_hz(src))
+    dst.cmd(f"destroy {name}")
+    rate = sent / total / 1e6
+    stream = f"stream {rate:5.1f} MB/s = {rate / link:4.2f} x raw" if touched > (8 << 20) else \
+        "stream   (mostly zero pages)"
+    print(f"  {name:<10} guest gap {gap:7.1f} ms  source {down:7.1f} ms  total {total:6.2f} s  "
+          f"rounds {rounds:3d}  sent/touched {sent / touched:5.2f}  {stream}")
+
+
+def main(argv=()):
+    if os.geteuid() != 0:
+        print("migrate: needs root (network namespace)")
+        return
+    with NetNS() as ns:
+        a, b = boot_pair(ns)
+        try:
+            link = raw_rate(a, b)
+            print(f"live migration, QEMU to QEMU over ferry's e1000 + TCP (raw nettest {link:.1f} MB/s):")
+            one(a, b, "idle", f"heartbeat every={HB_TICKS}", 256, link)
+            for pct in (10, 50, 90):
+                rate = max(1, int(link * pct / 100))
+                one(a, b, f"dirty{pct}", f"dirty mb=64 rate={rate} hb={HB_TICKS}", 256, link)
+        finally:
+            a.close()
+            b.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
