@@ -4,6 +4,7 @@
  * input.  Registers per the PC16550D datasheet.
  */
 #include <errno.h>
+#include <stdint.h>
 #include "drivers/serial.h"
 #include "arch/x86/cpu.h"
 #include "hv/time.h"
@@ -25,6 +26,7 @@ int serial_init(struct serial *u, uint16_t port, uint32_t baud)
 	if (!u->present)
 		return -ENODEV;
 	outb(port + IER, 0);
+	u->ier = 0;
 	outb(port + LCR, LCR_DLAB);
 	outb(port + 0, div ? div & 0xff : 1);
 	outb(port + 1, div >> 8);
@@ -73,8 +75,35 @@ int serial_getc(struct serial *u)
 	return inb(u->port + RBR);
 }
 
+/* IER: bit 0 received data available, bit 1 transmitter empty. */
+static void set_ier(struct serial *u, uint8_t bit, bool on)
+{
+	uint8_t ier = on ? u->ier | bit : u->ier & ~bit;
+
+	if (!u->present || ier == u->ier)
+		return;
+	u->ier = ier;
+	outb(u->port + IER, ier);	/* enabling THRE with room raises it anew */
+}
+
 void serial_enable_rx_irq(struct serial *u)
 {
+	set_ier(u, 0x01, true);
+}
+
+void serial_tx_irq(struct serial *u, bool on)
+{
+	set_ier(u, 0x02, on);
+}
+
+/* Whether the transmitter takes a byte now without waiting. */
+bool serial_tx_ready(struct serial *u)
+{
+	return !u->present || (inb(u->port + LSR) & LSR_THRE);
+}
+
+void serial_tx_byte(struct serial *u, char c)
+{
 	if (u->present)
-		outb(u->port + IER, 0x01);	/* received data available */
+		outb(u->port + THR, c);
 }

@@ -41,7 +41,8 @@ static void log_to_console(const char *s, size_t n)
 static void console_irq(struct trap_frame *tf)
 {
 	(void)tf;
-	apic_eoi();	/* the shell loop reads the bytes */
+	console_poll();	/* room to transmit; the shell loop reads the bytes */
+	apic_eoi();
 }
 
 /* Each CPU: turn virtualisation on, then run the guests placed on it. */
@@ -138,6 +139,7 @@ static bool shell_cpu_work(void)
 {
 	bool busy;
 
+	console_poll();
 	netif_poll();
 	busy = mig_in_poll();
 	mig_doubt_poll(!repl_in_command());

@@ -3,6 +3,7 @@
  * Reset: the FADT reset register, then the keyboard controller, then a
  * triple fault.  Power-off: ACPI S5.
  */
+#include "hv/console.h"
 #include "hv/power.h"
 #include "hv/time.h"
 #include "drivers/acpi.h"
@@ -10,6 +11,7 @@
 
 void power_reboot(void)
 {
+	console_flush();		/* the last words reach the operator */
 	acpi_reset();
 	udelay(50000);
 	outb(0x64, 0xfe);		/* 8042: pulse the reset line */
@@ -20,6 +22,7 @@ void power_reboot(void)
 
 void power_off(void)
 {
+	console_flush();
 	acpi_poweroff();
 	udelay(100000);
 }
