@@ -35,6 +35,8 @@ struct in {
 	char name[MIG_NAME_MAX + 1];
 	uint64_t t_start;
 	uint64_t t_last_round;		/* the last ROUND_END came */
+	uint64_t t_round_start;		/* this round began (HELLO, last ROUND_END) */
+	uint64_t round_bytes0;		/* bytes in when it began */
 	uint64_t t_ready;		/* READY went out */
 	uint64_t round_zero;		/* ZERO pages in the round so far */
 	struct mig_tsc tsc;
@@ -242,6 +244,8 @@ static void on_hello(struct in *in, const struct mig_hello *h)
 		discard(in, 0, "cannot answer %s", in->peer);
 		return;
 	}
+	in->t_round_start = netif_now_us();
+	in->round_bytes0 = in->ch.bytes_in;
 	pr_info("migrate in %s from %s: id %016lx, %lu MiB%s%s", h->name, in->peer, h->mig_id,
 		h->mem_size >> 20, e.msg[0] ? "; " : "", e.msg);
 }
@@ -285,9 +289,17 @@ static bool hold_or_abort(struct in *in, enum mig_point p)
 
 static void on_round(struct in *in, const struct mig_round_end *r)
 {
-	in->t_last_round = netif_now_us();
-	pr_info("migrate in %s: round %u: %lu pages (%lu zero), %lu left", in->name, r->round,
-		r->pages, in->round_zero, r->remaining);
+	uint64_t now = netif_now_us(), us = now - in->t_round_start;
+	uint64_t rate = mig_rate(in->ch.bytes_in - in->round_bytes0, us);
+	uint64_t dirty = mig_rate(r->remaining * MIG_PAGE_SIZE, us);
+
+	in->t_last_round = now;
+	pr_info("migrate in %s: round %u: %lu pages (%lu zero), %lu left, %lu.%02lu MB/s in, "
+		"guest dirtied %lu.%02lu MB/s", in->name, r->round, r->pages, in->round_zero,
+		r->remaining, rate / 1000000, rate / 10000 % 100, dirty / 1000000,
+		dirty / 10000 % 100);
+	in->t_round_start = now;
+	in->round_bytes0 = in->ch.bytes_in;
 	in->round_zero = 0;
 	spin_lock(&in->vm->lock);
 	in->vm->mig.round = r->round + 1;
