@@ -110,8 +110,8 @@ static int step(struct out *o)
 
 	if (shell_interrupted() && !o->commit_sent)
 		return failf(o, MIG_E_CANCELLED, "cancelled by the operator");
-	if (!o->commit_sent && o->ch.st.phase != MIG_PH_READY &&
-	    o->ch.st.phase != MIG_PH_COMMITTING) {
+	/* while we send, only an ABORT may come (READY is wait_rec's) */
+	if (o->ch.st.phase == MIG_PH_MEMORY || o->ch.st.phase == MIG_PH_STATE) {
 		rc = chan_pull(&o->ch, &r);
 		if (rc == 1)
 			return unexpected(o, r);
