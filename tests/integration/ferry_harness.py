@@ -3,6 +3,7 @@
 shell the way an operator does.  Every wait has a timeout; every run keeps
 its console transcript in build/test-logs/."""
 
+import atexit
 import os
 import re
 import select
@@ -24,6 +25,18 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 class Timeout(AssertionError):
     pass
+
+
+_LIVE = []      # emulators not closed yet: killed when Python exits, never orphaned
+
+
+@atexit.register
+def _kill_leftovers():
+    for m in list(_LIVE):
+        if m.proc and m.proc.poll() is None:
+            m.proc.kill()
+        if m.relay and m.relay.poll() is None:
+            m.relay.kill()
 
 
 def free_port():
@@ -54,6 +67,7 @@ class Machine:
 
     # ---- start and stop ----------------------------------------------
     def start(self, boot_timeout=None):
+        _LIVE.append(self)
         if self.kind == "qemu":
             self._start_qemu()
         else:
@@ -136,6 +150,8 @@ error: action=report
                 time.sleep(0.1)
 
     def close(self, timeout=10):
+        if self in _LIVE:
+            _LIVE.remove(self)
         if self.sock:
             try:
                 self.sock.close()
