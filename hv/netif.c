@@ -9,6 +9,11 @@
 #include "hv/spinlock.h"
 #include "hv/time.h"
 
+/* The driver's flags and offsets are the stack's. */
+_Static_assert(E1000_RX_IP_CSUM_OK == NET_RX_IP_CSUM_OK, "rx flags");
+_Static_assert(E1000_RX_TCP_CSUM_OK == NET_RX_TCP_CSUM_OK, "rx flags");
+_Static_assert(NET_TCP_OFF == 34, "e1000 offload context: TCP at 34");
+
 struct netif host_if;
 static spinlock_t lock = SPINLOCK_INIT;
 
@@ -21,9 +26,19 @@ static int xmit(void *ctx, const void *frame, size_t len)
 	return e1000_xmit(ctx, frame, len);
 }
 
-static void rx(void *ctx, const void *frame, size_t len)
+static int xmit_tso(void *ctx, const struct net_tso *t)
 {
-	net_input(ctx, frame, len);
+	return e1000_xmit_tso(ctx, t->hdr, t->hlen, t->data, t->len, t->mss);
+}
+
+static void *tx_frame(void *ctx)
+{
+	return e1000_tx_frame(ctx);
+}
+
+static void rx(void *ctx, const void *frame, size_t len, unsigned flags)
+{
+	net_input_flags(ctx, frame, len, flags);
 }
 
 static uint64_t seed(void)
@@ -53,8 +68,14 @@ int netif_init(void)
 		cfg.mac[i] = host_if.nic.mac[i];
 	cfg.xmit = xmit;
 	cfg.xmit_ctx = &host_if.nic;
+	cfg.tx_frame = tx_frame;
+	if (host_if.nic.tso) {
+		cfg.xmit_tso = xmit_tso;
+		cfg.tso_max = E1000_TSO_MAX;
+	}
 	cfg.seed = seed();
 	cfg.max_conns = 16;
+	cfg.tx_tcp_csum = host_if.nic.tx_csum;
 	err = net_init(&host_if.stack, &cfg);
 	if (err)
 		return err;

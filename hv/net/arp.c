@@ -201,24 +201,30 @@ int arp_output(struct netstack *s, uint32_t nexthop, uint8_t *frame,
 {
 	struct arp_entry *e = arp_find(s, nexthop);
 
+	int rc;
+
+	/* frame may be the driver's next transmit buffer (net_tx_frame):
+	 * it is sent or copied before any ARP request goes out */
 	if (e && e->state == ARP_REACHABLE) {
 		uint64_t left = e->expires_us > s->now_us ?
 				e->expires_us - s->now_us : 0;
 
+		rc = eth_output(s, frame, len, e->mac, ETH_P_IP);
 		if (left < s->arp.timeout_us / 4 && s->now_us >= e->next_req_us)
 			arp_request(s, e);	/* refresh while still valid */
-		return eth_output(s, frame, len, e->mac, ETH_P_IP);
+		return rc;
 	}
 	if (len > ETH_FRAME_MAX)
 		return -EINVAL;
-	if (!e) {
-		e = arp_alloc(s, nexthop);
-		e->state = ARP_INCOMPLETE;
-		e->tries = 1;
-		e->expires_us = s->now_us;
-		arp_request(s, e);
-	}
-	return pending_add(s, nexthop, frame, len);
+	if (e)
+		return pending_add(s, nexthop, frame, len);
+	e = arp_alloc(s, nexthop);
+	e->state = ARP_INCOMPLETE;
+	e->tries = 1;
+	e->expires_us = s->now_us;
+	rc = pending_add(s, nexthop, frame, len);
+	arp_request(s, e);
+	return rc;
 }
 
 static uint64_t arp_entry_poll(struct netstack *s, struct arp_entry *e)

@@ -57,7 +57,7 @@ uint64_t csum_add(uint64_t sum, const void *buf, size_t len)
 	return sum;
 }
 
-static uint16_t fold(uint64_t sum)
+uint16_t csum_fold(uint64_t sum)
 {
 	sum = (sum & 0xffffffffu) + (sum >> 32);
 	sum = (sum & 0xffffffffu) + (sum >> 32);
@@ -68,7 +68,7 @@ static uint16_t fold(uint64_t sum)
 
 uint16_t csum_finish(uint64_t sum)
 {
-	return (uint16_t)~fold(sum);
+	return (uint16_t)~csum_fold(sum);
 }
 
 uint64_t csum_pseudo(uint32_t src, uint32_t dst, uint8_t proto, uint16_t len)
@@ -90,5 +90,5 @@ void csum_store(uint8_t *field, uint16_t csum)
 
 int csum_ok(uint64_t sum)
 {
-	return fold(sum) == 0xffff;
+	return csum_fold(sum) == 0xffff;
 }

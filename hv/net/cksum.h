@@ -17,6 +17,9 @@ uint64_t csum_add(uint64_t sum, const void *buf, size_t len);
 
 /* Fold a running sum and complement it: the value for the header field. */
 uint16_t csum_finish(uint64_t sum);
+/* Fold without complementing: what a NIC completing the checksum (TX
+ * offload) expects in the field, e.g. the pseudo-header sum. */
+uint16_t csum_fold(uint64_t sum);
 
 /* Sum of the TCP/UDP pseudo-header (RFC 9293 3.1); addresses host order. */
 uint64_t csum_pseudo(uint32_t src, uint32_t dst, uint8_t proto, uint16_t len);

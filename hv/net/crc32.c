@@ -8,7 +8,7 @@
 
 #define CRC32_POLY 0xEDB88320u
 
-static uint32_t crc_tab[8][256];
+uint32_t crc32_tab[8][256];
 static int crc_ready;
 
 static void crc32_init(void)
@@ -18,13 +18,13 @@ static void crc32_init(void)
 
 		for (int k = 0; k < 8; k++)
 			c = (c >> 1) ^ (CRC32_POLY & (0u - (c & 1)));
-		crc_tab[0][i] = c;
+		crc32_tab[0][i] = c;
 	}
 	for (uint32_t i = 0; i < 256; i++)
 		for (int t = 1; t < 8; t++) {
-			uint32_t prev = crc_tab[t - 1][i];
+			uint32_t prev = crc32_tab[t - 1][i];
 
-			crc_tab[t][i] = (prev >> 8) ^ crc_tab[0][prev & 0xff];
+			crc32_tab[t][i] = (prev >> 8) ^ crc32_tab[0][prev & 0xff];
 		}
 	__atomic_store_n(&crc_ready, 1, __ATOMIC_RELEASE);
 }
@@ -37,12 +37,13 @@ static uint32_t le32(const uint8_t *p)
 
 static uint32_t crc32_block8(uint32_t c, const uint8_t *p)
 {
-	uint32_t a = c ^ le32(p), b = le32(p + 4);
+	return crc32_step64(c, le32(p) | (uint64_t)le32(p + 4) << 32);
+}
 
-	return crc_tab[7][a & 0xff] ^ crc_tab[6][(a >> 8) & 0xff] ^
-	       crc_tab[5][(a >> 16) & 0xff] ^ crc_tab[4][a >> 24] ^
-	       crc_tab[3][b & 0xff] ^ crc_tab[2][(b >> 8) & 0xff] ^
-	       crc_tab[1][(b >> 16) & 0xff] ^ crc_tab[0][b >> 24];
+void crc32_tables(void)
+{
+	if (!__atomic_load_n(&crc_ready, __ATOMIC_ACQUIRE))
+		crc32_init();
 }
 
 uint32_t crc32_update(uint32_t crc, const void *buf, size_t len)
@@ -50,11 +51,10 @@ uint32_t crc32_update(uint32_t crc, const void *buf, size_t len)
 	const uint8_t *p = buf;
 	uint32_t c = ~crc;
 
-	if (!__atomic_load_n(&crc_ready, __ATOMIC_ACQUIRE))
-		crc32_init();
+	crc32_tables();
 	for (; len >= 8; p += 8, len -= 8)
 		c = crc32_block8(c, p);
 	while (len--)
-		c = (c >> 8) ^ crc_tab[0][(c ^ *p++) & 0xff];
+		c = (c >> 8) ^ crc32_tab[0][(c ^ *p++) & 0xff];
 	return ~c;
 }

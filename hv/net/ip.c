@@ -43,7 +43,7 @@ static bool ip_header_ok(struct netstack *s, const uint8_t *p, size_t len,
 		s->stats.ip.rx_errors++;
 		return false;
 	}
-	if (!csum_ok(csum_add(0, p, *hl))) {
+	if (!(s->rx_flags & NET_RX_IP_CSUM_OK) && !csum_ok(csum_add(0, p, *hl))) {
 		s->stats.ip.rx_bad_csum++;
 		return false;
 	}
@@ -91,6 +91,23 @@ static int ip_route(struct netstack *s, uint32_t dst, uint32_t *nexthop)
 	return 0;
 }
 
+bool ip_resolved(struct netstack *s, uint32_t dst)
+{
+	uint32_t nexthop;
+	uint8_t mac[ETH_ALEN];
+
+	return !ip_is_broadcast(s, dst) && !ip_route(s, dst, &nexthop) &&
+	       !arp_lookup(s, nexthop, mac);
+}
+
+/* IDs the frame uses: one per segment the NIC will make of it. */
+static uint16_t ip_ids(const struct netstack *s)
+{
+	const struct net_tso *t = s->tso;
+
+	return t ? (uint16_t)((t->len[0] + t->len[1] + t->mss - 1) / t->mss) : 1;
+}
+
 int ip_output(struct netstack *s, uint8_t *frame, size_t l4len,
 	      uint32_t dst, uint8_t proto)
 {
@@ -98,7 +115,7 @@ int ip_output(struct netstack *s, uint8_t *frame, size_t l4len,
 	uint32_t nexthop = 0;
 	size_t len = IP_HLEN + l4len;
 
-	if (l4len > NET_L4_MAX)
+	if (l4len > (s->tso ? NET_TSO_MAX + 60 : NET_L4_MAX))
 		return -EINVAL;
 	if (!ip_is_broadcast(s, dst) && ip_route(s, dst, &nexthop)) {
 		s->stats.ip.tx_no_route++;
@@ -107,14 +124,16 @@ int ip_output(struct netstack *s, uint8_t *frame, size_t l4len,
 	h[IP_O_VHL] = 0x45;
 	h[IP_O_TOS] = 0;
 	put_be16(h + IP_O_LEN, (uint16_t)len);
-	put_be16(h + IP_O_ID, s->ip_id++);
+	put_be16(h + IP_O_ID, s->ip_id);
+	s->ip_id = (uint16_t)(s->ip_id + ip_ids(s));
 	put_be16(h + IP_O_FRAG, IP_FLAG_DF);
 	h[IP_O_TTL] = IP_TTL_DEFAULT;
 	h[IP_O_PROTO] = proto;
 	put_be16(h + IP_O_CSUM, 0);
 	put_be32(h + IP_O_SRC, s->ip);
 	put_be32(h + IP_O_DST, dst);
-	csum_store(h + IP_O_CSUM, csum_finish(csum_add(0, h, IP_HLEN)));
+	if (!s->tso)	/* else the NIC sums each segment's header, field 0 */
+		csum_store(h + IP_O_CSUM, csum_finish(csum_add(0, h, IP_HLEN)));
 	s->stats.ip.tx_packets++;
 	if (!nexthop)
 		return eth_output(s, frame, ETH_HLEN + len, mac_bcast, ETH_P_IP);

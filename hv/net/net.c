@@ -23,6 +23,12 @@ int net_init(struct netstack *s, const struct net_config *cfg)
 	mac_copy(s->mac, cfg->mac);
 	s->xmit = cfg->xmit;
 	s->xmit_ctx = cfg->xmit_ctx;
+	s->tx_tcp_csum = cfg->tx_tcp_csum;
+	s->tx_frame = cfg->tx_frame;
+	s->xmit_tso = cfg->xmit_tso;
+	s->tso_max = cfg->xmit_tso ? cfg->tso_max : 0;
+	if (s->tso_max > NET_TSO_MAX)
+		s->tso_max = NET_TSO_MAX;
 	s->rng = cfg->seed ^ 0x9e3779b97f4a7c15ull;
 	if (!s->rng)
 		s->rng = 1;
@@ -89,10 +95,20 @@ void net_set_time(struct netstack *s, uint64_t now_us)
 	s->now_us = now_us;
 }
 
+uint8_t *net_tx_frame(struct netstack *s)
+{
+	uint8_t *f = s->tx_frame ? s->tx_frame(s->xmit_ctx) : NULL;
+
+	return f ? f : s->txbuf;
+}
+
 int eth_output(struct netstack *s, uint8_t *frame, size_t len,
 	       const uint8_t *dst, uint16_t type)
 {
+	const struct net_tso *tso = s->tso;
 	int rc;
+
+	s->tso = NULL;
 
 	mac_copy(frame + ETH_O_DST, dst);
 	mac_copy(frame + ETH_O_SRC, s->mac);
@@ -101,7 +117,10 @@ int eth_output(struct netstack *s, uint8_t *frame, size_t len,
 		memset(frame + len, 0, ETH_ZLEN - len);
 		len = ETH_ZLEN;
 	}
-	rc = s->xmit(s->xmit_ctx, frame, len);
+	if (tso)		/* once: an ARP request may follow */
+		rc = s->xmit_tso(s->xmit_ctx, tso);
+	else
+		rc = s->xmit(s->xmit_ctx, frame, len);
 	if (rc == -EAGAIN) {
 		s->stats.eth.tx_busy++;
 		return rc;
@@ -122,6 +141,12 @@ static bool eth_for_us(const struct netstack *s, const uint8_t *dst)
 
 void net_input(struct netstack *s, const void *frame, size_t len)
 {
+	net_input_flags(s, frame, len, 0);
+}
+
+void net_input_flags(struct netstack *s, const void *frame, size_t len,
+		     unsigned flags)
+{
 	const uint8_t *f = frame;
 	uint16_t type;
 
@@ -136,8 +161,11 @@ void net_input(struct netstack *s, const void *frame, size_t len)
 		s->stats.eth.rx_dropped++;
 		return;
 	}
-	if (type == ETH_P_IP)
+	if (type == ETH_P_IP) {
+		s->rx_flags = flags;
 		ip_input(s, f + ETH_HLEN, len - ETH_HLEN);
+		s->rx_flags = 0;
+	}
 	else if (type == ETH_P_ARP)
 		arp_input(s, f + ETH_HLEN, len - ETH_HLEN);
 	else

@@ -37,12 +37,40 @@
 #include "hv/net/tcp.h"
 
 typedef int (*net_xmit_fn)(void *ctx, const void *frame, size_t len);
+/* Optional: a buffer of ETH_FRAME_MAX bytes in which to build the next
+ * outgoing frame, so that xmit can take it without a copy; NULL when
+ * there is none (the stack then uses its own).  The stack hands a frame
+ * built there to xmit (or copies it away) before calling xmit with any
+ * other frame. */
+typedef void *(*net_tx_frame_fn)(void *ctx);
+
+/*
+ * TCP segmentation offload (8254x SDM 3.5): one IPv4 TCP frame given as
+ * its headers (hdr, hlen bytes: Ethernet, 20-byte IPv4 header at ETH_HLEN,
+ * TCP header with options at NET_TCP_OFF) and its payload, data[0] then
+ * data[1].  The NIC cuts the payload into segments of mss bytes and sends
+ * each with the headers copied and fixed: IPv4 total length, ID (+1 per
+ * segment) and header checksum; TCP sequence number, PSH and FIN on the
+ * last segment only, and the checksum, whose field holds the pseudo-header
+ * sum without the length.
+ */
+struct net_tso {
+	const uint8_t *hdr;
+	size_t hlen;
+	const uint8_t *data[2];
+	size_t len[2];
+	uint32_t mss;
+};
+typedef int (*net_xmit_tso_fn)(void *ctx, const struct net_tso *tso);
 
 /* What the driver or test gives net_init.  Zero fields take defaults. */
 struct net_config {
 	uint8_t mac[ETH_ALEN];
 	net_xmit_fn xmit;
 	void *xmit_ctx;
+	net_tx_frame_fn tx_frame;	/* optional; called with xmit_ctx */
+	net_xmit_tso_fn xmit_tso;	/* optional; called with xmit_ctx */
+	uint32_t tso_max;		/* payload bytes per xmit_tso; 0: no TSO */
 	uint64_t seed;		/* secret for ISNs and ports: use a real RNG */
 	uint32_t max_conns;	/* TCP connection slots (listeners too): 16 */
 	uint32_t sndbuf;	/* per-connection send ring, bytes: 1 MiB */
@@ -53,7 +81,20 @@ struct net_config {
 	uint32_t min_rto_ms;	/* RTO floor: 200 */
 	uint32_t delack_ms;	/* delayed-ACK timer: 40 */
 	uint32_t arp_timeout_ms;	/* ARP entry lifetime: 60000 */
+	/* TCP checksum offload: the driver has the NIC complete the checksum
+	 * of every IPv4 TCP frame; the stack stores only the pseudo-header
+	 * sum there (folded, not complemented; RFC 9293 3.1, 8254x SDM
+	 * 3.3.6).  The TCP header starts at NET_TCP_OFF. */
+	bool tx_tcp_csum;
 };
+
+/* Where outgoing IPv4 TCP frames put their TCP header (no IP options). */
+#define NET_TCP_OFF	34
+
+/* net_input_flags: what the NIC verified (8254x SDM 3.2.9: IPCS/TCPCS set,
+ * IPE/TCPE clear, IXSM clear).  Unverified checksums are checked here. */
+#define NET_RX_IP_CSUM_OK	(1u << 0)	/* IPv4 header checksum good */
+#define NET_RX_TCP_CSUM_OK	(1u << 1)	/* TCP checksum good */
 
 /* Per-layer counters (never reset by the stack). */
 struct net_eth_stats {
@@ -131,9 +172,15 @@ struct netstack {
 	uint32_t ip, netmask, gw;	/* host order; ip == 0: unconfigured */
 	net_xmit_fn xmit;
 	void *xmit_ctx;
+	net_tx_frame_fn tx_frame;
+	net_xmit_tso_fn xmit_tso;
+	uint32_t tso_max;		/* 0: no TSO */
+	const struct net_tso *tso;	/* the frame on its way down is this */
 	uint64_t now_us;		/* set by net_set_time / net_poll */
 	uint64_t rng;			/* xorshift state, from cfg.seed */
 	uint16_t ip_id;
+	bool tx_tcp_csum;		/* cfg.tx_tcp_csum */
+	unsigned rx_flags;		/* NET_RX_* of the frame being input */
 	struct net_stats stats;
 	struct arp_cache arp;
 	struct icmp_state icmp;
@@ -156,6 +203,9 @@ void net_set_time(struct netstack *s, uint64_t now_us);
 
 /* One received Ethernet frame (without FCS); bad frames are counted. */
 void net_input(struct netstack *s, const void *frame, size_t len);
+/* The same with NET_RX_* flags from a NIC that verified checksums. */
+void net_input_flags(struct netstack *s, const void *frame, size_t len,
+		     unsigned flags);
 
 /* Set the time and run due timers; returns the earliest next deadline
  * (absolute microseconds; UINT64_MAX when idle). */

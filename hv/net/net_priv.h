@@ -15,10 +15,16 @@
 
 #define NET_L4_OFF	(ETH_HLEN + IP_HLEN)
 #define NET_L4_MAX	(ETH_MTU - IP_HLEN)
+_Static_assert(NET_TCP_OFF == NET_L4_OFF, "net.h's NET_TCP_OFF");
+/* Largest TSO payload: the IPv4 total length must fit its 16 bits. */
+#define NET_TSO_MAX	(65535 - IP_HLEN - 60)
 
 /* net.c: fill the Ethernet header, pad to the minimum and transmit. */
 int eth_output(struct netstack *s, uint8_t *frame, size_t len,
 	       const uint8_t *dst, uint16_t type);
+/* net.c: where to build the next frame (cfg.tx_frame's, else txbuf); to
+ * be sent, or dropped, before another frame is built. */
+uint8_t *net_tx_frame(struct netstack *s);
 /* net.c: xorshift64* from the configured seed (not cryptographic). */
 uint64_t net_rand(struct netstack *s);
 
@@ -35,9 +41,13 @@ uint64_t arp_poll(struct netstack *s);
 /* ip.c: pkt is the IPv4 header; len counts from it to the frame's end. */
 void ip_input(struct netstack *s, const uint8_t *pkt, size_t len);
 /* Fill the IPv4 header at frame + ETH_HLEN for l4len transport bytes
- * (already at NET_L4_OFF) and send.  -ENETUNREACH, -EAGAIN, -EIO. */
+ * (already at NET_L4_OFF) and send.  -ENETUNREACH, -EAGAIN, -EIO.  With
+ * s->tso set, l4len counts the payload the NIC will cut up too. */
 int ip_output(struct netstack *s, uint8_t *frame, size_t l4len,
 	      uint32_t dst, uint8_t proto);
+/* Can a frame to dst go out now (routed, next hop in the ARP cache)?
+ * TSO frames must: they cannot wait in the ARP queue. */
+bool ip_resolved(struct netstack *s, uint32_t dst);
 /* Is addr one of ours to answer as broadcast (limited or subnet)? */
 bool ip_is_broadcast(const struct netstack *s, uint32_t addr);
 /* Can addr be a unicast peer (not 0, loopback, multicast, broadcast)? */

@@ -39,6 +39,31 @@ void nettest_fill(uint64_t offset, void *buf, size_t len)
 		*p++ = (uint8_t)(w >> (8 * (offset & 7)));
 }
 
+uint32_t nettest_fill_crc(uint64_t offset, void *buf, size_t len, uint32_t crc)
+{
+	uint8_t *p = buf;
+	size_t head = (8 - (offset & 7)) & 7, words;
+	uint32_t raw;
+
+	if (head > len)
+		head = len;
+	nettest_fill(offset, p, head);
+	crc = crc32_update(crc, p, head);
+	p += head;
+	offset += head;
+	len -= head;
+	crc32_tables();
+	raw = ~crc;
+	for (words = len / 8; words; words--, p += 8, offset += 8) {
+		uint64_t w = splitmix64(offset / 8);
+
+		put_le64(p, w);
+		raw = crc32_step64(raw, w);
+	}
+	nettest_fill(offset, p, len & 7);
+	return crc32_update(~raw, p, len & 7);
+}
+
 uint64_t nettest_rate(uint64_t bytes, uint64_t us)
 {
 	if (!us)
@@ -82,27 +107,31 @@ void nettest_tx_init(struct nettest_tx *t, struct tcp_conn *c, uint64_t total,
 	t->start_us = t->end_us = now_us;
 }
 
-/* Queue one chunk of the stream; false when the ring is full. */
+/* Queue one chunk of the stream, made in place in the send ring; false
+ * when the ring is full. */
 static bool tx_chunk(struct nettest_tx *t)
 {
 	uint64_t left = t->total - t->queued;
-	size_t n = tcp_send_space(t->c);
+	uint8_t *p;
+	size_t n = tcp_send_buffer(t->c, &p);
 	long sent;
 
-	if (n > sizeof(t->buf))
-		n = sizeof(t->buf);
+	if (n > NETTEST_CHUNK)
+		n = NETTEST_CHUNK;
 	if (n > left)
 		n = (size_t)left;
-	if (!n)
-		return false;
-	nettest_fill(t->queued, t->buf, n);
-	sent = tcp_send(t->c, t->buf, n);
-	if (sent <= 0) {
-		if (sent != -EAGAIN)
+	if (!n) {
+		sent = tcp_send(t->c, NULL, 0);	/* the reason, if any */
+		if (sent < 0 && sent != -EAGAIN)
 			t->err = (int)sent;
 		return false;
 	}
-	t->crc = crc32_update(t->crc, t->buf, (size_t)sent);
+	t->crc = nettest_fill_crc(t->queued, p, n, t->crc);
+	sent = tcp_send_commit(t->c, n);
+	if (sent <= 0) {
+		t->err = sent ? (int)sent : -EIO;
+		return false;
+	}
 	t->queued += (uint64_t)sent;
 	return true;
 }

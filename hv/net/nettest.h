@@ -24,6 +24,10 @@
 /* Bytes [offset, offset + len) of the stream. */
 void nettest_fill(uint64_t offset, void *buf, size_t len);
 
+/* nettest_fill, and return crc32_update(crc, buf, len) of what it wrote
+ * (in one pass: the words are checksummed as they are made). */
+uint32_t nettest_fill_crc(uint64_t offset, void *buf, size_t len, uint32_t crc);
+
 /* Bytes per second for bytes moved in us microseconds (0 if us is 0). */
 uint64_t nettest_rate(uint64_t bytes, uint64_t us);
 

@@ -373,10 +373,9 @@ uint32_t tcp_rcv_queued(const struct tcp_conn *c)
 	return c->rcv_nxt - c->rcv_user - (c->fin_rcvd ? 1 : 0);
 }
 
-long tcp_send(struct tcp_conn *c, const void *buf, size_t len)
+/* 0 when tcp_send may queue data, else its error. */
+static int tcp_send_check(const struct tcp_conn *c)
 {
-	uint32_t n;
-
 	if (c->err)
 		return c->err;
 	if (c->state == TCP_LISTEN || c->state == TCP_SYN_RCVD)
@@ -384,6 +383,42 @@ long tcp_send(struct tcp_conn *c, const void *buf, size_t len)
 	if (c->fin_queued || (c->state != TCP_SYN_SENT &&
 			      c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT))
 		return -EPIPE;
+	return 0;
+}
+
+size_t tcp_send_buffer(struct tcp_conn *c, uint8_t **buf)
+{
+	uint32_t off;
+
+	if (tcp_send_check(c) || !c->sbuf)
+		return 0;
+	off = (c->sb_seq + c->sb_len) & (c->ssize - 1);
+	*buf = c->sbuf + off;
+	return min_u32(c->ssize - c->sb_len, c->ssize - off);
+}
+
+long tcp_send_commit(struct tcp_conn *c, size_t n)
+{
+	uint8_t *buf;
+	int rc = tcp_send_check(c);
+
+	if (rc)
+		return rc;
+	if (n > tcp_send_buffer(c, &buf))
+		return -EINVAL;
+	c->sb_len += (uint32_t)n;
+	if (n && c->state != TCP_SYN_SENT)
+		tcp_output(c);
+	return (long)n;
+}
+
+long tcp_send(struct tcp_conn *c, const void *buf, size_t len)
+{
+	uint32_t n;
+	int rc = tcp_send_check(c);
+
+	if (rc)
+		return rc;
 	n = (uint32_t)(len < c->ssize ? len : c->ssize);
 	n = min_u32(n, c->ssize - c->sb_len);
 	if (!n)

@@ -80,6 +80,12 @@ int tcp_accept(struct tcp_conn *listener, struct tcp_conn **out);
  * taken (>0), -EAGAIN (ring full), -EPIPE after shutdown, -EINVAL on a
  * listener, or the connection's error. */
 long tcp_send(struct tcp_conn *c, const void *buf, size_t len);
+/* Zero-copy variant of tcp_send: *buf and the length of the free space
+ * that follows the queued data in the send ring without wrapping (0 when
+ * tcp_send would not take data now).  Write there, then queue n of those
+ * bytes with tcp_send_commit (returns n, or what tcp_send returns). */
+size_t tcp_send_buffer(struct tcp_conn *c, uint8_t **buf);
+long tcp_send_commit(struct tcp_conn *c, size_t n);
 /* Copy up to len received bytes: >0, 0 at end of stream (peer's FIN),
  * -EAGAIN when nothing is there yet, or the connection's error (once the
  * bytes received before it have been read). */

@@ -19,12 +19,12 @@ struct tcp_hdr {
 	uint16_t wnd;
 };
 
-/* Fill the header at NET_L4_OFF (options and data already there), then
- * checksum and send. */
-static int tcp_emit(struct netstack *s, const struct tcp_hdr *h,
+/* Fill the header at NET_L4_OFF of frame (options and data already
+ * there), then checksum and send. */
+static int tcp_emit(struct netstack *s, uint8_t *frame, const struct tcp_hdr *h,
 		    uint32_t optlen, uint32_t len)
 {
-	uint8_t *t = s->txbuf + NET_L4_OFF;
+	uint8_t *t = frame + NET_L4_OFF;
 	uint32_t tl = TCP_HLEN + optlen + len;
 	uint64_t sum;
 	int rc;
@@ -38,9 +38,12 @@ static int tcp_emit(struct netstack *s, const struct tcp_hdr *h,
 	put_be16(t + TCP_O_WIN, h->wnd);
 	put_be16(t + TCP_O_CSUM, 0);
 	put_be16(t + TCP_O_URP, 0);
-	sum = csum_pseudo(s->ip, h->rip, IP_PROTO_TCP, (uint16_t)tl);
-	csum_store(t + TCP_O_CSUM, csum_finish(csum_add(sum, t, tl)));
-	rc = ip_output(s, s->txbuf, tl, h->rip, IP_PROTO_TCP);
+	sum = csum_pseudo(s->ip, h->rip, IP_PROTO_TCP, s->tso ? 0 : (uint16_t)tl);
+	if (s->tx_tcp_csum || s->tso)	/* the NIC sums and complements */
+		csum_store(t + TCP_O_CSUM, csum_fold(sum));
+	else
+		csum_store(t + TCP_O_CSUM, csum_finish(csum_add(sum, t, tl)));
+	rc = ip_output(s, frame, tl, h->rip, IP_PROTO_TCP);
 	if (rc == -EAGAIN)
 		s->stats.tcp.tx_blocked++;
 	else
@@ -142,35 +145,61 @@ static uint16_t wnd_field(const struct tcp_conn *c, bool syn, uint32_t *edge)
 	return (uint16_t)units;
 }
 
+/* Can [seq, seq+len) go as one TSO frame (data only, next hop known)? */
+static bool tso_ok(const struct tcp_conn *c, uint32_t len, uint8_t flags)
+{
+	return c->s->tso_max && len <= c->s->tso_max &&
+	       !(flags & (TCP_SYN | TCP_FIN | TCP_RST)) && c->state != TCP_SYN_SENT &&
+	       ip_resolved(c->s, c->rip);
+}
+
+/* The payload of a TSO frame: straight from the send ring. */
+static void tso_setup(struct tcp_conn *c, struct net_tso *t, const uint8_t *frame,
+		      uint32_t seq, uint32_t len, uint32_t optlen)
+{
+	uint32_t off = seq & (c->ssize - 1), first = min_u32(len, c->ssize - off);
+
+	*t = (struct net_tso){ .hdr = frame, .hlen = NET_L4_OFF + TCP_HLEN + optlen,
+			       .data = { c->sbuf + off, c->sbuf },
+			       .len = { first, len - first }, .mss = c->mss - optlen };
+}
+
 /* Send one segment of c: data [seq, seq+len) from the send ring plus
- * flags; ACK is added once synchronized.  Options may shorten the data,
- * and then FIN is left off.  Returns payload bytes sent or -EAGAIN. */
+ * flags; ACK is added once synchronized.  More than a segment goes as one
+ * TSO frame when the NIC can; otherwise options may shorten the data, and
+ * then FIN is left off.  Returns payload bytes sent or -EAGAIN. */
 static long tcp_xmit(struct tcp_conn *c, uint32_t seq, uint32_t len,
 		     uint8_t flags)
 {
 	struct netstack *s = c->s;
-	uint8_t *t = s->txbuf + NET_L4_OFF;
+	uint8_t *frame = net_tx_frame(s), *t = frame + NET_L4_OFF;
 	bool syn = flags & TCP_SYN;
 	uint32_t optlen = syn ? syn_options(c, t + TCP_HLEN) :
 				sack_options(c, t + TCP_HLEN);
 	struct tcp_hdr h = { .rip = c->rip, .lport = c->lport,
 			     .rport = c->rport, .seq = seq, .ack = c->rcv_nxt };
+	struct net_tso tso;
 	uint32_t edge;
+	int rc;
 
-	if (len + optlen > c->mss) {
+	if (len + optlen > c->mss && tso_ok(c, len, flags)) {
+		tso_setup(c, &tso, frame, seq, len, optlen);
+		s->tso = &tso;
+	} else if (len + optlen > c->mss) {
 		len = c->mss - optlen;
 		flags &= (uint8_t)~TCP_FIN;
 	}
-	if (len) {
+	if (len && !s->tso)
 		ring_get(c->sbuf, c->ssize, seq, t + TCP_HLEN + optlen, len);
-		if (seq + len == c->sb_seq + c->sb_len)
-			flags |= TCP_PSH;
-	}
+	if (len && seq + len == c->sb_seq + c->sb_len)
+		flags |= TCP_PSH;
 	if (c->state != TCP_SYN_SENT)
 		flags |= TCP_ACK;
 	h.flags = flags;
 	h.wnd = wnd_field(c, syn, &edge);
-	if (tcp_emit(s, &h, optlen, len) == -EAGAIN) {
+	rc = tcp_emit(s, frame, &h, optlen, len);
+	s->tso = NULL;
+	if (rc == -EAGAIN) {
 		c->tx_blocked = true;
 		return -EAGAIN;
 	}
@@ -266,6 +295,12 @@ static bool tcp_small_ok(const struct tcp_conn *c, uint32_t len,
 	return c->max_sndwnd && len >= c->max_sndwnd / 2;
 }
 
+/* Most payload one send may carry: a TSO frame's worth, else a segment. */
+static uint32_t tcp_seg_max(const struct tcp_conn *c)
+{
+	return c->s->tso_max > c->mss ? c->s->tso_max : c->mss;
+}
+
 /* Send the next segment the windows allow; false when nothing went. */
 static bool tcp_output_one(struct tcp_conn *c)
 {
@@ -277,7 +312,7 @@ static bool tcp_output_one(struct tcp_conn *c)
 	if (c->sacked.n && seq_lt(seq, c->snd_max))	/* go-back-N: skip SACKed */
 		c->snd_nxt = seq = tcp_sack_skip(c, seq, &room);
 	avail = seq_lt(seq, end) ? end - seq : 0;
-	len = min_u32(min_u32(min_u32(avail, tcp_usable(c)), c->mss), room);
+	len = min_u32(min_u32(min_u32(avail, tcp_usable(c)), tcp_seg_max(c)), room);
 	fin = c->fin_queued && seq + len == end;
 	fresh = seq == c->snd_max;
 
@@ -351,7 +386,7 @@ void tcp_send_rst(struct tcp_conn *c)
 			     .seq = c->snd_nxt, .ack = c->rcv_nxt,
 			     .flags = TCP_RST | TCP_ACK };
 
-	tcp_emit(c->s, &h, 0, 0);
+	tcp_emit(c->s, net_tx_frame(c->s), &h, 0, 0);
 }
 
 /* RST for a segment that has no connection (RFC 9293 3.10.7.1). */
@@ -367,7 +402,7 @@ void tcp_send_rst_reply(struct netstack *s, const struct tcp_seg *g)
 			!!(g->flags & TCP_FIN);
 		h.flags = TCP_RST | TCP_ACK;
 	}
-	tcp_emit(s, &h, 0, 0);
+	tcp_emit(s, net_tx_frame(s), &h, 0, 0);
 }
 
 /* An ACK that tells a possibly blind attacker nothing new (RFC 5961 3.2,
