@@ -258,13 +258,15 @@ static void on_pages(struct in *in, const struct mig_pages *p)
 	bool fresh = in->ch.st.rounds == 0;
 
 	for (uint32_t i = 0; i < p->count; i++) {
-		uint8_t *dst = vm_gpa_to_hva(in->vm, p->page[i].gfn * MIG_PAGE_SIZE);
-		if (p->page[i].kind == MIG_PAGE_ZERO) {
-			if (!fresh)
-				memset(dst, 0, MIG_PAGE_SIZE);
-			in->round_zero++;
+		const struct mig_page *pg = &p->page[i];
+		uint8_t *dst = vm_gpa_to_hva(in->vm, pg->gfn * MIG_PAGE_SIZE);
+		if (pg->kind != MIG_PAGE_DATA) {
+			for (uint64_t k = 0; !fresh && k < mig_page_span(pg); k++)
+				memset(vm_gpa_to_hva(in->vm, (pg->gfn + k) * MIG_PAGE_SIZE), 0,
+				       MIG_PAGE_SIZE);
+			in->round_zero += mig_page_span(pg);
 		} else {
-			memcpy(dst, p->page[i].data, MIG_PAGE_SIZE);
+			memcpy(dst, pg->data, MIG_PAGE_SIZE);
 		}
 	}
 }

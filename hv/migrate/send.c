@@ -28,6 +28,7 @@
 #define PAGES_PER_REC	64u		/* 256 KiB records: the shell stays lively */
 #define REC_CAP		(MIG_HDR_SIZE + 4 + PAGES_PER_REC * (9 + MIG_PAGE_SIZE))
 #define PUSH_CHUNK	(64u * 1024)	/* bytes offered to TCP per step */
+#define RUN_MAX		(1u << 16)	/* pages per zero run (256 MiB): records stay lively */
 
 /* Why the migration ended early: a code for ABORT and words for the log. */
 struct out_fail {
@@ -341,14 +342,24 @@ static int send_set(struct out *o, const uint64_t *set, struct mig_round *m)
 	int rc;
 
 	dirty_bitmap_for_each(g, set, n) {
-		struct mig_page *p = &o->batch.page[o->batch.n++];
-		p->gfn = g;
-		p->data = vm_gpa_to_hva(o->vm, (uint64_t)g * MIG_PAGE_SIZE);
-		p->kind = mig_page_is_zero(p->data) ? MIG_PAGE_ZERO : MIG_PAGE_DATA;
-		m->zero_pages += p->kind == MIG_PAGE_ZERO;
+		const uint8_t *data = vm_gpa_to_hva(o->vm, (uint64_t)g * MIG_PAGE_SIZE);
+		bool zero = mig_page_is_zero(data);
+		struct mig_page *last = o->batch.n ? &o->batch.page[o->batch.n - 1] : NULL;
+
+		m->zero_pages += zero;
 		m->pages_sent++;
+		/* zero pages next to each other travel as one run */
+		if (zero && last && last->kind != MIG_PAGE_DATA &&
+		    last->gfn + mig_page_span(last) == g && mig_page_span(last) < RUN_MAX) {
+			last->run = (uint32_t)mig_page_span(last) + 1;
+			last->kind = MIG_PAGE_ZERO_RUN;
+			continue;
+		}
 		if (o->batch.n == PAGES_PER_REC && (rc = flush_batch(o, &m->bytes_sent)))
 			return rc;
+		o->batch.page[o->batch.n++] = (struct mig_page){
+			.gfn = g, .kind = zero ? MIG_PAGE_ZERO : MIG_PAGE_DATA, .data = data,
+		};
 	}
 	return flush_batch(o, &m->bytes_sent);
 }

@@ -288,10 +288,12 @@ static void walk_page(struct walk *w, struct mig_page *pg)
 	snap_u8(&w->s, &pg->kind);
 	if (w->s.err)
 		return;
-	if (pg->kind > MIG_PAGE_ZERO)
+	if (pg->kind > MIG_PAGE_ZERO_RUN)
 		w_bad(w, "PAGES: gfn 0x%llx has kind %u", (unsigned long long)pg->gfn, pg->kind);
 	else if (pg->kind == MIG_PAGE_DATA)
 		w_ref(w, &pg->data, MIG_PAGE_SIZE, "PAGES data");
+	else if (pg->kind == MIG_PAGE_ZERO_RUN)
+		snap_u32(&w->s, &pg->run);
 }
 
 static void walk_pages(struct walk *w, struct mig_rec *r)
@@ -591,6 +593,7 @@ static int check_reply(const struct mig_stream *s, const struct mig_rec *r, stru
 static int check_pages(const struct mig_stream *s, const struct mig_rec *r, struct mig_error *e)
 {
 	const struct mig_pages *p = &r->pages;
+	uint64_t span = 0;
 
 	if (p->count == 0 || p->count > MIG_PAGES_MAX || !p->page)
 		return NOPE(MIG_E_PROTOCOL, "PAGES: %u pages, 1..%u allowed", p->count,
@@ -602,9 +605,19 @@ static int check_pages(const struct mig_stream *s, const struct mig_rec *r, stru
 			return NOPE(MIG_E_PROTOCOL, "PAGES: gfn 0x%llx beyond guest memory (0x%llx pages)",
 				    (unsigned long long)pg->gfn,
 				    (unsigned long long)s->guest_pages);
-		if (pg->kind > MIG_PAGE_ZERO || (pg->kind == MIG_PAGE_DATA && !pg->data))
+		if (pg->kind > MIG_PAGE_ZERO_RUN || (pg->kind == MIG_PAGE_DATA && !pg->data))
 			return NOPE(MIG_E_PROTOCOL, "PAGES: bad page kind or data");
+		if (pg->kind == MIG_PAGE_ZERO_RUN &&
+		    (pg->run < 2 || pg->run > MIG_ZERO_RUN_MAX ||
+		     pg->run > s->guest_pages - pg->gfn))
+			return NOPE(MIG_E_PROTOCOL, "PAGES: zero run of %u pages at gfn 0x%llx "
+				    "(2..%u, within guest memory)", pg->run,
+				    (unsigned long long)pg->gfn, MIG_ZERO_RUN_MAX);
+		span += mig_page_span(pg);
 	}
+	if (span > MIG_ZERO_RUN_MAX)	/* work per record stays bounded */
+		return NOPE(MIG_E_PROTOCOL, "PAGES: %llu pages in one record (at most %u)",
+			    (unsigned long long)span, MIG_ZERO_RUN_MAX);
 	return 0;
 }
 
@@ -744,17 +757,22 @@ static int apply_reply(struct mig_stream *s, const struct mig_rec *r, enum mig_r
 static int apply_pages(struct mig_stream *s, const struct mig_rec *r, enum mig_role from)
 {
 	(void)from;
-	for (uint32_t i = 0; i < r->pages.count; i++) {
-		uint64_t gfn = r->pages.page[i].gfn;
-		uint8_t bit = (uint8_t)(1u << (gfn & 7));
+	uint64_t pages = 0;
 
-		if (!(s->seen[gfn >> 3] & bit)) {
-			s->seen[gfn >> 3] |= bit;
-			s->seen_pages++;
+	for (uint32_t i = 0; i < r->pages.count; i++) {
+		uint64_t gfn = r->pages.page[i].gfn, n = mig_page_span(&r->pages.page[i]);
+
+		pages += n;
+		for (uint64_t end = gfn + n; gfn < end; gfn++) {
+			uint8_t bit = (uint8_t)(1u << (gfn & 7));
+			if (!(s->seen[gfn >> 3] & bit)) {
+				s->seen[gfn >> 3] |= bit;
+				s->seen_pages++;
+			}
 		}
 	}
-	s->round_pages += r->pages.count;
-	s->total_pages += r->pages.count;
+	s->round_pages += pages;
+	s->total_pages += pages;
 	s->round_open = true;
 	return 0;
 }

@@ -152,13 +152,25 @@ struct mig_reply {
 	char msg[MIG_MSG_MAX + 1];	/* refusal, or a warning on accept */
 };
 
-enum mig_page_kind { MIG_PAGE_DATA = 0, MIG_PAGE_ZERO = 1 };
+enum mig_page_kind {
+	MIG_PAGE_DATA = 0,		/* 4096 bytes follow */
+	MIG_PAGE_ZERO = 1,		/* the page is all zero */
+	MIG_PAGE_ZERO_RUN = 2,		/* u32 n follows: gfn .. gfn+n-1 are all zero */
+};
+#define MIG_ZERO_RUN_MAX	(1u << 24)	/* pages in one ZERO_RUN entry (64 GiB) */
 
 struct mig_page {
 	uint64_t gfn;			/* < guest pages */
 	uint8_t kind;			/* enum mig_page_kind */
 	const uint8_t *data;		/* MIG_PAGE_SIZE bytes if DATA */
+	uint32_t run;			/* ZERO_RUN: pages, 2..MIG_ZERO_RUN_MAX */
 };
+
+/* Guest pages an entry covers. */
+static inline uint64_t mig_page_span(const struct mig_page *pg)
+{
+	return pg->kind == MIG_PAGE_ZERO_RUN ? pg->run : 1;
+}
 
 struct mig_pages {
 	uint32_t count;			/* 1..MIG_PAGES_MAX */
@@ -167,7 +179,7 @@ struct mig_pages {
 
 struct mig_round_end {
 	uint32_t round;			/* 0, 1, 2, ... */
-	uint64_t pages;			/* pages sent in this round */
+	uint64_t pages;			/* pages sent in this round (runs count whole) */
 	uint64_t remaining;		/* dirty pages for the next round (0: last) */
 };
 
