@@ -104,6 +104,12 @@ void log_console_hold(bool hold)
 	spin_unlock(&ring_lock);
 }
 
+bool log_console_pending(void)
+{
+	return __atomic_load_n(&held_len, __ATOMIC_RELAXED) ||
+	       __atomic_load_n(&held_dropped, __ATOMIC_RELAXED);
+}
+
 bool log_console_flush(void)
 {
 	bool any;

@@ -26,12 +26,14 @@ void log_set_level(enum log_level console_level);
 
 /*
  * Hold console lines back (they still reach the ring) while the console
- * shows a guest, so a host message never lands inside a guest's line;
+ * shows a guest or the operator types at the prompt, so a host message
+ * never lands inside a guest's line or a half-typed command;
  * log_console_flush() writes what is held at a point the caller chooses and
  * says whether there was anything.  Releasing the hold flushes too.
  */
 void log_console_hold(bool hold);
 bool log_console_flush(void);
+bool log_console_pending(void);		/* lines held (no lock: a hint) */
 
 /* Copy the ring's oldest-to-newest contents through fn, in chunks. */
 void log_dump(void (*fn)(const char *buf, size_t len, void *arg), void *arg);

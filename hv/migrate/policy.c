@@ -134,7 +134,6 @@ static void measure(struct mig_policy *p, const struct mig_round *r, uint32_t ro
 }
 
 static uint64_t ms(uint64_t us) { return (us + 999) / 1000; }
-static uint64_t mbps(uint64_t Bps) { return Bps / 1000000; }
 
 static void decide(struct mig_decision *d, enum mig_action a, bool forced)
 {
@@ -162,14 +161,17 @@ static void stop_anyway(const struct mig_policy *p, struct mig_decision *d, cons
 
 static void throttle_up(struct mig_policy *p, struct mig_decision *d, bool outpaced)
 {
+	uint64_t dirty = p->dirty_pps * p->page_bytes / 10000, link = p->link_Bps / 10000;
+
 	p->throttle_pct = mig_throttle_next(p->throttle_pct);
 	d->throttle_pct = p->throttle_pct;
 	decide(d, MIG_ACT_THROTTLE, false);
-	snprintf(d->why, sizeof(d->why), "%s (guest dirties %llu MB/s, link carries %llu MB/s): "
-		 "throttling its vCPUs by %u%%",
+	snprintf(d->why, sizeof(d->why), "%s (guest dirties %llu.%02llu MB/s, link carries "
+		 "%llu.%02llu MB/s): throttling its vCPUs by %u%%",
 		 outpaced ? "guest dirties faster than the link" : "rounds stopped shrinking",
-		 (unsigned long long)mbps(p->dirty_pps * p->page_bytes),
-		 (unsigned long long)mbps(p->link_Bps), p->throttle_pct);
+		 (unsigned long long)(dirty / 100), (unsigned long long)(dirty % 100),
+		 (unsigned long long)(link / 100), (unsigned long long)(link % 100),
+		 p->throttle_pct);
 }
 
 /* converge=auto: throttle while outpaced or stuck; at the top step, give

@@ -366,6 +366,13 @@ void le_prompt(struct line_editor *le)
 	emit_str(le, le->prompt);
 }
 
+void le_redisplay(struct line_editor *le)
+{
+	emit_str(le, le->prompt);
+	emit(le, le->buf, le->len);
+	emit_rep(le, backs, le->len - le->cur);
+}
+
 enum le_event le_feed(struct line_editor *le, uint8_t byte)
 {
 	bool after_cr = le->after_cr;

@@ -81,6 +81,9 @@ void le_init(struct line_editor *le, const char *prompt,
 
 /* Start a new line: print the prompt.  Call at start and after LE_LINE. */
 void le_prompt(struct line_editor *le);
+/* Draw the prompt and the line being edited again, cursor where it was,
+ * after other output (the terminal must be at the start of a line). */
+void le_redisplay(struct line_editor *le);
 
 /* Consume one input byte; any value is safe. */
 enum le_event le_feed(struct line_editor *le, uint8_t byte);

@@ -79,23 +79,41 @@ void repl_run_boot_script(void)
 	pr_info("boot: ferry.rc done, %d line%s failed", failed, failed == 1 ? "" : "s");
 }
 
+/*
+ * At the prompt, host log lines are held so they never split what the
+ * operator is typing: they are shown on the prompt's line (cleared), and
+ * the prompt with the half-typed line is drawn again below them.
+ */
+static void show_held_log(void)
+{
+	if (!log_console_pending())
+		return;
+	console_write("\r\033[K", 4);
+	log_console_flush();
+	le_redisplay(&editor);
+}
+
 void repl_loop(void)
 {
 	le_init(&editor, PROMPT, out_console, NULL);
 	shell_set_output(out_console, NULL);
 	shell_set_interrupt(ctrl_c_pending);
+	log_console_hold(true);
 	le_prompt(&editor);
 	for (;;) {
 		int c = console_getc();
 
 		if (c < 0) {
+			show_held_log();
 			repl_idle();
 			continue;
 		}
 		if (le_feed(&editor, (uint8_t)c) == LE_LINE) {
 			in_command = true;
+			log_console_hold(false);	/* a command's time: lines go out */
 			shell_exec(shell_commands, shell_commands_count, le_line(&editor));
 			in_command = false;
+			log_console_hold(true);
 			le_prompt(&editor);
 		}
 	}

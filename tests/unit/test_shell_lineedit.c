@@ -175,6 +175,23 @@ static void test_prompt_and_echo(void **state)
 	assert_string_equal(cap.buf, "help\r\n");
 }
 
+/* Other output (a log line) interrupted the edit: the prompt and the
+ * half-typed line come back on a fresh row, cursor where it was. */
+static void test_redisplay_after_other_output(void **state)
+{
+	(void)state;
+	feed("migrate g 10.0.0.3");
+	feed("\x1b[D\x1b[D");		/* cursor two to the left */
+	term_putc(&term, '\r');		/* a log line took the row ... */
+	term_putc(&term, '\n');		/* ... and ended it */
+	out_reset();
+	le_redisplay(&le);
+	assert_string_equal(cap.buf, PROMPT "migrate g 10.0.0.3\b\b");
+	check_screen();
+	feed("X\r");
+	assert_string_equal(le_line(&le), "migrate g 10.0.0X.3");
+}
+
 static void test_cr_lf_crlf(void **state)
 {
 	char lines[8][64];
@@ -724,6 +741,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_prompt_and_echo, setup),
+		cmocka_unit_test_setup(test_redisplay_after_other_output, setup),
 		cmocka_unit_test_setup(test_cr_lf_crlf, setup),
 		cmocka_unit_test_setup(test_line_reset_without_prompt, setup),
 		cmocka_unit_test_setup(test_ignored_bytes, setup),
