@@ -30,6 +30,7 @@ static struct {
 	uint64_t id;
 	uint64_t started_us, next_us;
 	uint64_t told_unknown;		/* id we already logged "unknown" for */
+	unsigned int slot;		/* where the next search starts */
 } Q;
 
 /* The in-doubt guest named name, if it is still the one of migration id. */
@@ -83,7 +84,10 @@ static void ask_next(void)
 {
 	struct tcp_conn *c = NULL;
 
-	for (unsigned int i = 0; i < VM_MAX; i++) {
+	for (unsigned int k = 0; k < VM_MAX; k++) {
+		unsigned int i = (Q.slot + k) % VM_MAX;	/* round robin: one that is
+							 * never answered does not
+							 * starve the others */
 		struct vm *vm = vm_at(i);
 		if (!vm || vm->mig.kind != VM_MIG_IN_DOUBT || vm->mig_owned || !vm->mig.peer_ip)
 			continue;
@@ -96,6 +100,7 @@ static void ask_next(void)
 		Q.ch.conn = c;
 		snprintf(Q.name, sizeof(Q.name), "%s", vm->name);
 		Q.id = vm->mig.id;
+		Q.slot = i + 1;
 		Q.active = true;
 		Q.sent = false;
 		Q.started_us = netif_now_us();
