@@ -422,40 +422,36 @@ static int set_state(struct vm *vm, enum vm_state from, enum vm_state to,
 	return rc;
 }
 
-int vm_start(struct vm *vm, char *err, size_t errlen)
+/* from -> to and onto a CPU; back to from if no CPU can take it. */
+static int place(struct vm *vm, enum vm_state from, enum vm_state to, const char *verb,
+		 char *err, size_t errlen)
 {
-	int rc = set_state(vm, VM_CREATED, VM_RUNNING, "start", err, errlen);
+	int rc = set_state(vm, from, to, verb, err, errlen);
 
 	if (rc)
 		return rc;
 	rc = sched_add(vm->vcpus[0]);
 	if (rc) {
 		spin_lock(&vm->lock);
-		vm->state = VM_CREATED;
+		vm->state = from;
 		spin_unlock(&vm->lock);
 		snprintf(err, errlen, "no CPU can run guests");
-		return rc;
 	}
-	pr_info("vm %s: started on CPU %d", vm->name, vm->vcpus[0]->cpu);
-	return 0;
+	return rc;
+}
+
+int vm_start(struct vm *vm, char *err, size_t errlen)
+{
+	int rc = place(vm, VM_CREATED, VM_RUNNING, "start", err, errlen);
+
+	if (!rc)
+		pr_info("vm %s: started on CPU %d", vm->name, vm->vcpus[0]->cpu);
+	return rc;
 }
 
 int vm_activate(struct vm *vm, bool run, char *err, size_t errlen)
 {
-	int rc = set_state(vm, VM_INCOMING, run ? VM_RUNNING : VM_PAUSED, "activate", err,
-			   errlen);
-
-	if (rc)
-		return rc;
-	rc = sched_add(vm->vcpus[0]);
-	if (rc) {
-		spin_lock(&vm->lock);
-		vm->state = VM_INCOMING;
-		spin_unlock(&vm->lock);
-		snprintf(err, errlen, "no CPU can run guests");
-		return rc;
-	}
-	return 0;
+	return place(vm, VM_INCOMING, run ? VM_RUNNING : VM_PAUSED, "activate", err, errlen);
 }
 
 void vm_flush_gpt(struct vm *vm)
