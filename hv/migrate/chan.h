@@ -26,7 +26,6 @@ struct mig_chan {
 	uint64_t last_rx_us;		/* when bytes last came */
 	uint64_t bytes_out, bytes_in;
 	uint32_t peer_ip;
-	uint16_t peer_port;
 };
 
 /* Set up ch around conn (may be NULL until connected) for role, with a

@@ -121,6 +121,19 @@ static void in_free(struct in *in)
 	L.cur = NULL;
 }
 
+/* The ending, with its figures, in `migrations` (once the HELLO named it). */
+static void record(struct in *in, enum mig_outcome outcome, const char *why)
+{
+	if (!in->hist)
+		return;
+	in->hist->outcome = outcome;
+	in->hist->total_us = netif_now_us() - in->t_start;
+	in->hist->bytes = in->ch.bytes_in;
+	in->hist->rounds = in->ch.st.rounds;
+	if (why)
+		snprintf(in->hist->why, sizeof(in->hist->why), "%s", why);
+}
+
 static void discard(struct in *in, uint32_t code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -138,13 +151,7 @@ static void discard(struct in *in, uint32_t code, const char *fmt, ...)
 	if (in->vm)
 		vm_destroy(in->vm);
 	pr_info("migrate in %s: failed: %s; discarded", in->name[0] ? in->name : "?", why);
-	if (in->hist) {
-		in->hist->outcome = code == MIG_E_CANCELLED ? MIG_CANCELLED : MIG_FAILED;
-		in->hist->total_us = netif_now_us() - in->t_start;
-		in->hist->bytes = in->ch.bytes_in;
-		in->hist->rounds = in->ch.st.rounds;
-		snprintf(in->hist->why, sizeof(in->hist->why), "%s", why);
-	}
+	record(in, code == MIG_E_CANCELLED ? MIG_CANCELLED : MIG_FAILED, why);
 	in->closing = code != 0;	/* let the ABORT out before the FIN */
 	in_free(in);
 }
@@ -362,10 +369,7 @@ static void finish(struct in *in)
 	if (send_small(in, &r))
 		pr_warn("migrate in %s: COMMITTED did not go out: the source will be in doubt",
 			in->name);
-	in->hist->outcome = MIG_DONE;
-	in->hist->total_us = netif_now_us() - in->t_start;
-	in->hist->bytes = in->ch.bytes_in;
-	in->hist->rounds = in->ch.st.rounds;
+	record(in, MIG_DONE, NULL);
 	pr_info("migrate in %s: done: %s here (state loaded %lu us after the last round, "
 		"COMMIT %lu us after READY)", in->name, in->arrive_paused ? "paused" : "running",
 		in->t_ready - in->t_last_round, netif_now_us() - in->t_ready);
@@ -531,7 +535,6 @@ static void accept_one(void)
 		return;
 	}
 	in->ch.peer_ip = ti.rip;
-	in->ch.peer_port = ti.rport;
 	in->t_start = netif_now_us();
 	net_format_ipv4(ti.rip, ip);
 	snprintf(in->peer, sizeof(in->peer), "%s", ip);

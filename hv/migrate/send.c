@@ -99,6 +99,15 @@ static int unexpected(struct out *o, const struct mig_rec *r)
 		     mig_type_name(r->type));
 }
 
+/* Ctrl-C (seen while the shell CPU's other work runs): cancel, unless
+ * COMMIT is out; then the migration must run to its end. */
+static int cancelled(struct out *o)
+{
+	if (shell_interrupted() && !o->commit_sent)
+		return failf(o, MIG_E_CANCELLED, "cancelled by the operator");
+	return 0;
+}
+
 /*
  * One step of waiting: frames move and the shell CPU's other work runs
  * (inside shell_interrupted), Ctrl-C cancels (not after COMMIT), a peer's
@@ -109,8 +118,8 @@ static int step(struct out *o)
 	const struct mig_rec *r;
 	int rc;
 
-	if (shell_interrupted() && !o->commit_sent)
-		return failf(o, MIG_E_CANCELLED, "cancelled by the operator");
+	if ((rc = cancelled(o)))
+		return rc;
 	/* while we send, only an ABORT may come (READY is wait_rec's) */
 	if (o->ch.st.phase == MIG_PH_MEMORY || o->ch.st.phase == MIG_PH_STATE) {
 		rc = chan_pull(&o->ch, &r);
@@ -204,8 +213,8 @@ static int wait_rec(struct out *o, uint16_t want, const struct mig_rec **out)
 			return conn_error(o, rc);
 		if (o->ch.last_rx_us > o->last_progress)
 			o->last_progress = o->ch.last_rx_us;
-		if (shell_interrupted() && !o->commit_sent)
-			return failf(o, MIG_E_CANCELLED, "cancelled by the operator");
+		if ((rc = cancelled(o)))
+			return rc;
 		if (netif_now_us() - o->last_progress > MIG_SILENCE_US)
 			return failf(o, MIG_E_TIMEOUT, "no %s from %s within %llu s",
 				     mig_type_name(want), o->peer,
@@ -218,6 +227,7 @@ static int wait_rec(struct out *o, uint16_t want, const struct mig_rec **out)
 static int debug_point(struct out *o, enum mig_point p)
 {
 	uint32_t hold = mig_debug_hold(p);
+	int rc;
 
 	if (hold) {
 		uint64_t end = netif_now_us() + hold * 1000000ull;
@@ -225,8 +235,8 @@ static int debug_point(struct out *o, enum mig_point p)
 			     mig_point_name(p), hold);
 		while (netif_now_us() < end) {
 			netif_poll();
-			if (shell_interrupted() && !o->commit_sent)
-				return failf(o, MIG_E_CANCELLED, "cancelled by the operator");
+			if ((rc = cancelled(o)))
+				return rc;
 			cpu_relax();
 		}
 		o->last_progress = netif_now_us();
@@ -252,8 +262,8 @@ static int connect_peer(struct out *o)
 		netif_lock();
 		rc = tcp_connected(c);
 		netif_unlock();
-		if (rc == 0 && shell_interrupted())
-			return failf(o, MIG_E_CANCELLED, "cancelled by the operator");
+		if (rc == 0 && cancelled(o))
+			return -ECANCELED;
 		if (rc == 0 && netif_now_us() - o->t_start > MIG_SILENCE_US)
 			rc = -ETIMEDOUT;
 	}
