@@ -13,25 +13,9 @@
 #include <string.h>
 #include <cmocka.h>
 #include "hv/migrate/stream.h"
-#include "hv/net/crc32.h"
+#include "tests/unit/mig_wire.h"
 
 static uint8_t buf[256];
-
-/* Feed n bytes to s; return what mig_stream_feed said at the end. */
-static int feed(struct mig_stream *s, const uint8_t *p, size_t n, const struct mig_rec **out)
-{
-	size_t used = 0;
-	int rc = 0;
-
-	while (n) {
-		rc = mig_stream_feed(s, p, n, &used, out);
-		p += used;
-		n -= used;
-		if (rc)
-			return rc;
-	}
-	return rc;
-}
 
 static void test_query_round_trip(void **st)
 {
@@ -47,13 +31,13 @@ static void test_query_round_trip(void **st)
 	n = mig_stream_encode(&src, &q, buf, sizeof(buf));
 	assert_int_equal(n, MIG_HDR_SIZE + 12);
 	assert_int_equal(src.phase, MIG_PH_QUERY);
-	assert_int_equal(feed(&dst, buf, (size_t)n, &r), 1);
+	assert_int_equal(mig_feed_all(&dst, buf, (size_t)n, &r), 1);
 	assert_int_equal(r->type, MIG_QUERY);
 	assert_true(r->query.mig_id == 0x1122334455667788ull);
 	assert_int_equal(dst.phase, MIG_PH_QUERY);
 	n = mig_stream_encode(&dst, &a, buf, sizeof(buf));
 	assert_int_equal(n, MIG_HDR_SIZE + 12);
-	assert_int_equal(feed(&src, buf, (size_t)n, &r), 1);
+	assert_int_equal(mig_feed_all(&src, buf, (size_t)n, &r), 1);
 	assert_int_equal(r->qreply.outcome, MIG_Q_RAN);
 	assert_int_equal(src.phase, MIG_PH_ANSWERED);
 	/* the conversation is over: nothing more either way */
@@ -103,7 +87,7 @@ static void test_query_hostile_replies(void **st)
 		mig_stream_init(&src, MIG_SRC);
 		mig_stream_init(&dst, MIG_DST);
 		qn = mig_stream_encode(&src, &q, qb, sizeof(qb));
-		assert_int_equal(feed(&dst, qb, (size_t)qn, &r), 1);
+		assert_int_equal(mig_feed_all(&dst, qb, (size_t)qn, &r), 1);
 		if (c == 0)
 			dst.query_id = a.qreply.mig_id = 43;	/* about another migration */
 		else if (c == 1)
@@ -122,14 +106,11 @@ static void test_query_hostile_replies(void **st)
 			if (c == 1) {
 				/* outcome is the last u32 of the payload: make it 3
 				 * and fix the CRC, as a lying peer would */
-				uint32_t crc;
 				buf[n - 4] = 3;
-				crc = crc32_update(crc32_update(0, buf, 12), buf + 16,
-						   (size_t)n - 16);
-				memcpy(buf + 12, &crc, 4);	/* little-endian host */
+				mig_fix_crc(buf, (size_t)n);
 			}
 			mig_stream_fini(&fake);
-			assert_int_equal(feed(&src, buf, (size_t)n, &r), -EPROTO);
+			assert_int_equal(mig_feed_all(&src, buf, (size_t)n, &r), -EPROTO);
 			assert_int_equal(src.rx_err.code, MIG_E_PROTOCOL);
 			assert_non_null(strstr(src.rx_err.msg, c == 0 ? "asked about" : "outcome"));
 		} else {
@@ -137,12 +118,10 @@ static void test_query_hostile_replies(void **st)
 			struct mig_stream d2;
 			uint8_t b2[64];
 			memcpy(b2, qb, (size_t)qn);
-			uint32_t crc;
 			b2[MIG_HDR_SIZE] = 9;	/* proto_version, little-endian low byte */
-			crc = crc32_update(crc32_update(0, b2, 12), b2 + 16, (size_t)qn - 16);
-			memcpy(b2 + 12, &crc, 4);
+			mig_fix_crc(b2, (size_t)qn);
 			mig_stream_init(&d2, MIG_DST);
-			assert_int_equal(feed(&d2, b2, (size_t)qn, &r), -EPROTO);
+			assert_int_equal(mig_feed_all(&d2, b2, (size_t)qn, &r), -EPROTO);
 			assert_int_equal(d2.rx_err.code, MIG_E_VERSION);
 			mig_stream_fini(&d2);
 		}

@@ -14,28 +14,13 @@
 #include <string.h>
 #include <cmocka.h>
 #include "hv/migrate/stream.h"
-#include "hv/net/crc32.h"
+#include "tests/unit/mig_wire.h"
 
 #define G_PAGES 1024u		/* a 4 MiB guest */
 
 static struct mig_stream S, D;
 static uint8_t buf[1 << 20];
 static uint8_t page[MIG_PAGE_SIZE];
-
-static int feed(struct mig_stream *s, const uint8_t *p, size_t n, const struct mig_rec **out)
-{
-	size_t used = 0;
-	int rc = 0;
-
-	while (n) {
-		rc = mig_stream_feed(s, p, n, &used, out);
-		p += used;
-		n -= used;
-		if (rc)
-			return rc;
-	}
-	return rc;
-}
 
 /* S to D: encode on S, decode on D; the decoded record. */
 static const struct mig_rec *pass(const struct mig_rec *r)
@@ -44,7 +29,7 @@ static const struct mig_rec *pass(const struct mig_rec *r)
 	long n = mig_stream_encode(&S, r, buf, sizeof(buf));
 
 	assert_true(n > 0);
-	assert_int_equal(feed(&D, buf, (size_t)n, &out), 1);
+	assert_int_equal(mig_feed_all(&D, buf, (size_t)n, &out), 1);
 	return out;
 }
 
@@ -66,7 +51,7 @@ static void accepted(void)
 				      .xcr0_mask = 3 };
 	n = mig_stream_encode(&D, &y, buf, sizeof(buf));
 	assert_true(n > 0);
-	assert_int_equal(feed(&S, buf, (size_t)n, &out), 1);
+	assert_int_equal(mig_feed_all(&S, buf, (size_t)n, &out), 1);
 	assert_int_equal(S.phase, MIG_PH_MEMORY);
 }
 
@@ -113,7 +98,7 @@ static void refused(struct mig_page pg, const char *why)
 	struct mig_rec p = { .type = MIG_PAGES, .pages = { 1, &pg } };
 	const struct mig_rec *out;
 	uint8_t rec[64];
-	uint32_t len = 4 + 13, crc;
+	uint32_t len = 4 + 13;
 
 	accepted();
 	assert_int_equal(mig_stream_encode(&S, &p, buf, sizeof(buf)), -EINVAL);
@@ -127,9 +112,8 @@ static void refused(struct mig_page pg, const char *why)
 	memcpy(rec + 20, &pg.gfn, 8);
 	rec[28] = MIG_PAGE_ZERO_RUN;
 	memcpy(rec + 29, &pg.run, 4);
-	crc = crc32_update(crc32_update(0, rec, 12), rec + 16, len);
-	memcpy(rec + 12, &crc, 4);
-	assert_int_equal(feed(&D, rec, 16 + len, &out), -EPROTO);
+	mig_fix_crc(rec, 16 + len);
+	assert_int_equal(mig_feed_all(&D, rec, 16 + len, &out), -EPROTO);
 	assert_int_equal(D.rx_err.code, MIG_E_PROTOCOL);
 	assert_non_null(strstr(D.rx_err.msg, why));
 	done();
