@@ -53,7 +53,7 @@ SHELL_SRCS   := hv/shell/lineedit.c hv/shell/parse.c hv/shell/shell.c \
 NET_SRCS     := hv/net/net.c hv/net/arp.c hv/net/ip.c hv/net/icmp.c hv/net/cksum.c \
 	hv/net/crc32.c hv/net/tcp.c hv/net/tcp_in.c hv/net/tcp_out.c hv/net/tcp_timer.c \
 	hv/net/tcp_sack.c hv/net/nettest.c hv/netif.c
-MIGRATE_SRCS := hv/migrate/stream.c hv/migrate/policy.c hv/migrate/chan.c \
+MIGRATE_SRCS := hv/migrate/stream.c hv/migrate/sparse.c hv/migrate/policy.c hv/migrate/chan.c \
 	hv/migrate/send.c hv/migrate/recv.c hv/migrate/history.c hv/migrate/doubt.c
 HV_SRCS := $(BOOT_SRCS) $(ARCH_SRCS) $(VMX_SRCS) $(SVM_SRCS) $(EMUL_SRCS) \
 	$(DRIVER_SRCS) $(HV_CORE_SRCS) $(VM_SRCS) $(MM_SRCS) \

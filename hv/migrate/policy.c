@@ -120,12 +120,26 @@ void mig_policy_init(struct mig_policy *p, const struct mig_policy_cfg *cfg)
 	p->page_bytes = MIG_PAGE_WIRE;
 }
 
-/* Fold one round into the link and dirty-rate estimates.  Short rounds
- * say little about the link; the first sample is taken whatever it is. */
+/*
+ * Fold one round into the link and dirty-rate estimates.  A long round
+ * measures the link.  A short one is mostly latency and page scanning (an
+ * idle guest's round 0 scans all memory to send a few pages): its rate is
+ * only a lower bound of the link's, so it can raise the estimate but not
+ * lower it, and until a long round the estimate is at least
+ * MIG_LINK_PRIOR_BPS.  Never above the operator's bandwidth cap.
+ */
 static void measure(struct mig_policy *p, const struct mig_round *r, uint32_t round)
 {
-	if (r->bytes_sent >= MIG_RATE_MIN_BYTES || !p->link_Bps)
-		p->link_Bps = mig_ewma(p->link_Bps, mig_rate(r->bytes_sent, r->elapsed_us));
+	uint64_t rate = mig_rate(r->bytes_sent, r->elapsed_us);
+
+	if (r->bytes_sent >= MIG_RATE_MIN_BYTES)
+		p->link_Bps = p->measured ? mig_ewma(p->link_Bps, rate) : rate;
+	else
+		p->link_Bps = max_u64(max_u64(p->link_Bps, rate),
+				      p->measured ? 0 : MIG_LINK_PRIOR_BPS);
+	p->measured |= r->bytes_sent >= MIG_RATE_MIN_BYTES;
+	if (p->cfg.cap_Bps && p->link_Bps > p->cfg.cap_Bps)
+		p->link_Bps = p->cfg.cap_Bps;
 	p->dirty_pps = mig_ewma(p->dirty_pps, mig_rate(r->dirtied, r->elapsed_us));
 	if (!p->dirty_pps && r->dirtied)
 		p->dirty_pps = 1;

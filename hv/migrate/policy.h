@@ -23,7 +23,8 @@
 #define MIG_MAX_ROUNDS_DEFAULT	30
 #define MIG_STALL_ROUNDS	2	/* rounds not shrinking before acting */
 #define MIG_SHRINK_PCT		90	/* a round "shrinks" below 90% of its set */
-#define MIG_RATE_MIN_BYTES	(256u * 1024)	/* smaller rounds do not move the link estimate */
+#define MIG_RATE_MIN_BYTES	(256u * 1024)	/* smaller rounds only raise the link estimate */
+#define MIG_LINK_PRIOR_BPS	1000000u	/* assumed link until a round measures it */
 #define MIG_PAGE_WIRE		(4096u + 9u)	/* a DATA page in a PAGES record */
 #define MIG_THROTTLE_MAX	99
 #define MIG_HOT_SET_PAGES	64	/* a set this small that does not shrink is hot */
@@ -40,12 +41,14 @@ struct mig_policy_cfg {
 	enum mig_converge converge;
 	uint64_t state_bytes;		/* CPU + device + TSC + END records on the wire */
 	uint64_t handover_us;		/* measured round trip (HELLO/HELLO_REPLY) */
+	uint64_t cap_Bps;		/* bandwidth=: the link is never faster; 0 none */
 };
 
 /* What the sender measured in one round. */
 struct mig_round {
 	uint64_t pages_sent;		/* pages in this round's PAGES records */
 	uint64_t zero_pages;		/* of which sent as MIG_PAGE_ZERO */
+	uint64_t sparse_pages;		/* of which sent as MIG_PAGE_SPARSE */
 	uint64_t bytes_sent;		/* wire bytes of the round */
 	uint64_t elapsed_us;		/* from its first byte to its ROUND_END */
 	uint64_t dirtied;		/* pages dirtied meanwhile: the next set */
@@ -70,7 +73,8 @@ struct mig_decision {
 struct mig_policy {
 	struct mig_policy_cfg cfg;
 	uint32_t rounds;		/* rounds reported so far */
-	uint64_t link_Bps;		/* EWMA of the link rate, 0 until measured */
+	uint64_t link_Bps;		/* EWMA of the link rate (see measure()) */
+	bool measured;			/* a round long enough to measure the link */
 	uint64_t dirty_pps;		/* EWMA of the dirty rate */
 	uint64_t page_bytes;		/* wire bytes per remaining page */
 	uint32_t stalled;		/* consecutive rounds that did not shrink */

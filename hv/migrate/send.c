@@ -17,6 +17,7 @@
 #include "hv/cpuid.h"
 #include "hv/migrate/chan.h"
 #include "hv/migrate/migrate.h"
+#include "hv/migrate/sparse.h"
 #include "hv/netif.h"
 #include "hv/shell/shell.h"
 #include "hv/time.h"
@@ -59,6 +60,7 @@ struct out {
 	uint64_t pages_total;
 	struct page_batch {
 		struct mig_page page[PAGES_PER_REC];
+		uint8_t sparse[PAGES_PER_REC][MIG_SPARSE_MAX];	/* encoded sparse pages */
 		uint32_t n;
 	} batch;
 };
@@ -353,23 +355,30 @@ static int send_set(struct out *o, const uint64_t *set, struct mig_round *m)
 
 	dirty_bitmap_for_each(g, set, n) {
 		const uint8_t *data = vm_gpa_to_hva(o->vm, (uint64_t)g * MIG_PAGE_SIZE);
-		bool zero = mig_page_is_zero(data);
+
+		if (o->batch.n == PAGES_PER_REC && (rc = flush_batch(o, &m->bytes_sent)))
+			return rc;
 		struct mig_page *last = o->batch.n ? &o->batch.page[o->batch.n - 1] : NULL;
+		uint8_t *sp = o->batch.sparse[o->batch.n];
+		/* mostly-zero pages go as their non-zero words; all-zero ones as a flag */
+		int len = mig_sparse_likely(data) ? mig_sparse_encode(data, sp, MIG_SPARSE_MAX) : -1;
+		bool zero = len == 0;
 
 		m->zero_pages += zero;
+		m->sparse_pages += len > 0;
 		m->pages_sent++;
 		/* zero pages next to each other travel as one run */
-		if (zero && last && last->kind != MIG_PAGE_DATA &&
+		if (zero && last && (last->kind == MIG_PAGE_ZERO || last->kind == MIG_PAGE_ZERO_RUN) &&
 		    last->gfn + mig_page_span(last) == g && mig_page_span(last) < RUN_MAX) {
 			last->run = (uint32_t)mig_page_span(last) + 1;
 			last->kind = MIG_PAGE_ZERO_RUN;
 			continue;
 		}
-		if (o->batch.n == PAGES_PER_REC && (rc = flush_batch(o, &m->bytes_sent)))
-			return rc;
-		o->batch.page[o->batch.n++] = (struct mig_page){
-			.gfn = g, .kind = zero ? MIG_PAGE_ZERO : MIG_PAGE_DATA, .data = data,
-		};
+		o->batch.page[o->batch.n++] = len > 0 ?
+			(struct mig_page){ .gfn = g, .kind = MIG_PAGE_SPARSE, .data = sp,
+					   .len = (uint16_t)len } :
+			(struct mig_page){ .gfn = g, .kind = zero ? MIG_PAGE_ZERO : MIG_PAGE_DATA,
+					   .data = data };
 	}
 	return flush_batch(o, &m->bytes_sent);
 }
@@ -431,6 +440,23 @@ static int start_log(struct out *o)
 	return 0;
 }
 
+/*
+ * The hand-over's fixed cost: READY, COMMIT and COMMITTED are about two
+ * round trips.  HELLO's round trip measured it first, but that includes the
+ * destination setting up the guest's memory (long for a big guest); TCP's
+ * smoothed RTT knows better once data has flowed.
+ */
+static void learn_handover(struct out *o)
+{
+	struct tcp_info ti;
+
+	netif_lock();
+	tcp_get_info(o->ch.conn, &ti);
+	netif_unlock();
+	if (ti.srtt_us && 2ull * ti.srtt_us < o->pol.cfg.handover_us)
+		o->pol.cfg.handover_us = 2ull * ti.srtt_us;
+}
+
 /* Pre-copy: rounds until the policy says stop.  set holds the next round. */
 static int precopy(struct out *o)
 {
@@ -447,6 +473,7 @@ static int precopy(struct out *o)
 		if ((rc = round_end(o, m.pages_sent, m.dirtied)) || (rc = drain(o)))
 			return rc;
 		m.elapsed_us = netif_now_us() - t0;
+		learn_handover(o);
 		mig_policy_round(&o->pol, &m, &d);
 		print_round(o, &m, &d);
 		if (o->rounds == 1 && (rc = debug_point(o, MIG_AT_PRECOPY)))
@@ -684,6 +711,7 @@ static int run(struct out *o)
 	if (chan_init(&o->ch, MIG_SRC, NULL, REC_CAP))
 		return failf(o, MIG_E_INTERNAL, "out of memory for the stream");
 	o->last_progress = o->t_start;
+	cfg.cap_Bps = o->a->bandwidth_Bps;
 	cfg.state_bytes = o->vm->nr_vcpus * (MIG_HDR_SIZE + 8 + MIG_CPU_STATE_WIRE + 1024) +
 			  MIG_HDR_SIZE + 8192 + 4 * MIG_HDR_SIZE + 48;
 	mig_policy_init(&o->pol, &cfg);

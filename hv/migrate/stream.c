@@ -10,6 +10,7 @@
 #include <stdio.h>	/* vsnprintf only */
 #include <stdlib.h>
 #include <string.h>
+#include "hv/migrate/sparse.h"
 #include "hv/migrate/stream.h"
 #include "hv/net/crc32.h"
 #include "hv/vdev/snap.h"
@@ -288,12 +289,20 @@ static void walk_page(struct walk *w, struct mig_page *pg)
 	snap_u8(&w->s, &pg->kind);
 	if (w->s.err)
 		return;
-	if (pg->kind > MIG_PAGE_ZERO_RUN)
+	if (pg->kind > MIG_PAGE_SPARSE)
 		w_bad(w, "PAGES: gfn 0x%llx has kind %u", (unsigned long long)pg->gfn, pg->kind);
 	else if (pg->kind == MIG_PAGE_DATA)
 		w_ref(w, &pg->data, MIG_PAGE_SIZE, "PAGES data");
 	else if (pg->kind == MIG_PAGE_ZERO_RUN)
 		snap_u32(&w->s, &pg->run);
+	else if (pg->kind == MIG_PAGE_SPARSE) {
+		snap_u16(&w->s, &pg->len);
+		if (!w->s.err && (pg->len < MIG_SPARSE_MIN || pg->len > MIG_SPARSE_MAX))
+			w_bad(w, "PAGES: sparse gfn 0x%llx of %u bytes (%u..%u)",
+			      (unsigned long long)pg->gfn, pg->len, MIG_SPARSE_MIN, MIG_SPARSE_MAX);
+		else
+			w_ref(w, &pg->data, pg->len, "PAGES sparse data");
+	}
 }
 
 static void walk_pages(struct walk *w, struct mig_rec *r)
@@ -605,8 +614,12 @@ static int check_pages(const struct mig_stream *s, const struct mig_rec *r, stru
 			return NOPE(MIG_E_PROTOCOL, "PAGES: gfn 0x%llx beyond guest memory (0x%llx pages)",
 				    (unsigned long long)pg->gfn,
 				    (unsigned long long)s->guest_pages);
-		if (pg->kind > MIG_PAGE_ZERO_RUN || (pg->kind == MIG_PAGE_DATA && !pg->data))
+		if (pg->kind > MIG_PAGE_SPARSE ||
+		    ((pg->kind == MIG_PAGE_DATA || pg->kind == MIG_PAGE_SPARSE) && !pg->data))
 			return NOPE(MIG_E_PROTOCOL, "PAGES: bad page kind or data");
+		if (pg->kind == MIG_PAGE_SPARSE && !mig_sparse_valid(pg->data, pg->len))
+			return NOPE(MIG_E_PROTOCOL, "PAGES: malformed sparse page at gfn 0x%llx",
+				    (unsigned long long)pg->gfn);
 		if (pg->kind == MIG_PAGE_ZERO_RUN &&
 		    (pg->run < 2 || pg->run > MIG_ZERO_RUN_MAX ||
 		     pg->run > s->guest_pages - pg->gfn))

@@ -31,7 +31,7 @@
 #include "hv/cpuid.h"
 
 #define MIG_PORT		7447	/* default TCP port of `migrate listen` */
-#define MIG_PROTO_VERSION	1
+#define MIG_PROTO_VERSION	2	/* 2: SPARSE pages, CONSOLE records */
 #define MIG_CPU_STATE_VERSION	1	/* layout of struct cpu_state on the wire */
 
 /* Record header: u16 type, u16 flags, u32 len, u32 seq, u32 crc; LE. */
@@ -156,6 +156,7 @@ enum mig_page_kind {
 	MIG_PAGE_DATA = 0,		/* 4096 bytes follow */
 	MIG_PAGE_ZERO = 1,		/* the page is all zero */
 	MIG_PAGE_ZERO_RUN = 2,		/* u32 n follows: gfn .. gfn+n-1 are all zero */
+	MIG_PAGE_SPARSE = 3,		/* u16 len, then len bytes (hv/migrate/sparse.h) */
 };
 #define MIG_ZERO_RUN_MAX	(1u << 24)	/* pages in one ZERO_RUN entry (64 GiB) */
 
@@ -164,6 +165,7 @@ struct mig_page {
 	uint8_t kind;			/* enum mig_page_kind */
 	const uint8_t *data;		/* MIG_PAGE_SIZE bytes if DATA */
 	uint32_t run;			/* ZERO_RUN: pages, 2..MIG_ZERO_RUN_MAX */
+	uint16_t len;			/* SPARSE: bytes at data, 12..MIG_SPARSE_MAX */
 };
 
 /* Guest pages an entry covers. */

@@ -41,6 +41,7 @@ import zlib
 
 HDR = 16
 MAGIC = 0x4D00
+PROTO = 2             # MIG_PROTO_VERSION
 TYPES = ["HELLO", "HELLO_REPLY", "PAGES", "ROUND_END", "VCPU_STATE", "DEVICE_STATE",
          "TSC", "END", "READY", "COMMIT", "COMMITTED", "ABORT"]
 T = {name: MAGIC | (i + 1) for i, name in enumerate(TYPES)}
@@ -68,13 +69,13 @@ def string(s):
 def hello_payload(name="peer1", mem_mib=16, vcpus=1, mig_id=0x1122334455667788,
                   baseline=0x0123456789ABCDEF, tsc_hz=2_000_000_000, version="migpeer",
                   kernel="testguest", cmdline="heartbeat", dev_version=1):
-    return (struct.pack("<IIIIQQQQQ", 1, 1, dev_version, vcpus, mig_id, mem_mib << 20,
+    return (struct.pack("<IIIIQQQQQ", PROTO, 1, dev_version, vcpus, mig_id, mem_mib << 20,
                         baseline, tsc_hz, 123456789)
             + string(version) + string(name) + string(kernel) + string(cmdline))
 
 
 def parse_hello(p):
-    """The fixed part and the four strings of a version-1 HELLO payload."""
+    """The fixed part and the four strings of a HELLO payload (version PROTO)."""
     fixed = list(struct.unpack_from("<IIIIQQQQQ", p))
     pos, strs = struct.calcsize("<IIIIQQQQQ"), []
     for _ in range(4):

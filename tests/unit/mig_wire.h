@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Helpers shared by the migration-stream unit tests (header only). */
+/* Helpers shared by the migration-stream unit tests (header only; include
+ * cmocka.h first). */
 #ifndef FERRY_TESTS_UNIT_MIG_WIRE_H
 #define FERRY_TESTS_UNIT_MIG_WIRE_H
 
@@ -33,6 +34,33 @@ static inline void mig_fix_crc(uint8_t *rec, size_t rec_len)
 				    rec_len - MIG_HDR_SIZE);
 
 	memcpy(rec + 12, &crc, 4);
+}
+
+/* S and D: a fresh source and destination that agreed on a 1-vCPU guest of
+ * guest_pages pages (HELLO and HELLO_REPLY exchanged); buf is scratch. */
+static inline void mig_accept_pair(struct mig_stream *s, struct mig_stream *d,
+				   uint64_t guest_pages, uint8_t *buf, size_t cap)
+{
+	struct mig_rec h = { .type = MIG_HELLO }, y = { .type = MIG_HELLO_REPLY };
+	const struct mig_rec *out;
+	long n;
+
+	mig_stream_init(s, MIG_SRC);
+	mig_stream_init(d, MIG_DST);
+	h.hello = (struct mig_hello){
+		.proto_version = MIG_PROTO_VERSION, .cpu_state_version = MIG_CPU_STATE_VERSION,
+		.dev_version = 1, .vcpus = 1, .mig_id = 5, .mem_size = guest_pages * MIG_PAGE_SIZE,
+		.cpu_baseline = 1, .tsc_hz = 1000000000, .name = "g", .kernel = "k",
+	};
+	n = mig_stream_encode(s, &h, buf, cap);
+	assert_true(n > 0);
+	assert_int_equal(mig_feed_all(d, buf, (size_t)n, &out), 1);
+	y.reply = (struct mig_reply){ .proto_version = MIG_PROTO_VERSION, .code = MIG_OK,
+				      .xcr0_mask = 3 };
+	n = mig_stream_encode(d, &y, buf, cap);
+	assert_true(n > 0);
+	assert_int_equal(mig_feed_all(s, buf, (size_t)n, &out), 1);
+	assert_int_equal(s->phase, MIG_PH_MEMORY);
 }
 
 #endif

@@ -304,6 +304,51 @@ static void test_fixed_costs_alone_over_target_stop(void **st)
 	assert_int_equal(d.action, MIG_ACT_GIVE_UP);
 }
 
+/*
+ * An idle 256 MiB guest: round 0 scans all memory to send 11 pages, so its
+ * rate (68 KB in 1.2 s) says nothing of the link.  Short rounds only raise
+ * the estimate, which starts at MIG_LINK_PRIOR_BPS, and never passes the
+ * bandwidth cap; a long round measures it for real.
+ */
+static void test_short_rounds_bound_the_link(void **st)
+{
+	struct mig_policy_cfg cfg = { .state_bytes = 10000, .handover_us = 3000 };
+	struct mig_round idle = { .pages_sent = 65536, .zero_pages = 65525,
+				  .bytes_sent = 68000, .elapsed_us = 1200000, .dirtied = 2 };
+	struct mig_round quick = { .pages_sent = 10, .bytes_sent = 41000,
+				   .elapsed_us = 10000, .dirtied = 2000 };
+	struct mig_round big = { .pages_sent = 1000, .bytes_sent = 1000 * MIG_PAGE_WIRE,
+				 .elapsed_us = 2000000, .dirtied = 2000 };
+	struct mig_policy p;
+	struct mig_decision d;
+
+	(void)st;
+	mig_policy_init(&p, &cfg);
+	mig_policy_round(&p, &idle, &d);
+	assert_int_equal(p.link_Bps, MIG_LINK_PRIOR_BPS);
+	/* 2 pages + 10 KB state at 1 MB/s + 3 ms: fits 300 ms, stop now */
+	assert_int_equal(d.action, MIG_ACT_STOP);
+	assert_false(d.forced);
+	assert_true(d.downtime_us < 25000);
+
+	mig_policy_init(&p, &cfg);
+	mig_policy_round(&p, &quick, &d);		/* 4.1 MB/s: raises */
+	assert_int_equal(p.link_Bps, 4100000);
+	mig_policy_round(&p, &idle, &d);		/* slow and short: keeps */
+	assert_int_equal(p.link_Bps, 4100000);
+	mig_policy_round(&p, &big, &d);			/* long: measures (2.05 MB/s) */
+	assert_int_equal(p.link_Bps, 1000 * MIG_PAGE_WIRE / 2);
+	mig_policy_round(&p, &idle, &d);		/* short again: no prior now */
+	assert_int_equal(p.link_Bps, 1000 * MIG_PAGE_WIRE / 2);
+
+	cfg.cap_Bps = 500000;				/* bandwidth=0.5 */
+	mig_policy_init(&p, &cfg);
+	mig_policy_round(&p, &quick, &d);
+	assert_int_equal(p.link_Bps, 500000);
+	mig_policy_round(&p, &idle, &d);
+	assert_int_equal(p.link_Bps, 500000);
+}
+
 /* A few pages rewritten every round (timer, stack) on a slow link: the
  * set cannot shrink, so the policy stops instead of throttling. */
 static void test_hot_set_stops_without_throttle(void **st)
@@ -480,7 +525,7 @@ static void admit_case(void (*mut)(struct mig_hello *, struct mig_host *), uint3
 
 static void m_peer(struct mig_hello *h, struct mig_host *x) { (void)h; x->peer_allowed = false; }
 static void m_busy(struct mig_hello *h, struct mig_host *x) { (void)h; x->busy = true; }
-static void m_proto(struct mig_hello *h, struct mig_host *x) { (void)x; h->proto_version = 2; }
+static void m_proto(struct mig_hello *h, struct mig_host *x) { (void)x; h->proto_version = MIG_PROTO_VERSION + 1; }
 static void m_cpuv(struct mig_hello *h, struct mig_host *x) { (void)x; h->cpu_state_version = 9; }
 static void m_devv(struct mig_hello *h, struct mig_host *x) { (void)h; x->dev_version = 2; }
 static void m_base(struct mig_hello *h, struct mig_host *x) { (void)x; h->cpu_baseline ^= 1; }
@@ -498,7 +543,7 @@ static void test_admission(void **st)
 	(void)st;
 	admit_case(m_peer, MIG_E_NOT_ALLOWED, "does not accept");
 	admit_case(m_busy, MIG_E_BUSY, "already");
-	admit_case(m_proto, MIG_E_VERSION, "protocol v2");
+	admit_case(m_proto, MIG_E_VERSION, "protocol v3");
 	admit_case(m_cpuv, MIG_E_VERSION, "cpu v9");
 	admit_case(m_devv, MIG_E_VERSION, "device v1");
 	admit_case(m_base, MIG_E_BASELINE, "baseline");
@@ -559,6 +604,7 @@ int main(void)
 		cmocka_unit_test(test_downtime_counts_fixed_costs),
 		cmocka_unit_test(test_fixed_costs_alone_over_target_stop),
 		cmocka_unit_test(test_hot_set_stops_without_throttle),
+		cmocka_unit_test(test_short_rounds_bound_the_link),
 		cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_pacing_holds_the_cap),
 		cmocka_unit_test(test_pacing_fractions),

@@ -35,24 +35,7 @@ static const struct mig_rec *pass(const struct mig_rec *r)
 
 static void accepted(void)
 {
-	struct mig_rec h = { .type = MIG_HELLO }, y = { .type = MIG_HELLO_REPLY };
-	const struct mig_rec *out;
-	long n;
-
-	mig_stream_init(&S, MIG_SRC);
-	mig_stream_init(&D, MIG_DST);
-	h.hello = (struct mig_hello){
-		.proto_version = MIG_PROTO_VERSION, .cpu_state_version = MIG_CPU_STATE_VERSION,
-		.dev_version = 1, .vcpus = 1, .mig_id = 5, .mem_size = G_PAGES * MIG_PAGE_SIZE,
-		.cpu_baseline = 1, .tsc_hz = 1000000000, .name = "g", .kernel = "k",
-	};
-	pass(&h);
-	y.reply = (struct mig_reply){ .proto_version = MIG_PROTO_VERSION, .code = MIG_OK,
-				      .xcr0_mask = 3 };
-	n = mig_stream_encode(&D, &y, buf, sizeof(buf));
-	assert_true(n > 0);
-	assert_int_equal(mig_feed_all(&S, buf, (size_t)n, &out), 1);
-	assert_int_equal(S.phase, MIG_PH_MEMORY);
+	mig_accept_pair(&S, &D, G_PAGES, buf, sizeof(buf));
 }
 
 static void done(void)

@@ -1049,8 +1049,8 @@ static void test_gfn_out_of_range(void **st)
 		d_refuses(MIG_PAGES, MIG_E_PROTOCOL, "beyond guest memory");
 		d_accepted(1);			/* the source's encoder will not send it */
 		D.role = MIG_SRC;
-		pg[0] = (struct mig_page){ 5, MIG_PAGE_ZERO, NULL, 0 };
-		pg[1] = (struct mig_page){ bad[i], MIG_PAGE_DATA, gmem[0], 0 };
+		pg[0] = (struct mig_page){ .gfn = 5, .kind = MIG_PAGE_ZERO };
+		pg[1] = (struct mig_page){ .gfn = bad[i], .kind = MIG_PAGE_DATA, .data = gmem[0] };
 		assert_int_equal(mig_stream_encode(&D, &r, buf, sizeof(buf)), -EINVAL);
 		assert_non_null(strstr(D.tx_err.msg, "beyond"));
 		mig_stream_fini(&D);
@@ -1062,7 +1062,7 @@ static void test_pages_bad_kind_and_count(void **st)
 	d_accepted(1);
 	pb_reset();
 	pb_u32(1);
-	pb_page(1, 3);
+	pb_page(1, MIG_PAGE_SPARSE + 1);
 	d_refuses(MIG_PAGES, MIG_E_PROTOCOL, "kind");
 	d_accepted(1);
 	pb_reset();
@@ -1249,7 +1249,7 @@ static void test_sequence_and_header(void **st)
 static void test_encoder_order(void **st)
 {
 	static uint8_t buf[8192];
-	static struct mig_page pg = { 0, MIG_PAGE_ZERO, NULL, 0 };
+	static struct mig_page pg = { .gfn = 0, .kind = MIG_PAGE_ZERO };
 	struct mig_rec r = { .type = MIG_PAGES, .pages = { 1, &pg } };
 	struct mig_stream s;
 
@@ -1413,7 +1413,7 @@ static void promised(const struct mig_stream *d, const struct mig_rec *r)
 		assert_true(r->pages.count >= 1 && r->pages.count <= MIG_PAGES_MAX);
 		for (uint32_t i = 0; i < r->pages.count; i++) {
 			assert_true(r->pages.page[i].gfn < d->guest_pages);
-			assert_true(r->pages.page[i].kind <= MIG_PAGE_ZERO_RUN);
+			assert_true(r->pages.page[i].kind <= MIG_PAGE_SPARSE);
 			assert_true(mig_page_span(&r->pages.page[i]) <=
 				    d->guest_pages - r->pages.page[i].gfn);
 		}
