@@ -17,12 +17,21 @@
 #include "hv/time.h"
 
 enum {
-	CTRL = 0x0000, STATUS = 0x0008, EERD = 0x0014, ICR = 0x00c0, IMC = 0x00d8,
-	RCTL = 0x0100, TCTL = 0x0400, TIPG = 0x0410,
+	CTRL = 0x0000, STATUS = 0x0008, EERD = 0x0014, ICR = 0x00c0, ITR = 0x00c4,
+	IMS = 0x00d0, IMC = 0x00d8, RCTL = 0x0100, TCTL = 0x0400, TIPG = 0x0410,
 	RDBAL = 0x2800, RDBAH = 0x2804, RDLEN = 0x2808, RDH = 0x2810, RDT = 0x2818,
+	RDTR = 0x2820, RADV = 0x282c,
 	TDBAL = 0x3800, TDBAH = 0x3804, TDLEN = 0x3808, TDH = 0x3810, TDT = 0x3818,
 	MPC = 0x4010, RXCSUM = 0x5000, MTA = 0x5200, RAL0 = 0x5400, RAH0 = 0x5404,
 };
+/* Interrupt causes (SDM 13.4.17): frames sent, link change, frames
+ * received (timer 0 fires at once with RDTR 0), ring low, overrun. */
+#define INT_TXDW	(1u << 0)
+#define INT_LSC		(1u << 2)
+#define INT_RXDMT0	(1u << 4)
+#define INT_RXO		(1u << 6)
+#define INT_RXT0	(1u << 7)
+#define INT_WAKE	(INT_TXDW | INT_LSC | INT_RXDMT0 | INT_RXO | INT_RXT0)
 #define CTRL_SLU	(1u << 6)
 #define CTRL_RST	(1u << 26)
 #define STATUS_LU	(1u << 1)
@@ -209,6 +218,26 @@ int e1000_probe(struct e1000 *n)
 		n->pci.bus, n->pci.dev, n->pci.fn, n->mac[0], n->mac[1], n->mac[2],
 		n->mac[3], n->mac[4], n->mac[5], e1000_link_up(n) ? "up" : "down");
 	return 0;
+}
+
+void e1000_irq_enable(struct e1000 *n)
+{
+	wr(n, RDTR, 0);		/* no receive delay, no moderation: wake at once */
+	wr(n, RADV, 0);
+	wr(n, ITR, 0);
+	(void)rd(n, ICR);
+	wr(n, IMS, INT_WAKE);
+}
+
+void e1000_irq_disable(struct e1000 *n)
+{
+	wr(n, IMC, 0xffffffff);
+	(void)rd(n, ICR);
+}
+
+uint32_t e1000_irq_ack(struct e1000 *n)
+{
+	return rd(n, ICR);	/* reading clears the causes and drops the line */
 }
 
 bool e1000_link_up(struct e1000 *n)

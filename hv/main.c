@@ -135,16 +135,16 @@ static void report_cpus(void)
 }
 
 /* What the shell CPU does between keystrokes. */
-static bool shell_cpu_work(void)
+static enum repl_work shell_cpu_work(void)
 {
-	bool busy;
+	enum mig_in_work in;
 
 	console_poll();
 	netif_poll();
-	busy = mig_in_poll();
+	in = mig_in_poll();
 	mig_doubt_poll(!repl_in_command());
 	sched_poll();
-	return busy;
+	return in == MIG_IN_BUSY ? REPL_BUSY : in == MIG_IN_WAITING ? REPL_WAIT_NET : REPL_IDLE;
 }
 
 static void setup_network(void)

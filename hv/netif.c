@@ -2,9 +2,12 @@
 /* Glue between the e1000 driver and the stack in hv/net. */
 #include <errno.h>
 #include <stdio.h>
+#include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
+#include "arch/x86/percpu.h"
 #include "hv/log.h"
 #include "hv/netif.h"
+#include "hv/sched.h"
 #include "hv/shell/parse.h"
 #include "hv/spinlock.h"
 #include "hv/time.h"
@@ -55,6 +58,53 @@ static uint64_t seed(void)
 	return s;
 }
 
+#define IRQ_STORM	10000	/* interrupts in a row that were not ours */
+
+/*
+ * The NIC's interrupt only wakes the shell CPU from netif_wait's halt: the
+ * frames are handled by netif_poll under the lock, as before.  A line that
+ * keeps firing without a cause of ours (shared, or routed wrongly) is
+ * masked and ferry goes back to polling.
+ */
+static void nic_irq(struct trap_frame *tf)
+{
+	(void)tf;
+	if (e1000_irq_ack(&host_if.nic)) {
+		host_if.irqs++;
+		host_if.spurious_run = 0;
+	} else if (++host_if.spurious_run >= IRQ_STORM && host_if.irq) {
+		ioapic_mask(host_if.irq_line);
+		host_if.irq = false;
+		host_if.irq_storm = true;	/* netif_poll says so, outside the handler */
+	}
+	apic_eoi();
+}
+
+static void setup_irq(void)
+{
+	uint8_t line = host_if.nic.pci.irq_line;
+
+	host_if.irq_line = line;
+	host_if.irq_cpu = this_cpu()->apic_id;
+	/* the NIC raises nothing until e1000_irq_enable */
+	if (!ioapic_route_pci(line, VEC_IRQ_BASE + line, host_if.irq_cpu)) {
+		pr_info("net: no interrupt line for the NIC (PCI line %u): polling", line);
+		return;
+	}
+	irq_register(VEC_IRQ_BASE + line, nic_irq);
+	e1000_irq_enable(&host_if.nic);
+	host_if.irq = true;
+}
+
+void netif_wait(void)
+{
+	if (host_if.irq && this_cpu()->apic_id == host_if.irq_cpu &&
+	    !sched_load(this_cpu()->index))
+		cpu_idle();
+	else
+		cpu_relax();
+}
+
 int netif_init(void)
 {
 	struct net_config cfg = { 0 };
@@ -81,6 +131,7 @@ int netif_init(void)
 		return err;
 	net_set_time(&host_if.stack, time_now_us());
 	host_if.present = true;
+	setup_irq();
 	return 0;
 }
 
@@ -88,6 +139,12 @@ void netif_poll(void)
 {
 	if (!host_if.present)
 		return;
+	if (__atomic_load_n(&host_if.irq_storm, __ATOMIC_RELAXED) && !host_if.storm_told) {
+		host_if.storm_told = true;
+		e1000_irq_disable(&host_if.nic);
+		pr_warn("net: PCI line %u fires without the NIC: masked, polling instead",
+			host_if.irq_line);
+	}
 	netif_lock();
 	net_set_time(&host_if.stack, time_now_us());
 	while (e1000_poll(&host_if.nic, rx, &host_if.stack, 64) == 64)

@@ -14,6 +14,13 @@
 
 struct netif {
 	bool present;
+	bool irq;			/* the NIC's interrupt wakes irq_cpu */
+	bool irq_storm;			/* it was switched off: not ours, too often */
+	bool storm_told;		/* ... and netif_poll logged it */
+	uint8_t irq_line;
+	uint32_t irq_cpu;		/* APIC id it is routed to (the shell CPU) */
+	uint32_t spurious_run;		/* interrupts in a row with no cause of ours */
+	uint64_t irqs;			/* interrupts with a cause of ours */
 	struct e1000 nic;
 	struct netstack stack;
 };
@@ -25,6 +32,14 @@ void netif_poll(void);			/* frames in and out, timers (takes the lock) */
 void netif_lock(void);
 void netif_unlock(void);
 uint64_t netif_now_us(void);
+/*
+ * Wait a little for the network: a loop that polls and finds nothing to
+ * do calls this.  On the shell CPU, with the NIC's interrupt working and no
+ * vCPU queued here, the CPU sleeps until a frame comes or goes (or the
+ * timer ticks), so that it leaves the machine to others; elsewhere it
+ * only relaxes.
+ */
+void netif_wait(void);
 /* Configure from text ("10.0.0.2/24", "10.0.0.1" or NULL); error message in err. */
 int netif_configure(const char *addr, const char *gw, char *err, size_t errlen);
 

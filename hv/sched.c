@@ -92,6 +92,14 @@ static void fpu_sync_here(struct vcpu *v)
 	__atomic_store_n(&v->fpu_sync, false, __ATOMIC_RELEASE);
 }
 
+void vcpu_fpu_sync_soon(struct vcpu *v)
+{
+	int cpu = __atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE);
+
+	if (cpu >= 0 && (unsigned int)cpu != this_cpu()->index)
+		__atomic_store_n(&v->fpu_sync, true, __ATOMIC_RELEASE);
+}
+
 void vcpu_fpu_sync(struct vcpu *v)
 {
 	int cpu = __atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE);

@@ -29,6 +29,11 @@ bool vcpu_throttled_now(struct vcpu *v);
 /* Save v's extended state (x87/SSE/AVX) from whichever CPU holds it into
  * v->fpu.  v must not be running (paused VM). */
 void vcpu_fpu_sync(struct vcpu *v);
+/* Ask v's CPU to do that the next time it looks at its run queue (before
+ * it would sleep), so that a later vcpu_fpu_sync finds it done: pausing
+ * does this, and migration's stop-and-copy does not wait for a CPU to
+ * wake up. */
+void vcpu_fpu_sync_soon(struct vcpu *v);
 
 /* Exit handlers (hv/exit.c): what the run loop does next. */
 enum exit_action { EXIT_RESUME, EXIT_YIELD_HALT, EXIT_STOP };

@@ -477,8 +477,10 @@ int vm_pause(struct vm *vm, char *err, size_t errlen)
 
 	if (rc)
 		return rc;
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		vcpu_fpu_sync_soon(vm->vcpus[i]);	/* its state to memory on the way out */
 		vcpu_kick_and_wait(vm->vcpus[i]);
+	}
 	return 0;
 }
 

@@ -187,30 +187,67 @@ void pic_disable(void)
 	outb(0x21, 0xff); outb(0xa1, 0xff);		/* mask all */
 }
 
-/* I/O APIC redirection (82093AA datasheet): ISA irq -> vector on one CPU. */
-void ioapic_route_isa(unsigned int irq, uint8_t vector, uint32_t dest)
+/*
+ * I/O APIC redirection (82093AA datasheet): ISA irq -> vector on one CPU.
+ * The MADT's overrides give the pin and polarity; without one, an ISA line
+ * is edge/active-high, and a PCI line (routed by the chipset onto an ISA
+ * IRQ, as PIIX does in QEMU and Bochs) is level/active-high.
+ */
+static volatile uint32_t *ioapic_pin(unsigned int irq, uint16_t *flags, uint32_t *pin)
 {
 	const struct acpi_info *a = acpi_get();
-	uint32_t gsi = irq, flags = 0;
+	uint32_t gsi = irq;
 
 	if (!a->ioapic_pa)
-		return;
+		return NULL;
 	for (unsigned int i = 0; i < a->n_overrides; i++)
 		if (a->overrides[i].irq == irq) {
 			gsi = a->overrides[i].gsi;
-			flags = a->overrides[i].flags;
+			*flags = a->overrides[i].flags;
 		}
-	volatile uint32_t *io = ioremap(a->ioapic_pa, 4096);
+	if (gsi < a->ioapic_gsi_base || gsi - a->ioapic_gsi_base >= 24)
+		return NULL;
+	*pin = gsi - a->ioapic_gsi_base;
+	return ioremap(a->ioapic_pa, 4096);
+}
+
+static bool route(unsigned int irq, uint8_t vector, uint32_t dest, uint16_t flags)
+{
+	uint32_t pin;
+	volatile uint32_t *io = ioapic_pin(irq, &flags, &pin);
+
 	if (!io)
-		return;
+		return false;
 	uint32_t lo = vector;
 	if ((flags & 3) == 3)
 		lo |= 1u << 13;		/* active low */
 	if (((flags >> 2) & 3) == 3)
 		lo |= 1u << 15;		/* level triggered */
-	uint32_t pin = gsi - a->ioapic_gsi_base;
 	io[0] = 0x10 + pin * 2 + 1;
 	io[4] = dest << 24;
 	io[0] = 0x10 + pin * 2;
 	io[4] = lo;
+	return true;
+}
+
+void ioapic_route_isa(unsigned int irq, uint8_t vector, uint32_t dest)
+{
+	route(irq, vector, dest, 0);
+}
+
+bool ioapic_route_pci(unsigned int irq, uint8_t vector, uint32_t dest)
+{
+	return irq && irq < 16 && route(irq, vector, dest, 1 | 3 << 2);	/* high, level */
+}
+
+void ioapic_mask(unsigned int irq)
+{
+	uint16_t flags = 0;
+	uint32_t pin;
+	volatile uint32_t *io = ioapic_pin(irq, &flags, &pin);
+
+	if (!io)
+		return;
+	io[0] = 0x10 + pin * 2;
+	io[4] = io[4] | 1u << 16;
 }

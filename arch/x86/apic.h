@@ -3,6 +3,7 @@
 #ifndef FERRY_ARCH_X86_APIC_H
 #define FERRY_ARCH_X86_APIC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define VEC_TIMER	0xf0	/* local APIC timer: scheduler tick */
@@ -24,5 +25,9 @@ void apic_stop_others(void);
 void apic_send_nmi(uint32_t apic_id);
 void pic_disable(void);
 void ioapic_route_isa(unsigned int irq, uint8_t vector, uint32_t dest_apic);
+/* A PCI device's line (its config-space interrupt line, 1-15): level
+ * triggered.  False when there is no I/O APIC pin for it. */
+bool ioapic_route_pci(unsigned int irq, uint8_t vector, uint32_t dest_apic);
+void ioapic_mask(unsigned int irq);
 
 #endif

@@ -45,9 +45,11 @@ struct mig_listen_cfg {
 int mig_listen(const struct mig_listen_cfg *cfg, char *err, size_t errlen);
 void mig_listen_off(void);
 bool mig_listening(struct mig_listen_cfg *out);
-/* Background step on the shell CPU; true while a migration is coming in
- * (the caller should not sleep). */
-bool mig_in_poll(void);
+/* Background step on the shell CPU: no migration coming in; one is, and
+ * this step moved nothing (wait for the network); or it did work and more
+ * may be ready at once (do not sleep). */
+enum mig_in_work { MIG_IN_NONE, MIG_IN_WAITING, MIG_IN_BUSY };
+enum mig_in_work mig_in_poll(void);
 
 /* Settle in-doubt guests by asking their destination (QUERY); idle: the
  * shell runs no command now (only then may a guest be freed or resumed). */

@@ -480,32 +480,35 @@ static void unhold(struct in *in)
 		finish(in);
 }
 
-static void in_step(struct in *in)
+/* One look at the connection; true if it did something (more may wait). */
+static bool in_step(struct in *in)
 {
 	const struct mig_rec *r;
-	int rc = 0;
+	int rc = 0, i;
 
 	if (in->held_at) {
 		if (netif_now_us() < in->hold_end_us)
-			return;
+			return false;
 		unhold(in);
-		if (L.cur != in)
-			return;
+		return true;
 	}
-	for (int i = 0; i < RX_RECORDS_PER_POLL; i++) {
+	for (i = 0; i < RX_RECORDS_PER_POLL; i++) {
 		rc = chan_pull(&in->ch, &r);
 		if (rc <= 0)
 			break;
 		if (!on_record(in, r))
-			return;
+			return true;
 	}
 	if (rc < 0) {
 		pull_error(in, rc);
-		return;
+		return true;
 	}
-	if (netif_now_us() - in->ch.last_rx_us > MIG_SILENCE_US)
+	if (netif_now_us() - in->ch.last_rx_us > MIG_SILENCE_US) {
 		discard(in, MIG_E_TIMEOUT, "%s silent for %llu s", in->peer,
 			(unsigned long long)(MIG_SILENCE_US / 1000000));
+		return true;
+	}
+	return i > 0;
 }
 
 static void accept_one(void)
@@ -544,12 +547,16 @@ static void accept_one(void)
 	L.cur = in;
 }
 
-bool mig_in_poll(void)
+enum mig_in_work mig_in_poll(void)
 {
+	bool moved;
+
 	if (L.listener)
 		accept_one();
 	if (!L.cur)
-		return false;
-	in_step(L.cur);
-	return L.cur != NULL;
+		return MIG_IN_NONE;
+	moved = in_step(L.cur);
+	if (!L.cur)
+		return MIG_IN_NONE;
+	return moved ? MIG_IN_BUSY : MIG_IN_WAITING;
 }

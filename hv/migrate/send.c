@@ -113,9 +113,10 @@ static int cancelled(struct out *o)
 /*
  * One step of waiting: frames move and the shell CPU's other work runs
  * (inside shell_interrupted), Ctrl-C cancels (not after COMMIT), a peer's
- * ABORT ends it, and silence times out.
+ * ABORT ends it, and silence times out.  idle: the last step moved
+ * nothing, so wait for the network rather than spin.
  */
-static int step(struct out *o)
+static int step(struct out *o, bool idle)
 {
 	const struct mig_rec *r;
 	int rc;
@@ -133,7 +134,10 @@ static int step(struct out *o)
 	if (netif_now_us() - o->last_progress > MIG_SILENCE_US)
 		return failf(o, MIG_E_TIMEOUT, "%s silent for %llu s", o->peer,
 			     (unsigned long long)(MIG_SILENCE_US / 1000000));
-	cpu_relax();
+	if (idle)
+		netif_wait();	/* sleep until a frame comes: the peer's ACKs */
+	else
+		cpu_relax();
 	return 0;
 }
 
@@ -156,7 +160,7 @@ static int flush(struct out *o)
 		if (rc < 0)
 			return conn_error(o, rc);
 		netif_poll();
-		if ((rc = step(o)))
+		if ((rc = step(o, o->ch.tx_off == before)))
 			return rc;
 	}
 }
@@ -178,11 +182,13 @@ static int drain(struct out *o)
 		netif_unlock();
 		if (!left)
 			return 0;
-		if (left < last)
+		bool moved = left < last;
+
+		if (moved)
 			o->last_progress = netif_now_us();	/* acks are progress */
 		last = left;
 		netif_poll();
-		if ((rc = step(o)))
+		if ((rc = step(o, !moved)))
 			return rc;
 	}
 }
@@ -221,7 +227,7 @@ static int wait_rec(struct out *o, uint16_t want, const struct mig_rec **out)
 			return failf(o, MIG_E_TIMEOUT, "no %s from %s within %llu s",
 				     mig_type_name(want), o->peer,
 				     (unsigned long long)(MIG_SILENCE_US / 1000000));
-		cpu_relax();
+		netif_wait();
 	}
 }
 
@@ -239,7 +245,7 @@ static int debug_point(struct out *o, enum mig_point p)
 			netif_poll();
 			if ((rc = cancelled(o)))
 				return rc;
-			cpu_relax();
+			netif_wait();
 		}
 		o->last_progress = netif_now_us();
 	}

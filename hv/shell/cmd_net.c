@@ -43,6 +43,16 @@ static void show_net(void)
 	shell_printf("nic:   e1000 (82540EM) at %02x:%02x.%x, MAC %s, link %s\n",
 		     host_if.nic.pci.bus, host_if.nic.pci.dev, host_if.nic.pci.fn, mac,
 		     e1000_link_up(&host_if.nic) ? "up" : "down");
+	if (host_if.irq)
+		shell_printf("irq:   PCI line %u, %lu interrupts (they wake the shell CPU)\n",
+			     host_if.irq_line, host_if.irqs);
+	else
+		shell_printf("irq:   none (PCI line %u%s): polled\n", host_if.irq_line,
+			     host_if.irq_storm ? ", masked: it fired without the NIC" : "");
+	shell_printf("offload: tx checksum %s (%lu frames), TSO %s (%lu frames), "
+		     "rx checksum verified in %lu frames\n", host_if.nic.tx_csum ? "on" : "off",
+		     host_if.nic.stats.tx_csum, host_if.nic.tso ? "on" : "off",
+		     host_if.nic.stats.tx_tso, host_if.nic.stats.rx_csum);
 	if (s->ip)
 		shell_printf("ipv4:  %s/%u%s%s\n", ip, net_prefix_len(s), s->gw ? " gateway " : "",
 			     s->gw ? gw : "");

@@ -9,6 +9,7 @@
 #include "hv/console.h"
 #include "hv/log.h"
 #include "hv/modules.h"
+#include "hv/netif.h"
 #include "hv/shell/commands.h"
 #include "hv/shell/lineedit.h"
 #include "hv/shell/repl.h"
@@ -19,7 +20,7 @@
 #define PROMPT "ferry> "
 
 static struct line_editor editor;
-static bool (*background)(void);
+static enum repl_work (*background)(void);
 static bool in_command;		/* a command (or the boot script) is running */
 
 bool repl_in_command(void)
@@ -46,17 +47,24 @@ static bool ctrl_c_pending(void)
 	return false;
 }
 
-void repl_set_background(bool (*fn)(void))
+void repl_set_background(enum repl_work (*fn)(void))
 {
 	background = fn;
 }
 
 void repl_idle(void)
 {
-	if (background && background())
+	switch (background ? background() : REPL_IDLE) {
+	case REPL_BUSY:
 		cpu_relax();
-	else
+		break;
+	case REPL_WAIT_NET:
+		netif_wait();
+		break;
+	case REPL_IDLE:
 		cpu_idle();
+		break;
+	}
 }
 
 static void script_echo(unsigned int lineno, const char *line)
