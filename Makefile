@@ -65,7 +65,8 @@ all: $(BUILD)/ferry.elf
 
 help:
 	@echo "make            build $(BUILD)/ferry.elf"
-	@echo "make iso        build $(BUILD)/ferry.iso (GUESTS=\"a.elf b.elf\" SCRIPT=ferry.rc)"
+	@echo "make iso        build $(BUILD)/ferry.iso (GUESTS=\"a.elf b.elf\" SCRIPT=ferry.rc"
+	@echo "                CMDLINE=\"loglevel=debug\" ISO=other.iso)"
 	@echo "make run        boot ferry in QEMU (AMD SVM), shell on this terminal"
 	@echo "make run-bochs  boot ferry in Bochs (Intel VMX)"
 	@echo "make test       install what is missing, run every test"
@@ -95,34 +96,40 @@ $(BUILD)/gitrev: FORCE
 $(BUILD)/obj/hv/version.c.o: $(BUILD)/gitrev
 FORCE:
 
+# Link to a side file and rename it only once check-fpu passes, so that a
+# failed check fails the next `make` too instead of leaving the image.
 $(BUILD)/ferry.elf: $(HV_OBJS) boot/linker.ld tools/check-fpu.sh
 	@echo "  LD      $@"
-	$(Q)$(LD) -n -nostdlib -z max-page-size=4096 -z noexecstack --no-warn-rwx-segments -T boot/linker.ld -o $@ $(HV_OBJS) \
+	$(Q)$(LD) -n -nostdlib -z max-page-size=4096 -z noexecstack --no-warn-rwx-segments -T boot/linker.ld -o $@.tmp $(HV_OBJS) \
 		$(NEWLIB)/lib/libc.a $(LIBGCC)
-	tools/check-fpu.sh $@
+	$(Q)tools/check-fpu.sh $@.tmp || { rm -f $@.tmp; exit 1; }
+	$(Q)mv -f $@.tmp $@
 
 # ---- test guests -------------------------------------------------------
 -include guest/guest.mk
 GUEST_ELFS := $(if $(wildcard guest/guest.mk),$(BUILD)/guest/testguest.elf)
 
 # ---- boot ISO ----------------------------------------------------------
-GUESTS ?=
-SCRIPT ?=
-$(BUILD)/ferry.iso: $(BUILD)/ferry.elf $(GUEST_ELFS) $(GUESTS) $(SCRIPT) tools/mkiso.sh FORCE
+# ISO= builds elsewhere (the tests make their own ISOs this way).
+ISO     ?= $(BUILD)/ferry.iso
+GUESTS  ?=
+SCRIPT  ?=
+CMDLINE ?=
+$(ISO): $(BUILD)/ferry.elf $(GUEST_ELFS) $(GUESTS) $(SCRIPT) tools/mkiso.sh FORCE
 	tools/mkiso.sh $@ $(BUILD)/ferry.elf "$(GUEST_ELFS) $(GUESTS)" "$(SCRIPT)" "$(CMDLINE)"
-iso: $(BUILD)/ferry.iso
+iso: $(ISO)
 
 QEMU_CPUS ?= 2
 QEMU_MEM  ?= 512
 run: deps
 	$(MAKE) iso
 	qemu-system-x86_64 -accel tcg -cpu qemu64,+svm,+npt -smp $(QEMU_CPUS) \
-		-m $(QEMU_MEM) -cdrom $(BUILD)/ferry.iso -display none -no-reboot \
+		-m $(QEMU_MEM) -cdrom $(ISO) -display none -no-reboot \
 		-serial mon:stdio -device isa-debug-exit,iobase=0xf4,iosize=0x04 || true
 
 run-bochs: deps
 	$(MAKE) iso
-	tools/run-bochs.sh $(BUILD)/ferry.iso
+	tools/run-bochs.sh $(ISO)
 
 # ---- tests -------------------------------------------------------------
 UNIT_TESTS :=
@@ -141,6 +148,7 @@ $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rule,$(t))))
 
 unit: $(UNIT_BINS)
 	@tools/run-unit.sh $(UNIT_BINS)
+	@tests/tools/check-fpu-test.sh
 
 integration: iso
 	$(PYTHON) -m pytest -v --durations=12 tests/integration $(PYTEST_ARGS)

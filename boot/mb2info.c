@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>	/* vsnprintf only */
+#include <stdlib.h>
 #include <string.h>
 
 #include "boot/mb2info.h"
@@ -289,56 +290,48 @@ static void add_warn(struct mb2_cmdline *c, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int digit_value(char ch, unsigned int base)
+static bool starts_with_digit(const char *s)
 {
-	int v = -1;
-
-	if (ch >= '0' && ch <= '9')
-		v = ch - '0';
-	else if (base == 16 && ch >= 'a' && ch <= 'f')
-		v = ch - 'a' + 10;
-	else if (base == 16 && ch >= 'A' && ch <= 'F')
-		v = ch - 'A' + 10;
-	return v;
+	return *s >= '0' && *s <= '9';
 }
 
-/* Whole string s as a number <= max; "0x" prefix means hex if allow_hex. */
+/*
+ * Whole string s as a number <= max: decimal, or hex after "0x" if
+ * allow_hex.  strtoul alone would also take leading blanks and a sign.
+ */
 static bool parse_uint(const char *s, bool allow_hex, uint32_t max, uint32_t *out)
 {
-	unsigned int base = 10;
-	uint64_t v = 0;
-	int d;
+	bool hex = allow_hex && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	unsigned long v;
+	char *end;
 
-	if (allow_hex && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-	}
-	if (!*s)
+	if (!starts_with_digit(s))
 		return false;
-	for (; *s; s++) {
-		d = digit_value(*s, base);
-		if (d < 0)
-			return false;
-		v = v * base + (unsigned int)d;
-		if (v > max)
-			return false;
-	}
+	errno = 0;
+	/* Base 16 takes the "0x" itself; a bare "0x" or a second one is junk. */
+	v = strtoul(s, &end, hex ? 16 : 10);
+	if (errno == ERANGE || *end || v > max)
+		return false;
 	*out = (uint32_t)v;
 	return true;
 }
 
-/* "A.B.C.D" at s, each 0..255 without sign; returns the end or NULL. */
+/* "A.B.C.D" at s, each 0..255 in at most 3 digits; returns the end or NULL. */
 static const char *parse_quad(const char *s)
 {
-	unsigned int part, v, digits;
+	unsigned long v;
+	unsigned int part;
+	char *end;
 
 	for (part = 0; part < 4; part++) {
 		if (part && *s++ != '.')
 			return NULL;
-		for (v = 0, digits = 0; *s >= '0' && *s <= '9' && digits < 4; s++, digits++)
-			v = v * 10 + (unsigned int)(*s - '0');
-		if (digits == 0 || digits > 3 || v > 255)
+		if (!starts_with_digit(s))
 			return NULL;
+		v = strtoul(s, &end, 10);
+		if (end - s > 3 || v > 255)
+			return NULL;
+		s = end;
 	}
 	return s;
 }

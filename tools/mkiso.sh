@@ -4,8 +4,11 @@
 # the boot script (if any) becomes the module named ferry.rc.
 set -eu
 out=$1 elf=$2 guests=$3 script=${4:-} cmdline=${5:-}
-dir=$(dirname "$out")/iso
-rm -rf "$dir" && mkdir -p "$dir/boot/grub" "$dir/boot/guests"
+# A private staging tree: OUT may be anywhere (make iso ISO=...), and two
+# builds at once must not share one.
+dir=$(mktemp -d "${TMPDIR:-/tmp}/ferry-iso.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+mkdir -p "$dir/boot/grub" "$dir/boot/guests"
 cp "$elf" "$dir/boot/ferry.elf"
 cfg="$dir/boot/grub/grub.cfg"
 cat > "$cfg" <<CFG

@@ -57,6 +57,40 @@ static size_t bad_byte(const char *s, size_t n)
 	return n;
 }
 
+#define REASON_MAX	160	/* kept of a failed line's error message */
+
+/*
+ * Passes the output of the running line on to the shell's sink and keeps
+ * its first "error: " line, so that the log can say why the line failed.
+ */
+struct capture {
+	shell_out_fn out;
+	void *ctx;
+	size_t len;			/* of the output line being collected */
+	char cur[REASON_MAX];
+	char reason[REASON_MAX];	/* "" until an error line ends */
+};
+
+static void capture_out(void *ctx, const char *s, size_t n)
+{
+	struct capture *c = ctx;
+	size_t i;
+
+	if (c->out)
+		c->out(c->ctx, s, n);
+	for (i = 0; i < n; i++) {
+		if (s[i] != '\n') {
+			if (c->len < sizeof(c->cur) - 1)
+				c->cur[c->len++] = s[i];
+			continue;
+		}
+		c->cur[c->len] = '\0';
+		if (!c->reason[0] && !strncmp(c->cur, "error: ", 7))
+			memcpy(c->reason, c->cur, c->len + 1);
+		c->len = 0;
+	}
+}
+
 /* Check, echo and run one line; returns < 0 if it failed. */
 static int run_line(const struct shell_cmd *tab, size_t n, const char *s,
 		    size_t len, unsigned int lineno, script_echo_fn echo)
@@ -91,16 +125,25 @@ static int run_line(const struct shell_cmd *tab, size_t n, const char *s,
 int script_run(const struct shell_cmd *tab, size_t n, const char *text,
 	       size_t len, script_echo_fn echo)
 {
+	struct capture cap;
 	unsigned int lineno = 0;
 	size_t pos = 0, end;
 	int failed = 0;
 
+	shell_get_output(&cap.out, &cap.ctx);
+	shell_set_output(capture_out, &cap);
 	while (pos < len) {
 		end = line_end(text, len, pos);
 		lineno++;
-		if (run_line(tab, n, text + pos, end - pos, lineno, echo) < 0)
+		cap.len = 0;
+		cap.reason[0] = '\0';
+		if (run_line(tab, n, text + pos, end - pos, lineno, echo) < 0) {
 			failed++;
+			if (echo && cap.reason[0])
+				echo(lineno, cap.reason);
+		}
 		pos = next_line(text, len, end);
 	}
+	shell_set_output(cap.out, cap.ctx);
 	return failed;
 }

@@ -10,7 +10,11 @@
 
 #include "hv/shell/shell.h"
 
-/* Told each line before it runs (the console code logs it). */
+/*
+ * Told each line before it runs and, for a line that failed, the first
+ * error message it printed ("error: ...", at most 159 bytes), so that the
+ * console code can log both.
+ */
 typedef void (*script_echo_fn)(unsigned int lineno, const char *line);
 
 /*
@@ -19,10 +23,10 @@ typedef void (*script_echo_fn)(unsigned int lineno, const char *line);
  * first non-blank character is '#' are skipped.  Every other line is
  * passed to echo (may be NULL) and run.  A line that fails, is longer than
  * SHELL_LINE_MAX, or holds a byte outside printable ASCII and TAB is
- * reported through shell output as "error: script: line N: ..." and the
- * rest still runs.  text need not be NUL-terminated and may hold any bytes.
- * Returns the number of failed lines.  Uses about 1.5 KiB of stack on top
- * of shell_exec()'s.
+ * reported through shell output as "error: script: line N: ..." and to
+ * echo (see above), and the rest still runs.  text need not be
+ * NUL-terminated and may hold any bytes.  Returns the number of failed
+ * lines.  Uses about 2 KiB of stack on top of shell_exec()'s.
  */
 int script_run(const struct shell_cmd *tab, size_t n, const char *text,
 	       size_t len, script_echo_fn echo);

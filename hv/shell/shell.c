@@ -41,6 +41,12 @@ void shell_set_output(shell_out_fn out, void *ctx)
 	out_ctx = ctx;
 }
 
+void shell_get_output(shell_out_fn *out, void **ctx)
+{
+	*out = out_fn;
+	*ctx = out_ctx;
+}
+
 /* Format output too long for the stack buffer; truncate if out of memory. */
 static void vprint_long(const char *shortbuf, size_t n, const char *fmt,
 			va_list ap)

@@ -36,6 +36,8 @@ typedef void (*shell_out_fn)(void *ctx, const char *s, size_t n);
 
 /* Set the sink (NULL drops output).  Text uses "\n"; the sink adds "\r". */
 void shell_set_output(shell_out_fn out, void *ctx);
+/* The sink now set, so a caller can wrap it for a while and put it back. */
+void shell_get_output(shell_out_fn *out, void **ctx);
 
 void shell_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

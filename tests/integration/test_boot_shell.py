@@ -15,12 +15,20 @@ GUEST = os.path.join(BUILD, "guest", "testguest.elf")
 
 
 def make_iso(tmp_path, guests=(), script=None, cmdline=""):
-    """A ferry ISO with extra modules and/or a boot script, as `make iso` does."""
+    """A ferry ISO of its own, built the operator's way: `make iso ISO=...
+    GUESTS=... SCRIPT=... CMDLINE=...` (the project's guests are always on it)."""
     iso = str(tmp_path / "ferry.iso")
-    subprocess.run([os.path.join(ROOT, "tools", "mkiso.sh"), iso,
-                    os.path.join(BUILD, "ferry.elf"), " ".join([GUEST, *guests]),
-                    script or "", cmdline], check=True, timeout=120)
+    # Not the jobserver of a `make test` above us: its pipe is not inherited.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    subprocess.run(["make", "-s", "-C", ROOT, "iso", f"ISO={iso}", f"GUESTS={' '.join(guests)}",
+                    f"SCRIPT={script or ''}", f"CMDLINE={cmdline}"],
+                   check=True, timeout=300, env=env, stdout=subprocess.DEVNULL)
     return iso
+
+
+def console_before_prompt(m):
+    """What ferry printed while booting, up to its first prompt."""
+    return m.buf[:m.buf.index(PROMPT)]
 
 
 @pytest.mark.parametrize("cpus", [1, 4])
@@ -70,6 +78,10 @@ def test_log_keeps_boot_messages(machine_factory):
     log = m.cmd("log")
     assert "booting; loader 'GRUB" in log and "boot: ready in" in log
     assert re.search(r"^\[\s*\d+\.\d{6}\] ", log, re.M)
+    # Debug lines reach the ring, but not the console at the default level.
+    assert "svm: cpu 0: on" in log
+    boot = console_before_prompt(m)
+    assert "booting; loader 'GRUB" in boot and "svm: cpu 0: on" not in boot, boot
 
 
 def test_unknown_command_and_bad_quotes(machine_factory):
@@ -81,10 +93,18 @@ def test_unknown_command_and_bad_quotes(machine_factory):
 
 def test_overlong_line_refused_rest_discarded(machine_factory):
     m = machine_factory("qemu")
-    m.send("x" * 1500 + "\r")
+    # The limit is 1024 bytes: what follows is a whole command that must not
+    # run, whether or not the byte that hit the limit is kept.
+    m.send("x" * 1024 + "version\r")
     m.expect("error: line too long")
+    start = m.pos
     m.expect(PROMPT)
-    assert "ferry 0." in m.cmd("version")
+    m.drain_quiet()
+    tail = m.buf[start:]
+    assert "unknown command" not in tail and "ferry 0." not in tail, tail
+    assert tail.count(PROMPT) == 1, tail
+    m.pos = len(m.buf)
+    assert re.match(r"ferry \d+\.\d+\.\d+ \(git ", m.cmd("version"))
 
 
 def test_random_bytes_then_shell_still_answers(machine_factory):
@@ -99,31 +119,52 @@ def test_random_bytes_then_shell_still_answers(machine_factory):
     assert "online" in m.cmd("cpus")
 
 
+MODULE_ROW = r"^{name}\s+{size}\s+0x[0-9a-f]{{16}} ?$"   # empty command-line column
+
+
 def test_modules_lists_extra_guest(machine_factory, tmp_path):
     extra = tmp_path / "extra-guest.elf"
-    extra.write_bytes(open(GUEST, "rb").read())
+    extra.write_bytes(open(GUEST, "rb").read()[:-100])
     m = machine_factory("qemu", iso=make_iso(tmp_path, guests=[str(extra)]))
     out = m.cmd("modules")
+    assert re.search(r"^NAME\s+SIZE\s+ADDRESS\s+COMMAND LINE$", out, re.M), out
+    rows = re.findall(r"^\S+\s+\d+\s+0x", out, re.M)
+    assert len(rows) == 2, out
     size = os.path.getsize(GUEST)
-    assert re.search(rf"^testguest\s+{size}\s", out, re.M), out
-    assert re.search(rf"^extra-guest\s+{size}\s", out, re.M), out
+    assert re.search(MODULE_ROW.format(name="testguest", size=size), out, re.M), out
+    assert re.search(MODULE_ROW.format(name="extra-guest", size=size - 100), out, re.M), out
 
 
 def test_boot_script_runs_and_survives_errors(machine_factory, tmp_path):
     rc = tmp_path / "ferry.rc"
-    rc.write_text("# boot script\nversion\nfrob --bad\n\nuptime\n")
+    rc.write_text("# boot script\nversion\nfrob --bad\n\ncreate rcguest kernel=testguest mem=16\n"
+                  "uptime\n")
     m = machine_factory("qemu", iso=make_iso(tmp_path, script=str(rc)))
     log = m.cmd("log")
     assert "ferry.rc:2: version" in log
     assert "ferry.rc:3: frob --bad" in log
-    assert "ferry.rc:5: uptime" in log
+    # why line 3 failed is in the log too, not only on the console
+    assert "ferry.rc:3: error: unknown command 'frob' (try 'help')" in log
+    assert "ferry.rc:6: uptime" in log
     assert "ferry.rc done, 1 line failed" in log
-    assert "error: script: line 3" in m.buf
+    assert "error: script: line 3: failed" in m.buf
+    # the script's lines took effect: the guest it created is there
+    assert re.search(r"^rcguest\s+created\b", m.cmd("list"), re.M)
+    size = os.path.getsize(rc)
+    assert re.search(MODULE_ROW.format(name=r"ferry\.rc", size=size), m.cmd("modules"), re.M)
 
 
 def test_bad_console_option_is_a_warning(machine_factory, tmp_path):
     m = machine_factory("qemu", iso=make_iso(tmp_path, cmdline="bogus=1 loglevel=debug"))
     assert re.search(r"warning: boot: command line: .*bogus", m.cmd("log"))
+    assert "svm: cpu 0: on" in console_before_prompt(m)    # a debug line
+
+
+def test_loglevel_err_quiets_the_console(machine_factory, tmp_path):
+    m = machine_factory("qemu", iso=make_iso(tmp_path, cmdline="loglevel=err"))
+    boot = console_before_prompt(m)
+    assert "booting; loader" not in boot and "boot: ready in" not in boot, boot
+    assert "booting; loader" in m.cmd("log")
 
 
 def test_poweroff_ends_qemu(machine_factory):

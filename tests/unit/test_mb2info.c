@@ -565,32 +565,32 @@ static void test_cmdline_defaults(void **state)
 	assert_int_equal(mb2_parse_cmdline("   \t ", &cl), 0);
 }
 
+/* line parses without a warning into these settings. */
+static void expect_options(const char *line, uint16_t port, uint32_t baud, enum log_level level)
+{
+	assert_int_equal(mb2_parse_cmdline(line, &cl), 0);
+	assert_int_equal(cl.console_port, port);
+	assert_int_equal(cl.console_baud, baud);
+	assert_int_equal(cl.loglevel, level);
+}
+
 static void test_cmdline_options(void **state)
 {
 	(void)state;
-	assert_int_equal(mb2_parse_cmdline(
-		"/boot/ferry.elf  console=com2,9600\tloglevel=debug ip=10.0.0.2/24 gw=10.0.0.1 ",
-		&cl), 0);
-	assert_int_equal(cl.console_port, 0x2f8);
-	assert_int_equal(cl.console_baud, 9600);
-	assert_int_equal(cl.loglevel, LOG_DEBUG);
+	expect_options("/boot/ferry.elf  console=com2,9600\tloglevel=debug "
+		       "ip=10.0.0.2/24 gw=10.0.0.1 ", 0x2f8, 9600, LOG_DEBUG);
 	assert_string_equal(cl.ip, "10.0.0.2/24");
 	assert_string_equal(cl.gw, "10.0.0.1");
-
-	assert_int_equal(mb2_parse_cmdline("console=0x3e8,57600 loglevel=0", &cl), 0);
-	assert_int_equal(cl.console_port, 0x3e8);
-	assert_int_equal(cl.console_baud, 57600);
-	assert_int_equal(cl.loglevel, LOG_ERR);
-
-	assert_int_equal(mb2_parse_cmdline("console=com4 loglevel=warn", &cl), 0);
-	assert_int_equal(cl.console_port, 0x2e8);
-	assert_int_equal(cl.console_baud, 115200);
-	assert_int_equal(cl.loglevel, LOG_WARN);
-
-	assert_int_equal(mb2_parse_cmdline("console=com3 loglevel=3 ip=0.0.0.0/0", &cl), 0);
-	assert_int_equal(cl.console_port, 0x3e8);
-	assert_int_equal(cl.loglevel, LOG_DEBUG);
+	expect_options("console=0x3e8,57600 loglevel=0", 0x3e8, 57600, LOG_ERR);
+	expect_options("console=com4 loglevel=warn", 0x2e8, 115200, LOG_WARN);
+	expect_options("console=com3 loglevel=3 ip=0.0.0.0/0", 0x3e8, 115200, LOG_DEBUG);
 	assert_string_equal(cl.ip, "0.0.0.0/0");
+	/* Edges: uppercase hex, leading zeros, the largest values. */
+	expect_options("console=0X2F8,0115200 loglevel=03 ip=255.255.255.255/032 gw=010.0.0.1",
+		       0x2f8, 115200, LOG_DEBUG);
+	assert_string_equal(cl.ip, "255.255.255.255/032");
+	assert_string_equal(cl.gw, "010.0.0.1");
+	expect_options("console=0xffff", 0xffff, 115200, LOG_INFO);
 }
 
 static void expect_warn(const char *line, const char *msg)
@@ -635,6 +635,41 @@ static void test_cmdline_bad_options(void **state)
 	expect_warn("gw=", "want A.B.C.D");
 }
 
+/* What strtoul alone would take, or would wrap around to a valid value. */
+static void test_cmdline_junk_and_overflow(void **state)
+{
+	(void)state;
+	expect_warn("loglevel=+1", "loglevel=+1");
+	expect_warn("loglevel=-0", "loglevel=-0");
+	expect_warn("loglevel=\v1", "loglevel=");
+	expect_warn("loglevel=1x", "loglevel=1x");
+	expect_warn("loglevel=0x1", "loglevel=0x1");
+	expect_warn("loglevel=18446744073709551619", "loglevel=1844");	/* 2^64 + 3 */
+	expect_warn("console=0x", "unknown port");
+	expect_warn("console=0xg", "unknown port");
+	expect_warn("console=0x0x3f8", "unknown port");
+	expect_warn("console=0x-3f8", "unknown port");
+	expect_warn("console=0x+3f8", "unknown port");
+	expect_warn("console=0x3f8z", "unknown port");
+	expect_warn("console=+1016", "unknown port");
+	expect_warn("console=0x100000000000003f8", "unknown port");	/* wraps to 0x3f8 */
+	expect_warn("console=0x10000000000000003f8", "unknown port");	/* past 2^64 */
+	expect_warn("console=com1,+9600", "bad baud");
+	expect_warn("console=com1,9600baud", "bad baud");
+	expect_warn("console=com1,0x4b0", "bad baud");		/* baud is decimal only */
+	expect_warn("console=com1,18446744073709666816", "bad baud");	/* 2^64 + 115200 */
+	expect_warn("ip=10.0.0.+1/24", "want A.B.C.D/LEN");
+	expect_warn("ip=10.0.-0.1/24", "want A.B.C.D/LEN");
+	expect_warn("ip=10.0.0.1/+24", "want A.B.C.D/LEN");
+	expect_warn("ip=10.0.0.1/", "want A.B.C.D/LEN");
+	expect_warn("ip=10.0.0.1/18446744073709551640", "want A.B.C.D/LEN");	/* 2^64 + 24 */
+	expect_warn("ip=18446744073709551626.0.0.1/24", "want A.B.C.D/LEN");
+	expect_warn("ip=10..0.1/24", "want A.B.C.D/LEN");
+	expect_warn("gw=1.2.3.4.", "want A.B.C.D");
+	expect_warn("gw=1.2.3.0x4", "want A.B.C.D");
+	expect_warn("gw=1.2.3.\v4", "want A.B.C.D");
+}
+
 static void test_cmdline_many_warnings(void **state)
 {
 	char line[1024], longtok[300];
@@ -674,6 +709,7 @@ int main(void)
 		cmocka_unit_test(test_cmdline_defaults),
 		cmocka_unit_test(test_cmdline_options),
 		cmocka_unit_test(test_cmdline_bad_options),
+		cmocka_unit_test(test_cmdline_junk_and_overflow),
 		cmocka_unit_test(test_cmdline_many_warnings),
 	};
 

@@ -344,7 +344,7 @@ static void test_interrupt_hook(void **state)
 /* ---- boot script ---- */
 
 static unsigned int echo_lines[64];
-static char echo_text[64][64];
+static char echo_text[64][200];
 static int echoed;
 
 static void echo_cb(unsigned int lineno, const char *line)
@@ -353,6 +353,13 @@ static void echo_cb(unsigned int lineno, const char *line)
 	echo_lines[echoed] = lineno;
 	snprintf(echo_text[echoed], sizeof(echo_text[0]), "%s", line);
 	echoed++;
+}
+
+static void assert_echo(int i, unsigned int lineno, const char *text)
+{
+	assert_true(i < echoed);
+	assert_int_equal(echo_lines[i], lineno);
+	assert_string_equal(echo_text[i], text);
 }
 
 /* Run text as a script from an exact-size heap copy (no NUL after it). */
@@ -390,15 +397,15 @@ static void test_script_basic(void **state)
 	(void)state;
 	assert_int_equal(run_str(rc), 2);
 	assert_int_equal(calls, 2);
-	assert_int_equal(echoed, 5);
-	assert_int_equal(echo_lines[0], 3);
-	assert_string_equal(echo_text[0], "count");
-	assert_int_equal(echo_lines[1], 5);
-	assert_string_equal(echo_text[1], "frob x");
-	assert_int_equal(echo_lines[2], 6);
-	assert_string_equal(echo_text[2], "echo a \"b c\"");
-	assert_int_equal(echo_lines[3], 7);
-	assert_int_equal(echo_lines[4], 9);
+	/* Each line run, and after a failed one the reason, for the log. */
+	assert_int_equal(echoed, 7);
+	assert_echo(0, 3, "count");
+	assert_echo(1, 5, "frob x");
+	assert_echo(2, 5, "error: unknown command 'frob' (try 'help')");
+	assert_echo(3, 6, "echo a \"b c\"");
+	assert_echo(4, 7, "fail");
+	assert_echo(5, 7, "error: fail: disk on fire");
+	assert_echo(6, 9, "count");
 	assert_string_equal(out_buf,
 		"error: unknown command 'frob' (try 'help')\n"
 		"error: script: line 5: failed\n"
@@ -434,8 +441,9 @@ static void test_script_long_line(void **state)
 	memcpy(text + n, "\ncount\n", 7);
 	assert_int_equal(run_script(text, n + 7), 1);
 	assert_int_equal(calls, 1);
-	assert_int_equal(echoed, 1);
-	assert_int_equal(echo_lines[0], 2);
+	assert_int_equal(echoed, 2);
+	assert_echo(0, 1, "error: script: line 1: too long (max 1024 bytes), skipped");
+	assert_echo(1, 2, "count");
 	assert_string_equal(out_buf, "error: script: line 1: too long "
 				     "(max 1024 bytes), skipped\n");
 	/* Exactly SHELL_LINE_MAX bytes still runs. */
@@ -464,8 +472,9 @@ static void test_script_binary(void **state)
 	(void)state;
 	assert_int_equal(run_script(rc, sizeof(rc) - 1), 3);
 	assert_int_equal(calls, 2);
-	assert_int_equal(echoed, 2);
-	assert_int_equal(echo_lines[1], 6);
+	assert_int_equal(echoed, 5);
+	assert_echo(2, 3, "error: script: line 3: invalid byte 0xff, skipped");
+	assert_echo(4, 6, "count");
 	assert_string_equal(out_buf,
 		"error: script: line 2: invalid byte 0x00, skipped\n"
 		"error: script: line 3: invalid byte 0xff, skipped\n"
@@ -479,6 +488,34 @@ static void test_script_bad_quotes(void **state)
 	assert_int_equal(calls, 1);
 	assert_string_equal(out_buf, "error: unterminated quote\n"
 				     "error: script: line 1: failed\n");
+	assert_int_equal(echoed, 3);
+	assert_echo(1, 1, "error: unterminated quote");
+}
+
+static void test_script_error_reason(void **state)
+{
+	char line[400], want[200];
+
+	(void)state;
+	/* A command that fails without a word gets shell_exec()'s message. */
+	assert_int_equal(run_str("echo error: not a failure\nbusy\n"), 1);
+	assert_int_equal(echoed, 3);
+	assert_echo(2, 2, "error: busy: busy");
+	/* A long message is cut, not overflowed; the next line starts afresh. */
+	memset(line, 'q', 300);
+	line[300] = '\0';
+	memcpy(line, "frob", 4);
+	strcat(line, "\nfail\n");
+	assert_int_equal(run_str(line), 2);
+	assert_int_equal(echoed, 4);
+	snprintf(want, sizeof(want), "error: unknown command '%.135s", line);
+	assert_int_equal(strlen(want), 159);
+	assert_echo(1, 1, want);
+	assert_echo(3, 2, "error: fail: disk on fire");
+	/* The caller's sink is back in place afterwards. */
+	out_reset();
+	assert_int_equal(exec("frob"), -ENOENT);
+	assert_string_equal(out_buf, "error: unknown command 'frob' (try 'help')\n");
 }
 
 static void test_script_no_echo(void **state)
@@ -545,6 +582,7 @@ int main(void)
 		cmocka_unit_test_setup(test_script_long_line, setup),
 		cmocka_unit_test_setup(test_script_binary, setup),
 		cmocka_unit_test_setup(test_script_bad_quotes, setup),
+		cmocka_unit_test_setup(test_script_error_reason, setup),
 		cmocka_unit_test_setup(test_script_no_echo, setup),
 		cmocka_unit_test_setup(test_script_fuzz, setup),
 	};
