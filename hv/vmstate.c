@@ -37,7 +37,7 @@ static uint32_t xsave_len_for(uint64_t xcr0)
 }
 
 void vmstate_save_vcpu(struct vm *vm, unsigned int id, struct cpu_state *cpu, uint8_t *xsave,
-		       uint32_t *xsave_len)
+		       uint32_t *xsave_len, bool *halted)
 {
 	struct vcpu *v = vm->vcpus[id];
 	uint64_t bv;
@@ -52,10 +52,11 @@ void vmstate_save_vcpu(struct vm *vm, unsigned int id, struct cpu_state *cpu, ui
 		memcpy(xsave + XSTATE_BV_OFF, &bv, sizeof(bv));
 	}
 	*xsave_len = xsave_len_for(cpu->xcr0);
+	*halted = v->state == VCPU_HALTED;
 }
 
 int vmstate_load_vcpu(struct vm *vm, unsigned int id, const struct cpu_state *cpu,
-		      const uint8_t *xsave, uint32_t xsave_len)
+		      const uint8_t *xsave, uint32_t xsave_len, bool halted)
 {
 	struct vcpu *v;
 
@@ -65,8 +66,10 @@ int vmstate_load_vcpu(struct vm *vm, unsigned int id, const struct cpu_state *cp
 	fpu_area_init(v->fpu);
 	memcpy(v->fpu->bytes, xsave, xsave_len);
 	vmm->set_state(v, cpu);
-	v->state = VCPU_RUNNABLE;
-	v->halted_if = false;
+	/* past its HLT (RIP is after it): an interrupt wakes it if IF was set
+	 * (HLT ends any interrupt shadow), else it sleeps on as it would here */
+	v->state = halted ? VCPU_HALTED : VCPU_RUNNABLE;
+	v->halted_if = halted && (cpu->rflags & RFLAGS_IF);
 	return 0;
 }
 

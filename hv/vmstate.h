@@ -25,10 +25,10 @@ uint64_t vmstate_xcr0_mask(void);
 /* Copy vCPU id's state out.  xsave receives up to FPU_AREA_SIZE bytes;
  * *xsave_len says how many matter for the vCPU's XCR0. */
 void vmstate_save_vcpu(struct vm *vm, unsigned int id, struct cpu_state *cpu, uint8_t *xsave,
-		       uint32_t *xsave_len);
+		       uint32_t *xsave_len, bool *halted);
 /* Load it (the caller checked it: mig_cpu_state_check, mig_xsave_check). */
 int vmstate_load_vcpu(struct vm *vm, unsigned int id, const struct cpu_state *cpu,
-		      const uint8_t *xsave, uint32_t xsave_len);
+		      const uint8_t *xsave, uint32_t xsave_len, bool halted);
 
 /*
  * Devices and console history: [vdev_snapshot][u32 n][n bytes of console].

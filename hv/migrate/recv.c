@@ -26,6 +26,8 @@
 #include "hv/vmstate.h"
 
 #define RX_RECORDS_PER_POLL	32	/* then let the shell have the CPU */
+#define IN_SLOTS		4	/* connections at once: one migration, and
+					 * short ones (QUERY, a HELLO refused busy) */
 #define IN_TX_CAP		(MIG_HDR_SIZE + 1024)
 
 struct in {
@@ -53,8 +55,26 @@ static struct {
 	bool on;
 	struct mig_listen_cfg cfg;
 	struct tcp_conn *listener;
-	struct in *cur;
+	struct in *slot[IN_SLOTS];
 } L;
+
+/* Is in still open (its handlers may have freed it)? */
+static bool alive(const struct in *in)
+{
+	for (unsigned int i = 0; i < IN_SLOTS; i++)
+		if (L.slot[i] == in)
+			return true;
+	return false;
+}
+
+/* Another connection has a guest coming in: one migration at a time. */
+static bool busy_besides(const struct in *in)
+{
+	for (unsigned int i = 0; i < IN_SLOTS; i++)
+		if (L.slot[i] && L.slot[i] != in && L.slot[i]->vm)
+			return true;
+	return false;
+}
 
 /* ---- the listener ---- */
 
@@ -118,8 +138,10 @@ static void in_free(struct in *in)
 {
 	chan_close(&in->ch, !in->closing);
 	free(in->dev);
+	for (unsigned int i = 0; i < IN_SLOTS; i++)
+		if (L.slot[i] == in)
+			L.slot[i] = NULL;
 	free(in);
-	L.cur = NULL;
 }
 
 /* The ending, with its figures, in `migrations` (once the HELLO named it). */
@@ -181,6 +203,7 @@ static void host_facts(struct in *in, struct mig_host *h)
 	mem_get_stats(&st);
 	memset(h, 0, sizeof(*h));
 	h->peer_allowed = peer_allowed(in->ch.peer_ip);
+	h->busy = busy_besides(in);
 	h->cpu_baseline = mig_cpu_baseline(cpuid_guest);
 	h->dev_version = VDEV_SNAP_VERSION;
 	h->max_vcpus = VM_MAX_VCPUS;
@@ -322,9 +345,9 @@ static void on_round(struct in *in, const struct mig_round_end *r)
 
 static void on_vcpu(struct in *in, const struct mig_vcpu *v)
 {
-	if (v->id == 0 && hold_or_abort(in, MIG_AT_STOPCOPY) && !L.cur)
+	if (v->id == 0 && hold_or_abort(in, MIG_AT_STOPCOPY) && !alive(in))
 		return;
-	if (vmstate_load_vcpu(in->vm, v->id, &v->cpu, v->xsave, v->xsave_len))
+	if (vmstate_load_vcpu(in->vm, v->id, &v->cpu, v->xsave, v->xsave_len, v->halted))
 		discard(in, MIG_E_STATE, "vCPU %u's state cannot be loaded", v->id);
 }
 
@@ -453,7 +476,7 @@ static bool on_record(struct in *in, const struct mig_rec *r)
 		discard(in, MIG_E_PROTOCOL, "unexpected %s", mig_type_name(r->type));
 		break;
 	}
-	return L.cur == in && !in->held_at;
+	return alive(in) && !in->held_at;
 }
 
 static void pull_error(struct in *in, int rc)
@@ -518,11 +541,16 @@ static void accept_one(void)
 	struct in *in;
 	char ip[16];
 
+	unsigned int free_slot = IN_SLOTS;
+
+	for (unsigned int i = IN_SLOTS; i-- > 0; )
+		if (!L.slot[i])
+			free_slot = i;
 	netif_lock();
 	if (tcp_accept(L.listener, &c))
 		c = NULL;
-	if (c && L.cur) {
-		tcp_abort(c);		/* one at a time: the source sees a reset */
+	if (c && free_slot == IN_SLOTS) {
+		tcp_abort(c);		/* all slots taken: the peer sees a reset */
 		c = NULL;
 	}
 	if (c) {
@@ -544,19 +572,23 @@ static void accept_one(void)
 	in->t_start = netif_now_us();
 	net_format_ipv4(ti.rip, ip);
 	snprintf(in->peer, sizeof(in->peer), "%s", ip);
-	L.cur = in;
+	L.slot[free_slot] = in;
 }
 
 enum mig_in_work mig_in_poll(void)
 {
-	bool moved;
+	enum mig_in_work w = MIG_IN_NONE;
 
 	if (L.listener)
 		accept_one();
-	if (!L.cur)
-		return MIG_IN_NONE;
-	moved = in_step(L.cur);
-	if (!L.cur)
-		return MIG_IN_NONE;
-	return moved ? MIG_IN_BUSY : MIG_IN_WAITING;
+	for (unsigned int i = 0; i < IN_SLOTS; i++) {
+		if (!L.slot[i])
+			continue;
+		bool moved = in_step(L.slot[i]);
+		if (moved)
+			w = MIG_IN_BUSY;
+		else if (L.slot[i] && w == MIG_IN_NONE)
+			w = MIG_IN_WAITING;
+	}
+	return w;
 }

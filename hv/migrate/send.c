@@ -520,7 +520,7 @@ static int send_state(struct out *o, uint64_t tsc, uint64_t clock_ns)
 	for (unsigned int i = 0; i < o->vm->nr_vcpus; i++) {
 		r = (struct mig_rec){ .type = MIG_VCPU_STATE };
 		r.vcpu.id = i;
-		vmstate_save_vcpu(o->vm, i, &r.vcpu.cpu, xsave, &r.vcpu.xsave_len);
+		vmstate_save_vcpu(o->vm, i, &r.vcpu.cpu, xsave, &r.vcpu.xsave_len, &r.vcpu.halted);
 		r.vcpu.xsave = xsave;
 		if ((rc = send_rec(o, &r)))
 			return rc;

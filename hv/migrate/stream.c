@@ -337,6 +337,7 @@ static void walk_vcpu(struct walk *w, struct mig_rec *r)
 
 	snap_u32(&w->s, &v->id);
 	walk_cpu(w, &v->cpu);
+	w_bool(w, &v->halted, "VCPU_STATE halted");
 	snap_u32(&w->s, &v->xsave_len);
 	if (w->s.err)
 		return;
@@ -922,7 +923,7 @@ static const struct type_info types[] = {
 	[MIG_ROUND_END - MIG_HELLO] = { MIG_SRC, PH(MIG_PH_MEMORY), 20, 20,
 		walk_round, check_round, apply_round },
 	[MIG_VCPU_STATE - MIG_HELLO] = { MIG_SRC, PH(MIG_PH_MEMORY) | PH(MIG_PH_STATE),
-		8 + MIG_CPU_STATE_WIRE + MIG_XSAVE_MIN, 8 + MIG_CPU_STATE_WIRE + MIG_XSAVE_MAX,
+		9 + MIG_CPU_STATE_WIRE + MIG_XSAVE_MIN, 9 + MIG_CPU_STATE_WIRE + MIG_XSAVE_MAX,
 		walk_vcpu, check_vcpu, apply_vcpu },
 	[MIG_DEVICE_STATE - MIG_HELLO] = { MIG_SRC, PH(MIG_PH_STATE), 4 + 1, 4 + MIG_DEV_STATE_MAX,
 		walk_dev, check_dev, apply_dev },

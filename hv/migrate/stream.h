@@ -31,7 +31,7 @@
 #include "hv/cpuid.h"
 
 #define MIG_PORT		7447	/* default TCP port of `migrate listen` */
-#define MIG_PROTO_VERSION	2	/* 2: SPARSE pages, CONSOLE records */
+#define MIG_PROTO_VERSION	2	/* 2: SPARSE pages, halted vCPUs */
 #define MIG_CPU_STATE_VERSION	1	/* layout of struct cpu_state on the wire */
 
 /* Record header: u16 type, u16 flags, u32 len, u32 seq, u32 crc; LE. */
@@ -188,6 +188,7 @@ struct mig_round_end {
 struct mig_vcpu {
 	uint32_t id;			/* 0, 1, ... in order */
 	struct cpu_state cpu;		/* xcr0 is the vCPU's XCR0 */
+	bool halted;			/* in HLT: wakes on an interrupt (if IF) or not */
 	uint32_t xsave_len;		/* MIG_XSAVE_MIN..MIG_XSAVE_MAX */
 	const uint8_t *xsave;		/* standard (non-compacted) XSAVE area */
 };

@@ -766,9 +766,18 @@ def test_hostile_streams_leave_the_listener_working(net, ab, tmp_path):
     wait_log(a, r"migrate in hs: failed: .*discarded", since)
     assert "hs" not in guests(a) and free_kib(a) == a.free
 
-    # 6. the listeners still work, directly
+    # 6. the listeners still work, directly; while one migration comes in
+    #    (held at the destination), another HELLO is answered "busy"
     progress(b, "hs", "dirty", above=p)
-    migrate_ok(b, "hs", a)
+    since = mark(a)
+    a.cmd("debug migrate hold precopy 6")
+    mig = Migration(b, "hs", a)
+    wait_log(a, r"migrate in hs: held at precopy", since)
+    out = peer(ns, "replay", a.ip, PORT, stream, "--rename", "hs5")
+    assert re.search(r"replay-hello: answer=REPLY code=13", out), out
+    r = mig.finish(120)
+    a.cmd("debug migrate off")
+    assert r.what == "done", r.line_out
     assert free_kib(b) == b.free
     p = progress(a, "hs", "dirty", above=p)
     migrate_ok(a, "hs", b)

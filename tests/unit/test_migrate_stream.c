@@ -34,7 +34,7 @@ _Static_assert(MIG_VCPUS_MAX >= VM_MAX_VCPUS, "vCPUs");
 #define G_PAGES		256u		/* a 1 MiB guest */
 #define PIPE_CAP	(4u << 20)
 #define XCR0_DST	0x7ull
-#define VCPU_LEN(x)	(4 + MIG_CPU_STATE_WIRE + 4 + (x))
+#define VCPU_LEN(x)	(4 + MIG_CPU_STATE_WIRE + 1 + 4 + (x))
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
 
 enum mode { M_WHOLE, M_BYTE, M_RANDOM };
@@ -104,6 +104,7 @@ static void pb_vcpu(uint32_t id, const struct cpu_state *c, const uint8_t *xs, u
 {
 	pb_u32(id);
 	pb_cpu(c);
+	pb_u8(id & 1);			/* halted: odd vCPUs */
 	pb_u32(len);
 	pb_bytes(xs, len);
 }
@@ -311,7 +312,7 @@ static void rec_equal(const struct mig_rec *a, const struct mig_rec *b)
 		break;
 	case MIG_ROUND_END: EQ(round.round); EQ(round.pages); EQ(round.remaining); break;
 	case MIG_VCPU_STATE:
-		EQ(vcpu.id); EQ(vcpu.xsave_len);
+		EQ(vcpu.id); EQ(vcpu.xsave_len); EQ(vcpu.halted);
 		cpu_equal(&a->vcpu.cpu, &b->vcpu.cpu);
 		assert_memory_equal(a->vcpu.xsave, b->vcpu.xsave, a->vcpu.xsave_len);
 		break;
@@ -504,6 +505,7 @@ static void send_state(struct conv *c, uint32_t vcpus)
 		xsave_init(xsave[i], i + 1);
 		r.vcpu.xsave_len = i ? MIG_XSAVE_MAX : MIG_XSAVE_MIN;
 		r.vcpu.xsave = xsave[i];
+		r.vcpu.halted = i & 1;
 		enc(c, &c->src, &c->s2d, &r);
 	}
 	r = (struct mig_rec){ .type = MIG_DEVICE_STATE, .dev = { sizeof(devblob), devblob } };
@@ -787,6 +789,11 @@ static void test_bool_byte_refused(void **st)
 	pb_vcpu(0, &c, xsave[0], MIG_XSAVE_MIN);
 	P.b[4 + MIG_CPU_STATE_WIRE - 8] = 2;	/* pending.valid */
 	d_refuses(MIG_VCPU_STATE, MIG_E_PROTOCOL, "boolean");
+	d_in_state(1);
+	pb_reset();
+	pb_vcpu(0, &c, xsave[0], MIG_XSAVE_MIN);
+	P.b[4 + MIG_CPU_STATE_WIRE] = 7;	/* halted */
+	d_refuses(MIG_VCPU_STATE, MIG_E_PROTOCOL, "halted");
 }
 
 /* ---- hostile lengths ---- */
@@ -877,12 +884,12 @@ static void test_truncated_records(void **st)
 	d_in_state(1);				/* XSAVE length says more than is there */
 	pb_reset();
 	pb_vcpu(0, &c, xsave[0], MIG_XSAVE_MIN);
-	put32(P.b + 4 + MIG_CPU_STATE_WIRE, MIG_XSAVE_MIN + 8);
+	put32(P.b + 4 + MIG_CPU_STATE_WIRE + 1, MIG_XSAVE_MIN + 8);
 	d_refuses(MIG_VCPU_STATE, MIG_E_PROTOCOL, "truncated");
 	d_in_state(1);				/* ... or less than the minimum */
 	pb_reset();
 	pb_vcpu(0, &c, xsave[0], MIG_XSAVE_MIN);
-	put32(P.b + 4 + MIG_CPU_STATE_WIRE, 0);
+	put32(P.b + 4 + MIG_CPU_STATE_WIRE + 1, 0);
 	d_refuses(MIG_VCPU_STATE, MIG_E_PROTOCOL, "XSAVE");
 
 	assert_int_equal(mig_stream_init(&D, MIG_DST), 0);	/* HELLO string past the end */
