@@ -46,6 +46,7 @@ struct out {
 	struct mig_entry *hist;
 	struct out_fail fail;
 	uint64_t *set, *more;		/* pages to send; a second collection */
+	uint8_t *dev;			/* device state buffer (allocated before the pause) */
 	size_t words;
 	uint64_t id;
 	char peer[24];
@@ -513,7 +514,6 @@ static int send_state(struct out *o, uint64_t tsc, uint64_t clock_ns)
 {
 	static uint8_t xsave[FPU_AREA_SIZE] __attribute__((aligned(64)));
 	struct mig_rec r;
-	uint8_t *dev;
 	long n;
 	int rc;
 
@@ -526,16 +526,12 @@ static int send_state(struct out *o, uint64_t tsc, uint64_t clock_ns)
 			return rc;
 	}
 	r = (struct mig_rec){ .type = MIG_DEVICE_STATE };
-	r.dev.data = dev = malloc(MIG_DEV_STATE_MAX);
-	n = dev ? vmstate_save_devices(o->vm, dev, MIG_DEV_STATE_MAX) : -ENOMEM;
-	if (n <= 0) {
-		free(dev);
+	r.dev.data = o->dev;
+	n = vmstate_save_devices(o->vm, o->dev, MIG_DEV_STATE_MAX);
+	if (n <= 0)
 		return failf(o, MIG_E_INTERNAL, "cannot save the devices (error %ld)", n);
-	}
 	r.dev.len = (uint32_t)n;
-	rc = send_rec(o, &r);
-	free(dev);
-	if (rc)
+	if ((rc = send_rec(o, &r)))
 		return rc;
 	r = (struct mig_rec){ .type = MIG_TSC };
 	r.tsc.guest_tsc = tsc;
@@ -712,7 +708,8 @@ static int run(struct out *o)
 	o->words = dirty_bitmap_words(o->vm->nr_frames);
 	o->set = calloc(o->words, 8);
 	o->more = calloc(o->words, 8);
-	if (!o->set || !o->more)
+	o->dev = malloc(MIG_DEV_STATE_MAX);
+	if (!o->set || !o->more || !o->dev)
 		return failf(o, MIG_E_INTERNAL, "out of memory for the page bitmaps");
 	if (chan_init(&o->ch, MIG_SRC, NULL, REC_CAP))
 		return failf(o, MIG_E_INTERNAL, "out of memory for the stream");
@@ -763,6 +760,7 @@ int mig_out_run(const struct mig_out_args *a)
 	chan_close(&o->ch, rc != 0);
 	free(o->set);
 	free(o->more);
+	free(o->dev);
 	free(o);
 	return rc ? -ECANCELED : 0;
 }
