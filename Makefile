@@ -43,7 +43,7 @@ HV_CORE_SRCS := hv/main.c hv/log.c hv/panic.c hv/console.c hv/libc.c hv/version.
 	hv/modules.c hv/power.c hv/ring.c
 VM_SRCS      := hv/vmm.c hv/vm.c hv/vcpu.c hv/exit.c hv/sched.c hv/cpuid.c hv/msr.c \
 	hv/vm_devices.c hv/vmstate.c
-MM_SRCS      := hv/mm/frame.c hv/mm/memory.c hv/mm/dirty.c
+MM_SRCS      := hv/mm/frame.c hv/mm/memory.c hv/mm/dirty.c hv/mm/gpmap.c
 LOADER_SRCS  := hv/loader/mb1elf.c
 VDEV_SRCS    := hv/vdev/snap.c hv/vdev/pic.c hv/vdev/pit.c hv/vdev/uart.c hv/vdev/rtc.c \
 	hv/vdev/devices.c

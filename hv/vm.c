@@ -15,6 +15,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/mm.h"
 #include "hv/log.h"
+#include "hv/mm/gpmap.h"
 #include "hv/mm/memory.h"
 #include "hv/sched.h"
 #include "hv/time.h"
@@ -23,8 +24,6 @@
 #include "hv/modules.h"
 #include "hv/loader/mb1elf.h"
 #include "hv/vm_devices.h"
-
-#define FRAMES_PER_2M 512
 
 static struct vm *vms[VM_MAX];
 static spinlock_t vms_lock = SPINLOCK_INIT;
@@ -61,98 +60,65 @@ struct vm *vm_at(unsigned int slot)
 
 /* ---- guest memory ------------------------------------------------------ */
 
-static void free_frames(struct vm *vm)
+static const struct gpmap_mem guest_frames = {
+	.alloc_contig = mem_alloc_guest_contig,
+	.alloc_frame = mem_alloc_guest_frame,
+	.free = mem_free_guest_frames,
+	.virt = phys_to_virt,
+};
+
+/* struct vm keeps the map's fields itself (others read them): a view. */
+static struct gpmap ram(const struct vm *vm)
 {
-	for (size_t i = 0; i < vm->nr_frames; ) {
-		bool run = vm->frame_runs && !(i % FRAMES_PER_2M) &&
-			   vm->frame_runs[i / FRAMES_PER_2M];
-		if (vm->frames[i])
-			mem_free_guest_frames(vm->frames[i], run ? FRAMES_PER_2M : 1);
-		i += run ? FRAMES_PER_2M : 1;
-	}
-	free(vm->frames);
-	free(vm->frame_runs);
+	return (struct gpmap){ .frames = vm->frames, .runs = vm->frame_runs,
+			       .nr_frames = vm->nr_frames, .mem = &guest_frames };
 }
 
-/* Back guest RAM with 2 MiB runs where the allocator has them, else pages. */
-static int alloc_frames(struct vm *vm)
+static int alloc_ram(struct vm *vm)
 {
-	vm->frames = calloc(vm->nr_frames, sizeof(uint64_t));
-	vm->frame_runs = calloc(vm->nr_frames / FRAMES_PER_2M + 1, 1);
-	if (!vm->frames || !vm->frame_runs)
-		return -ENOMEM;
-	for (size_t i = 0; i < vm->nr_frames; ) {
-		uint64_t pa = 0;
-		if (!(i % FRAMES_PER_2M) && vm->nr_frames - i >= FRAMES_PER_2M)
-			pa = mem_alloc_guest_contig(FRAMES_PER_2M, FRAMES_PER_2M);
-		if (pa) {
-			vm->frame_runs[i / FRAMES_PER_2M] = 1;
-			for (size_t j = 0; j < FRAMES_PER_2M; j++)
-				vm->frames[i + j] = pa + j * PAGE_SIZE;
-			i += FRAMES_PER_2M;
-			continue;
-		}
-		pa = mem_alloc_guest_frame();
-		if (!pa)
-			return -ENOMEM;
-		vm->frames[i++] = pa;
-	}
-	return 0;
+	struct gpmap m;
+	int rc = gpmap_alloc(&m, vm->nr_frames, &guest_frames);
+
+	vm->frames = m.frames;
+	vm->frame_runs = m.runs;
+	return rc;
 }
 
-/* Map guest RAM into the EPT/NPT: 2 MiB pages for 2 MiB runs. */
-static int map_frames(struct vm *vm)
+static void free_ram(struct vm *vm)
 {
-	for (size_t i = 0; i < vm->nr_frames; ) {
-		bool big = !(i % FRAMES_PER_2M) && vm->frame_runs[i / FRAMES_PER_2M];
-		uint64_t size = big ? PT_SIZE_2M : PAGE_SIZE;
-		int err = pt_map(&vm->gpt, i * PAGE_SIZE, vm->frames[i], size, PT_RWX, 0);
-		if (err < 0)
-			return err;
-		i += size / PAGE_SIZE;
-	}
-	return 0;
+	struct gpmap m = ram(vm);
+
+	gpmap_free(&m);
+	vm->frames = NULL;
+	vm->frame_runs = NULL;
+}
+
+static int map_ram(struct vm *vm)
+{
+	struct gpmap m = ram(vm);
+
+	return gpmap_map(&m, &vm->gpt);
 }
 
 void *vm_gpa_to_hva(struct vm *vm, uint64_t gpa)
 {
-	uint64_t page = gpa / PAGE_SIZE;
+	struct gpmap m = ram(vm);
 
-	if (page >= vm->nr_frames)
-		return NULL;
-	return (char *)phys_to_virt(vm->frames[page]) + gpa % PAGE_SIZE;
-}
-
-static int copy_gpa(struct vm *vm, uint64_t gpa, void *buf, size_t len, bool write)
-{
-	char *b = buf;
-
-	if (gpa + len < gpa || gpa + len > vm->mem_size)
-		return -EFAULT;
-	while (len) {
-		size_t chunk = PAGE_SIZE - gpa % PAGE_SIZE;
-		if (chunk > len)
-			chunk = len;
-		char *h = vm_gpa_to_hva(vm, gpa);
-		if (write)
-			memcpy(h, b, chunk);
-		else
-			memcpy(b, h, chunk);
-		gpa += chunk;
-		b += chunk;
-		len -= chunk;
-	}
-	return 0;
+	return gpmap_hva(&m, gpa);
 }
 
 int vm_read_gpa(struct vm *vm, uint64_t gpa, void *buf, size_t len)
 {
-	return copy_gpa(vm, gpa, buf, len, false);
+	struct gpmap m = ram(vm);
+
+	return gpmap_read(&m, gpa, buf, len);
 }
 
 int vm_write_gpa(struct vm *vm, uint64_t gpa, const void *buf, size_t len)
 {
-	return copy_gpa(vm, gpa, (void *)buf, len, true);
+	struct gpmap m = ram(vm);
+
+	return gpmap_write(&m, gpa, buf, len);
 }
 
 /* ---- creation and destruction ------------------------------------------- */
@@ -170,8 +136,7 @@ static void vm_free(struct vm *vm)
 		vm_devices_free(vm);
 	if (vm->gpt_ready)
 		vmm->vm_destroy(vm);
-	if (vm->frames)
-		free_frames(vm);
+	free_ram(vm);
 	dirty_log_destroy(&vm->dirty);
 	free(vm->console);
 	free(vm);
@@ -233,7 +198,7 @@ static int vm_build_base(struct vm *vm, char *err, size_t errlen)
 	if ((rc = check_memory(vm, err, errlen)))
 		return rc;
 	vm->console = calloc(1, sizeof(*vm->console));
-	if (!vm->console || alloc_frames(vm)) {
+	if (!vm->console || alloc_ram(vm)) {
 		snprintf(err, errlen, "not enough memory for %lu MiB of guest RAM",
 			 vm->mem_size >> 20);
 		return -ENOMEM;
@@ -247,7 +212,7 @@ static int vm_build_base(struct vm *vm, char *err, size_t errlen)
 		snprintf(err, errlen, "no memory for the dirty-page log");
 		return rc;
 	}
-	if ((rc = map_frames(vm))) {
+	if ((rc = map_ram(vm))) {
 		snprintf(err, errlen, "mapping guest memory failed (error %d)", rc);
 		return rc;
 	}

@@ -6,6 +6,7 @@
  * reason; the operator decides what next).
  */
 #include <errno.h>
+#include "hv/mm/gpmap.h"
 #include "hv/vdev/devices.h"
 #include "hv/vm.h"
 #include "hv/vm_devices.h"
@@ -36,13 +37,12 @@ static void poweroff(void *ctx)
 int vm_devices_init(struct vm *vm)
 {
 	struct vdev_config cfg = {
-		.ram_below_4g = vm->mem_size < (4ull << 30) ? vm->mem_size : 3ull << 30,
-		.ram_above_4g = vm->mem_size > (3ull << 30) ? vm->mem_size - (3ull << 30) : 0,
 		.epoch_s = 1796256000,	/* no host RTC driver yet: 2026-12-03 00:00 UTC */
 		.now_ns = vm_clock_ns(vm),
 		.ctx = vm, .tx = tx, .reset = reset, .poweroff = poweroff,
 	};
 
+	gpmap_ram_split(vm->mem_size, &cfg.ram_below_4g, &cfg.ram_above_4g);
 	return vdev_create(&cfg, &vm->dev);
 }
 
