@@ -229,6 +229,16 @@ void e1000_irq_enable(struct e1000 *n)
 	wr(n, IMS, INT_WAKE);
 }
 
+void e1000_irq_mask(struct e1000 *n)
+{
+	wr(n, IMC, INT_WAKE);
+}
+
+void e1000_irq_unmask(struct e1000 *n)
+{
+	wr(n, IMS, INT_WAKE);
+}
+
 void e1000_irq_disable(struct e1000 *n)
 {
 	wr(n, IMC, 0xffffffff);

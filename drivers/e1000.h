@@ -92,5 +92,8 @@ bool e1000_link_up(struct e1000 *nic);
 void e1000_irq_enable(struct e1000 *nic);
 void e1000_irq_disable(struct e1000 *nic);
 uint32_t e1000_irq_ack(struct e1000 *nic);
+/* Hold the interrupt back / let it through again (causes still latch). */
+void e1000_irq_mask(struct e1000 *nic);
+void e1000_irq_unmask(struct e1000 *nic);
 
 #endif

@@ -93,14 +93,34 @@ static void setup_irq(void)
 	}
 	irq_register(VEC_IRQ_BASE + line, nic_irq);
 	e1000_irq_enable(&host_if.nic);
+	e1000_irq_mask(&host_if.nic);		/* until netif_wait sleeps */
 	host_if.irq = true;
+}
+
+/*
+ * The NIC may interrupt only while the CPU sleeps here.  A line left
+ * asserted while the CPU runs with interrupts off costs nothing on real
+ * hardware, but an emulator then checks for the interrupt after every
+ * block it translates, and ferry's busy loops ran at half speed.  Causes
+ * latch in ICR whether masked or not, so a frame that came before the
+ * unmask wakes the CPU at once: no wake-up is lost.
+ */
+void netif_idle(void)
+{
+	bool nic = host_if.irq && this_cpu()->apic_id == host_if.irq_cpu;
+
+	if (nic)
+		e1000_irq_unmask(&host_if.nic);
+	cpu_idle();
+	if (nic)
+		e1000_irq_mask(&host_if.nic);
 }
 
 void netif_wait(void)
 {
 	if (host_if.irq && this_cpu()->apic_id == host_if.irq_cpu &&
 	    !sched_load(this_cpu()->index))
-		cpu_idle();
+		netif_idle();
 	else
 		cpu_relax();
 }

@@ -62,7 +62,7 @@ void repl_idle(void)
 		netif_wait();
 		break;
 	case REPL_IDLE:
-		cpu_idle();
+		netif_idle();
 		break;
 	}
 }
