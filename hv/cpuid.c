@@ -86,6 +86,19 @@ void cpuid_guest(uint32_t leaf, uint32_t subleaf, uint32_t vcpu_id, struct cpuid
 		ext_leaf(leaf, r);
 }
 
+/*
+ * CR4 (Intel SDM Vol. 3A "Control Registers"): VME to OSXMMEXCPT are
+ * always the guest's (as KVM allows them); every later bit belongs to a
+ * feature this view hides (UMIP, LA57, VMX, SMX, FSGSBASE, PCID, XSAVE,
+ * SMEP, SMAP, PKE, CET, ...: no leaf 7, no XSAVE, PCID or VMX in leaf 1).
+ */
+#define CR4_GUEST_BITS	0x7ffull
+
+uint64_t cpuid_cr4_reserved(void)
+{
+	return ~CR4_GUEST_BITS;
+}
+
 void cpuid_baseline_missing(const uint32_t host[4], uint32_t missing[4])
 {
 	static const uint32_t need[4] = { L1_ECX, L1_EDX, X1_ECX, X1_EDX };

@@ -20,6 +20,12 @@ void cpuid_guest(uint32_t leaf, uint32_t subleaf, uint32_t vcpu_id, struct cpuid
  */
 void cpuid_baseline_missing(const uint32_t host[4], uint32_t missing[4]);
 
+/*
+ * CR4 bits reserved to guests by this view: a MOV to CR4 that sets one
+ * must #GP, as on a CPU without the feature, whatever the host has.
+ */
+uint64_t cpuid_cr4_reserved(void);
+
 #define FERRY_CPUID_SIGNATURE "ferry-hv\0\0\0"	/* leaf 0x40000000 EBX:ECX:EDX */
 
 #endif

@@ -136,8 +136,10 @@ static enum exit_action do_gpa_fault(struct vcpu *v, struct vm_exit *e)
 			return EXIT_STOP;
 		}
 	}
+	/* No kind at all: the back end could not tell (EPT misconfiguration). */
 	vm_stop(v->vm, "%s of guest-physical %#lx outside its memory at rip %#lx",
-		e->u.gpa_fault.exec ? "execution" : e->u.gpa_fault.write ? "write" : "read",
+		e->u.gpa_fault.exec ? "execution" : e->u.gpa_fault.write ? "write" :
+		e->u.gpa_fault.read ? "read" : "access",
 		e->u.gpa_fault.gpa, e->rip);
 	return EXIT_STOP;
 }

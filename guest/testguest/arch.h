@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * testguest: tiny inline wrappers around the x86 instructions the guest
- * uses (port I/O, CPUID, RDTSC, MSRs, control registers).  32-bit
+ * uses (port I/O, CPUID, RDTSC, MSRs, control and debug registers).  32-bit
  * protected mode, paging normally off.
  */
 #ifndef TG_ARCH_H
@@ -112,6 +112,29 @@ static inline uint32_t read_cr2(void)
 
 	__asm__ volatile("mov %%cr2, %0" : "=r"(v));
 	return v;
+}
+
+static inline uint32_t read_dr6(void)
+{
+	uint32_t v;
+
+	__asm__ volatile("mov %%dr6, %0" : "=r"(v));
+	return v;
+}
+
+static inline void write_dr6(uint32_t v)
+{
+	__asm__ volatile("mov %0, %%dr6" : : "r"(v));
+}
+
+static inline void write_dr0(uint32_t v)
+{
+	__asm__ volatile("mov %0, %%dr0" : : "r"(v));
+}
+
+static inline void write_dr7(uint32_t v)
+{
+	__asm__ volatile("mov %0, %%dr7" : : "r"(v) : "memory");
 }
 
 static inline void sti(void)

@@ -40,6 +40,8 @@ static const struct mode modes[] = {
 	{ "work", true, mode_work },
 	{ "hostile", false, mode_hostile },
 	{ "dirty", true, mode_dirty },
+	{ "spin", false, mode_spin },
+	{ "triplefault", false, mode_triplefault },
 };
 
 struct tg_boot tg_boot;

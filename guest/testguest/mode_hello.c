@@ -2,8 +2,10 @@
 /*
  * testguest modes "hello" (greeting, memory size and CPU identity, then
  * power off), "echo" (serial input through IRQ 4, one line back per line
- * in; the line "quit" powers off) and "crash" (an exception nobody
- * catches, to check the TG EXC report: crash [kind=ud|gp|de]).
+ * in; the line "quit" powers off), "crash" (an exception nobody catches,
+ * to check the TG EXC report: crash [kind=ud|gp|de]), and two that never
+ * come back: "spin" (a CPU-bound loop with interrupts off, for ever) and
+ * "triplefault" (an exception with an empty IDT: the CPU shuts down).
  */
 #include "guest/testguest/arch.h"
 #include "guest/testguest/tg.h"
@@ -92,5 +94,27 @@ void mode_crash(void)
 	else
 		__asm__ volatile("ud2");
 	tg_printf("TG FAIL crash survived\n");
+	tg_poweroff();
+}
+
+/* Interrupts off and no exits: only the host's timer can take the CPU
+ * back from this guest. */
+void mode_spin(void)
+{
+	__asm__ volatile("cli\n1:\tjmp 1b" : : : "memory");
+	__builtin_unreachable();
+}
+
+/* INT3 with an IDT of limit 0: #GP for the missing gate, #DF for that
+ * one's, then shutdown (SDM Vol. 3A 6.15, "Interrupt 8"). */
+void mode_triplefault(void)
+{
+	static const struct {
+		uint16_t limit;
+		uint32_t base;
+	} __attribute__((packed)) empty = { 0, 0 };
+
+	__asm__ volatile("cli; lidt %0; int3" : : "m"(empty) : "memory");
+	tg_printf("TG FAIL triplefault survived\n");
 	tg_poweroff();
 }

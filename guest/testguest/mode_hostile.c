@@ -6,8 +6,8 @@
  *   TG hostile RESULT <name> outcome=<none|ud|gp|pf|...> [vec= err=] [k=v]
  * outcome=none means the instruction completed without an exception.
  *   hostile [only=NAME,...] [skip=NAME,...]
- * NAME is an attempt or a group (svm vmx msr pci ctl cr4 reset exit mem
- * hlt).
+ * NAME is an attempt or a group (svm vmx msr pci ctl cr4 reset exit exc
+ * mem hlt).
  * Memory escapes run last but for the final "cli_hlt", which never
  * returns; under ferry they may legitimately stop the guest.
  */
@@ -215,6 +215,50 @@ static void try_qemu_exit(void *c)
 	spin_a_while();
 }
 
+/*
+ * Debug exceptions, which ferry intercepts on both back ends (so that a
+ * chain of them cannot hold a host CPU, CVE-2015-8104) and must deliver
+ * as the CPU would: the RESULT line shows the trap's eip and DR6.
+ * Single-stepping over CPUID, which a hypervisor emulates, traps right
+ * after it with DR6.BS; a data breakpoint (DR0, write, 4 bytes) right
+ * after the write with DR6.B0.
+ */
+#define EFLAGS_TF 0x100u
+#define DR7_L0 (1u << 0)
+#define DR7_RW0_WRITE (1u << 16)
+#define DR7_LEN0_4 (3u << 18)
+#define DR7_CLEAR 0x400u
+
+extern char tg_db_step_after[], tg_db_data_after[];
+static volatile uint32_t db_target;
+
+static void try_db_step(void *c)
+{
+	uint32_t a = 0, b, cx = 0, d;
+
+	hostile_report(c, "want_eip", (uint32_t)tg_db_step_after);
+	__asm__ volatile("pushf\n\torl %4, (%%esp)\n\tpopf\n\tcpuid\n"
+			 ".globl tg_db_step_after\ntg_db_step_after:\n\tnop"
+			 : "+a"(a), "=b"(b), "+c"(cx), "=d"(d)
+			 : "i"(EFLAGS_TF)
+			 : "memory", "cc");
+}
+
+static void try_db_data(void *c)
+{
+	hostile_report(c, "want_eip", (uint32_t)tg_db_data_after);
+	write_dr0((uint32_t)&db_target);
+	write_dr7(DR7_L0 | DR7_RW0_WRITE | DR7_LEN0_4);
+	__asm__ volatile("movl $1, %0\n"
+			 ".globl tg_db_data_after\ntg_db_data_after:\n\tnop"
+			 : "=m"(db_target) : : "memory");
+}
+
+static void db_off(void)
+{
+	write_dr7(DR7_CLEAR);
+}
+
 static const struct attempt attempts[] = {
 	{ "svm_vmrun", "svm", try_vmrun, NULL },
 	{ "svm_vmload", "svm", try_vmload, NULL },
@@ -249,6 +293,8 @@ static const struct attempt attempts[] = {
 	{ "cr4_vmxe", "cr4", try_cr4_vmxe, clear_cr4_vmxe },
 	{ "kbd_reset", "reset", try_kbd_reset, NULL },
 	{ "qemu_exit", "exit", try_qemu_exit, NULL },
+	{ "exc_db_step", "exc", try_db_step, NULL },
+	{ "exc_db_data", "exc", try_db_data, db_off },
 };
 
 static bool selected(const struct attempt *a)
@@ -272,7 +318,10 @@ static void run_attempt(const struct attempt *a)
 	tg_printf("TG hostile RESULT %s outcome=%s", a->name,
 		  tg_vector_name(vec));
 	if (vec >= 0)
-		tg_printf(" vec=%d err=0x%x", vec, tg_caught.err);
+		tg_printf(" vec=%d err=0x%x eip=0x%x", vec, tg_caught.err,
+			  tg_caught.eip);
+	if (vec == 1)
+		tg_printf(" dr6=0x%x", tg_caught.dr6);
 	for (int i = 0; i < c.n; i++)
 		tg_printf(" %s=0x%llx", c.label[i], c.value[i]);
 	tg_printf("\n");

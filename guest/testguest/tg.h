@@ -65,6 +65,7 @@ struct trap_frame {
 /* What the last exception caught by tg_catch was. */
 struct tg_caught {
 	uint32_t vector, err, eip, cr2;
+	uint32_t dr6;	/* #DB only, read in the handler (which then clears it) */
 };
 extern struct tg_caught tg_caught;
 void tg_trap_init(void);
@@ -108,5 +109,7 @@ __attribute__((noreturn)) void mode_exits(void);
 __attribute__((noreturn)) void mode_work(void);
 __attribute__((noreturn)) void mode_hostile(void);
 __attribute__((noreturn)) void mode_dirty(void);
+__attribute__((noreturn)) void mode_spin(void);
+__attribute__((noreturn)) void mode_triplefault(void);
 
 #endif

@@ -13,7 +13,9 @@
 #define KERNEL_CS 0x08
 #define GATE_INT32 0x8E /* present, DPL 0, 32-bit interrupt gate */
 #define IRQ_BASE 0x20
+#define VEC_DB 1
 #define VEC_PF 14
+#define DR6_CLEAR 0xFFFF0FF0u /* DR6 with no condition recorded */
 
 /* An IDT gate descriptor, SDM Vol. 3A 6.11 (Figure 6-2). */
 struct idt_gate {
@@ -87,6 +89,11 @@ void tg_trap(struct trap_frame *f)
 		tg_caught.err = f->err;
 		tg_caught.eip = f->eip;
 		tg_caught.cr2 = cr2;
+		tg_caught.dr6 = 0;
+		if (f->vector == VEC_DB) { /* its bits are sticky: clear them */
+			tg_caught.dr6 = read_dr6();
+			write_dr6(DR6_CLEAR);
+		}
 		tg_catch_resume((int)f->vector);
 	}
 	tg_printf("TG EXC vec=%u err=0x%x eip=0x%08x", f->vector, f->err,

@@ -39,7 +39,7 @@ HOSTILE_MEM = ["mem_past_end_read", "mem_past_end_write", "mem_3g_read",
 # cr4 hangs QEMU 7.2 TCG itself, reset/exit end QEMU, hlt never returns:
 # those run one at a time below, or not at all.
 HOSTILE_DIRECT = (HOSTILE_SVM + HOSTILE_VMX + HOSTILE_MSR + ["pci_cf8", "ctl_junk"]
-                  + HOSTILE_MEM)
+                  + ["exc_db_step", "exc_db_data"] + HOSTILE_MEM)
 
 
 def fields(line):

@@ -22,7 +22,8 @@ def wait_console(m, name, pattern, timeout=60):
         m.send(f"console {name}\r")
         m.expect(r"escape character is \^\]\)\n", timeout=30)
         start = m.pos
-        m.drain_quiet()
+        # the history comes first; a chatty guest (heartbeat) is never quiet
+        m.drain_quiet(limit=3 * getattr(m, "slow", 1))
         m.send(b"\x1d")
         m.expect(r"Disconnected from " + re.escape(name), timeout=30)
         text = m.buf[start:m.pos]
@@ -35,11 +36,74 @@ def wait_console(m, name, pattern, timeout=60):
         time.sleep(1)
 
 
+def wait_tick(m, name, at_least, timeout=60):
+    """Wait until heartbeat guest `name` has printed a tick >= at_least (after a
+    stall it skips grid points, so an exact tick may never come).  Returns the
+    last tick and the console text."""
+    end = time.time() + timeout * getattr(m, "slow", 1)
+    while True:
+        _, text = wait_console(m, name, r"TG hb tick=")
+        last = int(re.findall(r"TG hb tick=(\d+) ", text)[-1])
+        if last >= at_least:
+            return last, text
+        if time.time() > end:
+            raise AssertionError(f"{name} stuck at tick {last}, waiting for {at_least}")
+        time.sleep(1)
+
+
 def state_of(m, name):
     for line in m.cmd("list").splitlines():
         if line.startswith(name + " "):
             return line
     raise AssertionError(f"{name} not in list")
+
+
+# NAME STATE (may hold blanks) MEM(MiB) VCPUS CPU-TIME(s) REASON
+LIST_ROW = re.compile(r"^(?P<name>\S+)\s+(?P<state>\S.*?)\s+(?P<mem>\d+)\s+(?P<vcpus>\d+)"
+                      r"\s+(?P<cpu>\d+\.\d{3})(?:  (?P<reason>.*))?$")
+
+
+def listed(m, name):
+    """The guest's `list` row as a dict: state, mem (MiB), vcpus, cpu (s), reason."""
+    line = state_of(m, name)
+    row = LIST_ROW.match(line)
+    assert row, f"malformed list row: {line!r}"
+    d = row.groupdict()
+    return dict(d, mem=int(d["mem"]), vcpus=int(d["vcpus"]), cpu=float(d["cpu"]),
+                reason=d["reason"] or "")
+
+
+def results(text):
+    """The hostile mode's RESULT lines: {attempt: {outcome: ..., key: value}}."""
+    out = {}
+    for line in re.findall(r"^TG hostile RESULT (.*)$", text, re.M):
+        name, *words = line.split()
+        out[name] = dict(w.split("=", 1) for w in words if "=" in w)
+    return out
+
+
+def tsc_hz(m):
+    """The host TSC rate from ferry's boot log: guests' TSCs run at it."""
+    return float(re.search(r"timer: TSC (\d+\.\d+) MHz", m.buf).group(1)) * 1e6
+
+
+def assert_heartbeat_spacing(m, text):
+    """Heartbeat lines come every 10 ticks of the 100 Hz PIT: 100 ms apart by the
+    guest's TSC.  Generous bounds: a line is late when its vCPU waited for a
+    CPU, and timer interrupts that came while it waited are merged into one
+    tick (more TSC per tick, never less)."""
+    beats = [(int(t), int(c, 16))
+             for t, c in re.findall(r"TG hb tick=(\d+) tsc=(0x[0-9a-f]+)", text)]
+    beats = beats[:-1]      # the console was left in the middle of a line, maybe this one
+    assert len(beats) >= 5, text[-1500:]
+    hz = tsc_hz(m)
+    for (t0, c0), (t1, c1) in zip(beats, beats[1:]):
+        assert t1 > t0 and t1 % 10 == 0, beats
+        per_10 = (c1 - c0) / hz / ((t1 - t0) / 10)
+        assert 0.05 < per_10 < 0.5, f"ticks {t0}..{t1}: {per_10 * 1000:.0f} ms per 10 ticks"
+    (t0, c0), (t1, c1) = beats[0], beats[-1]
+    mean = (c1 - c0) / hz / ((t1 - t0) / 10)
+    assert 0.08 < mean < 0.15, f"{mean * 1000:.1f} ms per 10 ticks over ticks {t0}..{t1}"
 
 
 def wait_state(m, name, word, timeout=60):
@@ -74,9 +138,13 @@ def test_hello_runs_and_powers_off(host):
     m = host
     out = m.cmd('create g1 kernel=testguest mem=16 cmdline="hello"')
     assert "created g1" in out
+    row = listed(m, "g1")
+    assert (row["state"], row["mem"], row["vcpus"], row["cpu"]) == ("created", 16, 1, 0.0), row
     assert "started g1" in m.cmd("start g1")
-    line = wait_state(m, "g1", "stopped")
-    assert "powered off" in line
+    wait_state(m, "g1", "stopped")
+    row = listed(m, "g1")
+    assert row["reason"] == "powered off by the guest", row
+    assert (row["mem"], row["vcpus"]) == (16, 1), row
     _, text = wait_console(m, "g1", r"TG hello from testguest")
     assert "TG cpu vendor=GenuineIntel hypervisor=1" in text
     assert 'hv_signature="ferry-hv' in text
@@ -91,7 +159,13 @@ def test_destroy_returns_all_memory(host):
     m.cmd(f'create big kernel=testguest mem={size} cmdline="memtest"', timeout=120)
     assert free_kib(m) <= before - size * 1024
     m.cmd("start big")
-    wait_console(m, "big", r"TG memtest pass=\d+ errors=0")
+    _, text = wait_console(m, "big", r"TG memtest pass=\d+ errors=0")
+    first = listed(m, "big")
+    assert (first["state"], first["mem"], first["vcpus"]) == ("running", size, 1), first
+    # CPU time is counted at exits: a pass later (its line is one) it has grown
+    passes = int(re.findall(r"TG memtest pass=(\d+) errors", text)[-1])
+    wait_console(m, "big", rf"TG memtest pass={passes + 1} errors=0")
+    assert listed(m, "big")["cpu"] > first["cpu"] > 0, "a CPU-bound guest's CPU time stood still"
     assert "destroyed big" in m.cmd("destroy big")
     assert free_kib(m) == before
     assert "big" not in m.cmd("list")
@@ -131,15 +205,18 @@ def test_pause_resume_and_stats(host):
     m = host
     m.cmd('create hb kernel=testguest mem=16 cmdline="heartbeat"')
     m.cmd("start hb")
-    wait_console(m, "hb", r"TG hb tick=20 ")
+    _, text = wait_tick(m, "hb", 50)
+    assert_heartbeat_spacing(m, text)
     assert "paused hb" in m.cmd("pause hb")
-    assert "paused" in state_of(m, "hb")
+    paused = listed(m, "hb")
+    assert paused["state"] == "paused", paused
     t1 = re.findall(r"tick=(\d+)", wait_console(m, "hb", r"tick=")[1])[-1]
     time.sleep(1.5)
     t2 = re.findall(r"tick=(\d+)", wait_console(m, "hb", r"tick=")[1])[-1]
     assert t1 == t2, "a paused guest kept running"
+    assert listed(m, "hb")["cpu"] == paused["cpu"], "a paused guest used CPU time"
     assert "resumed hb" in m.cmd("resume hb")
-    wait_console(m, "hb", rf"tick={int(t2) + 50} ")
+    wait_tick(m, "hb", int(t2) + 50)
     stats = m.cmd("stats hb")
     assert re.search(r"^io\s+\d+", stats, re.M) and re.search(r"^hlt\s+\d+", stats, re.M)
     assert "time in guest" in stats
@@ -152,9 +229,10 @@ def test_heartbeat_keeps_time(host):
     m.cmd('create hb kernel=testguest mem=16 cmdline="heartbeat"')
     m.cmd("start hb")
     t0 = time.time()
-    wait_console(m, "hb", r"TG hb tick=300 ", timeout=90)
+    _, text = wait_tick(m, "hb", 300, timeout=90)
     elapsed = time.time() - t0
     assert elapsed > 2.0, f"300 ticks at 100 Hz took only {elapsed:.1f}s"
+    assert_heartbeat_spacing(m, text)
 
 
 @pytest.mark.vmx
@@ -185,44 +263,77 @@ def test_exits_and_three_guests(host):
     _, text = wait_console(m, "c", r"TG work units=2000 ", timeout=120)
 
 
+# The hostile mode's attempts (guest/testguest/README.md), by what they must give.
+SVM_INSNS = ["svm_vmrun", "svm_vmload", "svm_vmsave", "svm_vmmcall", "svm_stgi", "svm_clgi",
+             "svm_skinit", "svm_invlpga"]
+VMX_INSNS = ["vmx_vmxon", "vmx_vmcall", "vmx_vmlaunch", "vmx_vmresume", "vmx_vmxoff",
+             "vmx_vmptrld", "vmx_vmptrst", "vmx_vmclear", "vmx_vmread", "vmx_vmwrite",
+             "vmx_invept", "vmx_invvpid", "vmx_vmfunc"]
+HYPERCALLS = ["svm_vmmcall", "vmx_vmcall"]
+MSRS = ["msr_efer_svme", "msr_hsave_read", "msr_hsave_write", "msr_vm_cr_write",
+        "msr_feature_control_write", "msr_vmx_basic_read"]
+IN_GUEST = SVM_INSNS + VMX_INSNS + MSRS + ["pci_cf8", "ctl_junk", "cr4_vmxe", "qemu_exit",
+                                          "exc_db_step", "exc_db_data"]
+ENOSYS = f"{-1000 & 0xffffffff:#x}"      # ferry's answer to an unknown hypercall, in EAX
+ESCAPE_MEM = 2                           # MiB of each memory-escape guest
+# Each memory escape, alone in a guest: the access ferry must stop it at.
+MEM_ESCAPES = {
+    "mem_past_end_read": ("read", ESCAPE_MEM << 20),
+    "mem_past_end_write": ("write", ESCAPE_MEM << 20),
+    "mem_3g_read": ("read", 0xC0000000), "mem_3g_write": ("write", 0xC0000000),
+    "mem_lapic_read": ("read", 0xFEE00030), "mem_rom_read": ("read", 0xFFFFFFF0),
+    "mem_4g_read": ("read", 1 << 32), "mem_16g_read": ("read", 4 << 32),
+    "mem_4g_write": ("write", 1 << 32),
+}
+
+
 @pytest.mark.vmx
 def test_hostile_is_contained_next_to_memtest(host):
     m = host
     m.cmd('create mt kernel=testguest mem=32 cmdline="memtest mb=16"')
     m.cmd("start mt")
-    m.cmd('create h kernel=testguest mem=16 cmdline="hostile skip=mem,hlt,cr4,reset"')
+    m.cmd('create h kernel=testguest mem=16 cmdline="hostile skip=mem,hlt,reset"')
     m.cmd("start h")
-    _, text = wait_console(m, "h", r"TG hostile done", timeout=120)
-    for insn in ["svm_vmrun", "svm_vmload", "svm_vmsave", "svm_stgi", "svm_clgi",
-                 "svm_skinit", "svm_invlpga", "vmx_vmxon", "vmx_vmlaunch"]:
-        assert re.search(rf"RESULT {insn} outcome=ud", text), f"{insn}:\n{text[-2500:]}"
-    for msr in ["msr_efer_svme", "msr_hsave_read", "msr_hsave_write",
-                "msr_feature_control_write", "msr_vmx_basic_read"]:
-        assert re.search(rf"RESULT {msr} outcome=gp", text), f"{msr}:\n{text[-2500:]}"
-    assert "id_00_0=0xffffffff" in text
-    assert re.search(r"RESULT qemu_exit outcome=none", text)
-    m.cmd('create rs kernel=testguest mem=16 cmdline="hostile only=kbd_reset"')
-    m.cmd("start rs")
-    assert "asked for a reset" in wait_state(m, "rs", "stopped", timeout=60)
-    m.cmd("destroy rs")
-    # setting CR4.VMXE: #GP as on real hardware, or the guest stopped with the reason
-    m.cmd('create c4 kernel=testguest mem=16 cmdline="hostile only=cr4_vmxe"')
-    m.cmd("start c4")
-    line = wait_state(m, "c4", "stopped", timeout=60)
-    if "powered off" in line:
-        assert re.search(r"RESULT cr4_vmxe outcome=gp", wait_console(m, "c4", "RESULT")[1])
-    else:
-        assert "refused the guest state" in line, line
-    m.cmd("destroy c4")
-    # each memory escape attempt on its own guest: stopped (or faulted), host fine
-    for attempt in ["mem_past_end_write", "mem_3g_read", "mem_4g_write", "mem_16g_read"]:
-        m.cmd(f'create x kernel=testguest mem=16 cmdline="hostile only={attempt}"')
-        m.cmd("start x")
-        line = wait_state(m, "x", "stopped", timeout=60)
-        assert ("outside its memory" in line or "powered off" in line), line
-        m.cmd("destroy x")
-    m.cmd('create z kernel=testguest mem=16 cmdline="hostile only=cli_hlt"')
-    m.cmd("start z")
+    _, text = wait_console(m, "h", r"TG poweroff", timeout=120)
+    wait_state(m, "h", "stopped")
+    got = results(text)
+    assert list(got) == IN_GUEST and f"TG hostile done tried={len(IN_GUEST)}" in text, text[-2500:]
+    for name in SVM_INSNS + VMX_INSNS:
+        want = {"outcome": "none", "eax": ENOSYS} if name in HYPERCALLS else {"outcome": "ud"}
+        assert want.items() <= got[name].items(), (name, got[name])
+    for name in MSRS + ["cr4_vmxe"]:
+        assert got[name]["outcome"] == "gp", (name, got[name])
+    assert got["pci_cf8"] == {"outcome": "none", "id_00_0": "0xffffffff", "id_01_0": "0xffffffff"}
+    assert got["ctl_junk"] == {"outcome": "none", "read": "0xffffffff"}
+    assert got["qemu_exit"] == {"outcome": "none"}
+    # #DB is intercepted on both back ends and must arrive as the CPU sends it
+    step, data = got["exc_db_step"], got["exc_db_data"]
+    assert step["outcome"] == "db" and step["eip"] == step["want_eip"], step
+    assert int(step["dr6"], 16) & 0x400f == 0x4000, step          # BS
+    assert data["outcome"] == "db" and data["eip"] == data["want_eip"], data
+    assert int(data["dr6"], 16) & 0x400f == 0x1, data             # B0
+    # ports nobody claims: pci_cf8's three OUTL to 0xcf8 and qemu_exit's OUTB; two INL
+    assert listed(m, "h")["reason"] == "powered off by the guest"
+    assert "io:         4 writes dropped, 2 reads of unclaimed ports" in m.cmd("info h")
+    m.cmd("destroy h")
+
+    # Guests that must end with a stop reason (or sleep for ever), all at once.
+    guests = {f"x{i}": f"hostile only={a}" for i, a in enumerate(MEM_ESCAPES)}
+    guests.update(rs="hostile only=kbd_reset", tf="triplefault", z="hostile only=cli_hlt")
+    for name, cmdline in guests.items():
+        assert f"created {name}" in m.cmd(
+            f'create {name} kernel=testguest mem={ESCAPE_MEM} cmdline="{cmdline}"')
+    for name in guests:
+        m.cmd(f"start {name}")
+    for i, (attempt, (access, gpa)) in enumerate(MEM_ESCAPES.items()):
+        wait_state(m, f"x{i}", "stopped", timeout=60)
+        reason = listed(m, f"x{i}")["reason"]
+        assert reason.startswith(f"{access} of guest-physical {gpa:#x} outside its memory"), \
+            (attempt, reason)
+    wait_state(m, "rs", "stopped", timeout=60)
+    assert listed(m, "rs")["reason"] == "the guest asked for a reset (keyboard controller)"
+    wait_state(m, "tf", "stopped", timeout=60)
+    assert listed(m, "tf")["reason"].startswith("triple fault (shutdown)"), state_of(m, "tf")
     wait_state(m, "z", "halted, interrupts off")
     # the console keeps the newest 16 KiB: a fast memtest scrolls early passes away
     found, text = wait_console(m, "mt", r"TG memtest pass=(\d*[3-9]|\d{2,}) errors=(\d+)", timeout=120)
@@ -243,11 +354,28 @@ def test_console_both_directions(host):
     m.expect(PROMPT)
 
 
-def test_single_cpu_host_runs_guest_and_shell(machine_factory):
+def test_spinning_guest_cannot_starve_a_one_cpu_host(machine_factory):
+    """`spin` loops with interrupts off on the only CPU, next to a halted
+    guest and a heartbeat: the host timer still shares the CPU."""
     m = machine_factory("qemu", cpus=1, mem=256)
-    m.cmd('create spin kernel=testguest mem=16 cmdline="hostile only=cli_hlt"')
+    before = free_kib(m)
+    m.cmd('create spin kernel=testguest mem=16 cmdline="spin"')
+    m.cmd('create z kernel=testguest mem=16 cmdline="hostile only=cli_hlt"')
     m.cmd('create w kernel=testguest mem=16 cmdline="heartbeat"')
-    m.cmd("start spin")
-    m.cmd("start w")
-    wait_console(m, "w", r"TG hb tick=30 ", timeout=90)
+    for g in ("spin", "z", "w"):
+        m.cmd(f"start {g}")
+    tick, _ = wait_tick(m, "w", 30, timeout=90)
+    t0 = time.time()
     assert "ferry" in m.cmd("version")
+    assert time.time() - t0 < 5, "the shell answered slowly beside a spinning guest"
+    first = listed(m, "spin")
+    assert first["state"] == "running", first
+    assert "halted, interrupts off" in state_of(m, "z")
+    tick, _ = wait_tick(m, "w", tick + 30)
+    assert listed(m, "spin")["cpu"] > first["cpu"], "the spinning guest never ran"
+    assert "destroyed spin" in m.cmd("destroy spin")
+    assert "spin" not in m.cmd("list")
+    wait_tick(m, "w", tick + 30)
+    for g in ("z", "w"):
+        assert f"destroyed {g}" in m.cmd(f"destroy {g}")
+    assert free_kib(m) == before

@@ -849,6 +849,52 @@ static void test_cpu_mode(void **state)
 	assert_int_equal(x86_cpu_mode(true, false, true, true, false), CPU_MODE_LONG64);
 }
 
+/* The #UD intercepts of both back ends: only VMCALL and VMMCALL, in
+ * every mode, are the hypercall; their neighbours in 0F 01 are not. */
+static void test_hypercall_kind(void **state)
+{
+	static const struct {
+		const char *bytes;
+		size_t n;
+		enum x86_hypercall kind;
+		int len;
+	} cases[] = {
+		{ "\x0f\x01\xc1", 3, X86_HC_VMCALL, 3 },
+		{ "\x0f\x01\xd9", 3, X86_HC_VMMCALL, 3 },
+		{ "\x66\x0f\x01\xd9", 4, X86_HC_VMMCALL, 4 },	/* prefix: longer */
+		{ "\xf0\x0f\x01\xc1", 4, X86_HC_NONE, 4 },		/* LOCK: #UD */
+		{ "\x0f\x01\xd8", 3, X86_HC_NONE, 3 },		/* vmrun */
+		{ "\x0f\x01\xc2", 3, X86_HC_NONE, 3 },		/* vmlaunch */
+		{ "\x0f\x01\xc3", 3, X86_HC_NONE, 3 },		/* vmresume */
+		{ "\x0f\x01\xc4", 3, X86_HC_NONE, 3 },		/* vmxoff */
+		{ "\x0f\x01\xd4", 3, X86_HC_NONE, 3 },		/* vmfunc */
+		{ "\x0f\x01\xd1", 3, X86_HC_NONE, 3 },		/* xsetbv */
+		{ "\x0f\x01\x08", 3, X86_HC_NONE, 3 },		/* sidt (%eax): mod 0 */
+		{ "\x0f\x01\x09", 3, X86_HC_NONE, 3 },		/* sidt (%ecx) */
+		{ "\x0f\x0b", 2, X86_HC_NONE, 2 },			/* ud2 */
+		{ "\x0f\xc1\xc1", 3, X86_HC_NONE, 3 },		/* xadd: 0F C1 */
+		{ "\xc1\xc1\x01", 3, X86_HC_NONE, 3 },		/* rol $1,%ecx */
+	};
+	static const enum cpu_mode modes[] = {
+		CPU_MODE_REAL, CPU_MODE_PROT16, CPU_MODE_PROT32, CPU_MODE_LONG64,
+	};
+	struct x86_insn in;
+
+	(void)state;
+	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			int len = x86_decode((const uint8_t *)cases[i].bytes, cases[i].n,
+					     modes[m], &in);
+			assert_int_equal(len, cases[i].len);
+			assert_int_equal(x86_insn_hypercall(&in), cases[i].kind);
+		}
+	}
+	/* a VEX-encoded map-1 opcode 01 is not VMCALL */
+	assert_int_equal(x86_decode((const uint8_t *)"\xc5\xf8\x01\xc1", 4, CPU_MODE_LONG64,
+				    &in), 4);
+	assert_int_equal(x86_insn_hypercall(&in), X86_HC_NONE);
+}
+
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t xorshift(void)
@@ -1270,6 +1316,7 @@ int main(void)
 		cmocka_unit_test(test_effective_address),
 		cmocka_unit_test(test_effective_address_legacy),
 		cmocka_unit_test(test_cpu_mode),
+		cmocka_unit_test(test_hypercall_kind),
 		cmocka_unit_test(test_random_bytes),
 		cmocka_unit_test(test_mmio_store),
 		cmocka_unit_test(test_mmio_store_imm),

@@ -451,6 +451,99 @@ static void test_reflect_db_ac(void **state)
 	assert_int_equal(f->vmcb->ctl.event_inj & 0xff, 17);
 }
 
+/* #UD: VMCALL (and VMMCALL, should it ever #UD) is the hypercall, with the
+ * decoded length; every other #UD is the guest's, RIP unchanged. */
+static void test_ud_intercept(void **state)
+{
+	struct fix *f = *state;
+	static const struct { const char *bytes; size_t n; } others[] = {
+		{ "\x0f\x0b", 2 }, { "\x0f\x01\xc2", 3 }, { "\x0f\x01\xc4", 3 },
+		{ "\xf0\x0f\x01\xc1", 4 }, { "\x66\x0f\x38\x80\x00", 5 },
+	};
+
+	code(f, CODE_GPA, "\x0f\x01\xc1", 3);
+	run_exit(f, SVM_EXIT_EXC_BASE + 6, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_HYPERCALL);
+	assert_int_equal(f->exit.inst_len, 3);
+	assert_int_equal(f->exit.rip, CODE_GPA);
+	assert_int_equal(f->vmcb->ctl.event_inj, 0);
+	code(f, CODE_GPA, "\x2e\x0f\x01\xd9", 4);
+	run_exit(f, SVM_EXIT_EXC_BASE + 6, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_HYPERCALL);
+	assert_int_equal(f->exit.inst_len, 4);
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		code(f, CODE_GPA, others[i].bytes, others[i].n);
+		run_exit(f, SVM_EXIT_EXC_BASE + 6, 0, 0);
+		assert_int_equal(f->exit.code, EXIT_NONE);
+		assert_int_equal(f->vmcb->save.rip, CODE_GPA);
+		assert_int_equal(f->vmcb->ctl.event_inj, 6 | (3u << 8) | (1u << 31));
+	}
+	/* code outside guest memory: still the guest's #UD */
+	f->vmcb->save.rip = MEM_SIZE + 0x1000;
+	run_exit(f, SVM_EXIT_EXC_BASE + 6, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_NONE);
+	assert_int_equal(f->vmcb->ctl.event_inj, 6 | (3u << 8) | (1u << 31));
+}
+
+/* MOV to CR4: the write as the CPU does it; #GP for bits the guest's
+ * CPUID hides (VMXE, SMEP, ...) and for clearing PAE in long mode. */
+static void test_cr4_write(void **state)
+{
+	struct fix *f = *state;
+	static const uint64_t refused[] = {
+		1u << 13 /* VMXE */, 1u << 20 /* SMEP */, 1u << 18 /* OSXSAVE */,
+		1u << 17 /* PCIDE */, 1u << 15, 1u << 31,
+	};
+
+	code(f, CODE_GPA, "\x0f\x22\xe3", 3);		/* mov %ebx,%cr4 */
+	f->v.gpr[GPR_RBX] = 0xffffffff00000620ull;	/* PAE OSFXSR OSXMMEXCPT; high half ignored */
+	f->sv.asid.generation = 5;
+	run_exit(f, SVM_EXIT_WRITE_CR4, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_NONE);
+	assert_int_equal(f->vmcb->save.cr4, 0x620);
+	assert_int_equal(f->vmcb->save.rip, CODE_GPA + 3);
+	assert_int_equal(f->vmcb->ctl.event_inj, 0);
+	assert_int_equal(f->sv.asid.generation, 0);	/* PAE changed: fresh ASID */
+	f->sv.asid.generation = 5;
+	f->vmcb->save.rip = CODE_GPA;
+	f->v.gpr[GPR_RBX] = 0x220;			/* OSFXSR off: no flush needed */
+	run_exit(f, SVM_EXIT_WRITE_CR4, 0, 0);
+	assert_int_equal(f->vmcb->save.cr4, 0x220);
+	assert_int_equal(f->sv.asid.generation, 5);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		f->vmcb->save.rip = CODE_GPA;
+		f->v.gpr[GPR_RBX] = 0x220 | refused[i];
+		run_exit(f, SVM_EXIT_WRITE_CR4, 0, 0);
+		assert_int_equal(f->exit.code, EXIT_NONE);
+		assert_int_equal(f->vmcb->save.cr4, 0x220);
+		assert_int_equal(f->vmcb->save.rip, CODE_GPA);	/* a fault */
+		assert_int_equal(f->vmcb->ctl.event_inj,
+				 13 | (3u << 8) | (1u << 11) | (1u << 31));
+	}
+	/* 64-bit code: REX.B source, full width, PAE must stay */
+	f->vmcb->save.efer = EFER_SVME | EFER_LMA | EFER_LME;
+	f->vmcb->save.cs.attrib = 0xa9b;
+	f->vmcb->save.rip = CODE_GPA;
+	code(f, CODE_GPA, "\x41\x0f\x22\xe1", 4);	/* mov %r9,%cr4 */
+	f->v.gpr[GPR_R9] = 0x1ull << 32 | 0x20;
+	run_exit(f, SVM_EXIT_WRITE_CR4, 0, 0);
+	assert_int_equal(f->vmcb->ctl.event_inj & 0xff, 13);
+	f->v.gpr[GPR_R9] = 0x0;
+	run_exit(f, SVM_EXIT_WRITE_CR4, 0, 0);
+	assert_int_equal(f->vmcb->ctl.event_inj & 0xff, 13);
+	f->v.gpr[GPR_R9] = 0xa0;			/* PAE PGE */
+	run_exit(f, SVM_EXIT_WRITE_CR4, 0, 0);
+	assert_int_equal(f->vmcb->ctl.event_inj, 0);
+	assert_int_equal(f->vmcb->save.cr4, 0xa0);
+	assert_int_equal(f->vmcb->save.rip, CODE_GPA + 4);
+	/* not a MOV to CR4 there (the guest changed the code): stop it */
+	f->vmcb->save.rip = CODE_GPA;
+	code(f, CODE_GPA, "\x0f\x22\xd8", 3);		/* mov %rax,%cr3 */
+	run_exit(f, SVM_EXIT_WRITE_CR4, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_UNHANDLED);
+	assert_int_equal(f->vmcb->save.rip, CODE_GPA);
+}
+
 /* ---- EXITINTINFO --------------------------------------------------------------------------- */
 
 static void test_exitintinfo_rearmed(void **state)
@@ -566,7 +659,8 @@ int main(void)
 		T(test_long_mode_paged), T(test_ioio_fields), T(test_ioio_hostile),
 		T(test_npf_bits), T(test_simple_codes), T(test_vmrun_failed),
 		T(test_invd_wbinvd_nop), T(test_icebp), T(test_monitor_mwait_ud),
-		T(test_reflect_db_ac), T(test_exitintinfo_rearmed),
+		T(test_reflect_db_ac), T(test_ud_intercept), T(test_cr4_write),
+		T(test_exitintinfo_rearmed),
 		T(test_exitintinfo_not_rearmed), cmocka_unit_test(test_names), T(test_random),
 	};
 #undef T

@@ -93,9 +93,9 @@ static void test_init_intercepts(void **state)
 	assert_false(i1 & VMCB_I1_VINTR);	/* only while a window is wanted */
 	assert_false(i1 & VMCB_I1_PAUSE);
 	assert_false(i2 & VMCB_I2_RDTSCP);
-	assert_int_equal(raw32(f->vmcb, 0x000), 0);	/* no CR intercepts */
+	assert_int_equal(raw32(f->vmcb, 0x000), 1u << (16 + 4));	/* CR4 writes only */
 	assert_int_equal(raw32(f->vmcb, 0x004), 0);	/* no DR intercepts */
-	assert_int_equal(raw32(f->vmcb, 0x008), (1u << 1) | (1u << 17));	/* #DB, #AC */
+	assert_int_equal(raw32(f->vmcb, 0x008), (1u << 1) | (1u << 6) | (1u << 17));	/* #DB #UD #AC */
 }
 
 static void test_init_controls(void **state)
@@ -531,6 +531,23 @@ static void test_skip_insn(void **state)
 	f->vmcb->save.rip = 0x1000;
 	svm_skip_insn(&f->v, 2);
 	assert_int_equal(f->vmcb->save.rip, 0x1002);
+	assert_int_equal(f->vmcb->ctl.event_inj, 0);
+}
+
+/* Single-stepping over an instruction ferry emulated: the #DB the CPU
+ * would have raised after it, with DR6.BS (B0-B3 cleared, BD kept). */
+static void test_skip_insn_single_step(void **state)
+{
+	struct fix *f = *state;
+
+	f->vmcb->save.cr0 = CR0_PE;
+	f->vmcb->save.rip = 0x1000;
+	f->vmcb->save.rflags = 0x102;			/* TF */
+	f->vmcb->save.dr6 = 0xffff0ff0 | (1u << 13) | 0x3;
+	svm_skip_insn(&f->v, 2);
+	assert_int_equal(f->vmcb->save.rip, 0x1002);
+	assert_int_equal(f->vmcb->ctl.event_inj, 1 | (3u << 8) | (1u << 31));
+	assert_int_equal(f->vmcb->save.dr6, 0xffff0ff0 | (1u << 13) | (1u << 14));
 }
 
 static void test_tsc_offset(void **state)
@@ -639,6 +656,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_intr_allowed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_intr_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_skip_insn, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_skip_insn_single_step, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tsc_offset, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reset_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_states, setup, teardown),

@@ -131,6 +131,8 @@ static void test_derive_skylake(void **state)
 	assert_true(cfg.exit & EXITCTL_LOAD_PAT && cfg.exit & EXITCTL_SAVE_PAT);
 	assert_int_equal(cfg.entry & ENTRYCTL_IA32E_GUEST, 0);
 	assert_true(cfg.entry & ENTRYCTL_LOAD_EFER && cfg.entry & ENTRYCTL_LOAD_PAT);
+	/* the guest's DR7 survives exits */
+	assert_true(cfg.entry & ENTRYCTL_LOAD_DEBUG && cfg.exit & EXITCTL_SAVE_DEBUG);
 	assert_true(cfg.vpid && cfg.invept_single && cfg.invvpid_single);
 	assert_true(cfg.ept_ad && cfg.pml);
 	assert_int_equal(cfg.ept_max_page, PT_SIZE_2M);
@@ -265,6 +267,10 @@ static void test_derive_cr_masks(void **state)
 	assert_int_equal(cfg.cr4_must0, ~0x3727ffull);
 	assert_true(cfg.cr4_mask & CR4_VMXE);
 	assert_false(cfg.cr4_mask & CR4_PAE);
+	/* bits the guest's CPUID hides exit, even where this CPU has them */
+	assert_true(cfg.cr4_mask & (1ull << 20));	/* SMEP */
+	assert_true(cfg.cr4_mask & CR4_OSXSAVE);
+	assert_false(cfg.cr4_mask & (CR4_OSFXSR | CR4_OSXMMEXCPT | CR4_PGE));
 	assert_false(cfg.cr0_mask & (CR0_PE | CR0_PG | CR0_TS));
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "arch/x86/cpu.h"
+#include "arch/x86/emulate/debug.h"
 #include "tests/unit/test_vmx_fake.h"
 
 static struct fake_vmcs vmcs;
@@ -187,16 +188,18 @@ static void test_misconfig_and_unknown(void **state)
 {
 	static const uint32_t unknown[] = { 3, 9, 11, 14, 29, 35, 37, 40, 52, 62, 75, 76, 1000, 0xffff };
 	struct vm_exit e;
-	struct vmx_exit_info x = mkexit(VMX_EXIT_EPT_MISCONFIG, 0, 0);
+	struct vmx_exit_info x = mkexit(VMX_EXIT_EPT_MISCONFIG, 0x7, 0);
 
 	(void)state;
-	x.gpa = 0xfee00000;
+	/* like a violation outside memory: the address, no access kind */
+	x.gpa = 0x4fee00030ull;
 	assert_int_equal(decode(&x, &e), VMX_ACT_CORE);
-	assert_int_equal(e.code, EXIT_UNHANDLED);
-	assert_int_equal(e.u.vendor.reason, 49);
-	assert_int_equal(e.u.vendor.info2, 0xfee00000);
-	assert_non_null(strstr(e.u.vendor.what, "EPT misconfiguration"));
-	assert_non_null(strstr(e.u.vendor.what, "ferry bug"));
+	assert_int_equal(e.code, EXIT_GPA_FAULT);
+	assert_int_equal(e.rip, 0x401000);
+	assert_int_equal(e.u.gpa_fault.gpa, 0x4fee00030ull);
+	assert_false(e.u.gpa_fault.read || e.u.gpa_fault.write || e.u.gpa_fault.exec);
+	assert_false(e.u.gpa_fault.present);	/* never taken for a dirty-log fault */
+	assert_int_equal(e.inst_len, 0);
 	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
 		x = mkexit(unknown[i], 0x42, 2);
 		assert_int_equal(decode(&x, &e), VMX_ACT_CORE);
@@ -209,19 +212,135 @@ static void test_misconfig_and_unknown(void **state)
 	}
 }
 
+#define EXC(type, vec)	(INTR_INFO_VALID | INTR_TYPE_##type << 8 | (vec))
+
+/* The host's NMIs, and the exception bitmap's #DB, #UD, #AC and ICEBP,
+ * which the back end settles; nothing else can exit here. */
 static void test_exception_or_nmi(void **state)
 {
+	static const struct {
+		uint32_t intr_info, insn_len;
+		enum vmx_action act;
+		enum exit_code code;
+	} cases[] = {
+		{ EXC(NMI, 2), 0, VMX_ACT_NMI, EXIT_EXTERNAL },
+		{ EXC(HW_EXCEPTION, 14) | INTR_INFO_ERROR_VALID, 0, VMX_ACT_CORE, EXIT_UNHANDLED },
+		{ EXC(HW_EXCEPTION, 1), 0, VMX_ACT_DB, EXIT_NONE },
+		{ EXC(HW_EXCEPTION, 17) | INTR_INFO_ERROR_VALID, 0, VMX_ACT_REFLECT, EXIT_NONE },
+		{ EXC(HW_EXCEPTION, 6), 0, VMX_ACT_UD_CHECK, EXIT_NONE },
+		{ EXC(PRIV_SOFT_EXC, 1), 1, VMX_ACT_ICEBP, EXIT_NONE },	/* with its length */
+		{ EXC(PRIV_SOFT_EXC, 1), 0, VMX_ACT_CORE, EXIT_UNHANDLED },
+		{ EXC(SOFT_EXC, 3), 1, VMX_ACT_CORE, EXIT_UNHANDLED },	/* INT3: not in the bitmap */
+		{ INTR_TYPE_HW_EXCEPTION << 8 | 1, 0, VMX_ACT_CORE, EXIT_UNHANDLED },	/* not valid */
+	};
 	struct vm_exit e;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct vmx_exit_info x = mkexit(VMX_EXIT_EXCEPTION_NMI, 0, cases[i].insn_len);
+
+		x.intr_info = cases[i].intr_info;
+		assert_int_equal(decode(&x, &e), cases[i].act);
+		assert_int_equal(e.code, cases[i].code);
+		if (cases[i].act == VMX_ACT_ICEBP)
+			assert_int_equal(e.inst_len, 1);
+	}
+	decode(&(struct vmx_exit_info){ .intr_info = EXC(HW_EXCEPTION, 14) }, &e);
+	assert_non_null(strstr(e.u.vendor.what, "vector 14"));
+}
+
+/* A #DB that exited: its causes for DR6 come from the qualification; the
+ * delivery clears DR7.GD; TF with an STI shadow needs BS pending. */
+static void test_db_exit(void **state)
+{
 	struct vmx_exit_info x = mkexit(VMX_EXIT_EXCEPTION_NMI, 0, 0);
 
 	(void)state;
-	x.intr_info = INTR_INFO_VALID | INTR_TYPE_NMI << 8 | 2;
-	assert_int_equal(decode(&x, &e), VMX_ACT_NMI);
-	assert_int_equal(e.code, EXIT_EXTERNAL);
-	x.intr_info = INTR_INFO_VALID | INTR_INFO_ERROR_VALID | INTR_TYPE_HW_EXCEPTION << 8 | 14;
-	assert_int_equal(decode(&x, &e), VMX_ACT_CORE);
-	assert_int_equal(e.code, EXIT_UNHANDLED);
-	assert_non_null(strstr(e.u.vendor.what, "vector 14"));
+	x.intr_info = INTR_INFO_VALID | INTR_TYPE_HW_EXCEPTION << 8 | 1;
+	x.qual = 0x1 | 1ull << 14 | 1ull << 40;		/* B0, BS, junk above */
+	vmcs.val[VMCS_GUEST_RFLAGS] = 0x302;
+	vmcs.val[VMCS_GUEST_DR7] = 0x2401;		/* GD L0 */
+	assert_int_equal(vmx_db_exit(&io, &x), 0x4001);
+	assert_int_equal(vmcs.val[VMCS_GUEST_DR7], 0x401);
+	assert_int_equal(vmcs.val[VMCS_GUEST_PENDING_DBG], 0);	/* no shadow */
+	vmcs.val[VMCS_GUEST_INTERRUPTIBILITY] = GUEST_INTR_STI;
+	x.qual = 1ull << 13;				/* BD */
+	assert_int_equal(vmx_db_exit(&io, &x), 1ull << 13);
+	assert_int_equal(vmcs.val[VMCS_GUEST_PENDING_DBG], PENDING_DBG_BS);
+	vmcs.val[VMCS_GUEST_PENDING_DBG] = 0;
+	vmcs.val[VMCS_GUEST_RFLAGS] = 0x202;		/* no TF: nothing pending */
+	vmx_db_exit(&io, &x);
+	assert_int_equal(vmcs.val[VMCS_GUEST_PENDING_DBG], 0);
+	assert_int_equal(vmcs.bad, 0);
+	/* what DR6 becomes: B0-B3 replaced, BD/BS kept, RTM active low */
+	assert_int_equal(x86_dr6_after_db(0xffff0ff0 | 0x6, 0x1), 0xffff0ff1);
+	assert_int_equal(x86_dr6_after_db(0xffff0ff0 | 1u << 13 | 0x2, 1u << 14),
+			 0xffff0ff0 | 1u << 13 | 1u << 14);
+	assert_int_equal(x86_dr6_after_db(0, 1u << 16 | 1u << 12), 0xfffe0ff0);
+	assert_int_equal(x86_dr6_after_db(~0ull, 0), 0xffffeff0);
+}
+
+/* #UD: the instruction at CS:RIP fetched through the guest's mode and
+ * paging, for the VMMCALL check (vmx.c). */
+static uint8_t code_mem[0x4000];
+
+static int code_read(void *ctx, uint64_t gpa, void *buf, size_t len)
+{
+	(void)ctx;
+	if (gpa + len > sizeof(code_mem))
+		return -EFAULT;
+	memcpy(buf, code_mem + gpa, len);
+	return 0;
+}
+
+static void test_fetch_insn(void **state)
+{
+	struct gwalk_env g = { .maxphyaddr = 39, .gbpages = true, .read_gpa = code_read };
+	struct x86_insn insn;
+
+	(void)state;
+	/* 32-bit protected mode, paging off, CS base 0x1000 */
+	vmcs.val[VMCS_GUEST_CR0] = CR0_PE | CR0_NE;
+	vmcs.val[VMCS_CR0_SHADOW] = CR0_PE;
+	vmcs.val[VMCS_GUEST_CR4] = CR4_VMXE;
+	vmcs.val[VMCS_GUEST_CS_AR] = 0xc09b;
+	vmcs.val[VMCS_GUEST_CS_BASE] = 0x1000;
+	vmcs.val[VMCS_GUEST_RIP] = 0x200;
+	memcpy(code_mem + 0x1200, "\x0f\x01\xd9", 3);
+	assert_int_equal(vmx_fetch_insn(&io, &cfg, &g, &insn), 3);
+	assert_int_equal(x86_insn_hypercall(&insn), X86_HC_VMMCALL);
+	assert_int_equal(g.cr0, CR0_PE);			/* the guest's view */
+	assert_int_equal(g.cr4, 0);
+	/* 16-bit code: a prefix counts */
+	vmcs.val[VMCS_GUEST_CS_AR] = 0x009b;
+	memcpy(code_mem + 0x1200, "\x66\x0f\x01\xd9", 4);
+	assert_int_equal(vmx_fetch_insn(&io, &cfg, &g, &insn), 4);
+	assert_int_equal(x86_insn_hypercall(&insn), X86_HC_VMMCALL);
+	/* 64-bit mode: CS base ignored */
+	vmcs.val[VMCS_GUEST_EFER] = EFER_LMA | EFER_LME;
+	vmcs.val[VMCS_GUEST_CR0] = CR0_PE | CR0_NE | CR0_PG;
+	vmcs.val[VMCS_CR0_SHADOW] = CR0_PE | CR0_PG;
+	vmcs.val[VMCS_GUEST_CR4] = CR4_VMXE | CR4_PAE;
+	vmcs.val[VMCS_CR4_SHADOW] = CR4_PAE;
+	vmcs.val[VMCS_GUEST_CR3] = 0x2000;
+	vmcs.val[VMCS_GUEST_CS_AR] = 0xa09b;
+	vmcs.val[VMCS_GUEST_RIP] = 0x3800;
+	/* PML4[0] -> PDPT at 0x3000 -> a supervisor 1 GiB page at 0 */
+	memcpy(code_mem + 0x2000, "\x03\x30\x00\x00\x00\x00\x00\x00", 8);
+	memcpy(code_mem + 0x3000, "\x83\x00\x00\x00\x00\x00\x00\x00", 8);
+	memcpy(code_mem + 0x3800, "\x0f\x0b", 2);
+	assert_int_equal(vmx_fetch_insn(&io, &cfg, &g, &insn), 2);
+	assert_int_equal(x86_insn_hypercall(&insn), X86_HC_NONE);
+	/* CPL 3 (SS.DPL): the supervisor-only page faults */
+	vmcs.val[VMCS_GUEST_SS_AR] = 0x60f3;
+	assert_int_equal(vmx_fetch_insn(&io, &cfg, &g, &insn), -EFAULT);
+	/* code outside guest memory */
+	vmcs.val[VMCS_GUEST_SS_AR] = 0xc093;
+	vmcs.val[VMCS_GUEST_RIP] = 0x7ffff000;
+	assert_true(vmx_fetch_insn(&io, &cfg, &g, &insn) < 0);
+	g.read_gpa = NULL;
+	assert_int_equal(vmx_fetch_insn(&io, &cfg, &g, &insn), -EINVAL);
+	assert_int_equal(vmcs.bad, 0);
 }
 
 static void test_entry_failure(void **state)
@@ -482,6 +601,8 @@ static void test_cr4(void **state)
 	guest_32bit(CR0_PE, 0, 0);
 	gpr[GPR_RSI] = CR4_VMXE;		/* the guest has no VMX */
 	assert_int_equal(vmx_cr_access(&env, qual_mov_to(4, GPR_RSI)), VMX_CR_GP);
+	gpr[GPR_RSI] = 1ull << 20;		/* SMEP: this CPU has it, the guest's CPUID not */
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(4, GPR_RSI)), VMX_CR_GP);
 	gpr[GPR_RSI] = 1ull << 12;		/* LA57: fixed to 0 here */
 	assert_int_equal(vmx_cr_access(&env, qual_mov_to(4, GPR_RSI)), VMX_CR_GP);
 	assert_int_equal(vmcs.val[VMCS_CR4_SHADOW], 0);
@@ -560,6 +681,8 @@ int main(void)
 		cmocka_unit_test_setup(test_ept_violation, setup),
 		cmocka_unit_test_setup(test_misconfig_and_unknown, setup),
 		cmocka_unit_test_setup(test_exception_or_nmi, setup),
+		cmocka_unit_test_setup(test_db_exit, setup),
+		cmocka_unit_test_setup(test_fetch_insn, setup),
 		cmocka_unit_test_setup(test_entry_failure, setup),
 		cmocka_unit_test_setup(test_hostile, setup),
 		cmocka_unit_test_setup(test_info_read_only_defined_fields, setup),

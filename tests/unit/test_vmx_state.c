@@ -421,7 +421,8 @@ static void test_skip_insn(void **state)
 	/* 32-bit code wraps at 4 GiB, and the STI shadow ends */
 	vmcs.val[VMCS_GUEST_RIP] = 0xfffffffe;
 	vmcs.val[VMCS_GUEST_INTERRUPTIBILITY] = GUEST_INTR_STI | GUEST_INTR_NMI;
-	vmx_skip_insn(&io, 3);
+	vmcs.val[VMCS_GUEST_RFLAGS] = 0x202;
+	assert_false(vmx_skip_insn(&io, 3));
 	assert_int_equal(vmcs.val[VMCS_GUEST_RIP], 1);
 	assert_int_equal(vmcs.val[VMCS_GUEST_INTERRUPTIBILITY], GUEST_INTR_NMI);
 	/* 64-bit code does not wrap */
@@ -437,6 +438,10 @@ static void test_skip_insn(void **state)
 	vmcs.val[VMCS_GUEST_RIP] = 0xffffffff;
 	vmx_skip_insn(&io, 1);
 	assert_int_equal(vmcs.val[VMCS_GUEST_RIP], 0);
+	/* under TF the instruction ends in a single-step trap */
+	vmcs.val[VMCS_GUEST_RFLAGS] = 0x302;
+	assert_true(vmx_skip_insn(&io, 1));
+	assert_int_equal(vmcs.val[VMCS_GUEST_RIP], 1);
 }
 
 int main(void)

@@ -646,6 +646,18 @@ int x86_decode(const uint8_t *buf, size_t avail, enum cpu_mode mode,
 	return x86_decode_ex(buf, avail, mode, 0, out);
 }
 
+enum x86_hypercall x86_insn_hypercall(const struct x86_insn *insn)
+{
+	if (insn->map != X86_MAP_0F || insn->opcode != 0x01 || insn->vex_kind != X86_VEX_NONE ||
+	    !insn->has_modrm || (insn->prefixes & X86_PFX_LOCK))
+		return X86_HC_NONE;
+	if (insn->modrm == 0xC1)
+		return X86_HC_VMCALL;
+	if (insn->modrm == 0xD9)
+		return X86_HC_VMMCALL;
+	return X86_HC_NONE;
+}
+
 enum cpu_mode x86_cpu_mode(bool cr0_pe, bool rflags_vm, bool efer_lma,
 			   bool cs_l, bool cs_d)
 {

@@ -133,6 +133,18 @@ int x86_decode(const uint8_t *buf, size_t avail, enum cpu_mode mode,
 int x86_decode_ex(const uint8_t *buf, size_t avail, enum cpu_mode mode,
 		  unsigned flags, struct x86_insn *out);
 
+/*
+ * The two vendors' hypercall instructions: VMCALL (0F 01 C1, Intel) and
+ * VMMCALL (0F 01 D9, AMD).  Each raises #UD on the other vendor's CPU,
+ * where ferry decodes it to give the guest the same hypercall on both.
+ */
+enum x86_hypercall { X86_HC_NONE, X86_HC_VMCALL, X86_HC_VMMCALL };
+
+/* Which hypercall instruction insn is, if any.  With LOCK it is none: a
+ * CPU raises #UD for it whatever the vendor.  Other prefixes only add to
+ * insn->length, as for the native instruction the SVM back end matches. */
+enum x86_hypercall x86_insn_hypercall(const struct x86_insn *insn);
+
 /* The decoder mode for the guest's current code segment. */
 enum cpu_mode x86_cpu_mode(bool cr0_pe, bool rflags_vm, bool efer_lma,
 			   bool cs_l, bool cs_d);

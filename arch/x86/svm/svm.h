@@ -58,6 +58,8 @@ void svm_asid_vcpu_init(struct svm_asid_vcpu *v);
  */
 uint8_t svm_asid_prepare(struct svm_asid_cpu *c, int cpu, struct svm_asid_vcpu *v,
 			 uint64_t gpa_gen);
+/* Drop v's ASID: its next run starts with an empty TLB. */
+void svm_asid_flush(struct svm_asid_vcpu *v);
 
 /* ---- per-object data ------------------------------------------------------- */
 
@@ -149,7 +151,8 @@ struct svm_exit_env {
 /*
  * After a #VMEXIT: re-arm EXITINTINFO as EVENTINJ, then turn the exit into
  * *exit; exits the back end settles itself (INVD, WBINVD, ICEBP, MONITOR,
- * MWAIT, #DB/#AC reflection) become EXIT_NONE.
+ * MWAIT, #DB/#AC reflection, #UD other than VMCALL, MOV to CR4) become
+ * EXIT_NONE.
  */
 void svm_handle_exit(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit);
 /* Name of an SVM exit code (APM Appendix C), "unknown" if none. */

@@ -69,3 +69,10 @@ uint8_t svm_asid_prepare(struct svm_asid_cpu *c, int cpu, struct svm_asid_vcpu *
 	v->flushes++;
 	return VMCB_TLB_FLUSH_ASID;
 }
+
+/* The guest's own translations changed (an emulated CR4 write): the next
+ * run takes a fresh ASID, which has no entries. */
+void svm_asid_flush(struct svm_asid_vcpu *v)
+{
+	v->generation = 0;
+}

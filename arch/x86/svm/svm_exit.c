@@ -16,8 +16,11 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/emulate/fetch.h"
 #include "arch/x86/svm/svm.h"
+#include "hv/cpuid.h"
 
 #define RFLAGS_VM	(1ull << 17)
+#define CR4_PSE		(1ull << 4)
+#define CR4_TLB_BITS	(CR4_PSE | CR4_PAE | CR4_PGE)	/* the ones a guest may change */
 #define ANY_MODRM	(-1)
 
 /* The instruction an exit is about: map, opcode and (if fixed) ModRM. */
@@ -36,11 +39,14 @@ static const struct insn_sig sig_xsetbv = { X86_MAP_0F, 0x01, 0xd1 };
 static const struct insn_sig sig_invd = { X86_MAP_0F, 0x08, ANY_MODRM };
 static const struct insn_sig sig_wbinvd = { X86_MAP_0F, 0x09, ANY_MODRM };
 static const struct insn_sig sig_icebp = { X86_MAP_ONE, 0xf1, ANY_MODRM };
+static const struct insn_sig sig_mov_to_cr = { X86_MAP_0F, 0x22, ANY_MODRM };
 
 /* ---- names (APM Appendix C) --------------------------------------------------- */
 
 static const struct { uint32_t code; const char *name; } exit_names[] = {
+	{ SVM_EXIT_WRITE_CR4, "SVM exit 014h: MOV to CR4" },
 	{ SVM_EXIT_EXC_BASE + 1, "SVM exit 041h: #DB intercept" },
+	{ SVM_EXIT_EXC_BASE + 6, "SVM exit 046h: #UD intercept" },
 	{ SVM_EXIT_EXC_BASE + 17, "SVM exit 051h: #AC intercept" },
 	{ SVM_EXIT_INTR, "SVM exit 060h: physical interrupt" },
 	{ SVM_EXIT_NMI, "SVM exit 061h: NMI" },
@@ -376,6 +382,56 @@ static void ex_ud(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit
 	exit->code = EXIT_NONE;
 }
 
+/* #UD: VMCALL, Intel's hypercall, is ferry's hypercall here too (the core
+ * steps over it as over VMMCALL); any other #UD, or one whose instruction
+ * cannot be read back, goes to the guest unchanged. */
+static void ex_ud_intercept(struct vcpu *v, const struct svm_exit_env *env,
+			    struct vm_exit *exit)
+{
+	struct x86_insn insn;
+	int len = decode_at_rip(svm_vcpu_of(v)->vmcb, env, &insn);
+
+	if (len > 0 && x86_insn_hypercall(&insn) != X86_HC_NONE) {
+		exit->code = EXIT_HYPERCALL;
+		exit->inst_len = (uint8_t)len;
+		return;
+	}
+	ex_ud(v, env, exit);
+}
+
+/*
+ * MOV to CR4, the only CR write intercepted, carried out as the CPU would
+ * with the guest's CPUID view deciding the reserved bits: #GP for one of
+ * them or for clearing PAE in long mode, else the write, and a fresh ASID
+ * (no stale translations) when paging bits change.  Without decode
+ * assists (QEMU has none) the source register comes from the instruction.
+ */
+static void ex_cr4_write(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	struct svm_vcpu *sv = svm_vcpu_of(v);
+	struct vmcb *vmcb = sv->vmcb;
+	uint64_t val, old = vmcb->save.cr4;
+	struct x86_insn insn;
+	int len = decode_at_rip(vmcb, env, &insn);
+
+	if (len < 0 || !sig_matches(&sig_mov_to_cr, &insn) || insn.reg != 4) {
+		unhandled(exit, vmcb, "cannot decode the MOV to CR4 at CS:RIP");
+		return;
+	}
+	val = v->gpr[insn.rm];
+	if (!long_mode_code(vmcb))
+		val = (uint32_t)val;
+	exit->code = EXIT_NONE;
+	if ((val & cpuid_cr4_reserved()) || ((vmcb->save.efer & EFER_LMA) && !(val & CR4_PAE))) {
+		inject_exc(vmcb, X86_VEC_GP, true, 0);
+		return;
+	}
+	vmcb->save.cr4 = val;
+	if ((old ^ val) & CR4_TLB_BITS)
+		svm_asid_flush(&sv->asid);
+	svm_skip_insn(v, (uint8_t)len);
+}
+
 /* Intercepted #DB/#AC: deliver them to the guest as they were (DR6 is
  * already updated, APM 15.12.2; #AC's error code is in EXITINFO1).  The
  * reflected exception replaces an event whose delivery raised it. */
@@ -398,7 +454,9 @@ static void ex_invalid(struct vcpu *v, const struct svm_exit_env *env, struct vm
 }
 
 static const struct { uint32_t code; exit_fn *fn; } exit_table[] = {
+	{ SVM_EXIT_WRITE_CR4, ex_cr4_write },
 	{ SVM_EXIT_EXC_BASE + X86_VEC_DB, ex_reflect },
+	{ SVM_EXIT_EXC_BASE + X86_VEC_UD, ex_ud_intercept },
 	{ SVM_EXIT_EXC_BASE + X86_VEC_AC, ex_reflect },
 	{ SVM_EXIT_INTR, ex_external },
 	{ SVM_EXIT_NMI, ex_external },

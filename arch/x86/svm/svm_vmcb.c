@@ -6,10 +6,12 @@
  */
 #include <string.h>
 #include "arch/x86/cpu.h"
+#include "arch/x86/emulate/debug.h"
 #include "arch/x86/svm/svm.h"
 #include "hv/log.h"
 
 #define GUEST_PAT_RESET	0x0007040600070406ull	/* WB WT UC- UC, twice (APM 7.8.1) */
+#define RFLAGS_TF	(1ull << 8)
 
 /*
  * What every guest exits on (APM 15.9-15.13).  VMRUN must be intercepted or
@@ -30,8 +32,16 @@
  * guest cannot hang the physical CPU in an endless chain of them: the
  * delivery of one raising the next never reaches an instruction boundary
  * where an interrupt could end the run (CVE-2015-5307, CVE-2015-8104).
+ * #UD is intercepted so that VMCALL, Intel's hypercall, is ferry's
+ * hypercall here as VMMCALL is; any other #UD goes back unchanged.
  */
-#define SVM_EXC_ALWAYS (VMCB_EXC(X86_VEC_DB) | VMCB_EXC(X86_VEC_AC))
+#define SVM_EXC_ALWAYS (VMCB_EXC(X86_VEC_DB) | VMCB_EXC(X86_VEC_UD) | VMCB_EXC(X86_VEC_AC))
+/*
+ * MOV to CR4 is emulated (svm_exit.c) so that the bits the guest's CPUID
+ * hides are #GP whatever the host supports, as on VMX (and QEMU's TCG
+ * would end the run with VMEXIT_INVALID for a reserved bit instead).
+ */
+#define SVM_CR_ALWAYS VMCB_CR_WRITE(4)
 
 /* @pre vmcb is a 4 KiB page; the maps and ncr3 are physical addresses. */
 void svm_vmcb_init(struct vmcb *vmcb, uint64_t iopm_pa, uint64_t msrpm_pa, uint64_t ncr3)
@@ -39,6 +49,7 @@ void svm_vmcb_init(struct vmcb *vmcb, uint64_t iopm_pa, uint64_t msrpm_pa, uint6
 	struct vmcb_control *c = &vmcb->ctl;
 
 	memset(vmcb, 0, sizeof(*vmcb));
+	c->intercept_cr = SVM_CR_ALWAYS;
 	c->intercept_exc = SVM_EXC_ALWAYS;
 	c->intercept1 = SVM_I1_ALWAYS;
 	c->intercept2 = SVM_I2_ALWAYS;
@@ -227,15 +238,22 @@ static bool long_mode_code(const struct vmcb *vmcb)
 }
 
 /* Outside 64-bit code the instruction pointer is EIP (or IP: it wraps at
- * the segment limit, which a 16-bit guest exiting there hits never). */
+ * the segment limit, which a 16-bit guest exiting there hits never).
+ * With RFLAGS.TF the instruction ends in the single-step trap the CPU
+ * would have raised had it run it. */
 void svm_skip_insn(struct vcpu *v, uint8_t len)
 {
 	struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
+	struct event db = { .valid = true, .type = EVENT_EXCEPTION, .vector = X86_VEC_DB };
 
 	vmcb->save.rip += len;
 	if (!long_mode_code(vmcb))
 		vmcb->save.rip &= 0xffffffffull;
 	vmcb->ctl.int_state &= ~VMCB_INT_SHADOW;
+	if (vmcb->save.rflags & RFLAGS_TF) {
+		vmcb->save.dr6 = x86_dr6_after_db(vmcb->save.dr6, X86_DB_BS);
+		vmcb->ctl.event_inj = svm_event_encode(&db, vmcb->save.cr0 & CR0_PE);
+	}
 }
 
 void svm_set_tsc_offset(struct vcpu *v, uint64_t offset)

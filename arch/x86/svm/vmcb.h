@@ -159,6 +159,9 @@ _Static_assert(sizeof(struct vmcb) == 4096, "VMCB size");
 
 /* ---- intercepts (APM 15.9-15.13, Table B-1) ------------------------------ */
 
+/* intercept_cr: writes of CRn in bits 31:16. */
+#define VMCB_CR_WRITE(n)	(1u << (16 + (n)))
+
 /* intercept_exc: one bit per vector. */
 #define VMCB_EXC(vec)		(1u << (vec))
 
@@ -249,6 +252,7 @@ _Static_assert(sizeof(struct vmcb) == 4096, "VMCB size");
 
 /* ---- exit codes (APM Appendix C, Table C-1) ----------------------------- */
 
+#define SVM_EXIT_WRITE_CR4	0x014	/* 010h + n: MOV to CRn */
 #define SVM_EXIT_EXC_BASE	0x040	/* + vector, 040h-05Fh */
 #define SVM_EXIT_INTR		0x060
 #define SVM_EXIT_NMI		0x061
@@ -288,6 +292,7 @@ _Static_assert(sizeof(struct vmcb) == 4096, "VMCB size");
 /* Exception vectors the back end intercepts or injects. */
 #define X86_VEC_DB		1
 #define X86_VEC_UD		6
+#define X86_VEC_GP		13
 #define X86_VEC_AC		17
 
 /* ---- MSRs (APM 15.30) ---------------------------------------------------- */

@@ -16,6 +16,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/vmx/vmcs.h"
 #include "arch/x86/vmx/vmx.h"
+#include "hv/cpuid.h"
 
 #define CR4_PSE		(1ull << 4)
 #define CR4_PCIDE	(1ull << 17)
@@ -130,8 +131,8 @@ static enum vmx_cr_result cr4_write(const struct vmx_cr_env *env, uint64_t val)
 	bool load_pdptes;
 
 	cr_state_read(env, &st);
-	/* VMXE: the guest's CPUID has no VMX, so the bit is reserved to it. */
-	if ((val & cfg->cr4_must0) || (val & CR4_VMXE) ||
+	/* Bits the guest's CPUID hides (VMXE among them) are reserved to it. */
+	if ((val & cfg->cr4_must0) || (val & cpuid_cr4_reserved()) ||
 	    ((st.efer & EFER_LMA) && !(val & CR4_PAE)))
 		return VMX_CR_GP;
 	load_pdptes = pae_legacy(st.cr0, val, st.efer) && ((st.cr4 ^ val) & CR4_PDPTE_BITS);

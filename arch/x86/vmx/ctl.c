@@ -13,6 +13,7 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/vmx/vmcs.h"
 #include "arch/x86/vmx/vmx.h"
+#include "hv/cpuid.h"
 
 /*
  * A capability MSR holds the allowed 0-settings in bits 31:0 (a 1 there:
@@ -101,8 +102,10 @@ static int derive_exit_entry(const struct vmx_caps *c, bool tc, struct vmx_confi
 	uint64_t entry_cap = tc ? c->true_entry : c->entry;
 	int rc;
 
+	/* Debug controls: the guest's DR7 and DEBUGCTL live in the VMCS, so
+	 * that its breakpoints survive exits (an exit sets DR7 to 400h). */
 	rc = adjust("VM-exit", EXITCTL_HOST_ADDR_SPACE | EXITCTL_SAVE_EFER |
-		    EXITCTL_LOAD_EFER | EXITCTL_SAVE_PAT | EXITCTL_LOAD_PAT, 0,
+		    EXITCTL_LOAD_EFER | EXITCTL_SAVE_PAT | EXITCTL_LOAD_PAT | EXITCTL_SAVE_DEBUG, 0,
 		    tc ? c->true_exit : c->exit, &cfg->exit, why, len);
 	/* Off, so the host interrupt stays pending in the local APIC and is
 	 * taken when the core enables interrupts after the run. */
@@ -110,8 +113,8 @@ static int derive_exit_entry(const struct vmx_caps *c, bool tc, struct vmx_confi
 		rc = must_be_clear("acknowledge interrupt on exit", cfg->exit,
 				   EXITCTL_ACK_INTR_ON_EXIT, why, len);
 	if (!rc)
-		rc = adjust("VM-entry", ENTRYCTL_LOAD_EFER | ENTRYCTL_LOAD_PAT, 0, entry_cap,
-			    &cfg->entry, why, len);
+		rc = adjust("VM-entry", ENTRYCTL_LOAD_EFER | ENTRYCTL_LOAD_PAT | ENTRYCTL_LOAD_DEBUG,
+			    0, entry_cap, &cfg->entry, why, len);
 	if (!rc)
 		rc = togglable("IA-32e mode guest", ENTRYCTL_IA32E_GUEST, entry_cap, why, len);
 	return rc;
@@ -143,7 +146,9 @@ static int derive_ept_vpid(const struct vmx_caps *c, struct vmx_config *cfg,
 }
 
 /* Fixed CR bits (A.7, A.8): a bit set in FIXED0 must be 1, a bit clear in
- * FIXED1 must be 0.  Unrestricted guest frees CR0.PE and CR0.PG. */
+ * FIXED1 must be 0.  Unrestricted guest frees CR0.PE and CR0.PG.  The CR4
+ * mask also holds the bits the guest's CPUID hides (hv/cpuid.c), so that
+ * setting one exits and is #GP (cr.c) whatever this CPU supports. */
 static int derive_cr(const struct vmx_caps *c, struct vmx_config *cfg, char *why, size_t len)
 {
 	cfg->cr0_must1 = c->cr0_fixed0 & ~(uint64_t)(CR0_PE | CR0_PG);
@@ -158,7 +163,7 @@ static int derive_cr(const struct vmx_caps *c, struct vmx_config *cfg, char *why
 		return -ENOTSUP;
 	}
 	cfg->cr0_mask = cfg->cr0_must1 | cfg->cr0_must0;
-	cfg->cr4_mask = cfg->cr4_must1 | cfg->cr4_must0;
+	cfg->cr4_mask = cfg->cr4_must1 | cfg->cr4_must0 | cpuid_cr4_reserved();
 	return 0;
 }
 

@@ -8,12 +8,24 @@
  * Exit reasons: appendix C; qualifications: "Exit Qualification for ..."
  * (27.2.1/28.2.1).  Pure logic.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "arch/x86/cpu.h"
+#include "arch/x86/emulate/debug.h"
+#include "arch/x86/emulate/fetch.h"
 #include "arch/x86/vmx/vmcs.h"
 #include "arch/x86/vmx/vmx.h"
 
 #define MAX_INSN_LEN 15
+#define RFLAGS_TF	(1ull << 8)
+#define RFLAGS_VM	(1ull << 17)
+#define AR_L		(1u << 13)
+#define AR_DB		(1u << 14)
+#define AR_DPL_SHIFT	5
+#define VEC_DB		1
+#define VEC_UD		6
+#define VEC_AC		17
 
 /* How one basic exit reason is handled; absent reasons are unhandled. */
 struct exit_rule {
@@ -124,19 +136,38 @@ static enum vmx_action entry_failed(const struct vmx_exit_info *x, struct vm_exi
 	return VMX_ACT_FAILED;
 }
 
-/* Exit reason 0 with an exception bitmap of 0: only NMIs (the host's). */
+/*
+ * Exit reason 0: the host's NMIs, and the exceptions of the bitmap
+ * (vmx.c): #DB and #AC, reflected back so that a chain of them cannot keep
+ * the CPU in the guest for ever (CVE-2015-8104, CVE-2015-5307, as on
+ * SVM); ICEBP, which exits through #DB's bit; and #UD, where AMD's
+ * VMMCALL is the hypercall.  The back end settles all but the NMI.
+ */
 static enum vmx_action exception_or_nmi(const struct vmx_exit_info *x, struct vm_exit *e,
 					char *what, size_t len)
 {
 	uint32_t type = (x->intr_info & INTR_INFO_TYPE_MASK) >> INTR_INFO_TYPE_SHIFT;
+	uint32_t vector = x->intr_info & INTR_INFO_VECTOR_MASK;
 	char detail[48];
 
-	if ((x->intr_info & INTR_INFO_VALID) && type == INTR_TYPE_NMI) {
-		e->code = EXIT_EXTERNAL;
-		return VMX_ACT_NMI;
+	if (x->intr_info & INTR_INFO_VALID) {
+		if (type == INTR_TYPE_NMI) {
+			e->code = EXIT_EXTERNAL;
+			return VMX_ACT_NMI;
+		}
+		if (type == INTR_TYPE_HW_EXCEPTION && vector == VEC_DB)
+			return VMX_ACT_DB;
+		if (type == INTR_TYPE_HW_EXCEPTION && vector == VEC_AC)
+			return VMX_ACT_REFLECT;
+		if (type == INTR_TYPE_HW_EXCEPTION && vector == VEC_UD)
+			return VMX_ACT_UD_CHECK;
+		if (type == INTR_TYPE_PRIV_SOFT_EXC && vector == VEC_DB &&
+		    x->insn_len >= 1 && x->insn_len <= MAX_INSN_LEN) {
+			e->inst_len = x->insn_len;
+			return VMX_ACT_ICEBP;
+		}
 	}
-	snprintf(detail, sizeof(detail), "vector %u type %u",
-		 x->intr_info & INTR_INFO_VECTOR_MASK, type);
+	snprintf(detail, sizeof(detail), "vector %u type %u", vector, type);
 	return unhandled(x, e, what, len, detail);
 }
 
@@ -164,10 +195,16 @@ static void decode_msr(const uint64_t *gpr, struct vm_exit *e)
 }
 
 /* Qualification: the access (R/W/X in 2:0) and what the EPT allowed (5:3);
- * any allowed bit means the page was mapped: a permission fault. */
+ * any allowed bit means the page was mapped: a permission fault.  An EPT
+ * misconfiguration has no qualification: an access of unknown kind to a
+ * guest-physical address without a (well-formed) mapping, outside the
+ * guest's memory as far as the core is concerned. */
 static void decode_ept_violation(const struct vmx_exit_info *x, struct vm_exit *e)
 {
+	e->code = EXIT_GPA_FAULT;
 	e->u.gpa_fault.gpa = x->gpa;
+	if ((x->reason & EXIT_REASON_BASIC_MASK) == VMX_EXIT_EPT_MISCONFIG)
+		return;
 	e->u.gpa_fault.read = x->qual & EPT_QUAL_READ;
 	e->u.gpa_fault.write = x->qual & EPT_QUAL_WRITE;
 	e->u.gpa_fault.exec = x->qual & EPT_QUAL_FETCH;
@@ -191,8 +228,10 @@ enum vmx_action vmx_exit_decode(const struct vmx_exit_info *x, const uint64_t *g
 		return entry_failed(x, e, what, len);
 	if (basic == VMX_EXIT_EXCEPTION_NMI)
 		return exception_or_nmi(x, e, what, len);
-	if (basic == VMX_EXIT_EPT_MISCONFIG)
-		return unhandled(x, e, what, len, "EPT entry for this GPA is malformed (a ferry bug)");
+	if (basic == VMX_EXIT_EPT_MISCONFIG) {
+		decode_ept_violation(x, e);
+		return VMX_ACT_CORE;
+	}
 	if (!r || !r->known)
 		return unhandled(x, e, what, len, NULL);
 	if (r->insn && (x->insn_len == 0 || x->insn_len > MAX_INSN_LEN))
@@ -206,6 +245,57 @@ enum vmx_action vmx_exit_decode(const struct vmx_exit_info *x, const uint64_t *g
 	if (basic == VMX_EXIT_EPT_VIOLATION)
 		decode_ept_violation(x, e);
 	return r->action;
+}
+
+/*
+ * A #DB that exited (VMX_ACT_DB): its causes, for the caller to put into
+ * DR6, which the exit left alone; the caller then injects it.  Delivering
+ * a #DB clears DR7.GD (the handler may use MOV DR).  With TF and an STI
+ * or MOV SS shadow the entry needs BS pending, which the CPU does not set
+ * at this exit (Vol. 3C "Checks on Guest Non-Register State"; KVM does
+ * the same).
+ */
+uint64_t vmx_db_exit(const struct vmcs_io *io, const struct vmx_exit_info *x)
+{
+	uint64_t intr = vmcs_rd(io, VMCS_GUEST_INTERRUPTIBILITY);
+
+	if ((vmcs_rd(io, VMCS_GUEST_RFLAGS) & RFLAGS_TF) &&
+	    (intr & (GUEST_INTR_STI | GUEST_INTR_MOV_SS)))
+		vmcs_wr(io, VMCS_GUEST_PENDING_DBG,
+			vmcs_rd(io, VMCS_GUEST_PENDING_DBG) | PENDING_DBG_BS);
+	vmcs_wr(io, VMCS_GUEST_DR7, vmcs_rd(io, VMCS_GUEST_DR7) & ~X86_DR7_GD);
+	return x->qual & X86_DB_CAUSES;
+}
+
+/*
+ * Fetch and decode the guest's instruction at CS:RIP through its own
+ * paging (g: the caller's maxphyaddr, gbpages and reader; the rest is
+ * filled here from the VMCS).  The length, or a negative errno as
+ * x86_fetch_decode() gives it.
+ */
+int vmx_fetch_insn(const struct vmcs_io *io, const struct vmx_config *cfg, struct gwalk_env *g,
+		   struct x86_insn *insn)
+{
+	uint32_t cs_ar = vmcs_rd(io, VMCS_GUEST_CS_AR);
+	uint32_t ss_ar = vmcs_rd(io, VMCS_GUEST_SS_AR);
+	uint64_t rip = vmcs_rd(io, VMCS_GUEST_RIP);
+	struct gwalk_result res;
+	enum cpu_mode mode;
+
+	g->cr0 = vmx_cr_view(vmcs_rd(io, VMCS_GUEST_CR0), vmcs_rd(io, VMCS_CR0_SHADOW),
+			     cfg->cr0_mask);
+	g->cr4 = vmx_cr_view(vmcs_rd(io, VMCS_GUEST_CR4), vmcs_rd(io, VMCS_CR4_SHADOW),
+			     cfg->cr4_mask);
+	g->cr3 = vmcs_rd(io, VMCS_GUEST_CR3);
+	g->efer = vmcs_rd(io, VMCS_GUEST_EFER);
+	g->rflags = vmcs_rd(io, VMCS_GUEST_RFLAGS);
+	if (!g->read_gpa)
+		return -EINVAL;
+	mode = x86_cpu_mode(g->cr0 & CR0_PE, g->rflags & RFLAGS_VM, g->efer & EFER_LMA,
+			    cs_ar & AR_L, cs_ar & AR_DB);
+	if (mode != CPU_MODE_LONG64)
+		rip = (uint32_t)(vmcs_rd(io, VMCS_GUEST_CS_BASE) + rip);
+	return x86_fetch_decode(g, rip, ((ss_ar >> AR_DPL_SHIFT) & 3) == 3, mode, 0, insn, &res);
 }
 
 /* An event cut short by the exit is delivered again at the next entry

@@ -377,8 +377,10 @@ bool vmx_intr_allowed(const struct vmcs_io *io)
 }
 
 /* RIP past an instruction of len bytes (wrapping at 4 GiB outside 64-bit
- * code), ending any STI/MOV SS shadow as executing it would. */
-void vmx_skip_insn(const struct vmcs_io *io, uint8_t len)
+ * code), ending any STI/MOV SS shadow as executing it would.  True if
+ * RFLAGS.TF is set: the instruction then ends in a single-step #DB, which
+ * the caller delivers (DR6 is not in the VMCS). */
+bool vmx_skip_insn(const struct vmcs_io *io, uint8_t len)
 {
 	uint64_t rip = vmcs_rd(io, VMCS_GUEST_RIP) + len;
 	bool code64 = (vmcs_rd(io, VMCS_ENTRY_CTLS) & ENTRYCTL_IA32E_GUEST) &&
@@ -389,4 +391,5 @@ void vmx_skip_insn(const struct vmcs_io *io, uint8_t len)
 	if (intr & (GUEST_INTR_STI | GUEST_INTR_MOV_SS))
 		vmcs_wr(io, VMCS_GUEST_INTERRUPTIBILITY,
 			intr & ~(uint64_t)(GUEST_INTR_STI | GUEST_INTR_MOV_SS));
+	return vmcs_rd(io, VMCS_GUEST_RFLAGS) & RFLAGS_TF;
 }

@@ -128,6 +128,7 @@
 #define VMCS_GUEST_IDTR_LIMIT		0x4812
 #define VMCS_GUEST_ES_AR		0x4814	/* same order as the selectors */
 #define VMCS_GUEST_CS_AR		0x4816
+#define VMCS_GUEST_SS_AR		0x4818
 #define VMCS_GUEST_INTERRUPTIBILITY	0x4824
 #define VMCS_GUEST_ACTIVITY		0x4826
 #define VMCS_GUEST_SYSENTER_CS		0x482a
@@ -142,6 +143,7 @@
 #define VMCS_GUEST_CR3			0x6802
 #define VMCS_GUEST_CR4			0x6804
 #define VMCS_GUEST_ES_BASE		0x6806	/* same order as the selectors */
+#define VMCS_GUEST_CS_BASE		0x6808
 #define VMCS_GUEST_GDTR_BASE		0x6816
 #define VMCS_GUEST_IDTR_BASE		0x6818
 #define VMCS_GUEST_DR7			0x681a
@@ -190,6 +192,7 @@
 #define PROC2_PML			(1u << 17)
 
 /* VM-exit controls ("VM-Exit Control Fields") */
+#define EXITCTL_SAVE_DEBUG		(1u << 2)
 #define EXITCTL_HOST_ADDR_SPACE		(1u << 9)
 #define EXITCTL_ACK_INTR_ON_EXIT	(1u << 15)
 #define EXITCTL_SAVE_PAT		(1u << 18)
@@ -198,6 +201,7 @@
 #define EXITCTL_LOAD_EFER		(1u << 21)
 
 /* VM-entry controls ("VM-Entry Control Fields") */
+#define ENTRYCTL_LOAD_DEBUG		(1u << 2)
 #define ENTRYCTL_IA32E_GUEST		(1u << 9)
 #define ENTRYCTL_LOAD_PAT		(1u << 14)
 #define ENTRYCTL_LOAD_EFER		(1u << 15)

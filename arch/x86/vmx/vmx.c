@@ -15,6 +15,7 @@
 #include "arch/x86/desc.h"
 #include "arch/x86/mm.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/emulate/debug.h"
 #include "arch/x86/vmx/ept.h"
 #include "arch/x86/vmx/hw.h"
 #include "arch/x86/vmx/insn.h"
@@ -30,6 +31,21 @@ _Static_assert(GPR_RAX == 0 && GPR_RCX == 1 && GPR_RDX == 2 && GPR_RBX == 3 &&
 	       GPR_R8 == 8 && GPR_R15 == 15 && GPR_COUNT == 16, "entry.S register offsets");
 
 static const struct vmcs_io *const io = &vmx_hw_io;
+
+#define VEC_DB	1
+#define VEC_UD	6
+#define VEC_GP	13
+#define VEC_AC	17
+#define CPUID_EXT_FEAT_EDX_1G	(1u << 26)	/* CPUID 8000_0001h EDX: 1 GiB pages */
+/*
+ * #DB and #AC exit (and go back to the guest, exit.c) so that a guest
+ * cannot hang the CPU in an endless chain of them, each raised by the
+ * delivery of the one before, with no instruction boundary where an
+ * interrupt could end the run (CVE-2015-8104, CVE-2015-5307; SVM does the
+ * same).  #UD exits so that VMMCALL, AMD's hypercall, is ferry's
+ * hypercall here as VMCALL is.
+ */
+#define EXCEPTION_BITMAP ((1u << VEC_DB) | (1u << VEC_UD) | (1u << VEC_AC))
 
 /* ---- VPIDs: one per vCPU, 1..65535 (0 is the host's) ---------------------- */
 
@@ -178,7 +194,7 @@ static void vmcs_setup(struct vmx_vcpu *vx, const struct vmx_vm *xv)
 	vmcs_wr(io, VMCS_PROC_CTLS2, vmx_cfg.proc2);
 	vmcs_wr(io, VMCS_EXIT_CTLS, vmx_cfg.exit);
 	vmcs_wr(io, VMCS_ENTRY_CTLS, vmx_cfg.entry);
-	vmcs_wr(io, VMCS_EXCEPTION_BITMAP, 0);
+	vmcs_wr(io, VMCS_EXCEPTION_BITMAP, EXCEPTION_BITMAP);
 	vmcs_wr(io, VMCS_PF_ERROR_MASK, 0);
 	vmcs_wr(io, VMCS_PF_ERROR_MATCH, 0);
 	vmcs_wr(io, VMCS_CR3_TARGET_COUNT, 0);
@@ -349,13 +365,39 @@ static void vmx_want_intr_window(struct vcpu *v, bool on)
 	vmcs_end(vx, &u);
 }
 
+static void inject_exception(uint8_t vector, bool has_error, uint32_t error)
+{
+	struct event ev = { .valid = true, .type = EVENT_EXCEPTION, .vector = vector,
+			    .has_error = has_error, .error = error };
+
+	vmx_event_write(io, &ev);
+}
+
+/* Inject a #DB for `causes` (X86_DB_*), with DR6 as the CPU would have
+ * set it; DR6 lives outside the VMCS (hw.h). */
+static void deliver_db(struct vmx_vcpu *vx, uint64_t causes)
+{
+	vmx_regs_sync(vx);
+	vx->soft.hw.dr6 = x86_dr6_after_db(vx->soft.hw.dr6, causes);
+	vmx_regs_drop(vx);
+	inject_exception(VEC_DB, false, 0);
+}
+
+/* Step over the exiting instruction; under RFLAGS.TF it ends in the
+ * single-step #DB the CPU would have raised after it. */
+static void skip_insn(struct vmx_vcpu *vx, uint8_t len)
+{
+	if (vmx_skip_insn(io, len))
+		deliver_db(vx, X86_DB_BS);
+}
+
 static void vmx_skip_insn_op(struct vcpu *v, uint8_t len)
 {
 	struct vmx_vcpu *vx = v->arch;
 	struct vmcs_use u;
 
 	if (vmcs_begin(vx, &u)) {
-		vmx_skip_insn(io, len);
+		skip_insn(vx, len);
 		vmcs_end(vx, &u);
 	}
 }
@@ -422,14 +464,6 @@ static int read_gpa(void *ctx, uint64_t gpa, void *buf, size_t len)
 	return vm_read_gpa(ctx, gpa, buf, len);
 }
 
-static void inject_exception(uint8_t vector, bool has_error)
-{
-	struct event ev = { .valid = true, .type = EVENT_EXCEPTION, .vector = vector,
-			    .has_error = has_error };
-
-	vmx_event_write(io, &ev);
-}
-
 static void cr_exit(struct vmx_vcpu *vx, const struct vmx_exit_info *x, struct vm_exit *e)
 {
 	struct vmx_cr_env env = {
@@ -439,16 +473,38 @@ static void cr_exit(struct vmx_vcpu *vx, const struct vmx_exit_info *x, struct v
 
 	switch (vmx_cr_access(&env, x->qual)) {
 	case VMX_CR_DONE:
-		vmx_skip_insn(io, e->inst_len);
+		skip_insn(vx, e->inst_len);
 		break;
 	case VMX_CR_GP:
-		inject_exception(13, true);
+		inject_exception(VEC_GP, true, 0);
 		break;
 	default:
 		snprintf(vx->what, sizeof(vx->what), "control-register access %#llx not emulated",
 			 (unsigned long long)x->qual);
 		exit_in_words(e, EXIT_UNHANDLED, VMX_EXIT_CR_ACCESS, vx->what);
 	}
+}
+
+/* #UD: VMMCALL, AMD's hypercall, is ferry's hypercall here too (the core
+ * steps over it as over VMCALL); any other #UD, or one whose instruction
+ * cannot be read back, goes to the guest unchanged. */
+static void ud_exit(struct vmx_vcpu *vx, struct vm_exit *e)
+{
+	unsigned phys = cpuid(0x80000008, 0).eax & 0xff;
+	struct gwalk_env g = {
+		.maxphyaddr = phys < 32 ? 32 : phys > 52 ? 52 : phys,
+		.gbpages = cpuid(0x80000001, 0).edx & CPUID_EXT_FEAT_EDX_1G,
+		.read_gpa = read_gpa, .ctx = vx->v->vm,
+	};
+	struct x86_insn insn;
+	int len = vmx_fetch_insn(io, &vmx_cfg, &g, &insn);
+
+	if (len > 0 && x86_insn_hypercall(&insn) != X86_HC_NONE) {
+		e->code = EXIT_HYPERCALL;
+		e->inst_len = (uint8_t)len;
+		return;
+	}
+	inject_exception(VEC_UD, false, 0);
 }
 
 /* After an exit: decode it, and do what the back end does itself. */
@@ -460,18 +516,35 @@ static void exit_process(struct vmx_vcpu *vx, struct vm_exit *e)
 	vmx_exit_fixup(io, &x);
 	switch (vmx_exit_decode(&x, vx->v->gpr, e, vx->what, sizeof(vx->what))) {
 	case VMX_ACT_CORE:
+		if ((x.reason & EXIT_REASON_BASIC_MASK) == VMX_EXIT_EPT_MISCONFIG)
+			pr_err("vmx: %s: EPT misconfiguration at guest-physical %#lx (a ferry bug)",
+			       vx->v->vm->name, x.gpa);
 		break;
 	case VMX_ACT_NMI:		/* the host's NMI: its handler, as if not in a guest */
 		__asm__ volatile("int $2" ::: "memory");
 		break;
 	case VMX_ACT_SKIP:
-		vmx_skip_insn(io, e->inst_len);
+		skip_insn(vx, e->inst_len);
 		break;
 	case VMX_ACT_UD:
-		inject_exception(6, false);
+		inject_exception(VEC_UD, false, 0);
 		break;
 	case VMX_ACT_CR:
 		cr_exit(vx, &x, e);
+		break;
+	case VMX_ACT_DB:		/* replaces an event whose delivery raised it */
+		deliver_db(vx, vmx_db_exit(io, &x));
+		break;
+	case VMX_ACT_ICEBP:		/* a trap: after the instruction, DR6 untouched */
+		vmx_skip_insn(io, e->inst_len);
+		inject_exception(VEC_DB, false, 0);
+		break;
+	case VMX_ACT_REFLECT:
+		inject_exception(x.intr_info & INTR_INFO_VECTOR_MASK,
+				 x.intr_info & INTR_INFO_ERROR_VALID, x.intr_error);
+		break;
+	case VMX_ACT_UD_CHECK:
+		ud_exit(vx, e);
 		break;
 	case VMX_ACT_FAILED:
 		vx->failed = true;

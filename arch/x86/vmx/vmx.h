@@ -18,6 +18,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "arch/x86/emulate/decode.h"
+#include "arch/x86/emulate/gwalk.h"
 #include "hv/cpu_state.h"
 #include "hv/vmm.h"
 
@@ -108,6 +110,10 @@ enum vmx_action {
 	VMX_ACT_SKIP,		/* INVD/WBINVD: a no-op, step over it */
 	VMX_ACT_UD,		/* MONITOR/MWAIT: inject #UD */
 	VMX_ACT_CR,		/* control-register access: emulate (cr.c) */
+	VMX_ACT_DB,		/* #DB: DR6 from vmx_db_exit(), inject it back */
+	VMX_ACT_ICEBP,		/* ICEBP: step over it, inject #DB */
+	VMX_ACT_REFLECT,	/* #AC: inject it back as it came */
+	VMX_ACT_UD_CHECK,	/* #UD: VMMCALL is the hypercall, else inject it back */
 	VMX_ACT_FAILED,		/* VM entry failed: the vCPU never runs again */
 };
 
@@ -134,13 +140,16 @@ int vmx_event_encode(const struct event *e, bool protected_mode, uint32_t *info,
 		     uint32_t *error, uint32_t *insn_len);
 int vmx_event_write(const struct vmcs_io *io, const struct event *e);
 bool vmx_intr_allowed(const struct vmcs_io *io);
-void vmx_skip_insn(const struct vmcs_io *io, uint8_t len);
+bool vmx_skip_insn(const struct vmcs_io *io, uint8_t len);
 
 /* exit.c */
 void vmx_exit_info_read(const struct vmcs_io *io, struct vmx_exit_info *x);
 enum vmx_action vmx_exit_decode(const struct vmx_exit_info *x, const uint64_t *gpr,
 				struct vm_exit *e, char *what, size_t whylen);
 void vmx_exit_fixup(const struct vmcs_io *io, const struct vmx_exit_info *x);
+uint64_t vmx_db_exit(const struct vmcs_io *io, const struct vmx_exit_info *x);
+int vmx_fetch_insn(const struct vmcs_io *io, const struct vmx_config *cfg, struct gwalk_env *g,
+		   struct x86_insn *insn);
 
 /* cr.c: emulate a control-register access exit. */
 struct vmx_cr_env {
