@@ -224,6 +224,7 @@ def test_pause_resume_and_stats(host):
     assert "state:      running" in info and "kernel:     testguest" in info
 
 
+@pytest.mark.vmx
 def test_heartbeat_keeps_time(host):
     m = host
     m.cmd('create hb kernel=testguest mem=16 cmdline="heartbeat"')
