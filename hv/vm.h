@@ -62,6 +62,8 @@ struct vcpu {
 	volatile bool running;		/* (a) a CPU is inside vcpu_run() for it */
 	volatile bool removing;		/* (a) its CPU must drop it (hv/sched.c) */
 	volatile bool fpu_sync;		/* (a) its CPU must save its FPU state (hv/sched.c) */
+	volatile bool bad_entry;	/* (a) `debug bad-entry`: the back end makes its next
+				 * entry with an illegal guest state, once */
 	volatile uint64_t guest_seq;	/* (a) odd while in guest mode: vm_flush_gpt */
 	uint64_t thr_start_ns;		/* (v) start of the current throttle period */
 	uint64_t thr_guest0_ns;		/* (v) stats.guest_ns at that start */

@@ -90,6 +90,8 @@ struct vmm_ops {
 	 * the core may change any of them.  Called with interrupts
 	 * disabled; host interrupts that arrive in the guest end the run with
 	 * EXIT_EXTERNAL and are taken once the caller enables interrupts.
+	 * If v->bad_entry is set, clear it and make this entry with a guest
+	 * state the CPU refuses (`debug bad-entry`: the failed-entry path).
 	 */
 	void (*run)(struct vcpu *v, struct vm_exit *exit);
 	void (*get_state)(struct vcpu *v, struct cpu_state *s);

@@ -219,6 +219,29 @@ int cmd_destroy(int argc, char **argv)
 	return 0;
 }
 
+/* `debug bad-entry NAME`: drive a failed VM entry end to end, to see (and
+ * test) how ferry reports it.  The back end spoils the state at entry. */
+int cmd_debug_bad_entry(int argc, char **argv)
+{
+	struct vm *vm = named_vm("debug", argc, argv);
+	struct vcpu *v;
+
+	if (!vm)
+		return -ENOENT;
+	if (migrating("debug", vm))
+		return -EBUSY;
+	if (vm->state == VM_STOPPED) {
+		shell_error("debug", "'%s' is stopped: it never enters again", vm->name);
+		return -EINVAL;
+	}
+	v = vm->vcpus[0];
+	__atomic_store_n(&v->bad_entry, true, __ATOMIC_RELEASE);
+	vcpu_kick(v);	/* a running vCPU re-enters at once */
+	shell_printf("debug bad-entry: the next entry of %s's vCPU 0 uses an illegal guest "
+		     "state\n", vm->name);
+	return 0;
+}
+
 int cmd_console(int argc, char **argv)
 {
 	struct vm *vm = named_vm("console", argc, argv);

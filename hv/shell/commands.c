@@ -151,6 +151,8 @@ static int cmd_debug(int argc, char **argv)
 
 	if (argc >= 2 && !strcmp(argv[1], "migrate"))
 		return cmd_debug_migrate(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "bad-entry"))
+		return cmd_debug_bad_entry(argc - 1, argv + 1);
 	if (argc == 2 && !strcmp(argv[1], "fault")) {
 		__asm__ volatile("ud2");
 		return 0;
@@ -166,7 +168,8 @@ static int cmd_debug(int argc, char **argv)
 		udelay(100000);
 		return 0;
 	}
-	shell_error("debug", "usage: debug fault | debug panic | debug nmi CPU | debug migrate ...");
+	shell_error("debug", "usage: debug fault | debug panic | debug nmi CPU | debug bad-entry NAME "
+		    "| debug migrate ...");
 	return -EINVAL;
 }
 
@@ -198,7 +201,9 @@ const struct shell_cmd shell_commands[] = {
 	{ "migrations", "", "the listener and recent migrations in and out, with their figures", cmd_migrations },
 	{ "reboot", "", "reset the machine", cmd_reboot },
 	{ "poweroff", "", "power the machine off (ACPI S5)", cmd_poweroff },
-	{ "debug", "fault | panic | nmi CPU | migrate hold|abort PHASE | migrate off",
-	  "crash ferry on purpose (shows the crash report); or inject a migration fault", cmd_debug },
+	{ "debug", "fault | panic | nmi CPU | bad-entry NAME | migrate hold|abort PHASE | migrate off",
+	  "crash ferry on purpose (shows the crash report); make a guest's next VM entry fail "
+	  "(illegal guest state: it stops, saying why); or inject a migration fault",
+	  cmd_debug },
 };
 const size_t shell_commands_count = sizeof(shell_commands) / sizeof(shell_commands[0]);

@@ -342,6 +342,51 @@ def test_hostile_is_contained_next_to_memtest(host):
     assert "online" in m.cmd("cpus")
 
 
+def exit_count(m, name, reason):
+    found = re.search(rf"^{re.escape(reason)}\s+(\d+)$", m.cmd(f"stats {name}"), re.M)
+    return int(found.group(1)) if found else 0
+
+
+# What `list` and `info` say when the CPU refuses a VM entry (`debug bad-entry`).
+BAD_ENTRY_REASON = {
+    "vmx": "VMX refused the guest state: exit reason 33 (VM-entry failure: invalid guest state), "
+           "qualification 0 (no check named)",
+    "svm": "SVM refused the guest state: VMEXIT_INVALID (exit code -1): the CPU found the guest "
+           "state in the VMCB invalid (APM 15.5.1)",
+}
+
+
+@pytest.mark.vmx
+def test_failed_vm_entry_stops_only_that_guest(host):
+    m = host
+    before = free_kib(m)
+    for g in ("hb", "bad"):
+        m.cmd(f'create {g} kernel=testguest mem=16 cmdline="heartbeat"')
+        m.cmd(f"start {g}")
+    assert "bad-entry NAME" in m.cmd("help debug")
+    assert "no guest named 'nope'" in m.cmd("debug bad-entry nope")
+    wait_state(m, "bad", "running")
+    out = m.cmd("debug bad-entry bad")
+    assert "the next entry of bad's vCPU 0 uses an illegal guest state" in out, out
+    wait_state(m, "bad", "stopped", timeout=30)
+    want = BAD_ENTRY_REASON[m.backend]
+    assert listed(m, "bad")["reason"] == want, state_of(m, "bad")
+    assert f"stopped:    {want}\n" in m.cmd("info bad")
+    assert exit_count(m, "bad", "invalid-state") == 1
+    assert "'bad' is stopped: it never enters again" in m.cmd("debug bad-entry bad")
+    # ferry goes on: the other guest still takes its timer ticks, the shell answers
+    hlt = exit_count(m, "hb", "hlt")
+    end = time.time() + 20 * m.slow
+    while exit_count(m, "hb", "hlt") < hlt + 50:
+        assert time.time() < end, "the heartbeat guest stopped taking its ticks"
+        time.sleep(0.5)
+    assert listed(m, "hb")["state"].startswith("running")
+    assert "online" in m.cmd("cpus")
+    for g in ("bad", "hb"):
+        assert f"destroyed {g}" in m.cmd(f"destroy {g}")
+    assert free_kib(m) == before
+
+
 def test_console_both_directions(host):
     m = host
     m.cmd('create e kernel=testguest mem=16 cmdline="echo"')

@@ -289,6 +289,10 @@ static void svm_run(struct vcpu *v, struct vm_exit *exit)
 	vmcb->save.rax = v->gpr[GPR_RAX];
 	vmcb->save.rsp = v->gpr[GPR_RSP];
 	load_guest_dr(c, sv);
+	/* `debug bad-entry`: CR0.NW without CR0.CD is one of the states VMRUN
+	 * refuses with VMEXIT_INVALID (APM 15.5.1; QEMU checks it too). */
+	if (__atomic_exchange_n(&v->bad_entry, false, __ATOMIC_ACQ_REL))
+		vmcb->save.cr0 = (vmcb->save.cr0 | CR0_NW) & ~CR0_CD;
 
 	svm_vmrun(sv->vmcb_pa, c->host_vmcb_pa, v->gpr);
 

@@ -105,6 +105,7 @@ static enum vmx_action unhandled(const struct vmx_exit_info *x, struct vm_exit *
 	return VMX_ACT_CORE;
 }
 
+/* Short: the stop reason `list` shows holds 127 characters in all. */
 static const char *entry_failure_detail(uint32_t basic, uint64_t qual)
 {
 	if (basic == VMX_EXIT_BAD_GUEST_STATE) {
@@ -112,11 +113,11 @@ static const char *entry_failure_detail(uint32_t basic, uint64_t qual)
 		case 2: return "PDPTE loading failed";
 		case 3: return "NMI injection blocked";
 		case 4: return "invalid VMCS link pointer";
-		default: return "see the emulator's log for the failed check";
+		default: return "no check named";	/* Bochs logs the one that failed */
 		}
 	}
 	if (basic == VMX_EXIT_MSR_LOADING)
-		return "the qualification is the failing MSR-load entry";
+		return "the failing MSR-load entry";
 	return "machine check during entry";
 }
 
@@ -129,7 +130,7 @@ static enum vmx_action entry_failed(const struct vmx_exit_info *x, struct vm_exi
 	e->code = EXIT_INVALID;
 	e->u.vendor.reason = x->reason;
 	e->u.vendor.info1 = x->qual;
-	snprintf(what, len, "VM entry failed, exit reason %u (%s), qualification %llu (%s)",
+	snprintf(what, len, "exit reason %u (%s), qualification %llu (%s)",
 		 basic, vmx_exit_reason_name(basic), (unsigned long long)x->qual,
 		 entry_failure_detail(basic, x->qual));
 	e->u.vendor.what = what;

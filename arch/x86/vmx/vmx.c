@@ -46,6 +46,13 @@ static const struct vmcs_io *const io = &vmx_hw_io;
  * hypercall here as VMCALL is.
  */
 #define EXCEPTION_BITMAP ((1u << VEC_DB) | (1u << VEC_UD) | (1u << VEC_AC))
+/*
+ * `debug bad-entry`: activity states are 0-3; any other value fails the
+ * guest-state checks of VM entry ("Checks on Guest Non-Register State") on
+ * every CPU and in Bochs whatever the controls, so the entry ends in exit
+ * reason 33 with bit 31 set.
+ */
+#define ACTIVITY_ILLEGAL 0xffu
 
 /* ---- VPIDs: one per vCPU, 1..65535 (0 is the host's) ---------------------- */
 
@@ -575,6 +582,8 @@ static void vmx_run(struct vcpu *v, struct vm_exit *e)
 	tlb_prepare(vx, this_cpu()->index);
 	vmx_regs_load(vx);
 	vmcs_wr(io, VMCS_GUEST_RSP, v->gpr[GPR_RSP]);
+	if (__atomic_exchange_n(&v->bad_entry, false, __ATOMIC_ACQ_REL))
+		vmcs_wr(io, VMCS_GUEST_ACTIVITY, ACTIVITY_ILLEGAL);
 	rc = vmx_enter(v->gpr, vx->launched);
 	if (rc) {
 		entry_error(vx, rc, e);
