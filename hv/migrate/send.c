@@ -47,8 +47,6 @@ struct out {
 	struct out_fail fail;
 	uint64_t *set, *more;		/* pages to send; a second collection */
 	uint8_t *dev;			/* device state buffer (allocated before the pause) */
-	uint64_t *zero;			/* pages seen all-zero while HELLO waited (round 0) */
-	size_t scanned;			/* pages looked at for it so far */
 	size_t words;
 	uint64_t id;
 	char peer[24];
@@ -206,30 +204,6 @@ static int send_rec(struct out *o, const struct mig_rec *r)
 	return flush(o);
 }
 
-/*
- * While HELLO waits for its answer (the destination sets up the guest's
- * memory, most of a second for 256 MiB in an emulator), look at the pages
- * round 0 will send and note the all-zero ones, which round 0 then sends
- * without reading them again.  The dirty log is already on, so a page
- * written after it was found zero goes again in round 1.  False when
- * there is nothing left to look at.
- */
-#define SCAN_STEP	64u		/* pages per step: frames keep moving */
-
-static bool prescan_step(struct out *o)
-{
-	size_t end;
-
-	if (!o->zero || o->scanned >= o->vm->nr_frames)
-		return false;
-	end = o->scanned + SCAN_STEP < o->vm->nr_frames ? o->scanned + SCAN_STEP :
-							  o->vm->nr_frames;
-	for (; o->scanned < end; o->scanned++)
-		if (mig_page_is_zero(vm_gpa_to_hva(o->vm, (uint64_t)o->scanned * MIG_PAGE_SIZE)))
-			o->zero[o->scanned / 64] |= 1ull << (o->scanned % 64);
-	return true;
-}
-
 /* Wait for the peer's next record, which must be of type want. */
 static int wait_rec(struct out *o, uint16_t want, const struct mig_rec **out)
 {
@@ -254,8 +228,7 @@ static int wait_rec(struct out *o, uint16_t want, const struct mig_rec **out)
 			return failf(o, MIG_E_TIMEOUT, "no %s from %s within %llu s",
 				     mig_type_name(want), o->peer,
 				     (unsigned long long)(MIG_SILENCE_US / 1000000));
-		if (!prescan_step(o))
-			netif_wait();
+		netif_wait();
 	}
 }
 
@@ -394,10 +367,8 @@ static int send_set(struct out *o, const uint64_t *set, struct mig_round *m)
 			return rc;
 		struct mig_page *last = o->batch.n ? &o->batch.page[o->batch.n - 1] : NULL;
 		uint8_t *sp = o->batch.sparse[o->batch.n];
-		bool seen_zero = o->zero && dirty_bitmap_test(o->zero, n, g);
 		/* mostly-zero pages go as their non-zero words; all-zero ones as a flag */
-		int len = seen_zero ? 0 : mig_sparse_likely(data) ?
-			  mig_sparse_encode(data, sp, MIG_SPARSE_MAX) : -1;
+		int len = mig_sparse_likely(data) ? mig_sparse_encode(data, sp, MIG_SPARSE_MAX) : -1;
 		bool zero = len == 0;
 
 		m->zero_pages += zero;
@@ -504,10 +475,7 @@ static int precopy(struct out *o)
 		struct mig_round m = { 0 };
 		uint64_t t0 = netif_now_us();
 
-		rc = send_set(o, o->set, &m);
-		free(o->zero);			/* round 0 only */
-		o->zero = NULL;
-		if (rc || (rc = collect(o, o->set, &m.dirtied)))
+		if ((rc = send_set(o, o->set, &m)) || (rc = collect(o, o->set, &m.dirtied)))
 			return rc;
 		if ((rc = round_end(o, m.pages_sent, m.dirtied)) || (rc = drain(o)))
 			return rc;
@@ -751,17 +719,12 @@ static int run(struct out *o)
 			  MIG_HDR_SIZE + 8192 + 4 * MIG_HDR_SIZE + 48;
 	mig_policy_init(&o->pol, &cfg);
 	mig_pace_init(&o->pace, o->a->bandwidth_Bps, netif_now_us());
-	if ((rc = connect_peer(o)))
-		return rc;
-	if (!o->was_paused) {		/* the log first: the prescan relies on it */
-		if ((rc = start_log(o)))
-			return rc;
-		o->zero = calloc(o->words, 8);
-	}
-	if ((rc = hello(o)))
+	if ((rc = connect_peer(o)) || (rc = hello(o)))
 		return rc;
 	shell_printf("migrate %s: to %s, id %016lx, %lu MiB\n", o->vm->name, o->peer, o->id,
 		     o->vm->mem_size >> 20);
+	if (!o->was_paused && (rc = start_log(o)))
+		return rc;
 	if (o->was_paused)
 		memset(o->set, 0xff, o->words * 8);
 	else if ((rc = precopy(o)))
@@ -798,7 +761,6 @@ int mig_out_run(const struct mig_out_args *a)
 	free(o->set);
 	free(o->more);
 	free(o->dev);
-	free(o->zero);
 	free(o);
 	return rc ? -ECANCELED : 0;
 }
