@@ -24,6 +24,7 @@
 #include "arch/x86/svm/npt.h"
 #include "arch/x86/vmx/ept.h"
 #include "hv/mm/dirty.h"
+#include "tests/unit/pt_pool.h"
 
 #define K4		0x1000ull
 #define M2		0x200000ull
@@ -54,61 +55,13 @@ static bool tracked(uint64_t g)
 	       (g >= TAIL_FIRST && g < NR_PAGES);
 }
 
-/* ---- Table pages: a fixed set of malloc'd pages at fake addresses ---- */
-
-#define POOL_SLOTS	1200
-#define POOL_PA		0x3c000000000ull
-
-struct pool {
-	void *slot[POOL_SLOTS];
-	unsigned live, cap;	/* cap: refuse allocations beyond it */
-};
-
-static int pool_alloc(void *ctx, uint64_t *pa)
-{
-	struct pool *p = ctx;
-
-	if (p->live >= p->cap)
-		return -ENOMEM;
-	for (unsigned i = 0; i < POOL_SLOTS; i++) {
-		if (p->slot[i])
-			continue;
-		p->slot[i] = aligned_alloc(K4, K4);
-		if (!p->slot[i])
-			return -ENOMEM;
-		p->live++;
-		*pa = POOL_PA + i * K4;
-		return 0;
-	}
-	return -ENOMEM;
-}
-
-static void *pool_virt(void *ctx, uint64_t pa)
-{
-	struct pool *p = ctx;
-	uint64_t i = (pa - POOL_PA) / K4;
-
-	assert_true(pa >= POOL_PA && i < POOL_SLOTS && !(pa % K4));
-	assert_non_null(p->slot[i]);
-	return p->slot[i];
-}
-
-static void pool_free(void *ctx, uint64_t pa)
-{
-	struct pool *p = ctx;
-
-	free(pool_virt(ctx, pa));
-	p->slot[(pa - POOL_PA) / K4] = NULL;
-	p->live--;
-}
-
 /* ---- Per-test environment ---- */
 
 enum kind { NPT, EPT };
 
 struct env {
 	enum kind kind;
-	struct pool pool;
+	struct pt_pool pool;
 	struct page_table pt;
 	struct dirty_log log;
 	uint64_t out[WORDS + 1];	/* a collected set (+1: overrun canary) */
@@ -141,8 +94,7 @@ static int setup(void **state)
 	if (!env)
 		return -1;
 	env->kind = *(const enum kind *)*state;
-	env->pool.cap = POOL_SLOTS;
-	ops = (struct pt_ops){ pool_alloc, pool_free, pool_virt, &env->pool };
+	ops = pt_pool_ops(&env->pool);
 	if (pt_init(&env->pt, env->kind == EPT ? &ept_format : &npt_format, &ops,
 		    PT_SIZE_2M))
 		return -1;
@@ -179,7 +131,7 @@ static struct raw raw_walk(struct env *env, uint64_t gpa)
 	uint64_t table = env->pt.root_pa;
 
 	for (int l = PT_LEVELS - 1; l >= 0; l--) {
-		const uint64_t *t = pool_virt(&env->pool, table);
+		const uint64_t *t = pt_pool_virt(&env->pool, table);
 		uint64_t e = t[(gpa >> (12 + 9 * l)) & 511];
 		bool present = env->kind == EPT ? (e & 7) : (e & 1);
 
@@ -530,7 +482,7 @@ static void test_start_out_of_memory(void **state)
 	assert_int_equal(fault(env, 0), DIRTY_SPURIOUS);
 	assert_int_equal(dirty_log_collect_begin(&env->log, &env->pt, env->out, WORDS,
 						 &flush), -EINVAL);
-	env->pool.cap = POOL_SLOTS;
+	env->pool.cap = 0;			/* no limit again */
 	start(env);
 	check_table(env, true, NULL);
 }
