@@ -220,13 +220,11 @@ int e1000_probe(struct e1000 *n)
 	return 0;
 }
 
-void e1000_irq_enable(struct e1000 *n)
+void e1000_irq_setup(struct e1000 *n)
 {
 	wr(n, RDTR, 0);		/* no receive delay, no moderation: wake at once */
 	wr(n, RADV, 0);
-	wr(n, ITR, 0);
-	(void)rd(n, ICR);
-	wr(n, IMS, INT_WAKE);
+	wr(n, ITR, 0);		/* e1000_probe left every cause masked */
 }
 
 void e1000_irq_mask(struct e1000 *n)
@@ -237,12 +235,6 @@ void e1000_irq_mask(struct e1000 *n)
 void e1000_irq_unmask(struct e1000 *n)
 {
 	wr(n, IMS, INT_WAKE);
-}
-
-void e1000_irq_disable(struct e1000 *n)
-{
-	wr(n, IMC, 0xffffffff);
-	(void)rd(n, ICR);
 }
 
 uint32_t e1000_irq_ack(struct e1000 *n)

@@ -3,8 +3,8 @@
  * Intel 82540EM (e1000) driver: the NIC QEMU and Bochs both emulate.
  * Polled: the network code calls e1000_poll() from its loop.  One caller
  * at a time (the network lock).  The interrupt only wakes a CPU that waits
- * for the network (e1000_irq_enable); it does no work of its own.  Checksum offload (8254x SDM 3.2.9, 3.3.5,
- * 3.3.6), which QEMU's and Bochs's e1000 both implement for transmit:
+ * for the network (e1000_irq_*); it does no work of its own.  Checksum
+ * offload (8254x SDM 3.2.9, 3.3.5, 3.3.6), which QEMU's and Bochs's e1000 both implement for transmit:
  * with tx_csum set, e1000_xmit has the NIC complete the TCP checksum of
  * IPv4 TCP frames (the stack leaves the pseudo-header sum in the field);
  * received frames come with E1000_RX_* flags for checksums the NIC
@@ -86,14 +86,14 @@ int e1000_poll(struct e1000 *nic,
 /* Is this frame IPv4 (20-byte header) carrying TCP, as the offload needs? */
 bool e1000_frame_is_tcp4(const uint8_t *frame, size_t len);
 bool e1000_link_up(struct e1000 *nic);
-/* Raise the PCI interrupt when frames arrive or are sent, or the link
- * changes; e1000_irq_ack (from the handler) returns and clears the causes:
- * 0 means the interrupt was not this NIC's. */
-void e1000_irq_enable(struct e1000 *nic);
-void e1000_irq_disable(struct e1000 *nic);
-uint32_t e1000_irq_ack(struct e1000 *nic);
-/* Hold the interrupt back / let it through again (causes still latch). */
+/* The PCI interrupt: raised, once unmasked, when frames arrive or are
+ * sent or the link changes, at once (no moderation); masked from
+ * e1000_probe on.
+ * Causes latch while masked.  e1000_irq_ack (from the handler) returns
+ * and clears them: 0 means the interrupt was not this NIC's. */
+void e1000_irq_setup(struct e1000 *nic);
 void e1000_irq_mask(struct e1000 *nic);
 void e1000_irq_unmask(struct e1000 *nic);
+uint32_t e1000_irq_ack(struct e1000 *nic);
 
 #endif

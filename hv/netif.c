@@ -86,14 +86,13 @@ static void setup_irq(void)
 
 	host_if.irq_line = line;
 	host_if.irq_cpu = this_cpu()->apic_id;
-	/* the NIC raises nothing until e1000_irq_enable */
+	/* masked in the NIC (e1000_probe) until netif_idle unmasks it */
 	if (!ioapic_route_pci(line, VEC_IRQ_BASE + line, host_if.irq_cpu)) {
 		pr_info("net: no interrupt line for the NIC (PCI line %u): polling", line);
 		return;
 	}
 	irq_register(VEC_IRQ_BASE + line, nic_irq);
-	e1000_irq_enable(&host_if.nic);
-	e1000_irq_mask(&host_if.nic);		/* until netif_wait sleeps */
+	e1000_irq_setup(&host_if.nic);
 	host_if.irq = true;
 }
 
@@ -105,21 +104,25 @@ static void setup_irq(void)
  * latch in ICR whether masked or not, so a frame that came before the
  * unmask wakes the CPU at once: no wake-up is lost.
  */
+static bool nic_wakes_me(void)
+{
+	return host_if.irq && this_cpu()->apic_id == host_if.irq_cpu;
+}
+
 void netif_idle(void)
 {
-	bool nic = host_if.irq && this_cpu()->apic_id == host_if.irq_cpu;
+	bool nic = nic_wakes_me();
 
 	if (nic)
 		e1000_irq_unmask(&host_if.nic);
 	cpu_idle();
-	if (nic)
+	if (nic)		/* also after a storm switched host_if.irq off */
 		e1000_irq_mask(&host_if.nic);
 }
 
 void netif_wait(void)
 {
-	if (host_if.irq && this_cpu()->apic_id == host_if.irq_cpu &&
-	    !sched_load(this_cpu()->index))
+	if (nic_wakes_me() && !sched_load(this_cpu()->index))
 		netif_idle();
 	else
 		cpu_relax();
@@ -160,8 +163,7 @@ void netif_poll(void)
 	if (!host_if.present)
 		return;
 	if (__atomic_load_n(&host_if.irq_storm, __ATOMIC_RELAXED) && !host_if.storm_told) {
-		host_if.storm_told = true;
-		e1000_irq_disable(&host_if.nic);
+		host_if.storm_told = true;	/* the NIC stays masked: netif_idle */
 		pr_warn("net: PCI line %u fires without the NIC: masked, polling instead",
 			host_if.irq_line);
 	}
