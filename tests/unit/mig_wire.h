@@ -63,4 +63,30 @@ static inline void mig_accept_pair(struct mig_stream *s, struct mig_stream *d,
 	assert_int_equal(s->phase, MIG_PH_MEMORY);
 }
 
+/* d refuses a PAGES record of one entry (gfn, kind, then tail bytes)
+ * built by hand, with a valid CRC, as a lying peer would (little-endian
+ * host); its error is MIG_E_PROTOCOL and mentions why. */
+static inline void mig_refuse_one_page(struct mig_stream *d, uint64_t gfn, uint8_t kind,
+				       const void *tail, size_t tail_len, const char *why)
+{
+	static uint8_t rec[MIG_HDR_SIZE + 4 + 9 + MIG_PAGE_SIZE + 64];
+	uint32_t len = (uint32_t)(4 + 9 + tail_len), one = 1;
+	const struct mig_rec *out;
+
+	assert_true(tail_len <= MIG_PAGE_SIZE + 64);
+	memset(rec, 0, sizeof(rec));
+	rec[0] = MIG_PAGES & 0xff;
+	rec[1] = MIG_PAGES >> 8;
+	memcpy(rec + 4, &len, 4);
+	memcpy(rec + 8, &d->rx_seq, 4);		/* the next sequence number */
+	memcpy(rec + 16, &one, 4);
+	memcpy(rec + 20, &gfn, 8);
+	rec[28] = kind;
+	memcpy(rec + 29, tail, tail_len);
+	mig_fix_crc(rec, MIG_HDR_SIZE + len);
+	assert_int_equal(mig_feed_all(d, rec, MIG_HDR_SIZE + len, &out), -EPROTO);
+	assert_int_equal(d->rx_err.code, MIG_E_PROTOCOL);
+	assert_non_null(strstr(d->rx_err.msg, why));
+}
+
 #endif

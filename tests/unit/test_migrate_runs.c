@@ -79,26 +79,10 @@ static void test_round0_by_runs(void **st)
 static void refused(struct mig_page pg, const char *why)
 {
 	struct mig_rec p = { .type = MIG_PAGES, .pages = { 1, &pg } };
-	const struct mig_rec *out;
-	uint8_t rec[64];
-	uint32_t len = 4 + 13;
 
 	accepted();
 	assert_int_equal(mig_stream_encode(&S, &p, buf, sizeof(buf)), -EINVAL);
-	/* by hand: header, count 1, gfn, kind 2, run (little-endian host) */
-	memset(rec, 0, sizeof(rec));
-	rec[0] = MIG_PAGES & 0xff;
-	rec[1] = MIG_PAGES >> 8;
-	memcpy(rec + 4, &len, 4);
-	memcpy(rec + 8, &D.rx_seq, 4);		/* the next sequence number */
-	rec[16] = 1;
-	memcpy(rec + 20, &pg.gfn, 8);
-	rec[28] = MIG_PAGE_ZERO_RUN;
-	memcpy(rec + 29, &pg.run, 4);
-	mig_fix_crc(rec, 16 + len);
-	assert_int_equal(mig_feed_all(&D, rec, 16 + len, &out), -EPROTO);
-	assert_int_equal(D.rx_err.code, MIG_E_PROTOCOL);
-	assert_non_null(strstr(D.rx_err.msg, why));
+	mig_refuse_one_page(&D, pg.gfn, MIG_PAGE_ZERO_RUN, &pg.run, 4, why);
 	done();
 }
 

@@ -195,28 +195,14 @@ static void hostile(uint16_t len_field, const uint8_t *blob, size_t blob_len, co
 {
 	struct mig_page pg = { .gfn = 1, .kind = MIG_PAGE_SPARSE, .data = blob, .len = len_field };
 	struct mig_rec p = { .type = MIG_PAGES, .pages = { 1, &pg } };
-	const struct mig_rec *out;
-	uint8_t rec[MIG_HDR_SIZE + 4 + 11 + MIG_SPARSE_MAX + 64];
-	uint32_t len = (uint32_t)(4 + 11 + blob_len);
-	uint64_t gfn = 1;
+	uint8_t tail[2 + MIG_SPARSE_MAX + 16];
 
 	accepted();
 	if (len_field == blob_len)
 		assert_int_equal(mig_stream_encode(&S, &p, buf, sizeof(buf)), -EINVAL);
-	memset(rec, 0, sizeof(rec));
-	rec[0] = MIG_PAGES & 0xff;
-	rec[1] = MIG_PAGES >> 8;
-	memcpy(rec + 4, &len, 4);
-	memcpy(rec + 8, &D.rx_seq, 4);
-	rec[16] = 1;
-	memcpy(rec + 20, &gfn, 8);
-	rec[28] = MIG_PAGE_SPARSE;
-	memcpy(rec + 29, &len_field, 2);
-	memcpy(rec + 31, blob, blob_len);
-	mig_fix_crc(rec, MIG_HDR_SIZE + len);
-	assert_int_equal(mig_feed_all(&D, rec, MIG_HDR_SIZE + len, &out), -EPROTO);
-	assert_int_equal(D.rx_err.code, MIG_E_PROTOCOL);
-	assert_non_null(strstr(D.rx_err.msg, why));
+	memcpy(tail, &len_field, 2);
+	memcpy(tail + 2, blob, blob_len);
+	mig_refuse_one_page(&D, 1, MIG_PAGE_SPARSE, tail, 2 + blob_len, why);
 	done();
 }
 
