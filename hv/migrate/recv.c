@@ -541,11 +541,10 @@ static void accept_one(void)
 	struct in *in;
 	char ip[16];
 
-	unsigned int free_slot = IN_SLOTS;
+	unsigned int free_slot = 0;
 
-	for (unsigned int i = IN_SLOTS; i-- > 0; )
-		if (!L.slot[i])
-			free_slot = i;
+	while (free_slot < IN_SLOTS && L.slot[free_slot])
+		free_slot++;
 	netif_lock();
 	if (tcp_accept(L.listener, &c))
 		c = NULL;

@@ -1245,16 +1245,6 @@ enum mig_fate mig_stream_fate(const struct mig_stream *s)
 
 /* ---- helpers for the sender and the HELLO ---- */
 
-bool mig_page_is_zero(const void *page)
-{
-	const uint64_t *q = page;
-
-	for (size_t i = 0; i < MIG_PAGE_SIZE / 8; i++)
-		if (q[i])
-			return false;
-	return true;
-}
-
 static uint64_t fnv_u32(uint64_t h, uint32_t v)
 {
 	for (int i = 0; i < 4; i++) {

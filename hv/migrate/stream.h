@@ -351,9 +351,6 @@ const char *mig_fate_name(enum mig_fate f);
 int mig_error_set(struct mig_error *e, uint32_t code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* True if the 4 KiB page is all zero bytes (sent as MIG_PAGE_ZERO). */
-bool mig_page_is_zero(const void *page);
-
 /* The guest-visible CPU baseline as a 64-bit FNV-1a hash of the CPUID
  * leaves guests see (vCPU 0) and MIG_CPU_STATE_VERSION.  Pass cpuid_guest. */
 typedef void (*mig_cpuid_fn)(uint32_t leaf, uint32_t subleaf, uint32_t vcpu_id,

@@ -43,6 +43,9 @@ static void test_shapes(void **st)
 	memset(page, 0, sizeof(page));
 	assert_int_equal(round_trip(), 0);			/* all zero: a flag instead */
 	assert_true(mig_sparse_likely(page));
+	page[WORDS - 1] = 1ull << 63;				/* one bit, last byte */
+	assert_int_equal(round_trip(), 4 + 8);
+	page[WORDS - 1] = 0;
 
 	page[0] = 1;
 	assert_int_equal(round_trip(), 4 + 8);
