@@ -24,41 +24,61 @@ HV_CFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -mno-red-zone \
 	-DFERRY_VERSION='"$(VERSION)"' -DFERRY_GITREV='"$(GITREV)"'
 HV_ASFLAGS := -I. -D__ASSEMBLY__
 
-# The hypervisor, layer by layer (dependencies point downwards).
-BOOT_SRCS    := boot/boot.S boot/mb2info.c
-ARCH_SRCS    := arch/x86/entry.S arch/x86/trampoline.S arch/x86/desc.c \
-	arch/x86/trap.c arch/x86/apic.c arch/x86/time.c arch/x86/smp.c \
-	arch/x86/setup.c arch/x86/virt.c arch/x86/paging.c arch/x86/paging_host.c \
-	arch/x86/fpu.c
-VMX_SRCS     := arch/x86/vmx/caps.c arch/x86/vmx/ept.c arch/x86/vmx/ctl.c \
-	arch/x86/vmx/names.c arch/x86/vmx/state.c arch/x86/vmx/exit.c arch/x86/vmx/cr.c \
-	arch/x86/vmx/cpu.c arch/x86/vmx/vmx.c arch/x86/vmx/entry.S
-SVM_SRCS     := arch/x86/svm/caps.c arch/x86/svm/npt.c arch/x86/svm/svm.c \
-	arch/x86/svm/svm_entry.S arch/x86/svm/svm_vmcb.c arch/x86/svm/svm_state.c \
-	arch/x86/svm/svm_exit.c arch/x86/svm/svm_asid.c
-EMUL_SRCS    := arch/x86/emulate/decode.c arch/x86/emulate/mmio.c \
+# The hypervisor, layer by layer, bottom first (docs/ARCHITECTURE.md).
+# Each layer is an archive, linked top first, so that a layer can only call
+# what lies below it: a call upwards finds nothing to link against.
+# tools/check-layers.py checks the includes the same way.
+LIB_SRCS     := hv/lib/log.c hv/lib/panic.c hv/lib/ring.c hv/lib/crc32.c hv/lib/time.c \
+	hv/lib/heap.c
+BOOT_SRCS    := boot/mb2info.c
+ARCH_SRCS    := arch/x86/desc.c arch/x86/trap.c arch/x86/apic.c arch/x86/time.c \
+	arch/x86/smp.c arch/x86/setup.c arch/x86/paging.c \
+	arch/x86/paging_host.c arch/x86/fpu.c arch/x86/acpi.c \
+	arch/x86/emulate/decode.c arch/x86/emulate/mmio.c \
 	arch/x86/emulate/gwalk.c arch/x86/emulate/fetch.c
-DRIVER_SRCS  := drivers/serial.c drivers/acpi.c drivers/pci.c drivers/e1000.c
-HV_CORE_SRCS := hv/main.c hv/log.c hv/panic.c hv/console.c hv/libc.c hv/version.c \
-	hv/modules.c hv/power.c hv/ring.c
-VM_SRCS      := hv/vmm.c hv/vm.c hv/vcpu.c hv/exit.c hv/sched.c hv/cpuid.c hv/msr.c \
-	hv/vm_devices.c hv/vmstate.c
 MM_SRCS      := hv/mm/frame.c hv/mm/memory.c hv/mm/dirty.c hv/mm/gpmap.c
-LOADER_SRCS  := hv/loader/mb1elf.c
+DRIVER_SRCS  := drivers/serial.c drivers/pci.c drivers/e1000.c
 VDEV_SRCS    := hv/vdev/snap.c hv/vdev/pic.c hv/vdev/pit.c hv/vdev/uart.c hv/vdev/rtc.c \
 	hv/vdev/devices.c
+LOADER_SRCS  := hv/loader/mb1elf.c
+NET_SRCS     := hv/net/net.c hv/net/arp.c hv/net/ip.c hv/net/icmp.c hv/net/cksum.c \
+	hv/net/tcp.c hv/net/tcp_in.c hv/net/tcp_out.c hv/net/tcp_timer.c \
+	hv/net/tcp_sack.c hv/net/nettest.c
+VMM_SRCS     := arch/x86/virt.c arch/x86/vmx/caps.c arch/x86/vmx/ept.c arch/x86/vmx/ctl.c \
+	arch/x86/vmx/names.c arch/x86/vmx/state.c arch/x86/vmx/exit.c arch/x86/vmx/cr.c \
+	arch/x86/vmx/cpu.c arch/x86/vmx/vmx.c arch/x86/vmx/entry.S \
+	arch/x86/svm/caps.c arch/x86/svm/npt.c arch/x86/svm/svm.c \
+	arch/x86/svm/svm_entry.S arch/x86/svm/svm_vmcb.c arch/x86/svm/svm_state.c \
+	arch/x86/svm/svm_exit.c arch/x86/svm/svm_asid.c
+CORE_SRCS    := hv/console.c hv/version.c hv/modules.c hv/power.c hv/vmm.c hv/vm.c \
+	hv/vcpu.c hv/exit.c hv/sched.c hv/cpuid.c hv/msr.c hv/vm_devices.c hv/vmstate.c \
+	hv/netif.c
+MIGRATE_SRCS := hv/migrate/stream.c hv/migrate/sparse.c hv/migrate/policy.c hv/migrate/chan.c \
+	hv/migrate/send.c hv/migrate/recv.c hv/migrate/history.c hv/migrate/doubt.c
 SHELL_SRCS   := hv/shell/lineedit.c hv/shell/parse.c hv/shell/shell.c \
 	hv/shell/script.c hv/shell/repl.c hv/shell/commands.c hv/shell/cmd_vm.c \
 	hv/shell/cmd_net.c hv/shell/cmd_migrate.c
-NET_SRCS     := hv/net/net.c hv/net/arp.c hv/net/ip.c hv/net/icmp.c hv/net/cksum.c \
-	hv/net/crc32.c hv/net/tcp.c hv/net/tcp_in.c hv/net/tcp_out.c hv/net/tcp_timer.c \
-	hv/net/tcp_sack.c hv/net/nettest.c hv/netif.c
-MIGRATE_SRCS := hv/migrate/stream.c hv/migrate/sparse.c hv/migrate/policy.c hv/migrate/chan.c \
-	hv/migrate/send.c hv/migrate/recv.c hv/migrate/history.c hv/migrate/doubt.c
-HV_SRCS := $(BOOT_SRCS) $(ARCH_SRCS) $(VMX_SRCS) $(SVM_SRCS) $(EMUL_SRCS) \
-	$(DRIVER_SRCS) $(HV_CORE_SRCS) $(VM_SRCS) $(MM_SRCS) \
-	$(LOADER_SRCS) $(VDEV_SRCS) $(NET_SRCS) $(MIGRATE_SRCS) $(SHELL_SRCS)
-HV_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(HV_SRCS))
+# Not in any archive: the entry points and kmain, which reach every layer.
+TOP_SRCS     := boot/boot.S arch/x86/entry.S arch/x86/trampoline.S hv/main.c
+
+LAYERS  := shell migrate core vmm net loader vdev drivers mm arch boot lib
+shell_SRCS   := $(SHELL_SRCS)
+migrate_SRCS := $(MIGRATE_SRCS)
+core_SRCS    := $(CORE_SRCS)
+vmm_SRCS     := $(VMM_SRCS)
+net_SRCS     := $(NET_SRCS)
+loader_SRCS  := $(LOADER_SRCS)
+vdev_SRCS    := $(VDEV_SRCS)
+drivers_SRCS := $(DRIVER_SRCS)
+mm_SRCS      := $(MM_SRCS)
+arch_SRCS    := $(ARCH_SRCS)
+boot_SRCS    := $(BOOT_SRCS)
+lib_SRCS     := $(LIB_SRCS)
+objs_of  = $(patsubst %,$(BUILD)/obj/%.o,$(1))
+TOP_OBJS   := $(call objs_of,$(TOP_SRCS))
+LAYER_LIBS := $(foreach l,$(LAYERS),$(BUILD)/layers/lib$(l).a)
+HV_SRCS := $(TOP_SRCS) $(foreach l,$(LAYERS),$($(l)_SRCS))
+HV_OBJS := $(call objs_of,$(HV_SRCS))
 
 .PHONY: all iso run run-bochs test unit integration bench deps clean help
 all: $(BUILD)/ferry.elf
@@ -96,12 +116,27 @@ $(BUILD)/gitrev: FORCE
 $(BUILD)/obj/hv/version.c.o: $(BUILD)/gitrev
 FORCE:
 
+define layer_rule
+$(BUILD)/layers/lib$(1).a: $$(call objs_of,$$($(1)_SRCS))
+	@mkdir -p $$(dir $$@)
+	@echo "  AR      $$@"
+	$(Q)rm -f $$@ && ar rcs $$@ $$^
+endef
+$(foreach l,$(LAYERS),$(eval $(call layer_rule,$(l))))
+
+# Includes that point up a layer fail the build (tools/check-layers.py).
+$(BUILD)/layers.ok: tools/check-layers.py $(HV_SRCS) $(wildcard $(addsuffix /*.h,$(sort $(dir $(HV_SRCS)))))
+	@mkdir -p $(BUILD)
+	@echo "  LAYERS  includes point downwards"
+	$(Q)$(PYTHON) tools/check-layers.py . && touch $@
+
 # Link to a side file and rename it only once check-fpu passes, so that a
 # failed check fails the next `make` too instead of leaving the image.
-$(BUILD)/ferry.elf: $(HV_OBJS) boot/linker.ld tools/check-fpu.sh
+# The layers' archives are searched top first and only once each.
+$(BUILD)/ferry.elf: $(TOP_OBJS) $(LAYER_LIBS) $(BUILD)/layers.ok boot/linker.ld tools/check-fpu.sh
 	@echo "  LD      $@"
-	$(Q)$(LD) -n -nostdlib -z max-page-size=4096 -z noexecstack --no-warn-rwx-segments -T boot/linker.ld -o $@.tmp $(HV_OBJS) \
-		$(NEWLIB)/lib/libc.a $(LIBGCC)
+	$(Q)$(LD) -n -nostdlib -z max-page-size=4096 -z noexecstack --no-warn-rwx-segments -T boot/linker.ld -o $@.tmp $(TOP_OBJS) \
+		$(LAYER_LIBS) $(NEWLIB)/lib/libc.a $(LIBGCC)
 	$(Q)tools/check-fpu.sh $@.tmp || { rm -f $@.tmp; exit 1; }
 	$(Q)mv -f $@.tmp $@
 
@@ -149,6 +184,7 @@ $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rule,$(t))))
 unit: $(UNIT_BINS)
 	@tools/run-unit.sh $(UNIT_BINS)
 	@tests/tools/check-fpu-test.sh
+	@tests/tools/check-layers-test.sh
 
 integration: iso
 	$(PYTHON) -m pytest -v --durations=12 tests/integration $(PYTEST_ARGS)

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "boot/mb2info.h"
-#include "hv/log.h"
+#include "hv/lib/log.h"
 
 #define TAG_HDR		8u	/* u32 type, u32 size */
 #define MMAP_HDR	16u	/* tag header + u32 entry_size + u32 entry_version */

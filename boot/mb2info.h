@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hv/log.h"
+#include "hv/lib/log.h"
 
 /* Tag types (multiboot2 spec 3.6.2 .. 3.6.16). */
 #define MB2_TAG_END		0

@@ -11,10 +11,9 @@
 #include "arch/x86/mm.h"
 #include "arch/x86/paging_host.h"
 #include "drivers/e1000.h"
-#include "hv/log.h"
-#include "hv/mm/memory.h"
+#include "hv/lib/log.h"
 #include "hv/mm/frame.h"
-#include "hv/time.h"
+#include "hv/lib/time.h"
 
 enum {
 	CTRL = 0x0000, STATUS = 0x0008, EERD = 0x0014, ICR = 0x00c0, ITR = 0x00c4,

@@ -7,7 +7,7 @@
  */
 #include "drivers/pci.h"
 #include "arch/x86/cpu.h"
-#include "hv/spinlock.h"
+#include "hv/lib/spinlock.h"
 
 static spinlock_t cfg_lock = SPINLOCK_INIT;
 

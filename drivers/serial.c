@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include "drivers/serial.h"
 #include "arch/x86/cpu.h"
-#include "hv/time.h"
+#include "hv/lib/time.h"
 
 enum { RBR = 0, THR = 0, IER = 1, FCR = 2, LCR = 3, MCR = 4, LSR = 5, SCR = 7 };
 #define LSR_DR		0x01

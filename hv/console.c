@@ -12,8 +12,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include "hv/console.h"
-#include "hv/panic.h"
-#include "hv/spinlock.h"
+#include "hv/lib/heap.h"
+#include "hv/lib/panic.h"
+#include "hv/lib/spinlock.h"
 #include "drivers/serial.h"
 #include "arch/x86/cpu.h"
 
@@ -57,6 +58,7 @@ void console_init(uint16_t port, uint32_t baud)
 		console_flush();	/* what the old port has queued goes out there */
 	serial_init(&con, port, baud);
 	panic_console = raw_write;
+	libc_set_output(console_write);
 }
 
 void console_write(const char *s, size_t n)

@@ -8,7 +8,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/fpu.h"
 #include "hv/cpuid.h"
-#include "hv/log.h"
+#include "hv/lib/log.h"
 #include "hv/msr.h"
 #include "hv/vcpu.h"
 #include "hv/vm_devices.h"

@@ -13,19 +13,21 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
 #include "boot/mb2info.h"
-#include "drivers/acpi.h"
+#include "arch/x86/acpi.h"
 #include "hv/console.h"
 #include "hv/cpuid.h"
 #include "hv/sched.h"
 #include "hv/vmm.h"
-#include "hv/log.h"
+#include "hv/lib/log.h"
 #include "hv/mm/memory.h"
 #include "hv/modules.h"
 #include "hv/migrate/migrate.h"
 #include "hv/netif.h"
-#include "hv/panic.h"
+#include "hv/lib/panic.h"
+#include "hv/shell/parse.h"
 #include "hv/shell/repl.h"
-#include "hv/time.h"
+#include "hv/lib/time.h"
+#include "arch/x86/time.h"
 #include "hv/version.h"
 
 void kmain(uint32_t magic, uint32_t info_pa);
@@ -54,6 +56,8 @@ static void enable_guests_here(void)
 
 static void ap_start(void)
 {
+	vmm_detect_this_cpu();
+	cpu_mark_online();
 	enable_guests_here();
 	sched_loop();
 }
@@ -150,12 +154,16 @@ static enum repl_work shell_cpu_work(void)
 static void setup_network(void)
 {
 	char err[128];
+	uint32_t ip, gw = 0;
+	unsigned int len;
 
-	if (netif_init())
+	if (netif_init() || !boot_cmdline.ip[0])
 		return;
-	if (boot_cmdline.ip[0] &&
-	    netif_configure(boot_cmdline.ip, boot_cmdline.gw[0] ? boot_cmdline.gw : NULL,
-			    err, sizeof(err)))
+	if (parse_ipv4_prefix(boot_cmdline.ip, &ip, &len) ||
+	    (boot_cmdline.gw[0] && parse_ipv4(boot_cmdline.gw, &gw)))
+		pr_err("net: ip=%s gw=%s from the command line: not ADDR/LEN and ADDR",
+		       boot_cmdline.ip, boot_cmdline.gw);
+	else if (netif_configure(ip, len, gw, err, sizeof(err)))
 		pr_err("net: ip=%s from the command line: %s", boot_cmdline.ip, err);
 }
 
@@ -174,6 +182,8 @@ void kmain(uint32_t magic, uint32_t info_pa)
 	setup_memory(info_pa);
 	setup_acpi();
 	cpu_init_this();
+	vmm_detect_this_cpu();
+	cpu_mark_online();
 	apic_calibrate();
 	if (vmm_init() == 0) {
 		enable_guests_here();

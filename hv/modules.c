@@ -2,7 +2,7 @@
 /* The table of GRUB modules, filled once at boot from the multiboot2 info. */
 #include <string.h>
 #include "hv/modules.h"
-#include "hv/log.h"
+#include "hv/lib/log.h"
 #include "arch/x86/mm.h"
 
 #define MAX_MODULES 32

@@ -5,12 +5,11 @@
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
-#include "hv/log.h"
+#include "hv/lib/log.h"
 #include "hv/netif.h"
 #include "hv/sched.h"
-#include "hv/shell/parse.h"
-#include "hv/spinlock.h"
-#include "hv/time.h"
+#include "hv/lib/spinlock.h"
+#include "hv/lib/time.h"
 
 /* The driver's flags and offsets are the stack's. */
 _Static_assert(E1000_RX_IP_CSUM_OK == NET_RX_IP_CSUM_OK, "rx flags");
@@ -176,32 +175,29 @@ void netif_poll(void)
 	netif_unlock();
 }
 
-int netif_configure(const char *addr, const char *gw, char *err, size_t errlen)
+int netif_configure(uint32_t ip, unsigned int len, uint32_t gw, char *err, size_t errlen)
 {
-	uint32_t ip, gwip = 0;
-	unsigned int len;
+	char a[16], g[16];
 	int rc;
 
 	if (!host_if.present) {
 		snprintf(err, errlen, "no network interface");
 		return -ENODEV;
 	}
-	if (parse_ipv4_prefix(addr, &ip, &len) || len == 0 || len > 30) {
-		snprintf(err, errlen, "'%s' is not ADDR/LEN with LEN 1-30", addr);
+	if (len == 0 || len > 30) {
+		snprintf(err, errlen, "prefix length /%u is not 1-30", len);
 		return -EINVAL;
 	}
-	if (gw && parse_ipv4(gw, &gwip)) {
-		snprintf(err, errlen, "gateway '%s' is not an IPv4 address", gw);
-		return -EINVAL;
-	}
+	net_format_ipv4(ip, a);
+	net_format_ipv4(gw, g);
 	netif_lock();
 	net_set_time(&host_if.stack, time_now_us());
-	rc = net_set_ipv4(&host_if.stack, ip, len, gwip);
+	rc = net_set_ipv4(&host_if.stack, ip, len, gw);
 	netif_unlock();
 	if (rc)
-		snprintf(err, errlen, "the stack refused %s%s%s (off-link gateway?)", addr,
-			 gw ? " gw " : "", gw ? gw : "");
+		snprintf(err, errlen, "the stack refused %s/%u%s%s (off-link gateway?)", a, len,
+			 gw ? " gw " : "", gw ? g : "");
 	else
-		pr_info("net: address %s%s%s", addr, gw ? ", gateway " : "", gw ? gw : "");
+		pr_info("net: address %s/%u%s%s", a, len, gw ? ", gateway " : "", gw ? g : "");
 	return rc;
 }

@@ -43,6 +43,6 @@ void netif_wait(void);
 /* Sleep until any interrupt, the NIC's included (the shell's idle prompt). */
 void netif_idle(void);
 /* Configure from text ("10.0.0.2/24", "10.0.0.1" or NULL); error message in err. */
-int netif_configure(const char *addr, const char *gw, char *err, size_t errlen);
+int netif_configure(uint32_t ip, unsigned int len, uint32_t gw, char *err, size_t errlen);
 
 #endif

@@ -5,8 +5,8 @@
  */
 #include "hv/console.h"
 #include "hv/power.h"
-#include "hv/time.h"
-#include "drivers/acpi.h"
+#include "hv/lib/time.h"
+#include "arch/x86/acpi.h"
 #include "arch/x86/cpu.h"
 
 void power_reboot(void)

@@ -12,10 +12,10 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/fpu.h"
 #include "arch/x86/percpu.h"
-#include "hv/migrate/policy.h"
+#include "hv/throttle.h"
 #include "hv/msr.h"
 #include "hv/sched.h"
-#include "hv/time.h"
+#include "hv/lib/time.h"
 #include "hv/vcpu.h"
 #include "hv/vm_devices.h"
 
@@ -150,7 +150,7 @@ static void account(struct vcpu *v, uint64_t t0, uint64_t t1, uint64_t t2)
 
 /*
  * Migration throttle (vm->throttle_pct): of each THROTTLE_PERIOD_US, a vCPU
- * runs for mig_throttle_run_us() of guest time, then sits out (thr_until_ns,
+ * runs for throttle_run_us() of guest time, then sits out (thr_until_ns,
  * which the scheduler honours) until the period ends.  Checked at exits, so
  * the timer tick bounds the overshoot.
  */
@@ -167,7 +167,7 @@ static bool throttled(struct vcpu *v)
 		v->thr_guest0_ns = v->stats.guest_ns;
 		return false;
 	}
-	run_ns = mig_throttle_run_us(pct, THROTTLE_PERIOD_US) * 1000;
+	run_ns = throttle_run_us(pct, THROTTLE_PERIOD_US) * 1000;
 	if (v->stats.guest_ns - v->thr_guest0_ns < run_ns)
 		return false;
 	__atomic_store_n(&v->thr_until_ns, v->thr_start_ns + THROTTLE_PERIOD_US * 1000,

@@ -14,11 +14,11 @@
 #include <string.h>
 #include "arch/x86/cpu.h"
 #include "arch/x86/mm.h"
-#include "hv/log.h"
+#include "hv/lib/log.h"
 #include "hv/mm/gpmap.h"
 #include "hv/mm/memory.h"
 #include "hv/sched.h"
-#include "hv/time.h"
+#include "hv/lib/time.h"
 #include "hv/vcpu.h"
 #include "hv/vm.h"
 #include "hv/modules.h"

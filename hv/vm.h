@@ -14,9 +14,9 @@
 #include <stdint.h>
 #include "arch/x86/paging.h"
 #include "hv/cpu_state.h"
-#include "hv/spinlock.h"
+#include "hv/lib/spinlock.h"
 #include "hv/vmm.h"
-#include "hv/ring.h"
+#include "hv/lib/ring.h"
 #include "hv/mm/dirty.h"
 
 #define VM_NAME_MAX	32

@@ -2,10 +2,16 @@
 /* Choosing the back end once, from what the boot CPU found. */
 #include <errno.h>
 #include "arch/x86/percpu.h"
-#include "hv/log.h"
+#include "hv/lib/log.h"
 #include "hv/vmm.h"
 
 const struct vmm_ops *vmm;
+
+/* On each CPU, once, before it is online: what virtualisation it has. */
+void vmm_detect_this_cpu(void)
+{
+	virt_detect(&this_cpu()->caps);
+}
 
 int vmm_init(void)
 {

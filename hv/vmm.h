@@ -112,6 +112,7 @@ struct vmm_ops {
 extern const struct vmm_ops *vmm;
 extern const struct vmm_ops vmx_ops, svm_ops;
 
+void vmm_detect_this_cpu(void);	/* every CPU, before it is online */
 int vmm_init(void);		/* boot CPU: pick the back end */
 int vmm_cpu_enable(void);	/* every CPU: turn virtualisation on */
 

@@ -4,8 +4,8 @@
 #include <string.h>
 #include "arch/x86/cpu.h"
 #include "arch/x86/fpu.h"
-#include "hv/ring.h"
-#include "hv/time.h"
+#include "hv/lib/ring.h"
+#include "hv/lib/time.h"
 #include "hv/vcpu.h"
 #include "hv/vdev/devices.h"
 #include "hv/vmstate.h"

@@ -11,10 +11,10 @@
 #include "arch/x86/mm.h"
 #include "arch/x86/paging_host.h"
 #include "arch/x86/percpu.h"
-#include "drivers/acpi.h"
-#include "hv/log.h"
-#include "hv/panic.h"
-#include "hv/time.h"
+#include "arch/x86/acpi.h"
+#include "hv/lib/log.h"
+#include "hv/lib/panic.h"
+#include "hv/lib/time.h"
 
 enum {
 	LAPIC_ID = 0x20, LAPIC_EOI = 0xb0, LAPIC_SVR = 0xf0, LAPIC_ESR = 0x280,

@@ -11,7 +11,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/mm.h"
 #include "arch/x86/paging_host.h"
-#include "hv/spinlock.h"
+#include "hv/lib/spinlock.h"
 
 extern char __text_start[], __text_end[], __rodata_end[], __bss_end[];
 

@@ -2,8 +2,8 @@
 /*
  * What every CPU does for itself at bring-up, the boot CPU included:
  * ferry's page tables, descriptor tables, FPU/SSE control bits (ferry's own
- * code never touches those registers; see docs/ARCHITECTURE.md), local APIC
- * and virtualisation detection.
+ * code never touches those registers; see docs/ARCHITECTURE.md) and local
+ * APIC.  What virtualisation it offers is looked at by hv/vmm.c.
  */
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
@@ -11,7 +11,6 @@
 #include "arch/x86/paging_host.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
-#include "arch/x86/virt.h"
 
 #define XCR0_X87	(1ull << 0)
 #define XCR0_SSE	(1ull << 1)
@@ -34,13 +33,14 @@ static void fpu_init(void)
 
 void cpu_init_this(void)
 {
-	struct percpu *c = this_cpu();
-
 	host_paging_load();
 	idt_load();
 	gdt_init_this_cpu();
 	fpu_init();
 	apic_init_this_cpu();
-	virt_detect(&c->caps);
-	__atomic_store_n(&c->online, true, __ATOMIC_RELEASE);
+}
+
+void cpu_mark_online(void)
+{
+	__atomic_store_n(&this_cpu()->online, true, __ATOMIC_RELEASE);
 }

@@ -13,9 +13,10 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
 #include "boot/layout.h"
-#include "drivers/acpi.h"
-#include "hv/log.h"
-#include "hv/time.h"
+#include "arch/x86/acpi.h"
+#include "hv/lib/log.h"
+#include "hv/lib/cpu.h"
+#include "hv/lib/time.h"
 
 #define TRAMPOLINE_PA 0x8000
 
@@ -31,6 +32,12 @@ struct percpu cpus[MAX_CPUS];
 unsigned int cpu_count = 1;
 static void (*ap_entry_fn)(void);
 
+/* The library's (hv/lib/cpu.h) view of this CPU's number. */
+static unsigned int cpu_index(void)
+{
+	return this_cpu()->index;
+}
+
 /* Point %gs at this CPU's per-CPU block. */
 void percpu_setup(unsigned int index)
 {
@@ -41,6 +48,7 @@ void percpu_setup(unsigned int index)
 	c->stack_canary = 0x5e11ab1e0ddba11ull ^ rdtsc();
 	wrmsr(MSR_GS_BASE, (uint64_t)c);
 	wrmsr(MSR_FS_BASE, (uint64_t)c);
+	cpu_index_hook = cpu_index;
 }
 
 static int start_one(unsigned int index, uint32_t apic)

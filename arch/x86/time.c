@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Time since boot from the TSC, calibrated once by apic_calibrate(). */
-#include "hv/time.h"
+/* The TSC's rate, measured once at boot against the PIT (hv/lib/time.c
+ * turns TSC readings into time since boot). */
+#include "hv/lib/time.h"
+#include "arch/x86/time.h"
 #include "arch/x86/cpu.h"
-
-static uint64_t tsc_boot, tsc_freq;
-
 
 /* PIT channel 2, gated by port 0x61, counts at 1193182 Hz. */
 static void pit_oneshot(unsigned int ms)
@@ -23,38 +22,11 @@ static void pit_oneshot(unsigned int ms)
 void time_init(void)
 {
 	const unsigned int ms = 50;
-	uint64_t t0;
+	uint64_t boot = rdtsc(), t0;
 
-	tsc_boot = rdtsc();
 	pit_oneshot(ms);
 	t0 = rdtsc();
 	while (!(inb(0x61) & 0x20))		/* OUT2 goes high at 0 */
 		cpu_relax();
-	tsc_freq = (rdtsc() - t0) * 1000 / ms;
-}
-
-uint64_t tsc_hz(void)
-{
-	return tsc_freq;
-}
-
-uint64_t time_now_ns(void)
-{
-	if (!tsc_freq)
-		return 0;
-	unsigned __int128 t = (unsigned __int128)(rdtsc() - tsc_boot) * 1000000000u;
-	return (uint64_t)(t / tsc_freq);
-}
-
-uint64_t time_now_us(void)
-{
-	return time_now_ns() / 1000;
-}
-
-void udelay(uint64_t us)
-{
-	uint64_t end = rdtsc() + tsc_freq / 1000000 * us;
-
-	while ((int64_t)(rdtsc() - end) < 0)
-		cpu_relax();
+	time_set_tsc(boot, (rdtsc() - t0) * 1000 / ms);
 }

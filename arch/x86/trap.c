@@ -8,8 +8,8 @@
 #include "arch/x86/desc.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
-#include "hv/panic.h"
-#include "hv/log.h"
+#include "hv/lib/panic.h"
+#include "hv/lib/log.h"
 
 static irq_handler_t handlers[256];
 static volatile uint64_t spurious_count;

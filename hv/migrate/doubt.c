@@ -13,7 +13,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "hv/log.h"
+#include "hv/lib/log.h"
 #include "hv/migrate/chan.h"
 #include "hv/migrate/migrate.h"
 #include "hv/netif.h"

@@ -99,12 +99,6 @@ uint32_t mig_throttle_next(uint32_t pct)
 	return MIG_THROTTLE_MAX;
 }
 
-uint64_t mig_throttle_run_us(uint32_t pct, uint64_t period_us)
-{
-	pct = pct > MIG_THROTTLE_MAX ? MIG_THROTTLE_MAX : pct;
-	return period_us / 100 * (100 - pct) + period_us % 100 * (100 - pct) / 100;
-}
-
 /* ---- the round decision ---- */
 
 void mig_policy_init(struct mig_policy *p, const struct mig_policy_cfg *cfg)

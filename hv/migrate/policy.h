@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "hv/migrate/stream.h"
+#include "hv/throttle.h"
 
 #define MIG_DOWNTIME_DEFAULT_MS	300
 #define MIG_MAX_ROUNDS_DEFAULT	30
@@ -26,7 +27,7 @@
 #define MIG_RATE_MIN_BYTES	(256u * 1024)	/* smaller rounds only raise the link estimate */
 #define MIG_LINK_PRIOR_BPS	1000000u	/* assumed link until a round measures it */
 #define MIG_PAGE_WIRE		(4096u + 9u)	/* a DATA page in a PAGES record */
-#define MIG_THROTTLE_MAX	99
+#define MIG_THROTTLE_MAX	THROTTLE_MAX_PCT
 #define MIG_HOT_SET_PAGES	64	/* a set this small that does not shrink is hot */
 
 enum mig_converge {
@@ -95,8 +96,6 @@ uint64_t mig_downtime_us(uint64_t pages, uint64_t page_bytes, uint64_t link_Bps,
 bool mig_round_shrank(const struct mig_round *r);
 bool mig_outpaced(uint64_t dirty_pps, uint64_t page_bytes, uint64_t link_Bps);
 uint32_t mig_throttle_next(uint32_t pct);			/* 0, 20, 40, ... 99 */
-/* Of each period_us, how long a throttled vCPU may run. */
-uint64_t mig_throttle_run_us(uint32_t pct, uint64_t period_us);
 
 /* Token bucket for bandwidth=MB/s: tokens are bytes, refilled per us. */
 struct mig_pace {

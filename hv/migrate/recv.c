@@ -13,13 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "hv/cpuid.h"
-#include "hv/log.h"
+#include "hv/lib/log.h"
 #include "hv/migrate/chan.h"
 #include "hv/migrate/migrate.h"
 #include "hv/migrate/sparse.h"
 #include "hv/mm/memory.h"
 #include "hv/netif.h"
-#include "hv/time.h"
+#include "hv/lib/time.h"
 #include "hv/vdev/devices.h"
 #include "hv/version.h"
 #include "hv/vm.h"

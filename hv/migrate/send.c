@@ -20,7 +20,7 @@
 #include "hv/migrate/sparse.h"
 #include "hv/netif.h"
 #include "hv/shell/shell.h"
-#include "hv/time.h"
+#include "hv/lib/time.h"
 #include "hv/vdev/devices.h"
 #include "hv/version.h"
 #include "hv/vm.h"

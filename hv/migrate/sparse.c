@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Sparse pages (sparse.h). */
 #include <string.h>
-#include "hv/migrate/le.h"
+#include "hv/lib/bytes.h"
 #include "hv/migrate/sparse.h"
 
 #define WORDS		512u	/* 8-byte words in a page */
@@ -34,7 +34,7 @@ int mig_sparse_encode(const void *page, uint8_t *out, size_t cap)
 
 		if (!w) {
 			if (seg)
-				mig_put16(seg + 2, words);
+				put_le16(seg + 2, words);
 			seg = NULL;
 			continue;
 		}
@@ -42,7 +42,7 @@ int mig_sparse_encode(const void *page, uint8_t *out, size_t cap)
 			if (len + SEG_HDR + 8 > cap)
 				return -1;
 			seg = out + len;
-			mig_put16(seg, (uint16_t)i);
+			put_le16(seg, (uint16_t)i);
 			len += SEG_HDR;
 			words = 0;
 		} else if (len + 8 > cap) {
@@ -53,7 +53,7 @@ int mig_sparse_encode(const void *page, uint8_t *out, size_t cap)
 		words++;
 	}
 	if (seg)
-		mig_put16(seg + 2, words);
+		put_le16(seg + 2, words);
 	return (int)len;
 }
 
@@ -67,7 +67,7 @@ bool mig_sparse_valid(const uint8_t *in, size_t len)
 	while (pos < len) {
 		if (len - pos < SEG_HDR)
 			return false;
-		unsigned int first = mig_get16(in + pos), n = mig_get16(in + pos + 2);
+		unsigned int first = get_le16(in + pos), n = get_le16(in + pos + 2);
 		if (first < next || first >= WORDS || n == 0 || n > WORDS - first ||
 		    (size_t)n * 8 > len - pos - SEG_HDR)
 			return false;
@@ -84,7 +84,7 @@ void mig_sparse_decode(const uint8_t *in, size_t len, void *page)
 
 	memset(p, 0, WORDS * 8);
 	while (pos + SEG_HDR <= len) {
-		unsigned int first = mig_get16(in + pos), n = mig_get16(in + pos + 2);
+		unsigned int first = get_le16(in + pos), n = get_le16(in + pos + 2);
 		memcpy(p + first * 8, in + pos + SEG_HDR, (size_t)n * 8);
 		pos += SEG_HDR + (size_t)n * 8;
 	}

@@ -10,10 +10,10 @@
 #include <stdio.h>	/* vsnprintf only */
 #include <stdlib.h>
 #include <string.h>
-#include "hv/migrate/le.h"
+#include "hv/lib/bytes.h"
 #include "hv/migrate/sparse.h"
 #include "hv/migrate/stream.h"
-#include "hv/net/crc32.h"
+#include "hv/lib/crc32.h"
 #include "hv/vdev/snap.h"
 
 _Static_assert(sizeof(struct cpu_state) == 512,
@@ -22,7 +22,7 @@ _Static_assert(sizeof(struct cpu_state) == 512,
 #define PH(p)		(1u << (p))
 #define HDR_CRC_SPAN	12	/* header bytes covered by the CRC */
 
-/* ---- record header (little-endian, hv/migrate/le.h) ---- */
+/* ---- record header (little-endian, hv/lib/bytes.h) ---- */
 
 static uint32_t rec_crc(const uint8_t *hdr, const uint8_t *payload, size_t len)
 {
@@ -526,10 +526,10 @@ int mig_xsave_check(const uint8_t *area, uint32_t len, uint64_t xcr0_mask, struc
 
 	if (len < MIG_XSAVE_MIN || len > MIG_XSAVE_MAX)
 		why = "length out of range";
-	else if (mig_get32(area + 24) >> 16)
+	else if (get_le32(area + 24) >> 16)
 		why = "MXCSR reserved bits set";
 	else {
-		bv = mig_get32(area + 512) | (uint64_t)mig_get32(area + 516) << 32;
+		bv = get_le32(area + 512) | (uint64_t)get_le32(area + 516) << 32;
 		if (bv & ~xcr0_mask)
 			why = "XSTATE_BV has components the destination cannot load";
 		for (int i = 520; i < 576 && !why; i++)
@@ -1035,11 +1035,11 @@ static long encode(const struct type_info *t, const struct mig_rec *r, uint32_t 
 	n = walk_out(t, r, buf + MIG_HDR_SIZE, cap - MIG_HDR_SIZE, e);
 	if (n < 0)
 		return n;
-	mig_put16(buf, r->type);
-	mig_put16(buf + 2, 0);
-	mig_put32(buf + 4, (uint32_t)n);
-	mig_put32(buf + 8, seq);
-	mig_put32(buf + 12, rec_crc(buf, buf + MIG_HDR_SIZE, (size_t)n));
+	put_le16(buf, r->type);
+	put_le16(buf + 2, 0);
+	put_le32(buf + 4, (uint32_t)n);
+	put_le32(buf + 8, seq);
+	put_le32(buf + 12, rec_crc(buf, buf + MIG_HDR_SIZE, (size_t)n));
 	return MIG_HDR_SIZE + n;
 }
 
@@ -1103,8 +1103,8 @@ static int grow(struct mig_stream *s, size_t max)
 /* The header is complete: check everything it says before any payload. */
 static int header_in(struct mig_stream *s)
 {
-	uint16_t type = mig_get16(s->hdr), flags = mig_get16(s->hdr + 2);
-	uint32_t len = mig_get32(s->hdr + 4), seq = mig_get32(s->hdr + 8);
+	uint16_t type = get_le16(s->hdr), flags = get_le16(s->hdr + 2);
+	uint32_t len = get_le32(s->hdr + 4), seq = get_le32(s->hdr + 8);
 	const struct type_info *t = type_info(type);
 	enum mig_role peer = other(s->role);
 	struct mig_error *e = &s->rx_err;
@@ -1133,7 +1133,7 @@ static int header_in(struct mig_stream *s)
 		return -ENOMEM;
 	s->cur_type = type;
 	s->cur_len = len;
-	s->cur_crc = mig_get32(s->hdr + 12);
+	s->cur_crc = get_le32(s->hdr + 12);
 	s->have = 0;
 	return 0;
 }

@@ -89,7 +89,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "arch/x86/paging.h"
-#include "hv/spinlock.h"
+#include "hv/lib/spinlock.h"
 
 /* Most pages a log can cover: 4 TiB of guest RAM, so that a page count
  * fits the int that dirty_log_collect_begin returns. */

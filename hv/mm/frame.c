@@ -8,9 +8,9 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "hv/log.h"
+#include "hv/lib/log.h"
 #include "hv/mm/frame.h"
-#include "hv/spinlock.h"
+#include "hv/lib/spinlock.h"
 
 #define MAX_PFN		(FRAME_MAX_PHYS >> FRAME_SHIFT)
 

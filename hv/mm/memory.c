@@ -4,8 +4,8 @@
 #include <string.h>
 #include "arch/x86/mm.h"
 #include "arch/x86/paging_host.h"
-#include "hv/libc.h"
-#include "hv/log.h"
+#include "hv/lib/heap.h"
+#include "hv/lib/log.h"
 #include "hv/mm/frame.h"
 #include "hv/mm/memory.h"
 
@@ -57,6 +57,7 @@ static int heap_setup(void)
 	return 0;
 }
 
+/* The page pool behind every page table ferry builds: its own, EPT, NPT. */
 static int table_alloc(void *ctx, uint64_t *pa)
 {
 	(void)ctx;
@@ -76,10 +77,11 @@ static void *table_virt(void *ctx, uint64_t pa)
 	return phys_to_virt(pa);
 }
 
+const struct pt_ops mem_pt_ops = { .alloc = table_alloc, .free = table_free, .virt = table_virt };
+
 /* ferry's final page tables: the direct map covers RAM and ACPI memory. */
 static int host_tables(const struct mb2_info *info)
 {
-	static const struct pt_ops ops = { table_alloc, table_free, table_virt, NULL };
 	struct mem_region ram[MB2_MAX_MMAP];
 	unsigned int n = 0;
 
@@ -88,7 +90,7 @@ static int host_tables(const struct mb2_info *info)
 		if (t == MB2_MEM_USABLE || t == MB2_MEM_ACPI_RECLAIM || t == MB2_MEM_NVS)
 			ram[n++] = (struct mem_region){ info->mmap[i].base, info->mmap[i].len };
 	}
-	return host_paging_init(ram, n, &ops);
+	return host_paging_init(ram, n, &mem_pt_ops);
 }
 
 int mem_init(const struct mb2_info *info, uint64_t info_pa)

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include "boot/mb2info.h"
+#include "arch/x86/paging.h"
 
 struct mem_stats {		/* bytes */
 	uint64_t total;		/* usable RAM */
@@ -31,5 +32,7 @@ void mem_free_guest_frames(uint64_t pa, size_t n);
 /* A zeroed frame for ferry itself (page tables, VMCBs, ...); 0 if none. */
 uint64_t mem_alloc_frame(void);
 void mem_free_frame(uint64_t pa);
+/* Frames for page tables (ferry's, EPT, NPT): the engine zeroes them. */
+extern const struct pt_ops mem_pt_ops;
 
 #endif

@@ -182,30 +182,6 @@ uint64_t net_poll(struct netstack *s, uint64_t now_us)
 	return a < t ? a : t;
 }
 
-/* "a.b.c.d", each part 0..255 in decimal, nothing else. */
-int net_parse_ipv4(const char *str, uint32_t *addr)
-{
-	uint32_t v = 0;
-
-	for (int part = 0; part < 4; part++) {
-		unsigned n = 0, digits = 0;
-
-		while (*str >= '0' && *str <= '9' && digits < 4) {
-			n = n * 10 + (unsigned)(*str++ - '0');
-			digits++;
-		}
-		if (!digits || digits > 3 || n > 255)
-			return -EINVAL;
-		v = v << 8 | n;
-		if (part < 3 && *str++ != '.')
-			return -EINVAL;
-	}
-	if (*str)
-		return -EINVAL;
-	*addr = v;
-	return 0;
-}
-
 static char *put_dec(char *p, unsigned v)
 {
 	if (v >= 100)

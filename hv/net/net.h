@@ -212,7 +212,6 @@ void net_input_flags(struct netstack *s, const void *frame, size_t len,
 uint64_t net_poll(struct netstack *s, uint64_t now_us);
 
 /* Text helpers for the shell: "a.b.c.d" <-> host-order address. */
-int net_parse_ipv4(const char *str, uint32_t *addr);
 void net_format_ipv4(uint32_t addr, char buf[16]);
 void net_format_mac(const uint8_t *mac, char buf[18]);
 

@@ -4,7 +4,8 @@
  * machines behind the shell's `nettest send` and `nettest listen`.
  */
 #include "hv/net/nettest.h"
-#include "hv/net/crc32.h"
+#include "hv/lib/crc32.h"
+#include "hv/lib/bytes.h"
 
 #include <errno.h>
 #include <string.h>
@@ -16,12 +17,6 @@ static uint64_t splitmix64(uint64_t k)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
 }
 
 void nettest_fill(uint64_t offset, void *buf, size_t len)

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include <string.h>
+#include "hv/lib/bytes.h"
 
 /* Ethernet II (IEEE 802.3 clause 3.1.1), without preamble and FCS. */
 #define ETH_ALEN	6
@@ -93,31 +94,6 @@
 #define TCP_OPT_SACKOK	4		/* RFC 2018 2 */
 #define TCP_OPT_SACK	5		/* RFC 2018 3 */
 #define TCP_OPT_MAXLEN	40
-
-static inline uint16_t get_be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline void put_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
 
 static inline void mac_copy(uint8_t *dst, const uint8_t *src)
 {

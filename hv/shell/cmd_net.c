@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "arch/x86/cpu.h"
-#include "hv/net/crc32.h"
+#include "hv/lib/crc32.h"
 #include "hv/net/nettest.h"
 #include "hv/netif.h"
 #include "hv/sched.h"
@@ -74,6 +74,8 @@ static void show_net(void)
 int cmd_net(int argc, char **argv)
 {
 	char err[128];
+	uint32_t ip, gwip = 0;
+	unsigned int len;
 
 	if (!need_net("net"))
 		return -ENODEV;
@@ -88,7 +90,15 @@ int cmd_net(int argc, char **argv)
 		shell_error("net", "usage: net [ip ADDR/LEN [gw ADDR]]");
 		return -EINVAL;
 	}
-	if (netif_configure(argv[2], gw ? argv[4] : NULL, err, sizeof(err))) {
+	if (parse_ipv4_prefix(argv[2], &ip, &len)) {
+		shell_error("net", "'%s' is not ADDR/LEN with LEN 1-30", argv[2]);
+		return -EINVAL;
+	}
+	if (gw && parse_ipv4(argv[4], &gwip)) {
+		shell_error("net", "gateway '%s' is not an IPv4 address", argv[4]);
+		return -EINVAL;
+	}
+	if (netif_configure(ip, len, gwip, err, sizeof(err))) {
 		shell_error("net", "%s", err);
 		return -EINVAL;
 	}

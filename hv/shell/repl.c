@@ -7,7 +7,7 @@
  */
 #include <string.h>
 #include "hv/console.h"
-#include "hv/log.h"
+#include "hv/lib/log.h"
 #include "hv/modules.h"
 #include "hv/netif.h"
 #include "hv/shell/commands.h"

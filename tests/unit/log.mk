@@ -1,2 +1,2 @@
 UNIT_TESTS += log
-unit_log_SRCS := tests/unit/test_log.c hv/log.c
+unit_log_SRCS := tests/unit/test_log.c hv/lib/log.c

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "hv/migrate/stream.h"
-#include "hv/net/crc32.h"
+#include "hv/lib/crc32.h"
 
 /* Feed n bytes to s; what mig_stream_feed said at the end (1: *out). */
 static inline int mig_feed_all(struct mig_stream *s, const uint8_t *p, size_t n,

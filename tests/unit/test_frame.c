@@ -16,7 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "hv/log.h"
+#include "hv/lib/log.h"
 #include "hv/mm/frame.h"
 
 static int warn_count;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The log (hv/log.c): lines reach the ring and, by level, the console sink;
+ * The log (hv/lib/log.c): lines reach the ring and, by level, the console sink;
  * while the console is held for a guest, console lines wait and come out
  * whole, in order, at the flush, with overflow counted rather than split.
  */
@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
-#include "hv/log.h"
-#include "hv/time.h"
+#include "hv/lib/log.h"
+#include "hv/lib/time.h"
 
 static uint64_t now_us = 1500000;
 uint64_t time_now_us(void) { return now_us; }

@@ -404,11 +404,11 @@ static void test_rules(void **st)
 	assert_int_equal(mig_throttle_next(80), 90);
 	assert_int_equal(mig_throttle_next(95), 99);
 	assert_int_equal(mig_throttle_next(99), 99);
-	assert_int_equal(mig_throttle_run_us(0, 10000), 10000);
-	assert_int_equal(mig_throttle_run_us(40, 10000), 6000);
-	assert_int_equal(mig_throttle_run_us(99, 10000), 100);
-	assert_int_equal(mig_throttle_run_us(100, 10000), 100);
-	assert_int_equal(mig_throttle_run_us(50, 199), 99);
+	assert_int_equal(throttle_run_us(0, 10000), 10000);
+	assert_int_equal(throttle_run_us(40, 10000), 6000);
+	assert_int_equal(throttle_run_us(99, 10000), 100);
+	assert_int_equal(throttle_run_us(100, 10000), 100);
+	assert_int_equal(throttle_run_us(50, 199), 99);
 }
 
 /* ---- pacing ---- */

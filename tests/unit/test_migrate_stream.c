@@ -18,7 +18,7 @@
 
 #include "hv/cpuid.h"
 #include "hv/migrate/stream.h"
-#include "hv/net/crc32.h"
+#include "hv/lib/crc32.h"
 #include "hv/vm.h"
 
 #pragma GCC diagnostic ignored "-Wunused-parameter"	/* cmocka's void **state */

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "hv/net/cksum.h"
-#include "hv/net/crc32.h"
+#include "hv/lib/crc32.h"
 #include "hv/net/net.h"
 #include "hv/net/nettest.h"
 
@@ -189,19 +189,9 @@ static void test_rate(void **state)
 
 static void test_addr_text(void **state)
 {
-	static const char *bad[] = { "", "1.2.3", "1.2.3.4.5", "256.1.1.1", "1..2.3",
-				     "a.b.c.d", "1.2.3.4 ", "-1.2.3.4", "0001.2.3.4",
-				     "1.2.3.", ".1.2.3" };
-	uint32_t a;
 	char buf[18];
 
 	(void)state;
-	assert_int_equal(net_parse_ipv4("10.0.2.15", &a), 0);
-	assert_int_equal(a, 0x0a00020f);
-	assert_int_equal(net_parse_ipv4("255.255.255.255", &a), 0);
-	assert_int_equal(a, 0xffffffffu);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(net_parse_ipv4(bad[i], &a), -EINVAL);
 	net_format_ipv4(0xc0a80001, buf);
 	assert_string_equal(buf, "192.168.0.1");
 	net_format_ipv4(0, buf);

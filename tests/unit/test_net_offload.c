@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "hv/net/cksum.h"
-#include "hv/net/crc32.h"
+#include "hv/lib/crc32.h"
 #include "hv/net/net.h"
 #include "hv/net/netsim.h"
 #include "hv/net/nettest.h"

@@ -19,7 +19,7 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/svm/svm.h"
-#include "hv/log.h"
+#include "hv/lib/log.h"
 
 void log_printf(enum log_level level, const char *fmt, ...)
 {

@@ -18,7 +18,7 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/svm/svm.h"
-#include "hv/log.h"
+#include "hv/lib/log.h"
 
 static int warnings;
 

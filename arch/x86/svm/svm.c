@@ -13,7 +13,7 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/svm/npt.h"
 #include "arch/x86/svm/svm.h"
-#include "hv/log.h"
+#include "hv/lib/log.h"
 #include "hv/mm/frame.h"
 #include "hv/mm/memory.h"
 #include "hv/vm.h"
@@ -128,26 +128,6 @@ static int svm_cpu_enable(void)
 
 /* ---- per VM -------------------------------------------------------------------- */
 
-static int npt_alloc(void *ctx, uint64_t *pa)
-{
-	(void)ctx;
-	*pa = mem_alloc_frame();
-	return *pa ? 0 : -ENOMEM;
-}
-
-static void npt_free(void *ctx, uint64_t pa)
-{
-	(void)ctx;
-	mem_free_frame(pa);
-}
-
-static void *npt_virt(void *ctx, uint64_t pa)
-{
-	(void)ctx;
-	return phys_to_virt(pa);
-}
-
-static const struct pt_ops npt_ops = { npt_alloc, npt_free, npt_virt, NULL };
 
 static void free_maps(struct svm_vm *sm)
 {
@@ -174,7 +154,7 @@ static int svm_vm_init(struct vm *vm)
 	}
 	svm_iopm_fill(phys_to_virt(sm->iopm_pa));
 	svm_msrpm_fill(phys_to_virt(sm->msrpm_pa));
-	err = pt_init(&vm->gpt, &npt_format, &npt_ops, PT_SIZE_2M);
+	err = pt_init(&vm->gpt, &npt_format, &mem_pt_ops, PT_SIZE_2M);
 	if (err) {
 		free_maps(sm);
 		return err;

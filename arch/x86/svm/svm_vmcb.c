@@ -8,7 +8,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/emulate/debug.h"
 #include "arch/x86/svm/svm.h"
-#include "hv/log.h"
+#include "hv/lib/log.h"
 
 #define GUEST_PAT_RESET	0x0007040600070406ull	/* WB WT UC- UC, twice (APM 7.8.1) */
 #define RFLAGS_TF	(1ull << 8)

@@ -18,9 +18,9 @@
 #include "arch/x86/vmx/hw.h"
 #include "arch/x86/vmx/insn.h"
 #include "arch/x86/vmx/vmcs.h"
-#include "hv/log.h"
+#include "hv/lib/log.h"
 #include "hv/mm/memory.h"
-#include "hv/time.h"
+#include "hv/lib/time.h"
 
 #define MSR_STAR	0xc0000081
 #define MSR_LSTAR	0xc0000082

@@ -29,7 +29,7 @@
 #include <stdint.h>
 #include "arch/x86/apic.h"
 #include "arch/x86/vmx/vmx.h"
-#include "hv/spinlock.h"
+#include "hv/lib/spinlock.h"
 
 /* IPI asking a CPU to VMCLEAR a VMCS it holds.  Next to ferry's own
  * vectors (arch/x86/apic.h: 0xf0-0xf2, 0xff); to be listed there. */

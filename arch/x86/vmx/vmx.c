@@ -20,9 +20,9 @@
 #include "arch/x86/vmx/hw.h"
 #include "arch/x86/vmx/insn.h"
 #include "arch/x86/vmx/vmcs.h"
-#include "hv/log.h"
+#include "hv/lib/log.h"
 #include "hv/mm/memory.h"
-#include "hv/spinlock.h"
+#include "hv/lib/spinlock.h"
 #include "hv/vm.h"
 
 /* entry.S indexes the register array with these offsets. */
@@ -83,26 +83,6 @@ static void vpid_free(uint16_t vpid)
 
 /* ---- VMs: EPT ---------------------------------------------------------- */
 
-static int ept_alloc(void *ctx, uint64_t *pa)
-{
-	(void)ctx;
-	*pa = mem_alloc_frame();
-	return *pa ? 0 : -ENOMEM;
-}
-
-static void ept_free(void *ctx, uint64_t pa)
-{
-	(void)ctx;
-	mem_free_frame(pa);
-}
-
-static void *ept_virt(void *ctx, uint64_t pa)
-{
-	(void)ctx;
-	return phys_to_virt(pa);
-}
-
-static const struct pt_ops ept_ops = { .alloc = ept_alloc, .free = ept_free, .virt = ept_virt };
 
 static int vmx_vm_init(struct vm *vm)
 {
@@ -111,7 +91,7 @@ static int vmx_vm_init(struct vm *vm)
 
 	if (!xv)
 		return -ENOMEM;
-	rc = pt_init(&vm->gpt, &ept_format, &ept_ops, vmx_cfg.ept_max_page);
+	rc = pt_init(&vm->gpt, &ept_format, &mem_pt_ops, vmx_cfg.ept_max_page);
 	if (rc) {
 		free(xv);
 		return rc;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Byte ring keeping the newest bytes written. */
-#include "hv/ring.h"
+#include "hv/lib/ring.h"
 
 void ring_put(struct ring *r, const char *s, size_t n)
 {

@@ -4,7 +4,7 @@
  * look-ups per eight bytes.  The tables are computed on first use; the
  * computation is idempotent, so a racing first use only writes equal values.
  */
-#include "hv/net/crc32.h"
+#include "hv/lib/crc32.h"
 
 #define CRC32_POLY 0xEDB88320u
 

@@ -6,11 +6,11 @@
  */
 #include <errno.h>
 #include <string.h>
-#include "drivers/acpi.h"
+#include "arch/x86/acpi.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/mm.h"
 #include "arch/x86/paging_host.h"
-#include "hv/log.h"
+#include "hv/lib/log.h"
 
 #define MAX_TABLE_LEN (16u << 20)
 

@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <stdbool.h>
 #include <string.h>
-#include "hv/log.h"
-#include "hv/spinlock.h"
-#include "hv/time.h"
+#include "hv/lib/log.h"
+#include "hv/lib/spinlock.h"
+#include "hv/lib/time.h"
 
 #define LOG_RING_SIZE (64 * 1024)
 

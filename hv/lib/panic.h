@@ -8,6 +8,9 @@
 
 #include <stdint.h>
 
+/* Stack frames followed by the backtrace lie in the kernel's upper half. */
+#define PANIC_FRAME_MIN 0xffff800000000000ull
+
 __attribute__((noreturn, format(printf, 1, 2)))
 void panic(const char *fmt, ...);
 

@@ -1,21 +1,29 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * System-call glue for newlib: the heap (a region carved from RAM at boot,
- * grown by _sbrk), console output for stdout/stderr, and the malloc lock,
- * which is recursive per CPU so that malloc is safe on every CPU at once.
+ * grown by _sbrk), stdout/stderr through the output set at boot, and the
+ * malloc lock, which is recursive per CPU so that malloc is safe on every
+ * CPU at once.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include "hv/console.h"
-#include "hv/libc.h"
-#include "hv/panic.h"
+#include "hv/lib/cpu.h"
+#include "hv/lib/heap.h"
+#include "hv/lib/panic.h"
 #include "arch/x86/cpu.h"
-#include "arch/x86/percpu.h"
 
 static char *heap_base, *heap_brk, *heap_end;
+static void (*output)(const char *s, size_t n);
+unsigned int (*cpu_index_hook)(void);
+
+void libc_set_output(void (*write_fn)(const char *s, size_t n))
+{
+	output = write_fn;
+}
 
 void heap_init(void *base, size_t size)
 {
@@ -59,7 +67,8 @@ int write(int fd, const void *buf, size_t n)
 		errno = EBADF;
 		return -1;
 	}
-	console_write(buf, n);
+	if (output)
+		output(buf, n);
 	return n;
 }
 
@@ -93,14 +102,9 @@ static volatile int malloc_owner = -1;
 static int malloc_depth;
 static uint64_t malloc_flags;
 
-static int cpu_id(void)
-{
-	return rdmsr(MSR_GS_BASE) ? (int)this_cpu()->index : 0;
-}
-
 void __malloc_lock(struct _reent *r)
 {
-	int me = cpu_id();
+	int me = (int)lib_cpu_index();
 	uint64_t f;
 
 	(void)r;

@@ -2,20 +2,25 @@
 /* panic(): the one way ferry stops itself. */
 #include <stdarg.h>
 #include <stdio.h>
-#include "hv/panic.h"
+#include "hv/lib/cpu.h"
+#include "hv/lib/panic.h"
 #include "arch/x86/cpu.h"
-#include "arch/x86/percpu.h"
-#include "boot/layout.h"
 
 void (*panic_stop_others)(void);
 void (*panic_console)(const char *s, unsigned long n);
 static volatile int panicking;
 
+static void __attribute__((noreturn)) halt_forever(void)
+{
+	for (;;) {
+		irq_disable();
+		cpu_halt();
+	}
+}
+
 unsigned int panic_cpu_index(void)
 {
-	uint64_t gs = rdmsr(MSR_GS_BASE);
-
-	return gs ? ((struct percpu *)gs)->index : 0;
+	return lib_cpu_index();
 }
 
 void panic_printf(const char *fmt, ...)
@@ -37,10 +42,8 @@ void panic_printf(const char *fmt, ...)
 void panic_begin(void)
 {
 	irq_disable();
-	if (__atomic_exchange_n(&panicking, 1, __ATOMIC_SEQ_CST)) {
-		for (;;)
-			cpu_halt();
-	}
+	if (__atomic_exchange_n(&panicking, 1, __ATOMIC_SEQ_CST))
+		halt_forever();
 	if (panic_stop_others)
 		panic_stop_others();
 }
@@ -48,7 +51,7 @@ void panic_begin(void)
 void panic_backtrace(uint64_t rbp)
 {
 	panic_printf("  backtrace:");
-	for (int i = 0; i < 16 && rbp >= KERNEL_BASE && !(rbp & 7); i++) {
+	for (int i = 0; i < 16 && rbp >= PANIC_FRAME_MIN && !(rbp & 7); i++) {
 		uint64_t *frame = (uint64_t *)rbp;
 
 		panic_printf(" %lx", frame[1]);
@@ -60,10 +63,7 @@ void panic_backtrace(uint64_t rbp)
 void panic_end(void)
 {
 	panic_printf("ferry: stopped. Reset the machine to continue.\n");
-	for (;;) {
-		irq_disable();
-		cpu_halt();
-	}
+	halt_forever();
 }
 
 void panic(const char *fmt, ...)
