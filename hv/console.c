@@ -9,8 +9,6 @@
  * migration's receiver or a vCPU exit handler should not spend), unless
  * the ring is full: then the writer drains it itself, and nothing is lost.
  */
-#include <stdarg.h>
-#include <stdio.h>
 #include "hv/console.h"
 #include "hv/lib/heap.h"
 #include "hv/lib/panic.h"
@@ -95,21 +93,6 @@ void console_flush(void)
 		console_poll();
 		cpu_relax();
 	}
-}
-
-void console_printf(const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > (int)sizeof(buf) - 1)
-		n = sizeof(buf) - 1;
-	if (n > 0)
-		console_write(buf, n);
 }
 
 int console_getc(void)

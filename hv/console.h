@@ -14,7 +14,6 @@ void console_init(uint16_t port, uint32_t baud);
 void console_write(const char *s, size_t n);	/* queued: never waits unless full */
 void console_poll(void);		/* move queued output to the UART (IRQ, idle loop) */
 void console_flush(void);		/* wait until everything queued is out */
-void console_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int console_getc(void);			/* -1 when no byte is waiting */
 void console_enable_irq(void);
 uint16_t console_port(void);

@@ -4,7 +4,7 @@
  * known lengths of several hundred encodings in 16-, 32- and 64-bit mode
  * (byte strings assembled once with GNU as 2.40 and baked in here),
  * truncated buffers, the 15-byte limit, undefined opcodes, decoded fields,
- * effective addresses, and random bytes; then the MMIO emulator
+ * memory operands, and random bytes; then the MMIO emulator
  * (arch/x86/emulate/mmio.c) against a fake device.
  */
 #include <stdarg.h>
@@ -388,7 +388,7 @@ static int decode_exact(const char *bytes, size_t n, enum cpu_mode mode,
 
 	assert_non_null(buf);
 	memcpy(buf, bytes, n);
-	r = x86_decode_ex(buf, n, mode, flags, in);
+	r = x86_decode(buf, n, mode, flags, in);
 	free(buf);
 	return r;
 }
@@ -419,7 +419,7 @@ static void test_trailing_bytes_ignored(void **state)
 
 		memset(buf, 0xC4, sizeof(buf));
 		memcpy(buf, v->bytes, v->nbytes);
-		assert_int_equal(x86_decode(buf, sizeof(buf), v->mode, &in), v->len);
+		assert_int_equal(x86_decode(buf, sizeof(buf), v->mode, 0, &in), v->len);
 	}
 }
 
@@ -479,10 +479,10 @@ static void test_valid_outside_long_mode(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(ok32) / sizeof(ok32[0]); i++)
 		assert_int_equal(x86_decode((const uint8_t *)ok32[i], 1,
-					    CPU_MODE_PROT32, &in), 1);
+					    CPU_MODE_PROT32, 0, &in), 1);
 	/* 40-4F are INC/DEC, not REX. */
 	assert_int_equal(x86_decode((const uint8_t *)"\x48\xb8\x01\x02\x03\x04",
-				    6, CPU_MODE_PROT32, &in), 1);
+				    6, CPU_MODE_PROT32, 0, &in), 1);
 	assert_int_equal(in.opcode, 0x48);
 	assert_int_equal(in.rex, 0);
 }
@@ -519,25 +519,25 @@ static void test_length_limit(void **state)
 	(void)state;
 	memset(buf, 0x66, sizeof(buf));
 	/* 16 prefixes: refused whatever is available. */
-	assert_int_equal(x86_decode(buf, 16, CPU_MODE_LONG64, &in), -E2BIG);
-	assert_int_equal(x86_decode(buf, 15, CPU_MODE_LONG64, &in), -E2BIG);
-	assert_int_equal(x86_decode(buf, 32, CPU_MODE_PROT16, &in), -E2BIG);
+	assert_int_equal(x86_decode(buf, 16, CPU_MODE_LONG64, 0, &in), -E2BIG);
+	assert_int_equal(x86_decode(buf, 15, CPU_MODE_LONG64, 0, &in), -E2BIG);
+	assert_int_equal(x86_decode(buf, 32, CPU_MODE_PROT16, 0, &in), -E2BIG);
 	/* 14 prefixes + NOP = 15 bytes: fine. */
 	buf[14] = 0x90;
-	assert_int_equal(x86_decode(buf, 15, CPU_MODE_LONG64, &in), 15);
+	assert_int_equal(x86_decode(buf, 15, CPU_MODE_LONG64, 0, &in), 15);
 	assert_int_equal(in.npfx, 14);
 	/* 15 prefixes + NOP: 16 bytes. */
 	buf[14] = 0x66;
 	buf[15] = 0x90;
-	assert_int_equal(x86_decode(buf, 16, CPU_MODE_LONG64, &in), -E2BIG);
+	assert_int_equal(x86_decode(buf, 16, CPU_MODE_LONG64, 0, &in), -E2BIG);
 	/* Known to exceed 15 before the bytes are there: #GP, not "more". */
 	memcpy(buf, "\x2e\x2e\x2e\x2e\x48\xc7\x84\x98\x78\x56\x34\x12\x78", 13);
-	assert_int_equal(x86_decode(buf, 13, CPU_MODE_LONG64, &in), -E2BIG);
+	assert_int_equal(x86_decode(buf, 13, CPU_MODE_LONG64, 0, &in), -E2BIG);
 	/* 6 prefixes + REX + B8 + imm64 = 16. */
 	memcpy(buf, "\x2e\x2e\x2e\x2e\x2e\x2e\x48\xb8", 8);
-	assert_int_equal(x86_decode(buf, 8, CPU_MODE_LONG64, &in), -E2BIG);
+	assert_int_equal(x86_decode(buf, 8, CPU_MODE_LONG64, 0, &in), -E2BIG);
 	memcpy(buf, "\x2e\x2e\x2e\x2e\x48\xb8", 6);
-	assert_int_equal(x86_decode(buf, 6, CPU_MODE_LONG64, &in), -EAGAIN);
+	assert_int_equal(x86_decode(buf, 6, CPU_MODE_LONG64, 0, &in), -EAGAIN);
 	assert_int_equal(in.length, 14);
 }
 
@@ -546,20 +546,20 @@ static void test_need_count(void **state)
 	struct x86_insn in;
 
 	(void)state;
-	assert_int_equal(x86_decode(NULL, 0, CPU_MODE_LONG64, &in), -EAGAIN);
+	assert_int_equal(x86_decode(NULL, 0, CPU_MODE_LONG64, 0, &in), -EAGAIN);
 	assert_int_equal(in.length, 1);
 	/* mov eax,[rax+disp32]: after the ModRM, 4 more are known needed. */
 	assert_int_equal(x86_decode((const uint8_t *)"\x8b\x80", 2,
-				    CPU_MODE_LONG64, &in), -EAGAIN);
+				    CPU_MODE_LONG64, 0, &in), -EAGAIN);
 	assert_int_equal(in.length, 6);
 	/* movabs: imm64 */
 	assert_int_equal(x86_decode((const uint8_t *)"\x48\xb8\x00", 3,
-				    CPU_MODE_LONG64, &in), -EAGAIN);
+				    CPU_MODE_LONG64, 0, &in), -EAGAIN);
 	assert_int_equal(in.length, 10);
 	assert_int_equal(x86_decode((const uint8_t *)"\x0f", 1,
-				    CPU_MODE_LONG64, &in), -EAGAIN);
+				    CPU_MODE_LONG64, 0, &in), -EAGAIN);
 	assert_int_equal(in.length, 2);
-	assert_int_equal(x86_decode((const uint8_t *)"\x8b", 1, 4, &in), -EINVAL);
+	assert_int_equal(x86_decode((const uint8_t *)"\x8b", 1, 4, 0, &in), -EINVAL);
 }
 
 static void decode_ok(const char *b, size_t n, enum cpu_mode mode,
@@ -751,92 +751,6 @@ static void test_fields_vex(void **state)
 	assert_int_equal(in.rex_b, 0);
 }
 
-static uint64_t ea_of(const char *b, size_t n, enum cpu_mode mode,
-		      const uint64_t regs[X86_NR_REGS], uint64_t seg_base)
-{
-	struct x86_insn in;
-
-	decode_ok(b, n, mode, &in);
-	assert_true(in.has_mem);
-	return x86_effective_address(&in, regs, seg_base);
-}
-
-static void test_effective_address(void **state)
-{
-	uint64_t r[X86_NR_REGS] = { 0 };
-
-	(void)state;
-	r[X86_R13] = 0x1000;
-	r[X86_R14] = 0x10;
-	/* [r13 + r14*8 + 0x1000]; DS base ignored in 64-bit mode */
-	assert_int_equal(ea_of("\x43\x89\x84\xf5\x00\x10\x00\x00", 8,
-			       CPU_MODE_LONG64, r, 0x5000), 0x2080);
-	/* fs:[0x10] honours the FS base */
-	assert_int_equal(ea_of("\x64\x8b\x04\x25\x10\x00\x00\x00", 8,
-			       CPU_MODE_LONG64, r, 0xffff888000000000ull),
-			 0xffff888000000010ull);
-	/* RIP-relative: from the next instruction */
-	r[X86_RIP] = 0x1000;
-	assert_int_equal(ea_of("\x8b\x05\x78\x56\x34\x12", 6, CPU_MODE_LONG64,
-			       r, 0), 0x1000 + 6 + 0x12345678);
-	assert_int_equal(ea_of("\x8b\x05\xf0\xff\xff\xff", 6, CPU_MODE_LONG64,
-			       r, 0), 0x1000 + 6 - 16);
-	/* ... including the immediate */
-	assert_int_equal(ea_of("\xc7\x05\x00\x01\x00\x00\x01\x00\x00\x00", 10,
-			       CPU_MODE_LONG64, r, 0), 0x1000 + 10 + 0x100);
-	/* EIP-relative with 67 wraps at 4 GiB */
-	r[X86_RIP] = 0xfffffff0;
-	assert_int_equal(ea_of("\x67\x89\x05\x20\x00\x00\x00", 7, CPU_MODE_LONG64,
-			       r, 0), (0xfffffff0ull + 7 + 0x20) & 0xffffffff);
-	/* negative disp8 */
-	r[X86_RBP] = 0x1000;
-	assert_int_equal(ea_of("\x89\x45\x80", 3, CPU_MODE_LONG64, r, 0), 0xf80);
-	/* 67 in 64-bit mode: 32-bit address */
-	r[X86_RAX] = 0x100000010ull;
-	assert_int_equal(ea_of("\x67\x8b\x00", 3, CPU_MODE_LONG64, r, 0), 0x10);
-	/* SIB without base */
-	r[X86_RCX] = 4;
-	assert_int_equal(ea_of("\x8b\x04\x8d\x00\x10\x00\x00", 7, CPU_MODE_LONG64,
-			       r, 0), 0x1010);
-	/* moffs */
-	assert_int_equal(ea_of("\xa1\x88\x77\x66\x55\x44\x33\x22\x11", 9,
-			       CPU_MODE_LONG64, r, 0), 0x1122334455667788ull);
-	assert_int_equal(ea_of("\x67\xa1\x44\x33\x22\x11", 6, CPU_MODE_LONG64,
-			       r, 0), 0x11223344);
-	assert_int_equal(ea_of("\xa1\x34\x12", 3, CPU_MODE_REAL, r, 0xf0000),
-			 0xf1234);
-}
-
-static void test_effective_address_legacy(void **state)
-{
-	uint64_t r[X86_NR_REGS] = { 0 };
-
-	(void)state;
-	/* 32-bit: offset wraps at 4 GiB, then the segment base is added */
-	r[X86_RAX] = 0xfffffff8;
-	assert_int_equal(ea_of("\x8b\x40\x10", 3, CPU_MODE_PROT32, r, 0x1000),
-			 0x1008);
-	assert_int_equal(ea_of("\x8b\x40\x10", 3, CPU_MODE_PROT32, r,
-			       0xfffff000), 0xfffff008);
-	/* linear address wraps at 4 GiB too */
-	r[X86_RAX] = 0x2000;
-	assert_int_equal(ea_of("\x8b\x00", 2, CPU_MODE_PROT32, r, 0xfffff000),
-			 0x1000);
-	/* 16-bit: [bp+si+1234h] wraps at 64 KiB; upper register bits ignored */
-	r[X86_RBP] = 0xdead0000f000ull;
-	r[X86_RSI] = 0x2000;
-	assert_int_equal(ea_of("\x8b\x82\x34\x12", 4, CPU_MODE_REAL, r, 0x20000),
-			 0x22234);	/* (0xf000 + 0x2000 + 0x1234) & 0xffff */
-	/* [disp16] */
-	assert_int_equal(ea_of("\x8b\x06\xfe\xff", 4, CPU_MODE_PROT16, r, 0x100),
-			 0x100 + 0xfffe);
-	/* 32-bit addressing in 16-bit code */
-	r[X86_RAX] = 0x10000;
-	r[X86_RCX] = 0x10;
-	assert_int_equal(ea_of("\x67\x8b\x44\x88\x04", 5, CPU_MODE_PROT16, r, 0),
-			 0x10000 + 0x40 + 4);
-}
-
 static void test_cpu_mode(void **state)
 {
 	(void)state;
@@ -884,13 +798,13 @@ static void test_hypercall_kind(void **state)
 	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 			int len = x86_decode((const uint8_t *)cases[i].bytes, cases[i].n,
-					     modes[m], &in);
+					     modes[m], 0, &in);
 			assert_int_equal(len, cases[i].len);
 			assert_int_equal(x86_insn_hypercall(&in), cases[i].kind);
 		}
 	}
 	/* a VEX-encoded map-1 opcode 01 is not VMCALL */
-	assert_int_equal(x86_decode((const uint8_t *)"\xc5\xf8\x01\xc1", 4, CPU_MODE_LONG64,
+	assert_int_equal(x86_decode((const uint8_t *)"\xc5\xf8\x01\xc1", 4, CPU_MODE_LONG64, 0,
 				    &in), 4);
 	assert_int_equal(x86_insn_hypercall(&in), X86_HC_NONE);
 }
@@ -927,12 +841,12 @@ static void check_random_one(unsigned avail, enum cpu_mode mode, unsigned flags)
 
 	for (unsigned i = 0; i < avail; i++)
 		buf[i] = random_byte();
-	r = x86_decode_ex(buf, avail, mode, flags, &in);
+	r = x86_decode(buf, avail, mode, flags, &in);
 	if (r > 0) {
 		assert_true((unsigned)r <= avail && r <= X86_MAX_INSN_LEN);
 		assert_int_equal(in.length, r);
-		assert_int_equal(x86_decode_ex(buf, (size_t)r, mode, flags, &again), r);
-		assert_int_equal(x86_decode_ex(buf, (size_t)r - 1, mode, flags,
+		assert_int_equal(x86_decode(buf, (size_t)r, mode, flags, &again), r);
+		assert_int_equal(x86_decode(buf, (size_t)r - 1, mode, flags,
 					       &again), -EAGAIN);
 	} else if (r == -EAGAIN) {
 		assert_true(in.length > avail && in.length <= X86_MAX_INSN_LEN);
@@ -1313,8 +1227,6 @@ int main(void)
 		cmocka_unit_test(test_fields_immediates),
 		cmocka_unit_test(test_fields_opsize),
 		cmocka_unit_test(test_fields_vex),
-		cmocka_unit_test(test_effective_address),
-		cmocka_unit_test(test_effective_address_legacy),
 		cmocka_unit_test(test_cpu_mode),
 		cmocka_unit_test(test_hypercall_kind),
 		cmocka_unit_test(test_random_bytes),

@@ -617,8 +617,8 @@ static void reset_insn(struct x86_insn *in, enum cpu_mode mode)
 	in->index = X86_REG_NONE;
 }
 
-int x86_decode_ex(const uint8_t *buf, size_t avail, enum cpu_mode mode,
-		  unsigned flags, struct x86_insn *out)
+int x86_decode(const uint8_t *buf, size_t avail, enum cpu_mode mode,
+	       unsigned flags, struct x86_insn *out)
 {
 	struct dctx d = { .buf = buf, .avail = avail, .flags = flags, .in = out };
 	uint16_t attr = 0;
@@ -638,12 +638,6 @@ int x86_decode_ex(const uint8_t *buf, size_t avail, enum cpu_mode mode,
 		return r;
 	out->length = (uint8_t)d.pos;
 	return (int)d.pos;
-}
-
-int x86_decode(const uint8_t *buf, size_t avail, enum cpu_mode mode,
-	       struct x86_insn *out)
-{
-	return x86_decode_ex(buf, avail, mode, 0, out);
 }
 
 enum x86_hypercall x86_insn_hypercall(const struct x86_insn *insn)
@@ -675,30 +669,4 @@ enum x86_seg x86_insn_segment(const struct x86_insn *insn)
 	if (insn->base == X86_RSP || insn->base == X86_RBP)
 		return X86_SEG_SS;	/* SDM vol. 1 table 3-5 */
 	return X86_SEG_DS;
-}
-
-static uint64_t size_mask(unsigned bytes)
-{
-	return bytes >= 8 ? ~0ull : (1ull << (8 * bytes)) - 1;
-}
-
-uint64_t x86_effective_address(const struct x86_insn *insn,
-			       const uint64_t regs[X86_NR_REGS],
-			       uint64_t seg_base)
-{
-	uint64_t ea = (uint64_t)insn->disp;
-	enum x86_seg seg = x86_insn_segment(insn);
-
-	if (insn->base == X86_RIP)
-		ea += regs[X86_RIP] + insn->length;
-	else if (insn->base != X86_REG_NONE)
-		ea += regs[insn->base];
-	if (insn->index != X86_REG_NONE)
-		ea += regs[insn->index] * insn->scale;
-	ea &= size_mask(insn->addrsize);
-	if (insn->mode != CPU_MODE_LONG64)
-		return (ea + seg_base) & 0xFFFFFFFFull;
-	if (seg != X86_SEG_FS && seg != X86_SEG_GS)
-		seg_base = 0;		/* SDM vol. 1 3.4.2.1 */
-	return ea + seg_base;
 }

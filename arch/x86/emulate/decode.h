@@ -124,14 +124,11 @@ struct x86_insn {
  * Group opcodes whose ModRM.reg selects an undefined form, LOCK on a
  * non-lockable instruction and undefined 0F38/0F3A opcodes are not
  * reported as #UD: their length is computed as for their neighbours.
- * x86_decode() uses Intel's semantics for the one encoding where vendors
- * differ (66 on a near branch in 64-bit mode); x86_decode_ex() takes
- * X86_DF_AMD to get AMD's.
+ * Where vendors differ (66 on a near branch in 64-bit mode) Intel's
+ * semantics apply, unless flags has X86_DF_AMD.
  */
 int x86_decode(const uint8_t *buf, size_t avail, enum cpu_mode mode,
-	       struct x86_insn *out);
-int x86_decode_ex(const uint8_t *buf, size_t avail, enum cpu_mode mode,
-		  unsigned flags, struct x86_insn *out);
+	       unsigned flags, struct x86_insn *out);
 
 /*
  * The two vendors' hypercall instructions: VMCALL (0F 01 C1, Intel) and
@@ -155,17 +152,5 @@ enum cpu_mode x86_cpu_mode(bool cr0_pe, bool rflags_vm, bool efer_lma,
  * are the caller's business.
  */
 enum x86_seg x86_insn_segment(const struct x86_insn *insn);
-
-/*
- * Linear address of the memory operand: base + index * scale + disp,
- * truncated to the address size, plus seg_base (ignored in 64-bit mode
- * unless the segment is FS or GS), truncated to 32 bits outside 64-bit
- * mode.  regs[] holds the 16 GPRs and regs[X86_RIP] = address of this
- * instruction; RIP-relative operands are relative to the next one.
- * @pre insn->has_mem.
- */
-uint64_t x86_effective_address(const struct x86_insn *insn,
-			       const uint64_t regs[X86_NR_REGS],
-			       uint64_t seg_base);
 
 #endif

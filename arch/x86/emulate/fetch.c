@@ -14,7 +14,7 @@ int x86_fetch_decode(const struct gwalk_env *env, uint64_t la, bool user,
 
 	if (n < 0)
 		return n;
-	r = x86_decode_ex(buf, (size_t)n, mode, flags, insn);
+	r = x86_decode(buf, (size_t)n, mode, flags, insn);
 	if (r == -EAGAIN)	/* it runs into the page that could not be fetched */
 		return res->err ? res->err : -EIO;
 	return r;

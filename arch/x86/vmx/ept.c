@@ -114,22 +114,3 @@ uint64_t ept_eptp(const struct page_table *pt, bool ad)
 	return (pt->root_pa & EPT_ADDR) | EPTP_MT_WB | EPTP_WALK_4 |
 	       (ad ? EPTP_AD : 0);
 }
-
-int ept_test_and_clear_dirty(struct page_table *pt, uint64_t gpa)
-{
-	unsigned level;
-	uint64_t *p;
-
-	if (gpa >> PT_VA_BITS)
-		return -EINVAL;
-	p = pt_find_leaf(pt, gpa, &level);
-	if (!p)
-		return -ENOENT;
-	if (level != 0)
-		return -EINVAL;
-	/* Locked AND: the CPU may be setting A or D in this entry right now. */
-	if (!(__atomic_fetch_and(p, ~EPT_D, __ATOMIC_ACQ_REL) & EPT_D))
-		return 0;
-	pt->flush_pending = true;
-	return 1;
-}

@@ -53,14 +53,4 @@ extern const struct pt_format ept_format;
  * ad (only when IA32_VMX_EPT_VPID_CAP bit 21 says the CPU has them). */
 uint64_t ept_eptp(const struct page_table *pt, bool ad);
 
-/*
- * Dirty logging with EPT A/D: clear the dirty flag of the 4 KiB leaf
- * mapping gpa.  Returns 1 if it was set, 0 if clean, -ENOENT if unmapped,
- * -EINVAL if gpa is out of range or mapped by a large page (force-split it
- * first: pt_protect with PT_SPLIT_4K).  Clearing a set flag marks pt as
- * needing a flush: a CPU holding a cached translation would not set the
- * flag again (SDM Vol 3C "Accessed and Dirty Flags for EPT", 29.4).
- */
-int ept_test_and_clear_dirty(struct page_table *pt, uint64_t gpa);
-
 #endif
