@@ -29,7 +29,7 @@ HV_ASFLAGS := -I. -D__ASSEMBLY__
 # what lies below it: a call upwards finds nothing to link against.
 # tools/check-layers.py checks the includes the same way.
 LIB_SRCS     := hv/lib/log.c hv/lib/panic.c hv/lib/ring.c hv/lib/crc32.c hv/lib/time.c \
-	hv/lib/heap.c
+	hv/lib/heap.c hv/lib/errtext.c
 BOOT_SRCS    := boot/mb2info.c
 ARCH_SRCS    := arch/x86/desc.c arch/x86/trap.c arch/x86/apic.c arch/x86/time.c \
 	arch/x86/smp.c arch/x86/setup.c arch/x86/paging.c \

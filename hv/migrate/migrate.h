@@ -20,17 +20,34 @@
 
 /* ---- sender ---- */
 
+/*
+ * Where a migration out reports and how it learns to stop.  The shell's
+ * foreground `migrate` prints and watches Ctrl-C (hv/shell/cmd_migrate.c);
+ * a background migration would log and watch a cancel flag.
+ *   print:	one line of progress or outcome, without a newline
+ *   error:	the migration could not start; nothing moved
+ *   cancelled:	called in every wait; may run the calling CPU's other
+ *		work; true asks to cancel (not honoured after COMMIT)
+ */
+struct mig_sink {
+	void (*print)(void *ctx, const char *line);
+	void (*error)(void *ctx, const char *msg);
+	bool (*cancelled)(void *ctx);
+	void *ctx;
+};
+
 struct mig_out_args {
 	const char *name;		/* the guest */
+	const struct mig_sink *sink;
 	uint32_t ip;			/* destination, host order */
 	uint16_t port;
 	uint64_t bandwidth_Bps;		/* 0: unlimited */
 	struct mig_policy_cfg policy;	/* downtime, converge, ... */
 };
 
-/* Move the guest; prints progress with shell_printf.  0 when the guest
- * runs on the destination, else a negative errno (the guest runs here,
- * or is paused here in doubt: the last line said which). */
+/* Move the guest, reporting to a->sink.  0 when the guest runs on the
+ * destination, else a negative errno (the guest runs here, or is paused
+ * here in doubt: the last line said which). */
 int mig_out_run(const struct mig_out_args *a);
 
 /* ---- listener and receiver ---- */

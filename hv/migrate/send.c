@@ -13,13 +13,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "hv/lib/errtext.h"
 #include "arch/x86/cpu.h"
 #include "hv/cpuid.h"
 #include "hv/migrate/chan.h"
 #include "hv/migrate/migrate.h"
 #include "hv/migrate/sparse.h"
 #include "hv/netif.h"
-#include "hv/shell/shell.h"
 #include "hv/lib/time.h"
 #include "hv/vdev/devices.h"
 #include "hv/version.h"
@@ -82,6 +82,34 @@ static int failf(struct out *o, uint32_t code, const char *fmt, ...)
 	return -ECANCELED;
 }
 
+/* A line of progress or of the outcome, to wherever the migration reports. */
+static void say(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void say(struct out *o, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	o->a->sink->print(o->a->sink->ctx, line);
+}
+
+/* The migration could not start: nothing moved. */
+static void refuse(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void refuse(struct out *o, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	o->a->sink->error(o->a->sink->ctx, msg);
+}
+
 static int conn_error(struct out *o, int rc)
 {
 	if (rc == -EPROTO)
@@ -89,7 +117,7 @@ static int conn_error(struct out *o, int rc)
 			     o->ch.st.rx_err.msg);
 	if (rc == -EPIPE)
 		return failf(o, MIG_E_PROTOCOL, "%s closed the connection", o->peer);
-	return failf(o, MIG_E_TIMEOUT, "connection to %s lost: %s", o->peer, shell_strerror(rc));
+	return failf(o, MIG_E_TIMEOUT, "connection to %s lost: %s", o->peer, errtext(rc));
 }
 
 /* A record came while we were sending: only an ABORT may. */
@@ -102,19 +130,19 @@ static int unexpected(struct out *o, const struct mig_rec *r)
 		     mig_type_name(r->type));
 }
 
-/* Ctrl-C (seen while the shell CPU's other work runs): cancel, unless
+/* The sink asks to cancel (the shell: Ctrl-C): cancel, unless
  * COMMIT is out; then the migration must run to its end. */
 static int cancelled(struct out *o)
 {
-	if (shell_interrupted() && !o->commit_sent)
+	if (o->a->sink->cancelled(o->a->sink->ctx) && !o->commit_sent)
 		return failf(o, MIG_E_CANCELLED, "cancelled by the operator");
 	return 0;
 }
 
 /*
  * One step of waiting: frames move and the shell CPU's other work runs
- * (inside shell_interrupted), Ctrl-C cancels (not after COMMIT), a peer's
- * ABORT ends it, and silence times out.  idle: the last step moved
+ * (inside the sink's cancelled()), a cancel ends it (not after COMMIT), a
+ * peer's ABORT ends it, and silence times out.  idle: the last step moved
  * nothing, so wait for the network rather than spin.
  */
 static int step(struct out *o, bool idle)
@@ -240,8 +268,8 @@ static int debug_point(struct out *o, enum mig_point p)
 
 	if (hold) {
 		uint64_t end = netif_now_us() + hold * 1000000ull;
-		shell_printf("migrate %s: held at %s for %u s (debug)\n", o->vm->name,
-			     mig_point_name(p), hold);
+		say(o, "migrate %s: held at %s for %u s (debug)", o->vm->name,
+		    mig_point_name(p), hold);
 		while (netif_now_us() < end) {
 			netif_poll();
 			if ((rc = cancelled(o)))
@@ -278,7 +306,7 @@ static int connect_peer(struct out *o)
 	}
 	if (rc < 0)
 		return failf(o, MIG_E_NOT_ALLOWED, "cannot connect to %s: %s%s", o->peer,
-			     shell_strerror(rc),
+			     errtext(rc),
 			     rc == -ECONNREFUSED ? " (is `migrate listen` on there?)" : "");
 	netif_lock();
 	tcp_set_nodelay(c, true);
@@ -333,7 +361,7 @@ static int hello(struct out *o)
 	o->accepted = true;
 	o->pol.cfg.handover_us = netif_now_us() - t0;
 	if (in->reply.msg[0])
-		shell_printf("migrate %s: %s says: %s\n", o->vm->name, o->peer, in->reply.msg);
+		say(o, "migrate %s: %s says: %s", o->vm->name, o->peer, in->reply.msg);
 	return 0;
 }
 
@@ -425,11 +453,11 @@ static void print_round(struct out *o, const struct mig_round *m, const struct m
 	uint64_t rate = mig_rate(m->bytes_sent, m->elapsed_us);	/* B/s */
 	uint64_t drate = o->pol.dirty_pps * MIG_PAGE_SIZE;
 
-	shell_printf("migrate %s: round %u: sent %lu pages (%lu zero), %lu dirty left, "
-		     "%lu.%02lu MB/s, guest dirties %lu.%02lu MB/s, downtime ~%lu ms, "
-		     "throttle %u%%\n", o->vm->name, o->rounds - 1, m->pages_sent, m->zero_pages,
-		     m->dirtied, rate / 1000000, rate / 10000 % 100, drate / 1000000,
-		     drate / 10000 % 100, (d->downtime_us + 999) / 1000, o->pol.throttle_pct);
+	say(o, "migrate %s: round %u: sent %lu pages (%lu zero), %lu dirty left, "
+	    "%lu.%02lu MB/s, guest dirties %lu.%02lu MB/s, downtime ~%lu ms, "
+	    "throttle %u%%", o->vm->name, o->rounds - 1, m->pages_sent, m->zero_pages,
+	    m->dirtied, rate / 1000000, rate / 10000 % 100, drate / 1000000,
+	    drate / 10000 % 100, (d->downtime_us + 999) / 1000, o->pol.throttle_pct);
 }
 
 static int start_log(struct out *o)
@@ -488,7 +516,7 @@ static int precopy(struct out *o)
 		if (d.action == MIG_ACT_GIVE_UP)
 			return failf(o, MIG_E_TIMEOUT, "%s", d.why);
 		if (d.action == MIG_ACT_THROTTLE || d.forced)
-			shell_printf("migrate %s: %s\n", o->vm->name, d.why);
+			say(o, "migrate %s: %s", o->vm->name, d.why);
 		if (d.action == MIG_ACT_THROTTLE)
 			__atomic_store_n(&o->vm->throttle_pct, d.throttle_pct, __ATOMIC_RELEASE);
 		if (d.action == MIG_ACT_STOP || o->rounds >= MIG_ROUNDS_MAX - 1)
@@ -601,7 +629,7 @@ static int claim(struct out *o)
 	int rc = 0;
 
 	if (!vm) {
-		shell_error("migrate", "no guest named '%s'", o->a->name);
+		refuse(o, "no guest named '%s'", o->a->name);
 		return -ENOENT;
 	}
 	spin_lock(&vm->lock);
@@ -621,11 +649,11 @@ static int claim(struct out *o)
 	}
 	spin_unlock(&vm->lock);
 	if (rc == -EBUSY)
-		shell_error("migrate", "'%s' is %s", vm->name,
-			    vm->mig_owned ? "migrating already" : "in doubt from an earlier migration");
+		refuse(o, "'%s' is %s", vm->name,
+		       vm->mig_owned ? "migrating already" : "in doubt from an earlier migration");
 	else if (rc)
-		shell_error("migrate", "cannot migrate '%s': it is %s (running or paused only)",
-			    vm->name, vm_state_name(vm->state));
+		refuse(o, "cannot migrate '%s': it is %s (running or paused only)",
+		       vm->name, vm_state_name(vm->state));
 	o->vm = vm;
 	return rc;
 }
@@ -657,13 +685,13 @@ static void finish_ok(struct out *o)
 	o->hist->downtime_us = down;
 	o->hist->rounds = o->rounds;
 	o->hist->bytes = sent;
-	shell_printf("migrate %s: done in %lu.%03lu s, downtime %lu.%03lu ms, %u rounds, %lu bytes "
-		     "sent for %lu bytes of memory (%lu.%02lux)\n", o->vm->name, total / 1000000,
-		     total / 1000 % 1000, down / 1000, down % 1000, o->rounds, sent, mem,
-		     x100 / 100, x100 % 100);
-	shell_printf("migrate %s: downtime = %lu us last round and state + %lu us until READY + "
-		     "%lu us commit\n", o->vm->name, o->t_sent - o->t_pause, o->t_ready - o->t_sent,
-		     now - o->t_ready);
+	say(o, "migrate %s: done in %lu.%03lu s, downtime %lu.%03lu ms, %u rounds, %lu bytes "
+	    "sent for %lu bytes of memory (%lu.%02lux)", o->vm->name, total / 1000000,
+	    total / 1000 % 1000, down / 1000, down % 1000, o->rounds, sent, mem,
+	    x100 / 100, x100 % 100);
+	say(o, "migrate %s: downtime = %lu us last round and state + %lu us until READY + "
+	    "%lu us commit", o->vm->name, o->t_sent - o->t_pause, o->t_ready - o->t_sent,
+	    now - o->t_ready);
 	release(o, VM_MIG_NONE);
 	vm_destroy(o->vm);
 }
@@ -681,9 +709,9 @@ static void finish_failed(struct out *o)
 	if (doubt) {
 		o->hist->outcome = MIG_IN_DOUBT;
 		release(o, VM_MIG_IN_DOUBT);
-		shell_printf("migrate %s: in doubt: %s; %s is paused here: check %s, then "
-			     "`resume %s` or `destroy %s`\n", o->vm->name, o->fail.msg, o->vm->name,
-			     o->peer, o->vm->name, o->vm->name);
+		say(o, "migrate %s: in doubt: %s; %s is paused here: check %s, then "
+		    "`resume %s` or `destroy %s`", o->vm->name, o->fail.msg, o->vm->name,
+		    o->peer, o->vm->name, o->vm->name);
 		return;
 	}
 	o->hist->outcome = o->fail.code == MIG_E_CANCELLED ? MIG_CANCELLED :
@@ -691,13 +719,13 @@ static void finish_failed(struct out *o)
 	chan_abort(&o->ch, o->fail.code, o->fail.msg);
 	release(o, VM_MIG_NONE);
 	if (o->paused && vm_resume(o->vm, err, sizeof(err)))
-		shell_printf("migrate %s: resuming failed: %s\n", o->vm->name, err);
+		say(o, "migrate %s: resuming failed: %s", o->vm->name, err);
 	if (!o->accepted) {
-		shell_error("migrate", "%s", o->fail.msg);	/* nothing moved */
-		return;
+		refuse(o, "%s", o->fail.msg);	/* nothing moved */
+		       return;
 	}
-	shell_printf("migrate %s: failed: %s; %s %s here as before\n", o->vm->name, o->fail.msg,
-		     o->vm->name, o->was_paused ? "stays paused" : "runs");
+	say(o, "migrate %s: failed: %s; %s %s here as before", o->vm->name, o->fail.msg,
+	    o->vm->name, o->was_paused ? "stays paused" : "runs");
 }
 
 static int run(struct out *o)
@@ -721,8 +749,8 @@ static int run(struct out *o)
 	mig_pace_init(&o->pace, o->a->bandwidth_Bps, netif_now_us());
 	if ((rc = connect_peer(o)) || (rc = hello(o)))
 		return rc;
-	shell_printf("migrate %s: to %s, id %016lx, %lu MiB\n", o->vm->name, o->peer, o->id,
-		     o->vm->mem_size >> 20);
+	say(o, "migrate %s: to %s, id %016lx, %lu MiB", o->vm->name, o->peer, o->id,
+	    o->vm->mem_size >> 20);
 	if (!o->was_paused && (rc = start_log(o)))
 		return rc;
 	if (o->was_paused)

@@ -133,6 +133,27 @@ bad_value:
 	return -EINVAL;
 }
 
+/* The foreground `migrate`: lines to the console, Ctrl-C cancels. */
+static void sink_print(void *ctx, const char *line)
+{
+	(void)ctx;
+	shell_printf("%s\n", line);
+}
+
+static void sink_error(void *ctx, const char *msg)
+{
+	(void)ctx;
+	shell_error("migrate", "%s", msg);
+}
+
+static bool sink_cancelled(void *ctx)
+{
+	(void)ctx;
+	return shell_interrupted();
+}
+
+static const struct mig_sink console_sink = { sink_print, sink_error, sink_cancelled, NULL };
+
 int cmd_migrate(int argc, char **argv)
 {
 	struct mig_out_args a;
@@ -155,6 +176,7 @@ int cmd_migrate(int argc, char **argv)
 	}
 	if ((rc = out_args(argc, argv, &a)))
 		return rc;
+	a.sink = &console_sink;
 	rc = mig_out_run(&a);
 	return rc == -ECANCELED ? 1 : rc;	/* the failure line said it all */
 }

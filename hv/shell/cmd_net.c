@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "hv/lib/errtext.h"
 #include "arch/x86/cpu.h"
 #include "hv/lib/crc32.h"
 #include "hv/net/nettest.h"
@@ -137,7 +138,7 @@ int cmd_ping(int argc, char **argv)
 		int rc = icmp_ping_send(&host_if.stack, dst, id, (uint16_t)seq, 56);
 		netif_unlock();
 		if (rc && rc != -EAGAIN) {
-			shell_error("ping", "cannot send to %s: %s", argv[1], shell_strerror(rc));
+			shell_error("ping", "cannot send to %s: %s", argv[1], errtext(rc));
 			return rc;
 		}
 		sent++;
@@ -259,7 +260,7 @@ static bool serve_one(struct tcp_conn *c, struct nettest_rx *rx)
 	}
 	if (rc < 0)
 		shell_printf("nettest: connection failed after %lu bytes: %s\n", rx->bytes,
-			     shell_strerror(rc));
+			     errtext(rc));
 	else
 		rate_line("received", rx->bytes, rx->end_us - rx->start_us, rx->crc);
 	netif_lock();
@@ -281,7 +282,7 @@ static int nettest_listen(uint16_t port)
 	netif_unlock();
 	if (rc) {
 		free(rx);
-		shell_error("nettest", "cannot listen on port %u: %s", port, shell_strerror(rc));
+		shell_error("nettest", "cannot listen on port %u: %s", port, errtext(rc));
 		return rc;
 	}
 	shell_printf("nettest: listening on port %u (Ctrl-C stops)\n", port);
@@ -321,7 +322,7 @@ static int nettest_send(uint32_t ip, uint16_t port, uint64_t mb)
 			rc = -EINTR;
 	}
 	if (rc < 0) {
-		shell_error("nettest", "cannot connect: %s", shell_strerror(rc));
+		shell_error("nettest", "cannot connect: %s", errtext(rc));
 		free(tx);
 		return rc;
 	}
@@ -338,7 +339,7 @@ static int nettest_send(uint32_t ip, uint16_t port, uint64_t mb)
 	if (rc > 0)
 		rate_line("sent", tx->total, tx->end_us - tx->start_us, tx->crc);
 	else
-		shell_error("nettest", "send failed after %lu bytes: %s", tx->queued, shell_strerror(rc));
+		shell_error("nettest", "send failed after %lu bytes: %s", tx->queued, errtext(rc));
 	netif_lock();
 	if (rc > 0)
 		tcp_close(c);

@@ -4,6 +4,7 @@
  * generic `help` (see shell.h).  The commands themselves live elsewhere.
  */
 #include "hv/shell/shell.h"
+#include "hv/lib/errtext.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -100,42 +101,6 @@ void shell_error(const char *cmd, const char *fmt, ...)
 	shell_printf("\n");
 }
 
-static const struct {
-	int err;
-	const char *text;
-} err_text[] = {
-	{ EPERM, "not permitted" },
-	{ ENOENT, "no such object" },
-	{ EINTR, "interrupted" },
-	{ EIO, "I/O error" },
-	{ E2BIG, "too many arguments" },
-	{ EAGAIN, "try again" },
-	{ ENOMEM, "out of memory" },
-	{ EBUSY, "busy" },
-	{ EEXIST, "already exists" },
-	{ ENODEV, "no such device" },
-	{ EINVAL, "invalid argument" },
-	{ ENOSPC, "no space left" },
-	{ ERANGE, "out of range" },
-	{ ENOSYS, "not implemented" },
-	{ ENOTSUP, "not supported" },
-	{ ECONNREFUSED, "connection refused" },
-	{ ECONNRESET, "connection reset" },
-	{ ETIMEDOUT, "timed out" },
-	{ EHOSTUNREACH, "host unreachable" },
-	{ ECANCELED, "cancelled" },
-};
-
-const char *shell_strerror(int err)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(err_text) / sizeof(err_text[0]); i++)
-		if (err_text[i].err == -err)
-			return err_text[i].text;
-	return "failed";
-}
-
 /* ---- dispatch ---- */
 
 const struct shell_cmd *shell_find(const struct shell_cmd *tab, size_t n,
@@ -170,7 +135,7 @@ static int run(const struct shell_cmd *cmd, int argc, char **argv)
 	}
 	r = cmd->fn(argc, argv);
 	if (r < 0 && errors_reported == before)
-		shell_error(cmd->name, "%s", shell_strerror(r));
+		shell_error(cmd->name, "%s", errtext(r));
 	return r;
 }
 

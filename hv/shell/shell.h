@@ -45,9 +45,6 @@ void shell_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void shell_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Text for a negative errno ("invalid argument", ...). */
-const char *shell_strerror(int err);
-
 /*
  * Split line and run the command it names.  Empty or blank lines do
  * nothing and return 0.  Errors, each printed as "error: ...":

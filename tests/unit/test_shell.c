@@ -15,6 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "hv/lib/errtext.h"
 #include "hv/shell/shell.h"
 #include "hv/shell/script.h"
 
@@ -228,11 +229,11 @@ static void test_shell_error_format(void **state)
 	(void)state;
 	shell_error("vm", "unknown guest '%s'", "g7");
 	assert_string_equal(out_buf, "error: vm: unknown guest 'g7'\n");
-	assert_string_equal(shell_strerror(-ENOMEM), "out of memory");
-	assert_string_equal(shell_strerror(-EINVAL), "invalid argument");
-	assert_string_equal(shell_strerror(-ETIMEDOUT), "timed out");
-	assert_string_equal(shell_strerror(0), "failed");
-	assert_string_equal(shell_strerror(-123456), "failed");
+	assert_string_equal(errtext(-ENOMEM), "out of memory");
+	assert_string_equal(errtext(-EINVAL), "invalid argument");
+	assert_string_equal(errtext(-ETIMEDOUT), "timed out");
+	assert_string_equal(errtext(0), "failed");
+	assert_string_equal(errtext(-123456), "failed");
 }
 
 static void test_long_output(void **state)
