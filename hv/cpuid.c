@@ -8,6 +8,7 @@
  */
 #include <string.h>
 #include "hv/cpuid.h"
+#include "hv/vmm.h"
 
 #define L1_EDX (1u << 0 /* FPU */ | 1u << 2 /* DE */ |	\
 		1u << 3 /* PSE */ | 1u << 4 /* TSC */ | 1u << 5 /* MSR */ |	\
@@ -91,12 +92,11 @@ void cpuid_guest(uint32_t leaf, uint32_t subleaf, uint32_t vcpu_id, struct cpuid
  * always the guest's (as KVM allows them); every later bit belongs to a
  * feature this view hides (UMIP, LA57, VMX, SMX, FSGSBASE, PCID, XSAVE,
  * SMEP, SMAP, PKE, CET, ...: no leaf 7, no XSAVE, PCID or VMX in leaf 1).
+ * The mask itself is part of the back-end contract (VMM_GUEST_CR4_BITS).
  */
-#define CR4_GUEST_BITS	0x7ffull
-
 uint64_t cpuid_cr4_reserved(void)
 {
-	return ~CR4_GUEST_BITS;
+	return ~VMM_GUEST_CR4_BITS;
 }
 
 void cpuid_baseline_missing(const uint32_t host[4], uint32_t missing[4])

@@ -37,7 +37,7 @@ static void inject_exception(struct vcpu *v, uint8_t vector, bool has_error, uin
 {
 	struct event ev = { .valid = true, .type = EVENT_EXCEPTION, .vector = vector,
 			    .has_error = has_error, .error = error };
-	vmm->inject(v, &ev);
+	vmm->inject(&v->hw, &ev);
 }
 
 static enum exit_action do_nothing(struct vcpu *v, struct vm_exit *e)
@@ -49,7 +49,7 @@ static enum exit_action do_nothing(struct vcpu *v, struct vm_exit *e)
 static enum exit_action do_intr_window(struct vcpu *v, struct vm_exit *e)
 {
 	(void)e;
-	vmm->want_intr_window(v, false);
+	vmm->want_intr_window(&v->hw, false);
 	return EXIT_RESUME;
 }
 
@@ -57,19 +57,19 @@ static enum exit_action do_cpuid(struct vcpu *v, struct vm_exit *e)
 {
 	struct cpuid_result r;
 
-	cpuid_guest((uint32_t)v->gpr[GPR_RAX], (uint32_t)v->gpr[GPR_RCX], v->id, &r);
-	v->gpr[GPR_RAX] = r.eax;
-	v->gpr[GPR_RBX] = r.ebx;
-	v->gpr[GPR_RCX] = r.ecx;
-	v->gpr[GPR_RDX] = r.edx;
-	vmm->skip_insn(v, e->inst_len);
+	cpuid_guest((uint32_t)v->hw.gpr[GPR_RAX], (uint32_t)v->hw.gpr[GPR_RCX], v->hw.id, &r);
+	v->hw.gpr[GPR_RAX] = r.eax;
+	v->hw.gpr[GPR_RBX] = r.ebx;
+	v->hw.gpr[GPR_RCX] = r.ecx;
+	v->hw.gpr[GPR_RDX] = r.edx;
+	vmm->skip_insn(&v->hw, e->inst_len);
 	return EXIT_RESUME;
 }
 
 static enum exit_action do_io(struct vcpu *v, struct vm_exit *e)
 {
 	uint32_t mask = e->u.io.size == 4 ? 0xffffffffu : (1u << (e->u.io.size * 8)) - 1;
-	uint32_t val = (uint32_t)v->gpr[GPR_RAX] & mask;
+	uint32_t val = (uint32_t)v->hw.gpr[GPR_RAX] & mask;
 
 	if (e->u.io.string) {
 		vm_stop(v->vm, "string I/O (INS/OUTS) to port %#x at rip %#lx is not supported",
@@ -78,8 +78,8 @@ static enum exit_action do_io(struct vcpu *v, struct vm_exit *e)
 	}
 	vm_io(v->vm, e->u.io.port, e->u.io.size, e->u.io.in, &val);
 	if (e->u.io.in)
-		v->gpr[GPR_RAX] = (v->gpr[GPR_RAX] & ~(uint64_t)mask) | (val & mask);
-	vmm->skip_insn(v, e->inst_len);
+		v->hw.gpr[GPR_RAX] = (v->hw.gpr[GPR_RAX] & ~(uint64_t)mask) | (val & mask);
+	vmm->skip_insn(&v->hw, e->inst_len);
 	return v->vm->state == VM_RUNNING ? EXIT_RESUME : EXIT_STOP;
 }
 
@@ -92,10 +92,10 @@ static enum exit_action do_msr(struct vcpu *v, struct vm_exit *e)
 {
 	struct cpu_state s;
 	bool write = e->code == EXIT_MSR_WRITE, tsc_written = false;
-	uint64_t val = (v->gpr[GPR_RDX] << 32) | (uint32_t)v->gpr[GPR_RAX], new_tsc = 0;
+	uint64_t val = (v->hw.gpr[GPR_RDX] << 32) | (uint32_t)v->hw.gpr[GPR_RAX], new_tsc = 0;
 	enum msr_status st;
 
-	vmm->get_state(v, &s);
+	vmm->get_state(&v->hw, &s);
 	if (write)
 		st = msr_write(&s, e->u.msr.index, val, &tsc_written, &new_tsc);
 	else
@@ -105,30 +105,30 @@ static enum exit_action do_msr(struct vcpu *v, struct vm_exit *e)
 		return EXIT_RESUME;
 	}
 	if (write) {
-		vmm->set_state(v, &s);
+		vmm->set_state(&v->hw, &s);
 		if (tsc_written) {
 			v->vm->tsc_offset = new_tsc - rdtsc();
-			vmm->set_tsc_offset(v, v->vm->tsc_offset);
+			vmm->set_tsc_offset(&v->hw, v->vm->tsc_offset);
 		}
 	} else {
-		v->gpr[GPR_RAX] = (uint32_t)val;
-		v->gpr[GPR_RDX] = val >> 32;
+		v->hw.gpr[GPR_RAX] = (uint32_t)val;
+		v->hw.gpr[GPR_RDX] = val >> 32;
 	}
-	vmm->skip_insn(v, e->inst_len);
+	vmm->skip_insn(&v->hw, e->inst_len);
 	return EXIT_RESUME;
 }
 
 static enum exit_action do_hlt(struct vcpu *v, struct vm_exit *e)
 {
-	vmm->skip_insn(v, e->inst_len);
-	v->halted_if = vmm->intr_allowed(v);
+	vmm->skip_insn(&v->hw, e->inst_len);
+	v->halted_if = vmm->intr_allowed(&v->hw);
 	return EXIT_YIELD_HALT;
 }
 
 static enum exit_action do_gpa_fault(struct vcpu *v, struct vm_exit *e)
 {
 	if (e->u.gpa_fault.write && e->u.gpa_fault.present) {
-		int r = dirty_log_fault(&v->vm->dirty, &v->vm->gpt, e->u.gpa_fault.gpa);
+		int r = dirty_log_fault(&v->vm->dirty, &v->vm->hw.gpt, e->u.gpa_fault.gpa);
 		if (r > 0)
 			return EXIT_RESUME;	/* logged: the write is retried */
 		if (r < 0) {
@@ -146,24 +146,24 @@ static enum exit_action do_gpa_fault(struct vcpu *v, struct vm_exit *e)
 
 static enum exit_action do_hypercall(struct vcpu *v, struct vm_exit *e)
 {
-	v->gpr[GPR_RAX] = (uint64_t)-KVM_ENOSYS;
-	vmm->skip_insn(v, e->inst_len);
+	v->hw.gpr[GPR_RAX] = (uint64_t)-KVM_ENOSYS;
+	vmm->skip_insn(&v->hw, e->inst_len);
 	return EXIT_RESUME;
 }
 
 static enum exit_action do_xsetbv(struct vcpu *v, struct vm_exit *e)
 {
-	uint64_t val = (v->gpr[GPR_RDX] << 32) | (uint32_t)v->gpr[GPR_RAX];
+	uint64_t val = (v->hw.gpr[GPR_RDX] << 32) | (uint32_t)v->hw.gpr[GPR_RAX];
 	uint64_t host = fpu_host_xcr0();
 
-	if ((uint32_t)v->gpr[GPR_RCX] != 0 || !(val & 1) || (val & ~(XCR0_GUEST_OK & host)) ||
+	if ((uint32_t)v->hw.gpr[GPR_RCX] != 0 || !(val & 1) || (val & ~(XCR0_GUEST_OK & host)) ||
 	    ((val & 4) && !(val & 2))) {
 		inject_exception(v, 13, true, 0);
 		return EXIT_RESUME;
 	}
-	v->xcr0 = val;
+	v->hw.xcr0 = val;
 	fpu_set_xcr0(val);
-	vmm->skip_insn(v, e->inst_len);
+	vmm->skip_insn(&v->hw, e->inst_len);
 	return EXIT_RESUME;
 }
 

@@ -66,26 +66,27 @@ int vcpu_create(struct vm *vm, unsigned int id, const struct mb1_entry_state *en
 	if (!v)
 		return -ENOMEM;
 	v->vm = vm;
-	v->id = id;
+	v->hw.vm = &vm->hw;
+	v->hw.id = id;
 	v->cpu = -1;
-	v->xcr0 = 1;
+	v->hw.xcr0 = 1;
 	v->fpu = memalign(64, sizeof(*v->fpu));
 	if (!v->fpu) {
 		free(v);
 		return -ENOMEM;
 	}
 	fpu_area_init(v->fpu);
-	rc = vmm->vcpu_init(v);
+	rc = vmm->vcpu_init(&v->hw);
 	if (rc) {
 		free(v->fpu);
 		free(v);
 		return rc;
 	}
 	entry_state(entry, &s);
-	memcpy(v->gpr, s.gpr, sizeof(v->gpr));
-	vmm->set_state(v, &s);
+	memcpy(v->hw.gpr, s.gpr, sizeof(v->hw.gpr));
+	vmm->set_state(&v->hw, &s);
 	vm->tsc_offset = -rdtsc();	/* the guest's TSC starts near 0 */
-	vmm->set_tsc_offset(v, vm->tsc_offset);
+	vmm->set_tsc_offset(&v->hw, vm->tsc_offset);
 	*out = v;
 	return 0;
 }
@@ -94,7 +95,7 @@ void vcpu_free(struct vcpu *v)
 {
 	if (!v)
 		return;
-	vmm->vcpu_destroy(v);
+	vmm->vcpu_destroy(&v->hw);
 	free(v->fpu);
 	free(v);
 }
@@ -110,7 +111,7 @@ static void fpu_switch_in(struct vcpu *v)
 	if (owner)
 		fpu_save(owner->fpu);
 	fpu_restore(v->fpu);
-	fpu_set_xcr0(v->xcr0);
+	fpu_set_xcr0(v->hw.xcr0);
 	c->fpu_owner = v;
 }
 
@@ -120,18 +121,18 @@ static void inject_pending(struct vcpu *v)
 	int vec = vm_pending_vector(v->vm);
 
 	if (vec < 0) {
-		vmm->want_intr_window(v, false);
+		vmm->want_intr_window(&v->hw, false);
 		return;
 	}
-	if (!vmm->intr_allowed(v)) {
-		vmm->want_intr_window(v, true);
+	if (!vmm->intr_allowed(&v->hw)) {
+		vmm->want_intr_window(&v->hw, true);
 		return;
 	}
 	vec = vm_ack_vector(v->vm);
-	vmm->want_intr_window(v, false);
+	vmm->want_intr_window(&v->hw, false);
 	if (vec >= 0) {
 		struct event e = { .valid = true, .type = EVENT_EXTINT, .vector = vec };
-		vmm->inject(v, &e);
+		vmm->inject(&v->hw, &e);
 	}
 }
 
@@ -205,7 +206,7 @@ enum vcpu_run_result vcpu_run(struct vcpu *v)
 		fpu_switch_in(v);
 		uint64_t t0 = rdtsc();
 		__atomic_add_fetch(&v->guest_seq, 1, __ATOMIC_SEQ_CST);	/* odd: in guest */
-		vmm->run(v, &v->exit);
+		vmm->run(&v->hw, &v->exit);
 		__atomic_add_fetch(&v->guest_seq, 1, __ATOMIC_SEQ_CST);
 		uint64_t t1 = rdtsc();
 		irq_enable();		/* host interrupts that ended the run land here */

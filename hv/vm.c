@@ -97,7 +97,7 @@ static int map_ram(struct vm *vm)
 {
 	struct gpmap m = ram(vm);
 
-	return gpmap_map(&m, &vm->gpt);
+	return gpmap_map(&m, &vm->hw.gpt);
 }
 
 void *vm_gpa_to_hva(struct vm *vm, uint64_t gpa)
@@ -112,6 +112,14 @@ int vm_read_gpa(struct vm *vm, uint64_t gpa, void *buf, size_t len)
 	struct gpmap m = ram(vm);
 
 	return gpmap_read(&m, gpa, buf, len);
+}
+
+/* The back ends' instruction fetch (struct vmm_vm's read_gpa). */
+static int hw_read_gpa(struct vmm_vm *hw, uint64_t gpa, void *buf, size_t len)
+{
+	struct vm *vm = (struct vm *)((char *)hw - offsetof(struct vm, hw));
+
+	return vm_read_gpa(vm, gpa, buf, len);
 }
 
 int vm_write_gpa(struct vm *vm, uint64_t gpa, const void *buf, size_t len)
@@ -135,7 +143,7 @@ static void vm_free(struct vm *vm)
 	if (vm->dev)
 		vm_devices_free(vm);
 	if (vm->gpt_ready)
-		vmm->vm_destroy(vm);
+		vmm->vm_destroy(&vm->hw);
 	free_ram(vm);
 	dirty_log_destroy(&vm->dirty);
 	free(vm->console);
@@ -203,7 +211,7 @@ static int vm_build_base(struct vm *vm, char *err, size_t errlen)
 			 vm->mem_size >> 20);
 		return -ENOMEM;
 	}
-	if ((rc = vmm->vm_init(vm))) {
+	if ((rc = vmm->vm_init(&vm->hw))) {
 		snprintf(err, errlen, "%s could not set up nested paging (error %d)", vmm->name, rc);
 		return rc;
 	}
@@ -308,6 +316,8 @@ static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 		return NULL;
 	}
 	snprintf(vm->name, sizeof(vm->name), "%s", cfg->name);
+	vm->hw.name = vm->name;
+	vm->hw.read_gpa = hw_read_gpa;
 	snprintf(vm->kernel, sizeof(vm->kernel), "%s", cfg->kernel);
 	snprintf(vm->cmdline, sizeof(vm->cmdline), "%s", cfg->cmdline ? cfg->cmdline : "");
 	vm->mem_size = cfg->mem_mb << 20;
@@ -423,7 +433,7 @@ void vm_flush_gpt(struct vm *vm)
 {
 	uint64_t seq[VM_MAX_VCPUS];
 
-	__atomic_add_fetch(&vm->gpa_gen, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&vm->hw.gpa_gen, 1, __ATOMIC_SEQ_CST);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
 		seq[i] = __atomic_load_n(&vm->vcpus[i]->guest_seq, __ATOMIC_SEQ_CST);
 		if (seq[i] & 1)

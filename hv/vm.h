@@ -50,20 +50,15 @@ struct vcpu_stats {
 struct fpu_area { uint8_t bytes[FPU_AREA_SIZE]; } __attribute__((aligned(64)));
 
 struct vcpu {
+	struct vmm_vcpu hw;		/* what the back end sees (hv/vmm.h) */
 	struct vm *vm;			/* (c) */
-	unsigned int id;		/* (c) */
-	uint64_t gpr[GPR_COUNT];	/* (v) guest registers between runs */
-	void *arch;			/* (c) back end's VMCS/VMCB and friends */
 	struct fpu_area *fpu;		/* (v) guest x87/SSE/AVX while switched out */
-	uint64_t xcr0;			/* (v) guest XCR0 */
 	int cpu;			/* (L) physical CPU it is placed on, -1 none */
 	enum vcpu_state state;		/* (L) */
 	volatile bool kick;		/* (a) leave the guest and look at vm->state */
 	volatile bool running;		/* (a) a CPU is inside vcpu_run() for it */
 	volatile bool removing;		/* (a) its CPU must drop it (hv/sched.c) */
 	volatile bool fpu_sync;		/* (a) its CPU must save its FPU state (hv/sched.c) */
-	volatile bool bad_entry;	/* (a) `debug bad-entry`: the back end makes its next
-				 * entry with an illegal guest state, once */
 	volatile uint64_t guest_seq;	/* (a) odd while in guest mode: vm_flush_gpt */
 	uint64_t thr_start_ns;		/* (v) start of the current throttle period */
 	uint64_t thr_guest0_ns;		/* (v) stats.guest_ns at that start */
@@ -74,6 +69,7 @@ struct vcpu {
 };
 
 struct vm {
+	struct vmm_vm hw;		/* what the back end sees (hv/vmm.h): EPT/NPT */
 	char name[VM_NAME_MAX];		/* (c) */
 	unsigned int id;		/* (c) 1.., also the back end's ASID/VPID seed */
 	spinlock_t lock;
@@ -83,10 +79,7 @@ struct vm {
 	uint64_t mem_size;		/* (c) bytes of guest RAM from GPA 0 */
 	uint64_t *frames;		/* (c) host frame of each guest page */
 	size_t nr_frames;		/* (c) mem_size / 4 KiB */
-	struct page_table gpt;		/* (L) EPT or NPT: set up by vmm->vm_init */
-	uint64_t gpa_gen;		/* (a) bumped when gpt changes: see hv/vmm.h */
 	struct dirty_log dirty;		/* pages written while logging (migration) */
-	void *arch;			/* (c) back end's per-VM data */
 
 	struct vcpu *vcpus[VM_MAX_VCPUS];	/* (c) */
 	unsigned int nr_vcpus;		/* (c) */
@@ -142,7 +135,7 @@ int vm_write_gpa(struct vm *vm, uint64_t gpa, const void *buf, size_t len);
 void *vm_gpa_to_hva(struct vm *vm, uint64_t gpa);	/* one page; NULL outside RAM */
 
 /*
- * The TLB rule of hv/vmm.h, done: bump vm->gpa_gen, then make every vCPU
+ * The TLB rule of hv/vmm.h, done: bump vm->hw.gpa_gen, then make every vCPU
  * that was in guest mode leave it once, so that each flushes its cached
  * guest-physical translations before it runs again.  Returns when no vCPU
  * can still use a translation from before the call (dirty log steps S3/S7).

@@ -9,12 +9,40 @@
 #define FERRY_HV_VMM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include "arch/x86/paging.h"
 #include "hv/cpu_state.h"
 
-struct vm;
-struct vcpu;
-struct page_table;
+/* CR4 bits a guest may set: those its CPUID view (hv/cpuid.c) admits.  The
+ * back ends refuse the others with #GP and keep them in their CR4 masks. */
+#define VMM_GUEST_CR4_BITS	0x7ffull
+
+/*
+ * What a back end may see of a VM and of a vCPU: the core embeds these as
+ * `hw` in struct vm and struct vcpu (hv/vm.h) and hands the ops pointers to
+ * them; everything else in those structs is the core's.  Legend as in
+ * hv/vm.h: (c) set at creation, (L) vm->lock, (v) the CPU running the
+ * vCPU, (a) atomic.
+ */
+struct vmm_vm {
+	struct page_table gpt;		/* (L) EPT or NPT: set up by vm_init */
+	uint64_t gpa_gen;		/* (a) bumped when gpt changes: see below */
+	void *arch;			/* (c) back end's per-VM data */
+	const char *name;		/* (c) for messages */
+	/* (c) Read guest memory (bounds-checked), for instruction fetch. */
+	int (*read_gpa)(struct vmm_vm *vm, uint64_t gpa, void *buf, size_t len);
+};
+
+struct vmm_vcpu {
+	struct vmm_vm *vm;		/* (c) */
+	unsigned int id;		/* (c) 0.. within its VM */
+	void *arch;			/* (c) back end's VMCS/VMCB and friends */
+	uint64_t gpr[GPR_COUNT];	/* (v) guest registers between runs */
+	uint64_t xcr0;			/* (v) guest XCR0 */
+	volatile bool bad_entry;	/* (a) `debug bad-entry`: the back end makes its
+					 * next entry with an illegal guest state, once */
+};
 
 /* Why the guest stopped running; the core handles each code once. */
 enum exit_code {
@@ -69,8 +97,8 @@ struct vm_exit {
  * time: normally the CPU running it; the shell CPU may call get_state and
  * the create/destroy ops while the vCPU is not running (VMX then moves the
  * VMCS with an IPI).
- * TLB rule: the core bumps vm->gpa_gen (atomically) after changing or
- * reducing entries of vm->gpt and kicks every running vCPU out of the
+ * TLB rule: the core bumps vm->hw.gpa_gen (atomically) after changing or
+ * reducing entries of vm->hw.gpt and kicks every running vCPU out of the
  * guest; before every entry the back end compares vm->gpa_gen with what
  * the vCPU last saw on this CPU and flushes guest-physical translations
  * (INVEPT / ASID flush) if they differ.
@@ -79,10 +107,10 @@ struct vmm_ops {
 	const char *name;			/* "VMX", "SVM" */
 	int (*cpu_enable)(void);		/* per physical CPU, at bring-up */
 	/* Guest-physical tables: set vm->gpt's format and root. */
-	int (*vm_init)(struct vm *vm);
-	void (*vm_destroy)(struct vm *vm);
-	int (*vcpu_init)(struct vcpu *v);
-	void (*vcpu_destroy)(struct vcpu *v);
+	int (*vm_init)(struct vmm_vm *vm);
+	void (*vm_destroy)(struct vmm_vm *vm);
+	int (*vcpu_init)(struct vmm_vcpu *v);
+	void (*vcpu_destroy)(struct vmm_vcpu *v);
 	/*
 	 * Enter the guest; return when it exits, with *exit filled.  All 16
 	 * general registers are in v->gpr between runs: the back end loads
@@ -93,19 +121,19 @@ struct vmm_ops {
 	 * If v->bad_entry is set, clear it and make this entry with a guest
 	 * state the CPU refuses (`debug bad-entry`: the failed-entry path).
 	 */
-	void (*run)(struct vcpu *v, struct vm_exit *exit);
-	void (*get_state)(struct vcpu *v, struct cpu_state *s);
-	void (*set_state)(struct vcpu *v, const struct cpu_state *s);
+	void (*run)(struct vmm_vcpu *v, struct vm_exit *exit);
+	void (*get_state)(struct vmm_vcpu *v, struct cpu_state *s);
+	void (*set_state)(struct vmm_vcpu *v, const struct cpu_state *s);
 	/* Deliver e at the next entry (the guest must be able to take it). */
-	void (*inject)(struct vcpu *v, const struct event *e);
+	void (*inject)(struct vmm_vcpu *v, const struct event *e);
 	/* True if an external interrupt can be injected now (IF, no shadow,
 	 * nothing else being injected). */
-	bool (*intr_allowed)(struct vcpu *v);
+	bool (*intr_allowed)(struct vmm_vcpu *v);
 	/* Exit with EXIT_INTR_WINDOW as soon as intr_allowed() would be true. */
-	void (*want_intr_window)(struct vcpu *v, bool on);
+	void (*want_intr_window)(struct vmm_vcpu *v, bool on);
 	/* Move RIP past the exiting instruction (clears the STI/MOV SS shadow). */
-	void (*skip_insn)(struct vcpu *v, uint8_t len);
-	void (*set_tsc_offset)(struct vcpu *v, uint64_t offset);
+	void (*skip_insn)(struct vmm_vcpu *v, uint8_t len);
+	void (*set_tsc_offset)(struct vmm_vcpu *v, uint64_t offset);
 };
 
 /* The back end chosen at boot (hv/vmm.c); NULL when the CPU has none. */

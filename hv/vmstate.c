@@ -42,7 +42,7 @@ void vmstate_save_vcpu(struct vm *vm, unsigned int id, struct cpu_state *cpu, ui
 	struct vcpu *v = vm->vcpus[id];
 	uint64_t bv;
 
-	vmm->get_state(v, cpu);
+	vmm->get_state(&v->hw, cpu);
 	vcpu_fpu_sync(v);
 	memcpy(xsave, v->fpu->bytes, FPU_AREA_SIZE);
 	if (!fpu_host_xcr0()) {
@@ -65,7 +65,7 @@ int vmstate_load_vcpu(struct vm *vm, unsigned int id, const struct cpu_state *cp
 	v = vm->vcpus[id];
 	fpu_area_init(v->fpu);
 	memcpy(v->fpu->bytes, xsave, xsave_len);
-	vmm->set_state(v, cpu);
+	vmm->set_state(&v->hw, cpu);
 	/* past its HLT (RIP is after it): an interrupt wakes it if IF was set
 	 * (HLT ends any interrupt shadow), else it sleeps on as it would here */
 	v->state = halted ? VCPU_HALTED : VCPU_RUNNABLE;
@@ -131,5 +131,5 @@ void vmstate_load_time(struct vm *vm, uint64_t guest_tsc, uint64_t clock_ns)
 	vm->clock_offset_ns = clock_ns - time_now_ns();
 	spin_unlock(&vm->lock);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
-		vmm->set_tsc_offset(vm->vcpus[i], vm->tsc_offset);
+		vmm->set_tsc_offset(&vm->vcpus[i]->hw, vm->tsc_offset);
 }

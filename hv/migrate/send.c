@@ -422,11 +422,11 @@ static int send_set(struct out *o, const uint64_t *set, struct mig_round *m)
 static int collect(struct out *o, uint64_t *out, uint64_t *count)
 {
 	bool need_flush = false;
-	int n = dirty_log_collect_begin(&o->vm->dirty, &o->vm->gpt, out, o->words, &need_flush);
+	int n = dirty_log_collect_begin(&o->vm->dirty, &o->vm->hw.gpt, out, o->words, &need_flush);
 
 	if (need_flush)
 		vm_flush_gpt(o->vm);
-	dirty_log_flush_done(&o->vm->dirty, &o->vm->gpt);
+	dirty_log_flush_done(&o->vm->dirty, &o->vm->hw.gpt);
 	if (n < 0)
 		return failf(o, MIG_E_INTERNAL, "dirty log collection failed (error %d)", n);
 	*count = (uint64_t)n;
@@ -463,12 +463,12 @@ static void print_round(struct out *o, const struct mig_round *m, const struct m
 static int start_log(struct out *o)
 {
 	bool need_flush = false;
-	int rc = dirty_log_start(&o->vm->dirty, &o->vm->gpt, &need_flush);
+	int rc = dirty_log_start(&o->vm->dirty, &o->vm->hw.gpt, &need_flush);
 
 	if (need_flush)
 		vm_flush_gpt(o->vm);
 	if (need_flush || !rc)
-		dirty_log_flush_done(&o->vm->dirty, &o->vm->gpt);
+		dirty_log_flush_done(&o->vm->dirty, &o->vm->hw.gpt);
 	if (rc)
 		return failf(o, MIG_E_INTERNAL, "cannot start the dirty log (error %d)", rc);
 	o->logging = true;
@@ -663,10 +663,10 @@ static void release(struct out *o, enum vm_mig_kind kind)
 	bool need_flush = false;
 
 	__atomic_store_n(&o->vm->throttle_pct, 0, __ATOMIC_RELEASE);
-	if (o->logging && !dirty_log_stop(&o->vm->dirty, &o->vm->gpt, &need_flush) &&
+	if (o->logging && !dirty_log_stop(&o->vm->dirty, &o->vm->hw.gpt, &need_flush) &&
 	    need_flush) {
 		vm_flush_gpt(o->vm);
-		dirty_log_flush_done(&o->vm->dirty, &o->vm->gpt);
+		dirty_log_flush_done(&o->vm->dirty, &o->vm->hw.gpt);
 	}
 	spin_lock(&o->vm->lock);
 	o->vm->mig.kind = kind;

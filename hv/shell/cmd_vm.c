@@ -235,7 +235,7 @@ int cmd_debug_bad_entry(int argc, char **argv)
 		return -EINVAL;
 	}
 	v = vm->vcpus[0];
-	__atomic_store_n(&v->bad_entry, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&v->hw.bad_entry, true, __ATOMIC_RELEASE);
 	vcpu_kick(v);	/* a running vCPU re-enters at once */
 	shell_printf("debug bad-entry: the next entry of %s's vCPU 0 uses an illegal guest "
 		     "state\n", vm->name);

@@ -31,7 +31,7 @@ void log_printf(enum log_level level, const char *fmt, ...)
 #define HIGH_LA		0xffffffff80000000ull	/* 64-bit tests: GPA 0 mapped here */
 
 struct fix {
-	struct vcpu v;
+	struct vmm_vcpu v;
 	struct svm_vcpu sv;
 	struct vmcb *vmcb;
 	uint8_t *mem;

@@ -31,7 +31,7 @@ void log_printf(enum log_level level, const char *fmt, ...)
 /* ---- fixture: one vCPU with its VMCB ---------------------------------------- */
 
 struct fix {
-	struct vcpu v;
+	struct vmm_vcpu v;
 	struct svm_vcpu sv;
 	struct vmcb *vmcb;
 };

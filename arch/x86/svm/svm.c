@@ -16,7 +16,6 @@
 #include "hv/lib/log.h"
 #include "hv/mm/frame.h"
 #include "hv/mm/memory.h"
-#include "hv/vm.h"
 
 /* svm_entry.S indexes gpr[] by these numbers. */
 _Static_assert(GPR_RCX == 1 && GPR_RSP == 4 && GPR_RDI == 7 && GPR_R15 == 15,
@@ -139,7 +138,7 @@ static void free_maps(struct svm_vm *sm)
 }
 
 /* The NPT starts empty: the core maps guest RAM, nothing else. */
-static int svm_vm_init(struct vm *vm)
+static int svm_vm_init(struct vmm_vm *vm)
 {
 	struct svm_vm *sm = calloc(1, sizeof(*sm));
 	int err;
@@ -164,7 +163,7 @@ static int svm_vm_init(struct vm *vm)
 }
 
 /* @pre no vCPU of vm exists any more. */
-static void svm_vm_destroy(struct vm *vm)
+static void svm_vm_destroy(struct vmm_vm *vm)
 {
 	pt_destroy(&vm->gpt);
 	if (vm->arch)
@@ -175,7 +174,7 @@ static void svm_vm_destroy(struct vm *vm)
 /* ---- per vCPU ----------------------------------------------------------------- */
 
 /* Reset state into the fresh VMCB, leaving the core's v->gpr and v->xcr0. */
-static void vmcb_reset(struct vcpu *v)
+static void vmcb_reset(struct vmm_vcpu *v)
 {
 	uint64_t gpr[GPR_COUNT], xcr0 = v->xcr0;
 	struct cpu_state s;
@@ -187,7 +186,7 @@ static void vmcb_reset(struct vcpu *v)
 	v->xcr0 = xcr0;
 }
 
-static int svm_vcpu_init(struct vcpu *v)
+static int svm_vcpu_init(struct vmm_vcpu *v)
 {
 	struct svm_vm *sm = v->vm->arch;
 	struct svm_vcpu *sv;
@@ -210,7 +209,7 @@ static int svm_vcpu_init(struct vcpu *v)
 	return 0;
 }
 
-static void svm_vcpu_destroy(struct vcpu *v)
+static void svm_vcpu_destroy(struct vmm_vcpu *v)
 {
 	struct svm_vcpu *sv = v->arch;
 
@@ -225,10 +224,12 @@ static void svm_vcpu_destroy(struct vcpu *v)
 
 static int read_guest(void *ctx, uint64_t gpa, void *buf, size_t len)
 {
-	return vm_read_gpa(ctx, gpa, buf, len);
+	struct vmm_vm *vm = ctx;
+
+	return vm->read_gpa(vm, gpa, buf, len);
 }
 
-static void exit_env(const struct svm_cpu *c, struct vm *vm, struct svm_exit_env *env)
+static void exit_env(const struct svm_cpu *c, struct vmm_vm *vm, struct svm_exit_env *env)
 {
 	env->nrips = c->nrips;
 	env->maxphyaddr = c->maxphyaddr;
@@ -250,7 +251,7 @@ static void not_enabled(struct vm_exit *exit)
  * real hardware (QEMU ignores the bits) at the price of tracking every
  * VMCB write; it can come later.
  */
-static void svm_run(struct vcpu *v, struct vm_exit *exit)
+static void svm_run(struct vmm_vcpu *v, struct vm_exit *exit)
 {
 	struct percpu *p = this_cpu();
 	struct svm_cpu *c = p->virt;

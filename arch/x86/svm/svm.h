@@ -22,7 +22,6 @@
 #include "arch/x86/emulate/gwalk.h"
 #include "arch/x86/svm/vmcb.h"
 #include "hv/cpu_state.h"
-#include "hv/vm.h"
 #include "hv/vmm.h"
 
 /* ---- ASIDs (svm_asid.c) -------------------------------------------------- */
@@ -91,7 +90,7 @@ struct svm_vcpu {
 	bool want_window;	/* (v) interrupt-window request (V_IRQ trick) */
 };
 
-static inline struct svm_vcpu *svm_vcpu_of(const struct vcpu *v)
+static inline struct svm_vcpu *svm_vcpu_of(const struct vmm_vcpu *v)
 {
 	return v->arch;
 }
@@ -124,16 +123,16 @@ uint64_t svm_event_encode(const struct event *e, bool protected_mode);
 void svm_event_decode(uint64_t f, struct event *e);
 
 /* vmm_ops entries that only touch the VMCB. */
-void svm_inject(struct vcpu *v, const struct event *e);
-bool svm_intr_allowed(struct vcpu *v);
-void svm_want_intr_window(struct vcpu *v, bool on);
-void svm_skip_insn(struct vcpu *v, uint8_t len);
-void svm_set_tsc_offset(struct vcpu *v, uint64_t offset);
+void svm_inject(struct vmm_vcpu *v, const struct event *e);
+bool svm_intr_allowed(struct vmm_vcpu *v);
+void svm_want_intr_window(struct vmm_vcpu *v, bool on);
+void svm_skip_insn(struct vmm_vcpu *v, uint8_t len);
+void svm_set_tsc_offset(struct vmm_vcpu *v, uint64_t offset);
 
 /* ---- CPU state (svm_state.c) ------------------------------------------------ */
 
-void svm_get_state(struct vcpu *v, struct cpu_state *s);
-void svm_set_state(struct vcpu *v, const struct cpu_state *s);
+void svm_get_state(struct vmm_vcpu *v, struct cpu_state *s);
+void svm_set_state(struct vmm_vcpu *v, const struct cpu_state *s);
 /* The architectural state after RESET (APM Vol. 2 14.1.3). */
 void svm_reset_state(struct cpu_state *s);
 
@@ -154,7 +153,7 @@ struct svm_exit_env {
  * MWAIT, #DB/#AC reflection, #UD other than VMCALL, MOV to CR4) become
  * EXIT_NONE.
  */
-void svm_handle_exit(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit);
+void svm_handle_exit(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit);
 /* Name of an SVM exit code (APM Appendix C), "unknown" if none. */
 const char *svm_exit_name(uint64_t code);
 

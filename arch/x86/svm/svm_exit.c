@@ -16,7 +16,6 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/emulate/fetch.h"
 #include "arch/x86/svm/svm.h"
-#include "hv/cpuid.h"
 
 #define RFLAGS_VM	(1ull << 17)
 #define CR4_PSE		(1ull << 4)
@@ -138,7 +137,7 @@ static bool sig_matches(const struct insn_sig *sig, const struct x86_insn *insn)
 
 /* Length of the exiting instruction, checked against sig when decoded:
  * 1..15, or -errno (decode errors, -EPROTO for another instruction). */
-static int insn_len(struct vcpu *v, const struct svm_exit_env *env, const struct insn_sig *sig)
+static int insn_len(struct vmm_vcpu *v, const struct svm_exit_env *env, const struct insn_sig *sig)
 {
 	const struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
 	struct x86_insn insn;
@@ -175,7 +174,7 @@ static void unhandled(struct vm_exit *exit, const struct vmcb *vmcb, const char 
 }
 
 /* An exit whose instruction the core completes: code plus length. */
-static void with_len(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit,
+static void with_len(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit,
 		     enum exit_code ec, const struct insn_sig *sig)
 {
 	int len = insn_len(v, env, sig);
@@ -228,42 +227,42 @@ static void rearm_event(struct vmcb *vmcb)
 
 /* ---- exit handlers -------------------------------------------------------------------- */
 
-typedef void exit_fn(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit);
+typedef void exit_fn(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit);
 
-static void ex_external(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+static void ex_external(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	(void)v, (void)env;
 	exit->code = EXIT_EXTERNAL;
 }
 
-static void ex_window(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+static void ex_window(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	(void)v, (void)env;
 	exit->code = EXIT_INTR_WINDOW;
 }
 
-static void ex_cpuid(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+static void ex_cpuid(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	with_len(v, env, exit, EXIT_CPUID, &sig_cpuid);
 }
 
-static void ex_hlt(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+static void ex_hlt(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	with_len(v, env, exit, EXIT_HLT, &sig_hlt);
 }
 
-static void ex_vmmcall(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+static void ex_vmmcall(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	with_len(v, env, exit, EXIT_HYPERCALL, &sig_vmmcall);
 }
 
-static void ex_xsetbv(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+static void ex_xsetbv(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	with_len(v, env, exit, EXIT_XSETBV, &sig_xsetbv);
 }
 
 /* EXITINFO1: 0 RDMSR, 1 WRMSR (APM 15.11); index in ECX, value in EDX:EAX. */
-static void ex_msr(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+static void ex_msr(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	const struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
 	uint64_t dir = vmcb->ctl.exit_info1;
@@ -290,7 +289,7 @@ static unsigned io_size(uint64_t info)
 }
 
 /* EXITINFO1 (APM 15.10.2): port, size, IN, STR, REP; EXITINFO2: next RIP. */
-static void ex_ioio(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+static void ex_ioio(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	const struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
 	uint64_t info = vmcb->ctl.exit_info1;
@@ -317,7 +316,7 @@ static void ex_ioio(struct vcpu *v, const struct svm_exit_env *env, struct vm_ex
 }
 
 /* EXITINFO1: #PF-style error code (APM 15.25.6); EXITINFO2: the GPA. */
-static void ex_npf(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+static void ex_npf(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	const struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
 	uint64_t err = vmcb->ctl.exit_info1;
@@ -331,20 +330,20 @@ static void ex_npf(struct vcpu *v, const struct svm_exit_env *env, struct vm_exi
 	exit->u.gpa_fault.read = !(err & (VMCB_NPF_W | VMCB_NPF_ID));
 }
 
-static void ex_virt(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+static void ex_virt(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	(void)v, (void)env;
 	exit->code = EXIT_VIRT_INSN;
 }
 
-static void ex_shutdown(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+static void ex_shutdown(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	(void)v, (void)env;
 	exit->code = EXIT_SHUTDOWN;
 }
 
 /* INVD and WBINVD: nothing to do with NPT and write-back guest RAM. */
-static void ex_nop(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+static void ex_nop(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	const struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
 	uint32_t code = (uint32_t)vmcb->ctl.exit_code;
@@ -359,7 +358,7 @@ static void ex_nop(struct vcpu *v, const struct svm_exit_env *env, struct vm_exi
 }
 
 /* ICEBP (INT1, F1h): the #DB trap it raises, after the instruction. */
-static void ex_icebp(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+static void ex_icebp(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
 	int len = insn_len(v, env, &sig_icebp);
@@ -375,7 +374,7 @@ static void ex_icebp(struct vcpu *v, const struct svm_exit_env *env, struct vm_e
 
 /* MONITOR/MWAIT: #UD, as on a CPU without them (the baseline CPUID hides
  * them); a guest must not park the physical CPU. */
-static void ex_ud(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+static void ex_ud(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	(void)env;
 	inject_exc(svm_vcpu_of(v)->vmcb, X86_VEC_UD, false, 0);
@@ -385,7 +384,7 @@ static void ex_ud(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit
 /* #UD: VMCALL, Intel's hypercall, is ferry's hypercall here too (the core
  * steps over it as over VMMCALL); any other #UD, or one whose instruction
  * cannot be read back, goes to the guest unchanged. */
-static void ex_ud_intercept(struct vcpu *v, const struct svm_exit_env *env,
+static void ex_ud_intercept(struct vmm_vcpu *v, const struct svm_exit_env *env,
 			    struct vm_exit *exit)
 {
 	struct x86_insn insn;
@@ -406,7 +405,7 @@ static void ex_ud_intercept(struct vcpu *v, const struct svm_exit_env *env,
  * (no stale translations) when paging bits change.  Without decode
  * assists (QEMU has none) the source register comes from the instruction.
  */
-static void ex_cr4_write(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+static void ex_cr4_write(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	struct svm_vcpu *sv = svm_vcpu_of(v);
 	struct vmcb *vmcb = sv->vmcb;
@@ -422,7 +421,7 @@ static void ex_cr4_write(struct vcpu *v, const struct svm_exit_env *env, struct 
 	if (!long_mode_code(vmcb))
 		val = (uint32_t)val;
 	exit->code = EXIT_NONE;
-	if ((val & cpuid_cr4_reserved()) || ((vmcb->save.efer & EFER_LMA) && !(val & CR4_PAE))) {
+	if ((val & ~VMM_GUEST_CR4_BITS) || ((vmcb->save.efer & EFER_LMA) && !(val & CR4_PAE))) {
 		inject_exc(vmcb, X86_VEC_GP, true, 0);
 		return;
 	}
@@ -435,7 +434,7 @@ static void ex_cr4_write(struct vcpu *v, const struct svm_exit_env *env, struct 
 /* Intercepted #DB/#AC: deliver them to the guest as they were (DR6 is
  * already updated, APM 15.12.2; #AC's error code is in EXITINFO1).  The
  * reflected exception replaces an event whose delivery raised it. */
-static void ex_reflect(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+static void ex_reflect(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
 	uint8_t vector = (uint8_t)(vmcb->ctl.exit_code - SVM_EXIT_EXC_BASE);
@@ -445,7 +444,7 @@ static void ex_reflect(struct vcpu *v, const struct svm_exit_env *env, struct vm
 	exit->code = EXIT_NONE;
 }
 
-static void ex_invalid(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+static void ex_invalid(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	const struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
 
@@ -497,7 +496,7 @@ static exit_fn *exit_handler(uint64_t code)
 	return NULL;
 }
 
-void svm_handle_exit(struct vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+void svm_handle_exit(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
 	exit_fn *fn = exit_handler(vmcb->ctl.exit_code);

@@ -139,7 +139,7 @@ static uint32_t intr_from_vmcb(const struct vmcb *vmcb)
 	return (vmcb->save.rflags & RFLAGS_IF) ? INTR_SHADOW_STI : INTR_SHADOW_MOV_SS;
 }
 
-void svm_get_state(struct vcpu *v, struct cpu_state *s)
+void svm_get_state(struct vmm_vcpu *v, struct cpu_state *s)
 {
 	struct svm_vcpu *sv = svm_vcpu_of(v);
 	const struct vmcb *vmcb = sv->vmcb;
@@ -176,7 +176,7 @@ void svm_get_state(struct vcpu *v, struct cpu_state *s)
  * injected is dropped: it would make VMRUN fail).  RFLAGS, DR6 and DR7 lose
  * reserved bits that VMRUN refuses.
  */
-void svm_set_state(struct vcpu *v, const struct cpu_state *s)
+void svm_set_state(struct vmm_vcpu *v, const struct cpu_state *s)
 {
 	struct svm_vcpu *sv = svm_vcpu_of(v);
 	struct vmcb *vmcb = sv->vmcb;

@@ -183,7 +183,7 @@ void svm_event_decode(uint64_t f, struct event *e)
  * Replaces whatever EVENTINJ held (an event re-armed from EXITINTINFO
  * included: the core overrides).  INT n is not injected (see above).
  */
-void svm_inject(struct vcpu *v, const struct event *e)
+void svm_inject(struct vmm_vcpu *v, const struct event *e)
 {
 	struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
 	uint64_t f = svm_event_encode(e, vmcb->save.cr0 & CR0_PE);
@@ -198,7 +198,7 @@ void svm_inject(struct vcpu *v, const struct event *e)
 	vmcb->ctl.event_inj = f;
 }
 
-bool svm_intr_allowed(struct vcpu *v)
+bool svm_intr_allowed(struct vmm_vcpu *v)
 {
 	struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
 
@@ -218,7 +218,7 @@ bool svm_intr_allowed(struct vcpu *v)
 #define WINDOW_BITS (VMCB_V_IRQ | VMCB_V_IGN_TPR | VMCB_V_INTR_PRIO_MASK | \
 		     VMCB_V_INTR_VECTOR_MASK)
 
-void svm_want_intr_window(struct vcpu *v, bool on)
+void svm_want_intr_window(struct vmm_vcpu *v, bool on)
 {
 	struct svm_vcpu *sv = svm_vcpu_of(v);
 	struct vmcb_control *c = &sv->vmcb->ctl;
@@ -241,7 +241,7 @@ static bool long_mode_code(const struct vmcb *vmcb)
  * the segment limit, which a 16-bit guest exiting there hits never).
  * With RFLAGS.TF the instruction ends in the single-step trap the CPU
  * would have raised had it run it. */
-void svm_skip_insn(struct vcpu *v, uint8_t len)
+void svm_skip_insn(struct vmm_vcpu *v, uint8_t len)
 {
 	struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
 	struct event db = { .valid = true, .type = EVENT_EXCEPTION, .vector = X86_VEC_DB };
@@ -256,7 +256,7 @@ void svm_skip_insn(struct vcpu *v, uint8_t len)
 	}
 }
 
-void svm_set_tsc_offset(struct vcpu *v, uint64_t offset)
+void svm_set_tsc_offset(struct vmm_vcpu *v, uint64_t offset)
 {
 	svm_vcpu_of(v)->vmcb->ctl.tsc_offset = offset;
 }

@@ -16,7 +16,6 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/vmx/vmcs.h"
 #include "arch/x86/vmx/vmx.h"
-#include "hv/cpuid.h"
 
 #define CR4_PSE		(1ull << 4)
 #define CR4_PCIDE	(1ull << 17)
@@ -132,7 +131,7 @@ static enum vmx_cr_result cr4_write(const struct vmx_cr_env *env, uint64_t val)
 
 	cr_state_read(env, &st);
 	/* Bits the guest's CPUID hides (VMXE among them) are reserved to it. */
-	if ((val & cfg->cr4_must0) || (val & cpuid_cr4_reserved()) ||
+	if ((val & cfg->cr4_must0) || (val & ~VMM_GUEST_CR4_BITS) ||
 	    ((st.efer & EFER_LMA) && !(val & CR4_PAE)))
 		return VMX_CR_GP;
 	load_pdptes = pae_legacy(st.cr0, val, st.efer) && ((st.cr4 ^ val) & CR4_PDPTE_BITS);

@@ -13,7 +13,6 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/vmx/vmcs.h"
 #include "arch/x86/vmx/vmx.h"
-#include "hv/cpuid.h"
 
 /*
  * A capability MSR holds the allowed 0-settings in bits 31:0 (a 1 there:
@@ -163,7 +162,7 @@ static int derive_cr(const struct vmx_caps *c, struct vmx_config *cfg, char *why
 		return -ENOTSUP;
 	}
 	cfg->cr0_mask = cfg->cr0_must1 | cfg->cr0_must0;
-	cfg->cr4_mask = cfg->cr4_must1 | cfg->cr4_must0 | cpuid_cr4_reserved();
+	cfg->cr4_mask = cfg->cr4_must1 | cfg->cr4_must0 | ~VMM_GUEST_CR4_BITS;
 	return 0;
 }
 

@@ -35,13 +35,13 @@
  * vectors (arch/x86/apic.h: 0xf0-0xf2, 0xff); to be listed there. */
 #define VMX_VEC_RELEASE	VEC_VMX_RELEASE	/* reserved in arch/x86/apic.h */
 
-struct vcpu;
+struct vmm_vcpu;
 
 /* Per vCPU (vcpu->arch).  Legend: (c) set by vcpu_init; (o) written by
  * the CPU in active_cpu/regs_cpu, or by the vmm_ops caller while the VMCS
  * is clear (active_cpu == -1); (v) the CPU running the vCPU. */
 struct vmx_vcpu {
-	struct vcpu *v;			/* (c) */
+	struct vmm_vcpu *v;			/* (c) */
 	uint64_t vmcs_pa;		/* (c) 4 KiB VMCS region */
 	uint16_t vpid;			/* (c) 0 without VPIDs */
 	int active_cpu;			/* (o) CPU the VMCS is active on, -1: clear */

@@ -23,7 +23,6 @@
 #include "hv/lib/log.h"
 #include "hv/mm/memory.h"
 #include "hv/lib/spinlock.h"
-#include "hv/vm.h"
 
 /* entry.S indexes the register array with these offsets. */
 _Static_assert(GPR_RAX == 0 && GPR_RCX == 1 && GPR_RDX == 2 && GPR_RBX == 3 &&
@@ -84,7 +83,7 @@ static void vpid_free(uint16_t vpid)
 /* ---- VMs: EPT ---------------------------------------------------------- */
 
 
-static int vmx_vm_init(struct vm *vm)
+static int vmx_vm_init(struct vmm_vm *vm)
 {
 	struct vmx_vm *xv = calloc(1, sizeof(*xv));
 	int rc;
@@ -103,7 +102,7 @@ static int vmx_vm_init(struct vm *vm)
 
 /* No vCPU of vm may run any more.  A later VM reusing the root page is
  * safe: each vCPU flushes its EPTP on every CPU it arrives on. */
-static void vmx_vm_destroy(struct vm *vm)
+static void vmx_vm_destroy(struct vmm_vm *vm)
 {
 	pt_destroy(&vm->gpt);
 	free(vm->arch);
@@ -229,7 +228,7 @@ static void vcpu_free_arch(struct vmx_vcpu *vx)
 	free(vx);
 }
 
-static int vmx_vcpu_init(struct vcpu *v)
+static int vmx_vcpu_init(struct vmm_vcpu *v)
 {
 	struct vmx_vcpu *vx = calloc(1, sizeof(*vx));
 	int rc;
@@ -260,7 +259,7 @@ static int vmx_vcpu_init(struct vcpu *v)
 
 /* The VMCS is cleared wherever it is active first; if its CPU does not
  * answer, the memory is left allocated rather than reused under it. */
-static void vmx_vcpu_destroy(struct vcpu *v)
+static void vmx_vcpu_destroy(struct vmm_vcpu *v)
 {
 	struct vmx_vcpu *vx = v->arch;
 	uint64_t flags;
@@ -281,7 +280,7 @@ static void vmx_vcpu_destroy(struct vcpu *v)
 
 /* ---- state, events ----------------------------------------------------------- */
 
-static void vmx_get_state(struct vcpu *v, struct cpu_state *s)
+static void vmx_get_state(struct vmm_vcpu *v, struct cpu_state *s)
 {
 	struct vmx_vcpu *vx = v->arch;
 	struct vmcs_use u;
@@ -296,7 +295,7 @@ static void vmx_get_state(struct vcpu *v, struct cpu_state *s)
 	s->xcr0 = v->xcr0;
 }
 
-static void vmx_set_state(struct vcpu *v, const struct cpu_state *s)
+static void vmx_set_state(struct vmm_vcpu *v, const struct cpu_state *s)
 {
 	struct vmx_vcpu *vx = v->arch;
 	struct vmcs_use u;
@@ -310,7 +309,7 @@ static void vmx_set_state(struct vcpu *v, const struct cpu_state *s)
 	v->xcr0 = s->xcr0;
 }
 
-static void vmx_inject(struct vcpu *v, const struct event *e)
+static void vmx_inject(struct vmm_vcpu *v, const struct event *e)
 {
 	struct vmx_vcpu *vx = v->arch;
 	struct vmcs_use u;
@@ -325,7 +324,7 @@ static void vmx_inject(struct vcpu *v, const struct event *e)
 		       e->vector);
 }
 
-static bool vmx_intr_allowed_op(struct vcpu *v)
+static bool vmx_intr_allowed_op(struct vmm_vcpu *v)
 {
 	struct vmx_vcpu *vx = v->arch;
 	struct vmcs_use u;
@@ -338,7 +337,7 @@ static bool vmx_intr_allowed_op(struct vcpu *v)
 	return ok;
 }
 
-static void vmx_want_intr_window(struct vcpu *v, bool on)
+static void vmx_want_intr_window(struct vmm_vcpu *v, bool on)
 {
 	struct vmx_vcpu *vx = v->arch;
 	uint32_t proc = on ? vx->soft.proc | PROC_INTR_WINDOW_EXITING :
@@ -378,7 +377,7 @@ static void skip_insn(struct vmx_vcpu *vx, uint8_t len)
 		deliver_db(vx, X86_DB_BS);
 }
 
-static void vmx_skip_insn_op(struct vcpu *v, uint8_t len)
+static void vmx_skip_insn_op(struct vmm_vcpu *v, uint8_t len)
 {
 	struct vmx_vcpu *vx = v->arch;
 	struct vmcs_use u;
@@ -389,7 +388,7 @@ static void vmx_skip_insn_op(struct vcpu *v, uint8_t len)
 	}
 }
 
-static void vmx_set_tsc_offset(struct vcpu *v, uint64_t offset)
+static void vmx_set_tsc_offset(struct vmm_vcpu *v, uint64_t offset)
 {
 	struct vmx_vcpu *vx = v->arch;
 	struct vmcs_use u;
@@ -407,7 +406,7 @@ static void vmx_set_tsc_offset(struct vcpu *v, uint64_t offset)
  * emulated CR write needs the guest TLB flushed (hv/vmm.h TLB rule). */
 static void tlb_prepare(struct vmx_vcpu *vx, int cpu)
 {
-	struct vm *vm = vx->v->vm;
+	struct vmm_vm *vm = vx->v->vm;
 	uint64_t gen = __atomic_load_n(&vm->gpa_gen, __ATOMIC_ACQUIRE);
 	bool moved = vx->last_cpu != cpu;
 
@@ -448,7 +447,9 @@ static void entry_error(struct vmx_vcpu *vx, int rc, struct vm_exit *e)
 
 static int read_gpa(void *ctx, uint64_t gpa, void *buf, size_t len)
 {
-	return vm_read_gpa(ctx, gpa, buf, len);
+	struct vmm_vm *vm = ctx;
+
+	return vm->read_gpa(vm, gpa, buf, len);
 }
 
 static void cr_exit(struct vmx_vcpu *vx, const struct vmx_exit_info *x, struct vm_exit *e)
@@ -541,7 +542,7 @@ static void exit_process(struct vmx_vcpu *vx, struct vm_exit *e)
 }
 
 /* vmm_ops.run: interrupts are off (hv/vmm.h). */
-static void vmx_run(struct vcpu *v, struct vm_exit *e)
+static void vmx_run(struct vmm_vcpu *v, struct vm_exit *e)
 {
 	struct vmx_vcpu *vx = v->arch;
 	int rc;
