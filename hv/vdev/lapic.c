@@ -187,8 +187,6 @@ static void regs_reset(struct lapic *a)
 	memset(a->irr, 0, sizeof(a->irr));
 	memset(a->isr, 0, sizeof(a->isr));
 	memset(a->tmr, 0, sizeof(a->tmr));
-	a->events = 0;
-	a->sipi_vector = 0;
 }
 
 void lapic_init(struct lapic *a, const struct lapic_config *cfg)
@@ -197,7 +195,7 @@ void lapic_init(struct lapic *a, const struct lapic_config *cfg)
 	a->cfg = *cfg;
 	a->apic_base = LAPIC_DEFAULT_BASE | APIC_BASE_EN | (cfg->bsp ? APIC_BASE_BSP : 0);
 	a->xapic_id = (uint8_t)cfg->apic_id;
-	regs_reset(a);
+	regs_reset(a);	/* no events: memset */
 	/* What firmware leaves (see lapic.h): virtual wire on the BSP. */
 	a->svr = SVR_ENABLE | 0xFF;
 	a->lvt[LAPIC_LVT_LINT0] = LAPIC_DM_EXTINT << 8 | (cfg->bsp ? 0 : LVT_MASKED);
@@ -673,6 +671,7 @@ static int write_apic_base(struct lapic *a, uint64_t val)
 	if (to == ST_DISABLED && from != ST_DISABLED) {
 		regs_reset(a);		/* 10.4.3: re-enabled in power-up state */
 		a->xapic_id = (uint8_t)a->cfg.apic_id;
+		a->events = a->sipi_vector = 0;
 	}
 	return 0;
 }
@@ -775,12 +774,9 @@ int lapic_ack(struct lapic *a, uint8_t vector)
 
 enum lapic_event lapic_take_event(struct lapic *a, uint8_t *sipi_vector)
 {
-	uint8_t rest;
-
 	if (a->events & EV_INIT) {	/* 10.4.7.3: INIT resets the APIC */
-		rest = a->events & (uint8_t)~EV_INIT;
-		regs_reset(a);
-		a->events = rest;
+		a->events &= (uint8_t)~EV_INIT;
+		regs_reset(a);		/* later events stay */
 		return LAPIC_EV_INIT;
 	}
 	if (a->events & EV_SIPI) {
@@ -904,6 +900,8 @@ int lapic_snapshot(struct lapic *a, struct snap *s, uint64_t now_ns)
 
 	if (snap_version(s, LAPIC_SNAP_VERSION))
 		return s->err;
+	if (!s->restore)
+		timer_update(&t, now_ns);	/* save what is due, on the copy */
 	snap_u64(s, &t.cfg.tsc_hz);
 	snap_u64(s, &t.apic_base);
 	snap_u8(s, &t.xapic_id);
