@@ -457,7 +457,9 @@ static int send_ipi(struct lapic *a, struct lapic_ipi *ipi)
 
 static int write_icr(struct lapic *a, uint64_t val, bool x2, struct lapic_ipi *ipi)
 {
-	if (x2 && (val & 0xFFFFFFFFull & ~(uint64_t)ICR_LO_WRITABLE))
+	/* x2APIC: reserved bits are #GP, except the busy bit (12), which
+	 * Intel ignores. */
+	if (x2 && (val & 0xFFFFFFFFull & ~(uint64_t)(ICR_LO_WRITABLE | LVT_STATUS)))
 		return LAPIC_GP;
 	if (x2)
 		a->icr_hi = (uint32_t)(val >> 32);

@@ -255,8 +255,10 @@ uint8_t lapic_ppr(const struct lapic *a);
 
 /*
  * Save or restore (see snap.h).  The armed timer is stored as the time
- * left relative to now_ns, so a restore at any other clock continues it.
- * A refused restore (-EINVAL) leaves a unchanged.
+ * left relative to now_ns, so a restore at any other clock continues it;
+ * a save first takes the expiries due by now_ns (on a copy: a is not
+ * changed), so one nobody has asked about yet travels as a request in
+ * IRR.  A refused restore (-EINVAL) leaves a unchanged.
  */
 int lapic_snapshot(struct lapic *a, struct snap *s, uint64_t now_ns);
 

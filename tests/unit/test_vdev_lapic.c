@@ -408,7 +408,8 @@ static void test_x2apic_msrs(void **state)
 	assert_int_equal(rdmsr_ok(&a, 0x835), 0x700);
 	assert_int_equal(wrmsr(&a, 0x83E, 0x4, 0), LAPIC_GP);
 	assert_int_equal(wrmsr(&a, 0x83E, 0xB, 0), 0);
-	assert_int_equal(wrmsr(&a, 0x830, 0x1000 | 0x40, 0), LAPIC_GP);	/* bit 12 */
+	assert_int_equal(wrmsr(&a, 0x830, 0x2000 | 0x40, 0), LAPIC_GP);	/* bit 13 */
+	assert_int_equal(wrmsr(&a, 0x830, 0x100000 | 0x40, 0), LAPIC_GP);	/* bit 20 */
 	assert_int_equal(wrmsr(&a, 0x83F, 0x100, 0), LAPIC_GP);
 	assert_int_equal(rdmsr_ok(&a, 0x835), 0x700);
 	/* ICR: one 64-bit register with a 32-bit destination. */
@@ -418,6 +419,9 @@ static void test_x2apic_msrs(void **state)
 	assert_int_equal(ipi.vector, 0x31);
 	assert_true(ipi.x2apic);
 	assert_int_equal(rdmsr_ok(&a, 0x830), 0x12345678ull << 32 | 0x4031);
+	/* The busy bit is ignored, not #GP, and reads 0. */
+	assert_int_equal(lapic_wrmsr(&a, 0x830, 7ull << 32 | 0x1032, 0, 0, &ipi), LAPIC_IPI);
+	assert_int_equal(rdmsr_ok(&a, 0x830), 7ull << 32 | 0x32);
 	/* SELF IPI. */
 	assert_int_equal(lapic_wrmsr(&a, 0x83F, 0x45, 0, 0, &ipi), LAPIC_IPI);
 	assert_int_equal(ipi.shorthand, LAPIC_SH_SELF);
