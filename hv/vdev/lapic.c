@@ -191,14 +191,16 @@ static void regs_reset(struct lapic *a)
 
 void lapic_init(struct lapic *a, const struct lapic_config *cfg)
 {
+	struct lapic_config c = *cfg;	/* cfg may be &a->cfg */
+
 	memset(a, 0, sizeof(*a));
-	a->cfg = *cfg;
-	a->apic_base = LAPIC_DEFAULT_BASE | APIC_BASE_EN | (cfg->bsp ? APIC_BASE_BSP : 0);
-	a->xapic_id = (uint8_t)cfg->apic_id;
+	a->cfg = c;
+	a->apic_base = LAPIC_DEFAULT_BASE | APIC_BASE_EN | (c.bsp ? APIC_BASE_BSP : 0);
+	a->xapic_id = (uint8_t)c.apic_id;
 	regs_reset(a);	/* no events: memset */
 	/* What firmware leaves (see lapic.h): virtual wire on the BSP. */
 	a->svr = SVR_ENABLE | 0xFF;
-	a->lvt[LAPIC_LVT_LINT0] = LAPIC_DM_EXTINT << 8 | (cfg->bsp ? 0 : LVT_MASKED);
+	a->lvt[LAPIC_LVT_LINT0] = LAPIC_DM_EXTINT << 8 | (c.bsp ? 0 : LVT_MASKED);
 	a->lvt[LAPIC_LVT_LINT1] = LAPIC_DM_NMI << 8;
 }
 

@@ -40,8 +40,9 @@
  * The vCPU layer (a sketch; `a` is the vCPU's lapic, `now` vm_clock_ns):
  *	MMIO exit at gpa in [lapic_mmio_base(a), +0x1000):
  *		rc = lapic_mmio(a, gpa - base, size, write, &val, now, &ipi)
- *	RDMSR/WRMSR: rc = lapic_rdmsr(a, msr, &val, guest_tsc, now) or
- *		lapic_wrmsr(a, msr, val, guest_tsc, now, &ipi)
+ *	RDMSR/WRMSR: rc = lapic_rdmsr(a, msr, &val, now) or
+ *		lapic_wrmsr(a, msr, val, guest_tsc, now, &ipi); -ENOENT: not
+ *		an APIC MSR, go on to the others; LAPIC_GP: inject #GP(0)
  *	rc == LAPIC_IPI: for every vCPU b of the guest (b == a too) with
  *		lapic_ipi_targets(&ipi, a, b) call lapic_deliver(b, ...);
  *		lowest priority may pick any one of them
@@ -173,7 +174,8 @@ struct lapic {
 	struct lapic_stats stats;	/* host-side counters, not saved */
 };
 
-/* Power-on (RESET) state as described above; cfg is copied. */
+/* Power-on (RESET) state as described above; cfg is copied.  A guest
+ * reset (reboot) is lapic_init(a, &a->cfg). */
 void lapic_init(struct lapic *a, const struct lapic_config *cfg);
 
 /* The guest-physical base of the xAPIC page, or LAPIC_NO_EVENT (all ones)
@@ -192,6 +194,7 @@ bool lapic_hw_enabled(const struct lapic *a);
  */
 int lapic_mmio(struct lapic *a, uint32_t offset, uint8_t size, bool write, uint32_t *val,
 	       uint64_t now_ns, struct lapic_ipi *ipi);
+/* (*ipi is written only when LAPIC_IPI is returned: reads may pass NULL.) */
 
 /*
  * RDMSR/WRMSR of IA32_APIC_BASE, IA32_TSC_DEADLINE and 0x800-0x8FF.

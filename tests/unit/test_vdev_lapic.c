@@ -96,6 +96,15 @@ static void test_power_on(void **state)
 	assert_int_equal(rd(&ap, 0x350, 0), 0x10700);
 	assert_false(lapic_accepts_pic(&ap));
 	assert_int_equal(lapic_next_event_ns(&ap, 5), LAPIC_NO_EVENT);
+	/* A reset from the APIC's own config: the same power-on state. */
+	to_x2apic(&ap);
+	assert_int_equal(lapic_set_irq(&ap, 0x40, false), 0);
+	lapic_init(&ap, &ap.cfg);
+	assert_int_equal(rdmsr_ok(&ap, MSR_IA32_APIC_BASE), 0xFEE00800);
+	assert_int_equal(ap.cfg.apic_id, 3);
+	assert_int_equal(ap.cfg.tsc_hz, TSC_HZ);
+	assert_int_equal(lapic_pending_vector(&ap, 0), -1);
+	assert_true(lapic_valid(&ap));
 }
 
 /* One-shot with divide-by-16: fires initial * 16 ns after the write. */
