@@ -58,7 +58,11 @@
  * Not thread-safe: the owner serializes calls (one vCPU's lapic is touched
  * by its own CPU and by senders of interrupts, under one lock).  The eoi
  * callback runs inside that call, after the APIC state is consistent, so
- * it may deliver to this same lapic again (a still-asserted level line).
+ * it may deliver to this same lapic again (a still-asserted level line)
+ * if the lock allows it; with a plain per-lapic lock the callback should
+ * only note the vector, and the vCPU layer calls ioapic_eoi() after it
+ * has dropped that lock.  lapic_ipi_targets() and lapic_match_dest() read
+ * the target's mode, ids and LDR/DFR: hold its lock, or keep a copy.
  */
 #ifndef FERRY_HV_VDEV_LAPIC_H
 #define FERRY_HV_VDEV_LAPIC_H
