@@ -17,8 +17,9 @@
  * are not all busy stays below its cap rather than above it.
  *
  * A vCPU that wakes with credit left is boosted: it runs before the others
- * of its queue and preempts a non-boosted one at once (wake returns its CPU
- * to IPI), until it is picked.  Unpinned entities move towards idle CPUs on
+ * of its queue and preempts the running one at once (wake returns its CPU
+ * to IPI); the boost ends when it is picked.  Having no credit left bounds
+ * what a vCPU that wakes often can take this way.  Unpinned entities move towards idle CPUs on
  * wake, and idle or less loaded CPUs pull from the busiest on their tick.
  */
 #include <errno.h>
@@ -317,6 +318,7 @@ static int credit_wake(struct sched_entity *se, uint64_t now)
 	if (!rq)
 		return -1;
 	if (se->state != SE_SLEEPING) {
+		se->woken = se->state != SE_OFF;	/* a sleep() racing us fails */
 		spin_unlock(&rq->lock);
 		return -1;
 	}
@@ -330,22 +332,27 @@ static int credit_wake(struct sched_entity *se, uint64_t now)
 	return kick_for(se);
 }
 
-static void credit_sleep(struct sched_entity *se, uint64_t now)
+static bool credit_sleep(struct sched_entity *se, uint64_t now)
 {
 	struct runq *rq = lock_se(se);
+	bool slept;
 
 	if (!rq)
-		return;
+		return false;
+	slept = !se->woken;
+	se->woken = false;
 	if (se->state == SE_RUNNING) {
 		charge(se, now);
 		rq->curr = NULL;
-	}
-	if (se->state == SE_QUEUED)
+		set_state(rq, se, slept ? SE_SLEEPING : SE_QUEUED);
+	} else if (se->state == SE_QUEUED && slept) {
 		se->steal_ns += now - se->since_ns;
-	if (se->state != SE_OFF)
 		set_state(rq, se, SE_SLEEPING);
-	se->boost = false;
+	}
+	if (slept)
+		se->boost = false;
 	spin_unlock(&rq->lock);
+	return slept;
 }
 
 static void credit_yield(unsigned int cpu, uint64_t now)
@@ -467,6 +474,7 @@ static void run(struct runq *rq, struct sched_entity *se, unsigned int cpu,
 	se->since_ns = now;
 	se->run_start_ns = now;
 	se->boost = false;
+	se->woken = false;
 	se->last_cpu = (int)cpu;
 	se->switches++;
 	set_state(rq, se, SE_RUNNING);
@@ -532,8 +540,10 @@ static int credit_set_params(struct sched_entity *se,
 	}
 	se->p = *p;
 	if (se->state == SE_RUNNING) {
+		int c = se->cpu;	/* re-decides at once, leaves if not allowed */
+
 		spin_unlock(&rq->lock);
-		return se->cpu;		/* re-decides at once, leaves if not allowed */
+		return c;
 	}
 	if (!allowed(se, (unsigned int)se->cpu))
 		return relocate(se);

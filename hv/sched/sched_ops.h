@@ -67,6 +67,8 @@ struct sched_entity {
 	int cpu;			/* (m) run queue it is on, -1 none */
 	int last_cpu;			/* (p) CPU it last ran on, -1 never */
 	bool boost;			/* (p) woke with credit left: runs first */
+	bool woken;			/* (p) wake() came while runnable: the next
+					 * sleep() fails (no lost wake-up) */
 	int64_t credit;			/* (p) ns at weight 256 left this epoch */
 	int64_t cap_budget;		/* (p) ns it may still run this cap period */
 	uint64_t cap_next_ns;		/* (p) start of the next cap period */
@@ -98,9 +100,10 @@ struct sched_ops {
 	void (*remove_vcpu)(struct sched_entity *se);
 	/* se may run: returns the CPU to IPI, -1 none.  Any CPU may call. */
 	int (*wake)(struct sched_entity *se, uint64_t now_ns);
-	/* se stops being runnable.  @pre called by the CPU running se, or se
-	 * is not RUNNING. */
-	void (*sleep)(struct sched_entity *se, uint64_t now_ns);
+	/* se stops being runnable; false (it stays runnable) when a wake()
+	 * came since it was last picked, so a wake racing a halt is never
+	 * lost.  @pre called by the CPU running se, or se is not RUNNING. */
+	bool (*sleep)(struct sched_entity *se, uint64_t now_ns);
 	/* The running entity of cpu gives up the rest of its slice. */
 	void (*yield)(unsigned int cpu, uint64_t now_ns);
 	/* Periodic tick on cpu: true when cpu should call pick_next now. */

@@ -49,6 +49,7 @@ struct sim {
 	bool pick[MAXC];
 	uint64_t now, busy[MAXC];
 	unsigned int wrong_cpu, double_run;
+	bool lose_ipis;		/* wake's IPIs to busy CPUs never arrive */
 };
 
 static struct sim S;
@@ -74,7 +75,7 @@ static void kick(int cpu)
 {
 	if (cpu >= 0) {
 		assert_true((unsigned int)cpu < S.ncpu);
-		S.pick[cpu] = true;
+		S.pick[cpu] = !S.lose_ipis || !S.cur[cpu];
 	}
 }
 
@@ -133,7 +134,7 @@ static void run_cpus(void)
 		S.busy[c] += DT;
 		if (e->kind != IO || (e->left -= DT) > 0)
 			continue;
-		ops->sleep(&e->se, S.now);
+		assert_true(ops->sleep(&e->se, S.now));
 		e->asleep = true;
 		e->wake_at = S.now + e->nap;
 		S.cur[c] = NULL;
@@ -310,6 +311,16 @@ static void test_wake_latency_beside_hogs(void **state)
 	assert_true(io->max_lat <= SLICE);
 	print_message("[ INFO     ] interactive beside 3 hogs: worst wake-up latency %.2f ms over %lu wake-ups\n",
 		      (double)io->max_lat / MS, (unsigned long)io->wakes);
+
+	/* Without the IPI the next tick still preempts for it. */
+	sim_init(1);
+	S.lose_ipis = true;
+	for (int i = 0; i < 3; i++)
+		sim_add(HOG, 256, 0, 1);
+	io = sim_add(IO, 256, 0, 1);
+	sim_run(5 * SEC);
+	assert_true(io->wakes >= 250);
+	assert_true(io->max_lat <= TICK);
 }
 
 static void test_pinning(void **state)
@@ -483,6 +494,28 @@ static void test_bad_params(void **state)
 	assert_null(ops->pick_next(0, 0));
 }
 
+/* A wake that comes while the vCPU still runs (its CPU is on the way to a
+ * halt) makes that halt fail instead of being lost. */
+static void test_wake_racing_sleep(void **state)
+{
+	struct sched_entity se;
+	struct sched_params p = { 256, 0, 1 };
+
+	(void)state;
+	assert_int_equal(ops->init(1), 0);
+	assert_int_equal(ops->add_vcpu(&se, &p, 0), 0);
+	assert_int_equal(ops->wake(&se, 0), 0);
+	assert_ptr_equal(ops->pick_next(0, 0), &se);
+	assert_int_equal(ops->wake(&se, MS), -1);	/* running: nothing to IPI */
+	assert_false(ops->sleep(&se, 2 * MS));
+	assert_int_equal(se.state, SE_QUEUED);
+	assert_ptr_equal(ops->pick_next(0, 2 * MS), &se);
+	assert_true(ops->sleep(&se, 3 * MS));
+	assert_int_equal(se.state, SE_SLEEPING);
+	assert_null(ops->pick_next(0, 3 * MS));
+	assert_int_equal(se.runtime_ns, 3 * MS);
+}
+
 /* Random mixes: nobody starves, pinning holds, nothing runs twice. */
 static void random_config(void)
 {
@@ -540,6 +573,7 @@ int main(void)
 		cmocka_unit_test(test_remove),
 		cmocka_unit_test(test_accounting),
 		cmocka_unit_test(test_bad_params),
+		cmocka_unit_test(test_wake_racing_sleep),
 		cmocka_unit_test(test_no_starvation_property),
 	};
 
