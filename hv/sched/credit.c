@@ -213,8 +213,8 @@ static void move(struct sched_entity *se, unsigned int from, unsigned int to)
 	unlink_se(&rqs[from], se);
 	link_se(&rqs[to], se, to);
 	set_state(&rqs[to], se, s);
-	if (se->credit > CREDIT_INIT)
-		se->credit = CREDIT_INIT;
+	if (se->credit > 0)
+		se->credit = 0;		/* joins at the end of the epoch there */
 }
 
 /* The allowed CPU with the fewest runnable, then fewest placed entities. */
@@ -367,32 +367,68 @@ static void credit_yield(unsigned int cpu, uint64_t now)
 	spin_unlock(&rq->lock);
 }
 
-/* A waiting, eligible entity of src that may run on dst. */
-static struct sched_entity *pullable(unsigned int src, unsigned int dst,
-				     uint64_t now)
+/* Run time scaled to weight 256: who is behind across queues. */
+static uint64_t vrun(const struct sched_entity *se)
 {
+	return se->runtime_ns / se->p.weight * SCHED_WEIGHT_DEFAULT;
+}
+
+/* The least run runnable entity of a locked queue (UINT64_MAX: none). */
+static uint64_t min_vrun(unsigned int cpu)
+{
+	uint64_t m = UINT64_MAX;
+
+	for (struct sched_entity *se = rqs[cpu].members; se; se = se->next)
+		if ((se->state == SE_QUEUED || se->state == SE_RUNNING) &&
+		    vrun(se) < m)
+			m = vrun(se);
+	return m;
+}
+
+/* The least run waiting, eligible entity of src that may run on dst, and
+ * when only behind, only one that has run less than everyone on dst and
+ * has run on src since it came (no ping-pong before it ever runs). */
+static struct sched_entity *pullable(unsigned int src, unsigned int dst,
+				     uint64_t now, bool behind)
+{
+	uint64_t limit = behind ? min_vrun(dst) : UINT64_MAX;
+	struct sched_entity *best = NULL;
+
 	for (struct sched_entity *se = rqs[src].members; se; se = se->next)
-		if (allowed(se, dst) && eligible(se, now))
-			return se;
-	return NULL;
+		if (allowed(se, dst) && eligible(se, now) && vrun(se) < limit &&
+		    (!behind || se->last_cpu == (int)src) &&
+		    (!best || vrun(se) < vrun(best)))
+			best = se;
+	return best;
+}
+
+/* The CPU with the most runnable entities, at least margin more than cpu. */
+static int busiest(unsigned int cpu, unsigned int margin)
+{
+	int src = -1;
+
+	for (unsigned int c = 0; c < nr_cpus; c++)
+		if (c != cpu && load_of(c) >= load_of(cpu) + margin &&
+		    (src < 0 || load_of(c) > load_of(src)))
+			src = (int)c;
+	return src;
 }
 
 /* Pull one waiting entity from the busiest CPU to cpu if that evens the
- * load.  @pre no lock held. */
-static bool pull(unsigned int cpu, uint64_t now)
+ * load, or with rotate, one that is behind from a CPU with one more (so an
+ * odd entity out does not stay out).  @pre no lock held. */
+static bool pull(unsigned int cpu, uint64_t now, bool rotate)
 {
-	int src = -1;
+	int src = busiest(cpu, rotate ? 1 : 2);
 	struct sched_entity *se = NULL;
+	bool even;
 
-	for (unsigned int c = 0; c < nr_cpus; c++)
-		if (c != cpu && load_of(c) >= load_of(cpu) + 2 &&
-		    (src < 0 || load_of(c) > load_of(src)))
-			src = (int)c;
 	if (src < 0)
 		return false;
 	lock2(cpu, (unsigned int)src);
-	if (rqs[src].nr_run >= rqs[cpu].nr_run + 2) {
-		se = pullable((unsigned int)src, cpu, now);
+	even = rqs[src].nr_run >= rqs[cpu].nr_run + 2;
+	if (even || (rotate && rqs[src].nr_run == rqs[cpu].nr_run + 1)) {
+		se = pullable((unsigned int)src, cpu, now, !even);
 		if (se)
 			move(se, (unsigned int)src, cpu);
 	}
@@ -434,7 +470,7 @@ static bool credit_tick(unsigned int cpu, uint64_t now)
 	spin_unlock(&rq->lock);
 	if (!resched && (!rq->curr || now >= rq->next_balance_ns)) {
 		rq->next_balance_ns = now + BALANCE_NS;
-		resched = pull(cpu, now) && !rq->curr;
+		resched = pull(cpu, now, rq->curr != NULL) && !rq->curr;
 	}
 	return resched;
 }
@@ -495,7 +531,7 @@ static struct sched_entity *credit_pick_next(unsigned int cpu, uint64_t now)
 	}
 	if (!best_waiting(rq, now, NULL)) {
 		spin_unlock(&rq->lock);
-		pull(cpu, now);
+		pull(cpu, now, false);
 		spin_lock(&rq->lock);
 	}
 	maybe_reset(rq, now);
