@@ -19,8 +19,16 @@
  * A vCPU that wakes with credit left is boosted: it runs before the others
  * of its queue and preempts the running one at once (wake returns its CPU
  * to IPI); the boost ends when it is picked.  Having no credit left bounds
- * what a vCPU that wakes often can take this way.  Unpinned entities move towards idle CPUs on
- * wake, and idle or less loaded CPUs pull from the busiest on their tick.
+ * what a vCPU that wakes often can take this way.
+ *
+ * Balancing: an unpinned entity that wakes beside a running one moves to an
+ * idle allowed CPU; an idle CPU pulls a waiting entity from the busiest on
+ * each tick, a busy one every BALANCE_NS, and then also takes an entity that
+ * is behind from a CPU with one runnable more, so that 3 hogs on 2 CPUs get
+ * 2/3 each.  Credit is per queue: a moved entity joins at the end of the
+ * epoch of its new queue.  Pinning is strict: an entity is only ever placed
+ * on an allowed CPU (one whose affinity changed while it ran leaves at its
+ * CPU's next pick_next).
  */
 #include <errno.h>
 #include <stddef.h>

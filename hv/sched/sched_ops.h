@@ -25,7 +25,7 @@
  *	se = ops->pick_next(c, now);	NULL: halt until an IPI or the tick
  *	run the vCPU of se until an exit, the tick, or an IPI;
  *	on each 250 Hz tick:  if (ops->tick(c, now)) leave the guest;
- *	on a halt exit:       ops->sleep(se, now);
+ *	on a halt exit:       ops->sleep(se, now);  (false: a wake came)
  *	then pick_next again (it puts the previous entity back itself).
  * wake(), add() and set_params() return the CPU to send a reschedule IPI
  * to, or -1.  Halted CPUs keep their periodic tick; an idle CPU's tick may
@@ -123,10 +123,13 @@ struct sched_ops {
 extern const struct sched_ops sched_credit_ops;	/* hv/sched/credit.c */
 
 /* A guest-level cap of pct % of one CPU, split evenly over its n vCPUs, in
- * each vCPU's cap_bp: the credit policy enforces caps per vCPU. */
+ * each vCPU's cap_bp (at most one CPU each): the credit policy enforces
+ * caps per vCPU. */
 static inline uint32_t sched_cap_split(uint32_t pct, unsigned int n)
 {
-	return n ? (uint32_t)((uint64_t)pct * 100 / n) : 0;
+	uint64_t bp = n ? (uint64_t)pct * 100 / n : 0;
+
+	return bp > SCHED_CAP_BP_MAX ? SCHED_CAP_BP_MAX : (uint32_t)bp;
 }
 
 #endif

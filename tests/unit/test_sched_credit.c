@@ -289,6 +289,8 @@ static void test_guest_cap_split(void **state)
 
 	(void)state;
 	assert_int_equal(cap, 2500);
+	assert_int_equal(sched_cap_split(100, 3), 3333);
+	assert_int_equal(sched_cap_split(300, 2), SCHED_CAP_BP_MAX);
 	sim_init(2);
 	sim_add(HOG, 256, cap, SCHED_AFFINITY_ANY);
 	sim_add(HOG, 256, cap, SCHED_AFFINITY_ANY);
