@@ -305,16 +305,6 @@ void mig_pace_take(struct mig_pace *p, size_t n)
 		p->tokens -= min_u64(p->tokens, n);
 }
 
-uint64_t mig_pace_wait_us(const struct mig_pace *p, size_t n)
-{
-	uint64_t need;
-
-	if (!p->Bps || p->tokens >= n)
-		return 0;
-	need = (n - p->tokens) * US_PER_S - p->frac;
-	return (need + p->Bps - 1) / p->Bps;
-}
-
 /* ---- admission ---- */
 
 uint64_t mig_mem_needed(uint64_t mem_size)

@@ -109,8 +109,6 @@ void mig_pace_init(struct mig_pace *p, uint64_t Bps, uint64_t now_us);
 size_t mig_pace_allow(struct mig_pace *p, uint64_t now_us, size_t want);
 /* Spend n bytes (n <= what mig_pace_allow gave). */
 void mig_pace_take(struct mig_pace *p, size_t n);
-/* Microseconds until n bytes (n <= burst) may go; 0 if now. */
-uint64_t mig_pace_wait_us(const struct mig_pace *p, size_t n);
 
 /* What the destination knows of itself when a HELLO comes. */
 struct mig_host {

@@ -79,15 +79,6 @@ const char *mig_phase_name(enum mig_phase ph)
 	return (unsigned)ph <= MIG_PH_ANSWERED ? names[ph] : "?";
 }
 
-const char *mig_fate_name(enum mig_fate f)
-{
-	static const char *const names[] = {
-		"resume on source", "in doubt", "free source copy", "discard", "run here",
-	};
-
-	return (unsigned)f <= MIG_FATE_RUN ? names[f] : "?";
-}
-
 /* ---- field rules ---- */
 
 static bool canonical(uint64_t a)
@@ -997,7 +988,7 @@ void mig_stream_fini(struct mig_stream *s)
 
 /* ---- encoding ---- */
 
-/* Walk r into buf (NULL: measure).  Payload bytes, or -ENOSPC/-EINVAL. */
+/* Walk r into buf.  Payload bytes, or -ENOSPC/-EINVAL. */
 static long walk_out(const struct type_info *t, const struct mig_rec *r, uint8_t *buf,
 		     size_t cap, struct mig_error *e)
 {
@@ -1014,15 +1005,6 @@ static long walk_out(const struct type_info *t, const struct mig_rec *r, uint8_t
 		return -EINVAL;
 	}
 	return (long)w.s.pos;
-}
-
-size_t mig_rec_size(const struct mig_rec *r)
-{
-	const struct type_info *t = type_info(r->type);
-	struct mig_error e;
-	long n = t ? walk_out(t, r, NULL, 0, &e) : -EINVAL;
-
-	return n < 0 ? 0 : MIG_HDR_SIZE + (size_t)n;
 }
 
 static long encode(const struct type_info *t, const struct mig_rec *r, uint32_t seq,
@@ -1222,25 +1204,6 @@ int mig_stream_feed(struct mig_stream *s, const void *data, size_t len, size_t *
 bool mig_stream_partial(const struct mig_stream *s)
 {
 	return s->hdr_have > 0;
-}
-
-/* ---- the hand-over rule ---- */
-
-enum mig_fate mig_stream_fate(const struct mig_stream *s)
-{
-	bool aborted = s->phase == MIG_PH_ABORTED;
-	enum mig_phase ph = aborted ? s->abort_phase : s->phase;
-	bool committed = ph == MIG_PH_COMMITTING || ph == MIG_PH_DONE;
-
-	if (ph == MIG_PH_QUERY || ph == MIG_PH_ANSWERED)	/* moves no guest */
-		return s->role == MIG_DST ? MIG_FATE_DISCARD : MIG_FATE_IN_DOUBT;
-	if (s->role == MIG_DST)
-		return committed && !aborted ? MIG_FATE_RUN : MIG_FATE_DISCARD;
-	if (s->phase == MIG_PH_DONE)
-		return MIG_FATE_FREE;
-	if (committed && !aborted)
-		return MIG_FATE_IN_DOUBT;
-	return MIG_FATE_RESUME;
 }
 
 /* ---- helpers for the sender and the HELLO ---- */

@@ -316,35 +316,16 @@ int mig_stream_feed(struct mig_stream *s, const void *data, size_t len, size_t *
  * peer's last record was cut short. */
 bool mig_stream_partial(const struct mig_stream *s);
 
-/* Bytes r would take on the wire (header included), or 0 if r is not a
- * record the encoder could write. */
-size_t mig_rec_size(const struct mig_rec *r);
-
 /* Largest payload the peer of role may send (the bound of the buffer). */
 size_t mig_payload_max(enum mig_role peer);
 
 /* The state machine, pure: may a record of type, sent by from, come now? */
 bool mig_phase_allows(enum mig_phase ph, uint16_t type, enum mig_role from);
 
-/*
- * What this end must do with its copy of the guest if the conversation
- * stops now (failure, timeout, or success):
- */
-enum mig_fate {
-	MIG_FATE_RESUME,	/* source: run the guest again, unchanged */
-	MIG_FATE_IN_DOUBT,	/* source: COMMIT may have arrived; keep the paused
-				 * copy, never resume or free it unasked */
-	MIG_FATE_FREE,		/* source: the destination runs it; free ours */
-	MIG_FATE_DISCARD,	/* destination: free the partial guest */
-	MIG_FATE_RUN,		/* destination: the guest is ours; keep it running */
-};
-enum mig_fate mig_stream_fate(const struct mig_stream *s);
-
 /* Names for messages. */
 const char *mig_type_name(uint16_t type);
 const char *mig_code_name(uint32_t code);
 const char *mig_phase_name(enum mig_phase ph);
-const char *mig_fate_name(enum mig_fate f);
 
 /* Set e (printf-style); non-printable characters become '?' and the
  * message is cut at MIG_MSG_MAX.  Returns -EPROTO. */

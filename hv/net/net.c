@@ -37,11 +37,6 @@ int net_init(struct netstack *s, const struct net_config *cfg)
 	return tcp_init(s, cfg);
 }
 
-void net_fini(struct netstack *s)
-{
-	tcp_fini(s);
-}
-
 uint64_t net_rand(struct netstack *s)
 {
 	uint64_t x = s->rng;

@@ -190,8 +190,6 @@ struct netstack {
 
 /* Set up s (zeroing it); allocates the TCP connection table. */
 int net_init(struct netstack *s, const struct net_config *cfg);
-/* Free everything net_init and the connections allocated. */
-void net_fini(struct netstack *s);
 
 /* Configure IPv4 (host order; gw 0: none) and announce with gratuitous ARP.
  * -EINVAL for a bad address, prefix or off-link gateway. */

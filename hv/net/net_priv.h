@@ -59,7 +59,6 @@ void icmp_input(struct netstack *s, const uint8_t *iph, const uint8_t *msg,
 
 /* tcp.c and friends */
 int tcp_init(struct netstack *s, const struct net_config *cfg);
-void tcp_fini(struct netstack *s);
 void tcp_input(struct netstack *s, const uint8_t *iph, const uint8_t *seg,
 	       size_t len);
 uint64_t tcp_poll(struct netstack *s);

@@ -43,17 +43,6 @@ int tcp_init(struct netstack *s, const struct net_config *cfg)
 	return t->conns ? 0 : -ENOMEM;
 }
 
-void tcp_fini(struct netstack *s)
-{
-	struct tcp_table *t = &s->tcp;
-
-	for (uint32_t i = 0; t->conns && i < t->p.max_conns; i++)
-		if (t->conns[i].used)
-			tcp_conn_free(&t->conns[i]);
-	free(t->conns);
-	t->conns = NULL;
-}
-
 /* --- ISN (RFC 6528): a 4 us clock plus SipHash-2-4 of the 4-tuple. --- */
 
 static uint64_t rotl(uint64_t x, int b)

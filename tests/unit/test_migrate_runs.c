@@ -21,6 +21,7 @@
 static struct mig_stream S, D;
 static uint8_t buf[1 << 20];
 static uint8_t page[MIG_PAGE_SIZE];
+static long pass_len;		/* bytes of the last record passed */
 
 /* S to D: encode on S, decode on D; the decoded record. */
 static const struct mig_rec *pass(const struct mig_rec *r)
@@ -29,6 +30,7 @@ static const struct mig_rec *pass(const struct mig_rec *r)
 	long n = mig_stream_encode(&S, r, buf, sizeof(buf));
 
 	assert_true(n > 0);
+	pass_len = n;
 	assert_int_equal(mig_feed_all(&D, buf, (size_t)n, &out), 1);
 	return out;
 }
@@ -54,14 +56,12 @@ static void test_round0_by_runs(void **st)
 	struct mig_rec p = { .type = MIG_PAGES, .pages = { 3, pg } };
 	struct mig_rec e = { .type = MIG_ROUND_END, .round = { 0, G_PAGES, 0 } };
 	const struct mig_rec *r;
-	long n;
 
 	(void)st;
 	accepted();
 	memset(page, 0xa5, sizeof(page));
-	n = (long)mig_rec_size(&p);
-	assert_int_equal(n, MIG_HDR_SIZE + 4 + 13 + 9 + MIG_PAGE_SIZE + 13);
 	r = pass(&p);
+	assert_int_equal(pass_len, MIG_HDR_SIZE + 4 + 13 + 9 + MIG_PAGE_SIZE + 13);
 	assert_int_equal(r->pages.count, 3);
 	assert_int_equal(r->pages.page[0].kind, MIG_PAGE_ZERO_RUN);
 	assert_int_equal(r->pages.page[0].run, 500);

@@ -24,6 +24,7 @@
 #include "hv/net/netsim.h"
 #include "hv/net/nettest.h"
 #include "hv/net/tcp_priv.h"
+#include "tests/unit/net_free.h"
 
 #define A_IP	0x0a000001u
 #define B_IP	0x0a000002u
@@ -184,8 +185,8 @@ static void world_up(uint32_t sndbuf, uint32_t tso_max)
 
 static void world_down(void)
 {
-	net_fini(&W.a);
-	net_fini(&W.b);
+	net_free(&W.a);
+	net_free(&W.b);
 	netsim_fini(&W.sim);
 }
 
@@ -344,7 +345,7 @@ static int one_up(void **state)
 static int one_down(void **state)
 {
 	(void)state;
-	net_fini(&ns);
+	net_free(&ns);
 	return 0;
 }
 

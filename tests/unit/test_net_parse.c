@@ -17,6 +17,7 @@
 #include "hv/net/cksum.h"
 #include "hv/net/net.h"
 #include "hv/net/tcp_priv.h"
+#include "tests/unit/net_free.h"
 
 #define CAP_MAX 64
 
@@ -69,7 +70,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	net_fini(&ns);
+	net_free(&ns);
 	return 0;
 }
 
@@ -526,7 +527,7 @@ static void test_unconfigured(void **state)
 	assert_int_equal(cap.n, 0);
 	assert_int_equal(icmp_ping_send(&s2, PEER_IP, 1, 1, 0), -ENETUNREACH);
 	assert_int_equal(tcp_connect(&s2, PEER_IP, 80, &c), -EADDRNOTAVAIL);
-	net_fini(&s2);
+	net_free(&s2);
 }
 
 static void test_driver_busy(void **state)

@@ -21,6 +21,7 @@
 #include "hv/net/netsim.h"
 #include "hv/net/nettest.h"
 #include "hv/net/tcp_priv.h"
+#include "tests/unit/net_free.h"
 
 #define A_IP	0x0a000001u
 #define B_IP	0x0a000002u
@@ -75,8 +76,8 @@ static void world_down(void)
 	if (!W.up)
 		return;
 	W.up = false;
-	net_fini(&W.a);
-	net_fini(&W.b);
+	net_free(&W.a);
+	net_free(&W.b);
 	netsim_fini(&W.sim);
 }
 

@@ -18,6 +18,7 @@
 #include "hv/net/cksum.h"
 #include "hv/net/net.h"
 #include "hv/net/tcp_priv.h"
+#include "tests/unit/net_free.h"
 
 #define MY_IP	0x0a000001u
 #define PEER_IP	0x0a000002u
@@ -114,7 +115,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	net_fini(&ns);
+	net_free(&ns);
 	return 0;
 }
 
