@@ -11,7 +11,7 @@
  *              segments, tcp_timer.c RTO/persist/TLP/NewReno, tcp_sack.c
  *              SACK scoreboard and recovery                          (tcp.h)
  *   nettest.c  reproducible stream + CRC-32 sender/receiver machines  (nettest.h)
- *   netsim.c   a simulated lossy link between two stacks (tests, self-test)
+ *   (tests/unit/netsim.c: a simulated lossy link between two stacks, for tests)
  *
  * Driving it: net_init() with a MAC and a transmit callback, which copies
  * the frame and returns (-EAGAIN when the ring is full; it must not call

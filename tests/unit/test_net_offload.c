@@ -21,10 +21,10 @@
 #include "hv/net/cksum.h"
 #include "hv/lib/crc32.h"
 #include "hv/net/net.h"
-#include "hv/net/netsim.h"
 #include "hv/net/nettest.h"
 #include "hv/net/tcp_priv.h"
 #include "tests/unit/net_free.h"
+#include "tests/unit/netsim.h"
 
 #define A_IP	0x0a000001u
 #define B_IP	0x0a000002u

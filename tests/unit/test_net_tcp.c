@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * TCP between two stacks over a simulated link (hv/net/netsim.c) in
+ * TCP between two stacks over a simulated link (tests/unit/netsim.c) in
  * simulated time: handshake and options, bulk transfers checked byte by
  * byte on a clean link and under loss, reordering and duplication, every
  * way of closing, refused and timed-out connections, zero windows, a busy
@@ -18,10 +18,10 @@
 #include "hv/net/cksum.h"
 #include "hv/lib/crc32.h"
 #include "hv/net/net.h"
-#include "hv/net/netsim.h"
 #include "hv/net/nettest.h"
 #include "hv/net/tcp_priv.h"
 #include "tests/unit/net_free.h"
+#include "tests/unit/netsim.h"
 
 #define A_IP	0x0a000001u
 #define B_IP	0x0a000002u

@@ -2,7 +2,7 @@
 /*
  * Simulated link between two struct netstack (see netsim.h).
  */
-#include "hv/net/netsim.h"
+#include "tests/unit/netsim.h"
 #include "hv/net/net.h"
 
 #include <errno.h>

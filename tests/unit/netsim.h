@@ -2,12 +2,12 @@
 /*
  * A simulated Ethernet link between two stacks in one process, driven by
  * simulated time: rate-limited with a drop-tail queue, with propagation
- * delay and seeded loss, reordering, duplication and corruption.  Used by
- * the unit tests and usable for an in-hypervisor self-test (two stacks, no
- * NIC).  Deterministic for a given seed and call sequence.
+ * delay and seeded loss, reordering, duplication and corruption, for the
+ * host unit tests (the product does not use it).  Deterministic for a given
+ * seed and call sequence.
  */
-#ifndef FERRY_HV_NET_NETSIM_H
-#define FERRY_HV_NET_NETSIM_H
+#ifndef FERRY_TESTS_UNIT_NETSIM_H
+#define FERRY_TESTS_UNIT_NETSIM_H
 
 #include <stdbool.h>
 #include <stddef.h>
