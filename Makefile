@@ -53,7 +53,7 @@ VMM_SRCS     := arch/x86/virt.c arch/x86/vmx/caps.c arch/x86/vmx/ept.c arch/x86/
 CORE_SRCS    := hv/console.c hv/version.c hv/modules.c hv/power.c hv/vmm.c hv/vm.c \
 	hv/vcpu.c hv/exit.c hv/sched.c hv/cpuid.c hv/msr.c hv/vm_devices.c hv/vmstate.c \
 	hv/netif.c hv/sched/credit.c
-MIGRATE_SRCS := hv/migrate/stream.c hv/migrate/sparse.c hv/migrate/policy.c hv/migrate/chan.c \
+MIGRATE_SRCS := hv/migrate/stream.c hv/migrate/statecheck.c hv/migrate/sparse.c hv/migrate/policy.c hv/migrate/chan.c \
 	hv/migrate/send.c hv/migrate/recv.c hv/migrate/history.c hv/migrate/doubt.c
 SHELL_SRCS   := hv/shell/lineedit.c hv/shell/parse.c hv/shell/shell.c \
 	hv/shell/script.c hv/shell/repl.c hv/shell/commands.c hv/shell/cmd_vm.c \

@@ -3,7 +3,8 @@
  * The live-migration stream: record codec and conversation state machine
  * (stream.h, docs/migration.md).  Each record type has one walker used to
  * encode and to decode it (struct snap, as the devices do), one check that
- * both directions run, and one apply that advances the conversation.
+ * both directions run, and one apply that advances the conversation.  The
+ * rules for the guest state a VCPU_STATE carries are statecheck.c's.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include "hv/lib/bytes.h"
 #include "hv/migrate/sparse.h"
+#include "hv/migrate/statecheck.h"
 #include "hv/migrate/stream.h"
 #include "hv/lib/crc32.h"
 #include "hv/vdev/snap.h"
@@ -80,11 +82,6 @@ const char *mig_phase_name(enum mig_phase ph)
 }
 
 /* ---- field rules ---- */
-
-static bool canonical(uint64_t a)
-{
-	return (uint64_t)((int64_t)(a << 16) >> 16) == a;	/* 48-bit linear */
-}
 
 /* Printable ASCII; with spaces or without. */
 static bool text_ok(const char *s, bool spaces)
@@ -380,157 +377,6 @@ static void walk_abort(struct walk *w, struct mig_rec *r)
 {
 	snap_u32(&w->s, &r->abort.code);
 	w_str(w, r->abort.msg, MIG_MSG_MAX, "ABORT message");
-}
-
-/* ---- CPU state rules (checked before the state is used) ---- */
-
-#define RFLAGS_RESERVED	(~0x3f7fd7ull)	/* SDM Vol. 1 3.4.3: 3, 5, 15, 22-63 */
-#define RFLAGS_FIXED1	(1ull << 1)
-#define CR0_PE		(1ull << 0)
-#define CR0_NW		(1ull << 29)
-#define CR0_CD		(1ull << 30)
-#define CR0_PG		(1ull << 31)
-#define CR4_PAE		(1ull << 5)
-#define CR4_ALLOWED	0x01ff1fffull	/* SDM Vol. 3A 2.5 less VMXE, SMXE (13, 14) */
-#define EFER_LME	(1ull << 8)
-#define EFER_LMA	(1ull << 10)
-#define EFER_GUEST	0xd01ull	/* SCE LME LMA NXE: hv/msr.c */
-#define INTR_ALL	(INTR_SHADOW_STI | INTR_SHADOW_MOV_SS | INTR_NMI_BLOCKED)
-
-/* Control registers: SDM Vol. 3A 2.5 (#GP cases), 26.3.1.1. */
-static const char *cr_problem(const struct cpu_state *c)
-{
-	if (c->cr0 >> 32)
-		return "CR0 bits 63:32 set";
-	if ((c->cr0 & CR0_PG) && !(c->cr0 & CR0_PE))
-		return "CR0.PG without CR0.PE";
-	if ((c->cr0 & CR0_NW) && !(c->cr0 & CR0_CD))
-		return "CR0.NW without CR0.CD";
-	if (c->cr4 & ~CR4_ALLOWED)
-		return "CR4 reserved or host-only bits set";
-	if (c->cr8 > 15)
-		return "CR8 above 15";
-	if (c->efer & ~EFER_GUEST)
-		return "EFER bits a guest cannot own";
-	if (!!(c->efer & EFER_LMA) != ((c->efer & EFER_LME) && (c->cr0 & CR0_PG)))
-		return "EFER.LMA disagrees with EFER.LME and CR0.PG";
-	if ((c->efer & EFER_LMA) && !(c->cr4 & CR4_PAE))
-		return "long mode without CR4.PAE";
-	if ((c->rflags & RFLAGS_RESERVED) || !(c->rflags & RFLAGS_FIXED1))
-		return "RFLAGS reserved bits wrong";
-	if ((c->dr6 | c->dr7) >> 32)
-		return "DR6/DR7 bits 63:32 set";
-	return NULL;
-}
-
-/* XCR0: SDM Vol. 1 13.3 (x87 always; AVX needs SSE; AVX-512 all or none). */
-static const char *xcr0_problem(uint64_t x, uint64_t mask)
-{
-	if (!(x & 1))
-		return "XCR0 without x87";
-	if ((x & 4) && !(x & 2))
-		return "XCR0 AVX without SSE";
-	if ((x & 0xe0) && ((x & 0xe0) != 0xe0 || !(x & 4)))
-		return "XCR0 AVX-512 bits inconsistent";
-	if (x & ~mask)
-		return "XCR0 has components the destination cannot load";
-	return NULL;
-}
-
-static const char *addr_problem(const struct cpu_state *c)
-{
-	const uint64_t a[] = { c->rip, c->es.base, c->cs.base, c->ss.base, c->ds.base,
-			       c->fs.base, c->gs.base, c->ldtr.base, c->tr.base,
-			       c->gdtr.base, c->idtr.base, c->kernel_gs_base, c->lstar,
-			       c->cstar, c->sysenter_esp, c->sysenter_eip };
-
-	for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++)
-		if (!canonical(a[i]))
-			return "non-canonical address (RIP, a base, or a syscall MSR)";
-	return NULL;
-}
-
-static bool pat_ok(uint64_t v)
-{
-	for (int i = 0; i < 8; i++) {
-		uint8_t t = (uint8_t)(v >> (8 * i));
-
-		if (t > 7 || t == 2 || t == 3)
-			return false;
-	}
-	return true;
-}
-
-/* Segments (attr in 12 bits, cpu_state.h), MSRs (hv/msr.c rules), and the
- * event in flight (SDM 24.8.3, APM 15.20). */
-static const char *misc_problem(const struct cpu_state *c)
-{
-	const struct seg *segs[] = { &c->es, &c->cs, &c->ss, &c->ds, &c->fs, &c->gs,
-				     &c->ldtr, &c->tr };
-	const struct event *ev = &c->pending;
-
-	for (size_t i = 0; i < sizeof(segs) / sizeof(segs[0]); i++)
-		if (segs[i]->attr & 0xf000)
-			return "segment attributes beyond 12 bits";
-	if ((c->sysenter_cs | c->sfmask) >> 32)
-		return "SYSENTER_CS/SFMASK bits 63:32 set";
-	if (!pat_ok(c->pat) || (c->mtrr_def_type & ~0xcffull) || !pat_ok(c->mtrr_def_type & 0xff))
-		return "PAT or MTRR default type invalid";
-	if ((c->interruptibility & ~INTR_ALL) ||
-	    ((c->interruptibility & INTR_SHADOW_STI) && (c->interruptibility & INTR_SHADOW_MOV_SS)))
-		return "interruptibility bits invalid";
-	if (!ev->valid)
-		return NULL;
-	if (ev->type != EVENT_EXTINT && ev->type != EVENT_NMI &&
-	    ev->type != EVENT_EXCEPTION && ev->type != EVENT_SOFTINT)
-		return "pending event type unknown";
-	if ((ev->type == EVENT_NMI && ev->vector != 2) ||
-	    (ev->type == EVENT_EXCEPTION && (ev->vector >= 32 || ev->vector == 2)))
-		return "pending event vector invalid for its type";
-	if (ev->has_error && ev->type != EVENT_EXCEPTION)
-		return "error code on an event that is not an exception";
-	return NULL;
-}
-
-int mig_cpu_state_check(const struct cpu_state *c, uint64_t xcr0_mask, struct mig_error *e)
-{
-	const char *why = cr_problem(c);
-
-	if (!why)
-		why = xcr0_problem(c->xcr0, xcr0_mask);
-	if (!why)
-		why = addr_problem(c);
-	if (!why)
-		why = misc_problem(c);
-	if (!why)
-		return 0;
-	mig_error_set(e, MIG_E_STATE, "VCPU_STATE: %s", why);
-	return -EINVAL;
-}
-
-/* Standard-format XSAVE area (SDM Vol. 1 13.4, 13.8.1): what XRSTOR or
- * FXRSTOR on the destination would fault on. */
-int mig_xsave_check(const uint8_t *area, uint32_t len, uint64_t xcr0_mask, struct mig_error *e)
-{
-	const char *why = NULL;
-	uint64_t bv = 0;
-
-	if (len < MIG_XSAVE_MIN || len > MIG_XSAVE_MAX)
-		why = "length out of range";
-	else if (get_le32(area + 24) >> 16)
-		why = "MXCSR reserved bits set";
-	else {
-		bv = get_le32(area + 512) | (uint64_t)get_le32(area + 516) << 32;
-		if (bv & ~xcr0_mask)
-			why = "XSTATE_BV has components the destination cannot load";
-		for (int i = 520; i < 576 && !why; i++)
-			if (area[i])
-				why = "XSAVE header reserved bytes (XCOMP_BV...) not zero";
-	}
-	if (!why)
-		return 0;
-	mig_error_set(e, MIG_E_STATE, "VCPU_STATE XSAVE area: %s", why);
-	return -EINVAL;
 }
 
 /* ---- checks: the same rules for what we send and what we receive ---- */

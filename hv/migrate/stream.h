@@ -338,9 +338,4 @@ typedef void (*mig_cpuid_fn)(uint32_t leaf, uint32_t subleaf, uint32_t vcpu_id,
 			     struct cpuid_result *r);
 uint64_t mig_cpu_baseline(mig_cpuid_fn cpuid);
 
-/* The checks VCPU_STATE gets, for the receiver's own use: 0 or -EINVAL
- * with e saying which field. */
-int mig_cpu_state_check(const struct cpu_state *c, uint64_t xcr0_mask, struct mig_error *e);
-int mig_xsave_check(const uint8_t *area, uint32_t len, uint64_t xcr0_mask, struct mig_error *e);
-
 #endif

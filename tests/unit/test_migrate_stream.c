@@ -18,6 +18,7 @@
 
 #include "hv/cpuid.h"
 #include "hv/migrate/stream.h"
+#include "hv/migrate/statecheck.h"
 #include "hv/lib/crc32.h"
 #include "hv/vm.h"
 
