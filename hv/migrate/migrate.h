@@ -20,6 +20,8 @@
 
 /* ---- sender ---- */
 
+struct netstack;
+
 /*
  * Where a migration out reports and how it learns to stop.  The shell's
  * foreground `migrate` prints and watches Ctrl-C (hv/shell/cmd_migrate.c);
@@ -39,6 +41,8 @@ struct mig_sink {
 struct mig_out_args {
 	const char *name;		/* the guest */
 	const struct mig_sink *sink;
+	struct netstack *net;		/* the stack to connect from: &host_if.stack
+					 * (the host tests give a simulated one) */
 	uint32_t ip;			/* destination, host order */
 	uint16_t port;
 	uint64_t bandwidth_Bps;		/* 0: unlimited */

@@ -230,7 +230,9 @@ static void refuse(struct in *in, const struct mig_error *e)
 	pr_info("migrate in: refused %s from %s: %s: %s", in->name, in->peer,
 		mig_code_name(e->code), e->msg);
 	in->hist->outcome = MIG_REFUSED;
-	snprintf(in->hist->why, sizeof(in->hist->why), "%s: %s", mig_code_name(e->code), e->msg);
+	if (snprintf(in->hist->why, sizeof(in->hist->why), "%s: %s", mig_code_name(e->code),
+		     e->msg) >= (int)sizeof(in->hist->why))
+		pr_debug("migrate in: the refusal is cut short in `migrations`");
 	reply(in, e);
 	in->closing = true;
 	in_free(in);

@@ -291,7 +291,7 @@ static int connect_peer(struct out *o)
 	int rc;
 
 	netif_lock();
-	rc = tcp_connect(&host_if.stack, o->a->ip, o->a->port, &c);
+	rc = tcp_connect(o->a->net, o->a->ip, o->a->port, &c);
 	netif_unlock();
 	o->ch.conn = c;
 	while (rc == 0) {

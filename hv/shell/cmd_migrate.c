@@ -99,6 +99,7 @@ static int out_args(int argc, char **argv, struct mig_out_args *a)
 
 	memset(a, 0, sizeof(*a));
 	a->name = argv[1];
+	a->net = &host_if.stack;
 	if (parse_host_port(argv[2], MIG_PORT, &a->ip, &a->port)) {
 		shell_error("migrate", "'%s' is not HOST[:PORT] (an IPv4 address)", argv[2]);
 		return -EINVAL;

@@ -1,2 +1,2 @@
 UNIT_TESTS += net_parse
-unit_net_parse_SRCS := tests/unit/test_net_parse.c hv/net/net.c hv/net/arp.c hv/net/ip.c hv/net/icmp.c hv/net/cksum.c hv/net/tcp.c hv/net/tcp_in.c hv/net/tcp_out.c hv/net/tcp_timer.c hv/net/tcp_sack.c
+unit_net_parse_SRCS := tests/unit/test_net_parse.c tests/unit/net_free.c hv/net/net.c hv/net/arp.c hv/net/ip.c hv/net/icmp.c hv/net/cksum.c hv/net/tcp.c hv/net/tcp_in.c hv/net/tcp_out.c hv/net/tcp_timer.c hv/net/tcp_sack.c

@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Two fake ferry hosts for the migration end-to-end test (mig_host.h). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "arch/x86/vmx/ept.h"
+#include "hv/lib/time.h"
+#include "hv/migrate/migrate.h"
+#include "hv/mm/memory.h"
+#include "hv/netif.h"
+#include "hv/version.h"
+#include "hv/vmstate.h"
+#include "tests/unit/mig_host.h"
+#include "tests/unit/net_free.h"
+
+#define RAM_PA	0x180000000ull		/* made-up host frames of guest RAM */
+
+struct mh_world W;
+struct netif host_if;
+const char ferry_version[] = "0.1.0-test";
+
+/* ---- the network (hv/netif.h) ---- */
+
+/* A COMMIT record at the start of a TCP payload: type 0x4d0a, LE. */
+static bool is_commit(const uint8_t *f, size_t len, size_t *payload)
+{
+	size_t ihl, thl, tot;
+
+	*payload = 0;
+	if (len < 14 + 20 + 20 || f[12] != 0x08 || f[13] != 0x00 || f[23] != 6)
+		return false;
+	ihl = (size_t)(f[14] & 0xf) * 4;
+	tot = (size_t)f[16] << 8 | f[17];
+	thl = (size_t)(f[14 + ihl + 12] >> 4) * 4;
+	if (tot < ihl + thl)
+		return false;
+	*payload = tot - ihl - thl;
+	return *payload == MIG_HDR_SIZE + 12 && f[14 + ihl + thl] == (MIG_COMMIT & 0xff) &&
+	       f[14 + ihl + thl + 1] == MIG_COMMIT >> 8;
+}
+
+/* The source host's wire, with the test's faults. */
+static int src_xmit(void *ctx, const void *frame, size_t len)
+{
+	size_t payload;
+	bool commit = is_commit(frame, len, &payload);
+
+	W.commit_seen |= commit;
+	W.src_payload += payload;
+	if ((W.cut_after && W.src_payload > W.cut_after) || (W.cut_at_commit && W.commit_seen))
+		W.sim.cut = true;
+	if (W.drop_commit && commit)
+		return 0;
+	return netsim_xmit(ctx, frame, len);
+}
+
+/* The other host and the guest get their turn. */
+static void others(void)
+{
+	enum mh_host was = W.running;
+
+	W.running = MH_DST;
+	mig_in_poll();
+	W.running = was;
+	if (W.tick && !W.in_tick) {
+		W.in_tick = true;
+		W.tick();
+		W.in_tick = false;
+	}
+}
+
+/* A poll takes a little time (10 us), as a loop around it does. */
+void netif_poll(void)
+{
+	netsim_step(&W.sim, W.sim.now_us + 10);
+	others();
+}
+
+void netif_wait(void)
+{
+	netsim_step(&W.sim, W.sim.now_us + 1000);
+	others();
+}
+
+void netif_lock(void) {}
+void netif_unlock(void) {}
+
+uint64_t netif_now_us(void)
+{
+	return W.sim.now_us;
+}
+
+void mh_run_for(uint64_t us)
+{
+	uint64_t end = W.sim.now_us + us;
+
+	while (W.sim.now_us < end)
+		netif_wait();
+}
+
+static void stack_up(struct netstack *s, int side, uint32_t ip)
+{
+	struct net_config c = { .xmit = side ? netsim_xmit : src_xmit,
+				.xmit_ctx = &W.sim.port[side], .seed = 7 + (uint64_t)side };
+
+	c.mac[0] = 2;
+	c.mac[5] = (uint8_t)(side + 1);
+	assert_int_equal(net_init(s, &c), 0);
+	netsim_attach(&W.sim, side, s);
+	assert_int_equal(net_set_ipv4(s, ip, 24, 0), 0);
+}
+
+void mh_up(const struct netsim_cfg *link)
+{
+	struct mig_listen_cfg lc = { .port = MIG_PORT };
+	char err[96];
+
+	memset(&W, 0, sizeof(W));
+	memset(&host_if, 0, sizeof(host_if));
+	netsim_init(&W.sim, link);
+	stack_up(&W.src, 0, MH_SRC_IP);
+	stack_up(&host_if.stack, 1, MH_DST_IP);
+	host_if.present = true;
+	W.running = MH_DST;
+	assert_int_equal(mig_listen(&lc, err, sizeof(err)), 0);
+	W.running = MH_SRC;
+}
+
+static void vm_free(struct mh_vm *v)
+{
+	if (v->has_pt) {
+		dirty_log_destroy(&v->vm.dirty);
+		pt_destroy(&v->vm.hw.gpt);
+		assert_int_equal(v->pool.live, 0);
+	}
+	free(v->mem);
+	free(v);
+}
+
+void mh_down(void)
+{
+	mig_listen_off();
+	mh_run_for(100000);		/* connections wind down */
+	for (unsigned int i = 0; i < W.nr_vms; i++)
+		vm_free(W.vms[i]);
+	net_free(&W.src);
+	net_free(&host_if.stack);
+	netsim_fini(&W.sim);
+	memset(&W, 0, sizeof(W));
+}
+
+/* ---- guests (hv/vm.h) ---- */
+
+static struct mh_vm *vm_new(enum mh_host h, const struct vm_config *cfg)
+{
+	struct mh_vm *v = calloc(1, sizeof(*v));
+
+	assert_non_null(v);
+	assert_true(W.nr_vms < MH_MAX_VMS);
+	W.vms[W.nr_vms++] = v;
+	v->host = h;
+	snprintf(v->vm.name, sizeof(v->vm.name), "%s", cfg->name);
+	snprintf(v->vm.kernel, sizeof(v->vm.kernel), "%s", cfg->kernel ? cfg->kernel : "");
+	snprintf(v->vm.cmdline, sizeof(v->vm.cmdline), "%s", cfg->cmdline ? cfg->cmdline : "");
+	v->vm.mem_size = cfg->mem_mb << 20;
+	v->vm.nr_frames = v->vm.mem_size / MIG_PAGE_SIZE;
+	v->vm.nr_vcpus = cfg->vcpus;
+	v->mem = calloc(1, v->vm.mem_size);
+	assert_non_null(v->mem);
+	return v;
+}
+
+struct mh_vm *mh_vm_on(enum mh_host h, const char *name)
+{
+	for (unsigned int i = W.nr_vms; i-- > 0;)
+		if (W.vms[i]->host == h && !strcmp(W.vms[i]->vm.name, name))
+			return W.vms[i];
+	return NULL;
+}
+
+struct vm *vm_find(const char *name)
+{
+	struct mh_vm *v = mh_vm_on(W.running, name);
+
+	return v && !v->destroyed ? &v->vm : NULL;
+}
+
+static struct mh_vm *mh(struct vm *vm)
+{
+	return (struct mh_vm *)((char *)vm - offsetof(struct mh_vm, vm));
+}
+
+int vm_create_incoming(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen)
+{
+	struct mh_vm *v;
+
+	if (vm_find(cfg->name)) {
+		snprintf(err, errlen, "a guest named '%s' exists", cfg->name);
+		return -EEXIST;
+	}
+	v = vm_new(W.running, cfg);
+	v->vm.state = VM_INCOMING;
+	v->vm.mig_owned = true;
+	*out = &v->vm;
+	return 0;
+}
+
+int vm_activate(struct vm *vm, bool run, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	assert_int_equal(vm->state, VM_INCOMING);
+	vm->state = run ? VM_RUNNING : VM_PAUSED;
+	return 0;
+}
+
+int vm_pause(struct vm *vm, char *err, size_t errlen)
+{
+	if (vm->state != VM_RUNNING) {
+		snprintf(err, errlen, "not running");
+		return -EINVAL;
+	}
+	vm->state = VM_PAUSED;
+	return 0;
+}
+
+int vm_resume(struct vm *vm, char *err, size_t errlen)
+{
+	if (vm->state != VM_PAUSED) {
+		snprintf(err, errlen, "not paused");
+		return -EINVAL;
+	}
+	vm->state = VM_RUNNING;
+	return 0;
+}
+
+void vm_destroy(struct vm *vm)
+{
+	assert_false(mh(vm)->destroyed);
+	mh(vm)->destroyed = true;
+	vm->state = VM_STOPPED;
+}
+
+const char *vm_state_name(enum vm_state s)
+{
+	static const char *const names[] = { "created", "running", "paused", "stopped",
+					     "incoming" };
+
+	return (unsigned)s <= VM_INCOMING ? names[s] : "?";
+}
+
+void *vm_gpa_to_hva(struct vm *vm, uint64_t gpa)
+{
+	assert_false(mh(vm)->destroyed);
+	return gpa < vm->mem_size ? mh(vm)->mem + gpa : NULL;
+}
+
+void vm_flush_gpt(struct vm *vm)
+{
+	mh(vm)->flushes++;	/* no vCPU holds a translation: nothing to wait for */
+}
+
+/* ---- guest state (hv/vmstate.h) ---- */
+
+uint64_t vmstate_xcr0_mask(void)
+{
+	return 0x7;
+}
+
+void vmstate_save_vcpu(struct vm *vm, unsigned int id, struct cpu_state *cpu, uint8_t *xsave,
+		       uint32_t *xsave_len, bool *halted)
+{
+	assert_int_equal(id, 0);
+	assert_int_equal(vm->state, VM_PAUSED);
+	*cpu = mh(vm)->cpu;
+	memcpy(xsave, mh(vm)->xsave, FPU_AREA_SIZE);
+	*xsave_len = mh(vm)->xsave_len;
+	*halted = mh(vm)->halted;
+}
+
+int vmstate_load_vcpu(struct vm *vm, unsigned int id, const struct cpu_state *cpu,
+		      const uint8_t *xsave, uint32_t xsave_len, bool halted)
+{
+	assert_int_equal(id, 0);
+	assert_int_equal(vm->state, VM_INCOMING);
+	mh(vm)->cpu = *cpu;
+	memcpy(mh(vm)->xsave, xsave, xsave_len);
+	mh(vm)->xsave_len = xsave_len;
+	mh(vm)->halted = halted;
+	mh(vm)->cpu_loads++;
+	return 0;
+}
+
+long vmstate_save_devices(struct vm *vm, uint8_t *buf, size_t cap)
+{
+	assert_true(cap >= mh(vm)->dev_len);
+	memcpy(buf, mh(vm)->dev, mh(vm)->dev_len);
+	return mh(vm)->dev_len;
+}
+
+int vmstate_load_devices(struct vm *vm, const uint8_t *buf, size_t len, bool console)
+{
+	(void)console;
+	if (len > MH_DEV_MAX)
+		return -EINVAL;
+	memcpy(mh(vm)->dev, buf, len);
+	mh(vm)->dev_len = (uint32_t)len;
+	mh(vm)->dev_loads++;
+	return 0;
+}
+
+void vmstate_save_time(struct vm *vm, uint64_t *guest_tsc, uint64_t *clock_ns)
+{
+	*guest_tsc = mh(vm)->guest_tsc;
+	*clock_ns = mh(vm)->clock_ns;
+}
+
+void vmstate_load_time(struct vm *vm, uint64_t guest_tsc, uint64_t clock_ns)
+{
+	mh(vm)->guest_tsc = guest_tsc;
+	mh(vm)->clock_ns = clock_ns;
+	mh(vm)->time_loaded = true;
+}
+
+/* ---- the rest of the host ---- */
+
+void mem_get_stats(struct mem_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->total = s->free = 1ull << 30;
+}
+
+uint64_t time_now_us(void)		/* the log's time stamps */
+{
+	return W.sim.now_us;
+}
+
+uint64_t tsc_hz(void)
+{
+	return 2000000000ull;
+}
+
+/* ---- a source guest ---- */
+
+static struct seg seg(uint16_t sel, uint16_t attr, uint32_t limit)
+{
+	return (struct seg){ .sel = sel, .attr = attr, .limit = limit };
+}
+
+/* A 64-bit guest in its kernel, interrupted with a #PF on the way. */
+static void cpu_64bit(struct cpu_state *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (int i = 0; i < GPR_COUNT; i++)
+		c->gpr[i] = 0x0101010101010101ull * (uint64_t)(i + 3);
+	c->rip = 0xffffffff81000123ull;
+	c->rflags = 0x202;
+	c->cr0 = 0x80050033;
+	c->cr3 = 0x5000;
+	c->cr4 = 0x6a0;
+	c->efer = 0xd01;
+	c->xcr0 = 3;
+	c->dr6 = 0xffff0ff0;
+	c->dr7 = 0x400;
+	c->cs = seg(0x10, 0xa9b, 0xffffffff);	/* L, G */
+	c->ss = c->ds = c->es = seg(0x18, 0xc93, 0xffffffff);
+	c->tr = seg(0x28, 0x8b, 0x67);
+	c->ldtr = seg(0, 0x82, 0);
+	c->gdtr.limit = 0x37;
+	c->idtr.limit = 0xfff;
+	c->pat = 0x0007040600070406ull;
+	c->mtrr_def_type = 0xc06;
+	c->pending = (struct event){ true, EVENT_EXCEPTION, 14, true, 0x2 };
+}
+
+/* Page g: every 5th zero, every 3rd mostly zero (sparse), others dense. */
+static void fill_page(uint8_t *p, uint64_t g)
+{
+	if (g % 5 == 0)
+		return;
+	for (size_t i = 0; i < MIG_PAGE_SIZE; i++)
+		p[i] = g % 3 ? (uint8_t)(g * 31 + i * 7 + 1) : (i % 512 == 8 ? (uint8_t)g | 1 : 0);
+}
+
+struct mh_vm *mh_source_vm(const char *name, unsigned int mb)
+{
+	struct vm_config cfg = { .name = name, .kernel = "guest.elf", .mem_mb = mb, .vcpus = 1,
+				 .cmdline = "console=ttyS0" };
+	struct mh_vm *v = vm_new(MH_SRC, &cfg);
+	struct pt_ops ops = pt_pool_ops(&v->pool);
+
+	for (uint64_t g = 0; g < v->vm.nr_frames; g++)
+		fill_page(v->mem + g * MIG_PAGE_SIZE, g);
+	assert_int_equal(pt_init(&v->vm.hw.gpt, &ept_format, &ops, PT_SIZE_2M), 0);
+	assert_int_equal(pt_map(&v->vm.hw.gpt, 0, RAM_PA, v->vm.mem_size, PT_RWX, 0), 0);
+	assert_int_equal(dirty_log_init(&v->vm.dirty, v->vm.nr_frames), 0);
+	v->has_pt = true;
+	cpu_64bit(&v->cpu);
+	v->xsave[0] = 0x7f;			/* FCW */
+	v->xsave[1] = 0x03;
+	v->xsave[24] = 0x80;			/* MXCSR */
+	v->xsave[25] = 0x1f;
+	for (int i = 160; i < 416; i++)		/* XMM0-15 */
+		v->xsave[i] = (uint8_t)(i * 5 + 1);
+	v->xsave[512] = 3;			/* XSTATE_BV: x87, SSE */
+	v->xsave_len = MIG_XSAVE_MIN;
+	v->dev_len = 300;
+	for (unsigned int i = 0; i < v->dev_len; i++)
+		v->dev[i] = (uint8_t)(i ^ 0x5a);
+	v->guest_tsc = 123456789000ull;
+	v->clock_ns = 61728394500ull;
+	v->vm.state = VM_RUNNING;
+	return v;
+}
+
+void mh_guest_write(struct mh_vm *v, uint64_t gfn, uint8_t val)
+{
+	int rc = dirty_log_fault(&v->vm.dirty, &v->vm.hw.gpt, gfn * MIG_PAGE_SIZE);
+
+	assert_true(rc >= 0);
+	memset(v->mem + gfn * MIG_PAGE_SIZE + 64, val, 256);
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Two ferry hosts in one test process, for running the real migration
+ * sender (hv/migrate/send.c) against the real receiver (recv.c) over the
+ * simulated link (tests/unit/netsim.c) in simulated time.
+ *
+ * The seams, each replacing a product file at link time:
+ *   hv/netif.c    host_if.stack is the destination's stack (mig_listen
+ *                 uses it); the source's is W.src, given to the sender in
+ *                 mig_out_args.net.  netif_poll() lets simulated time run
+ *                 to the next event, at most 10 us (a loop around it takes
+ *                 time too); netif_wait() at most 1 ms.  Both then run the destination's
+ *                 background work (mig_in_poll) and the test's tick hook,
+ *                 as the destination host and the guest would run
+ *                 meanwhile.  netif_now_us() is the simulated clock.
+ *   hv/vm.c       guests are struct mh_vm: a struct vm whose memory is a
+ *                 host buffer, with a real EPT table (arch/x86/paging.c
+ *                 on tests/unit/pt_pool.h) so that the real dirty log
+ *                 (hv/mm/dirty.c) runs under the sender.  Each guest
+ *                 belongs to one host; vm_find() sees the running host's
+ *                 guests only.  Destroyed guests are kept (marked) so the
+ *                 test can look at them.
+ *   hv/vmstate.c  the CPU state, XSAVE area, device bytes and times are
+ *                 plain copies kept in struct mh_vm.
+ *   the rest      mem_get_stats (1 GiB free), tsc_hz (2 GHz), time_now_us
+ *                 (simulated, for the log), ferry_version.
+ */
+#ifndef FERRY_TESTS_UNIT_MIG_HOST_H
+#define FERRY_TESTS_UNIT_MIG_HOST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "hv/net/net.h"
+#include "hv/vm.h"
+#include "tests/unit/netsim.h"
+#include "tests/unit/pt_pool.h"
+
+#define MH_SRC_IP	0x0a000001u
+#define MH_DST_IP	0x0a000002u
+#define MH_MAX_VMS	8
+#define MH_DEV_MAX	512
+
+enum mh_host { MH_SRC, MH_DST };
+
+struct mh_vm {
+	struct vm vm;
+	enum mh_host host;
+	uint8_t *mem;
+	struct pt_pool pool;
+	bool has_pt;
+	struct cpu_state cpu;
+	uint8_t xsave[FPU_AREA_SIZE];
+	uint32_t xsave_len;
+	bool halted;
+	uint8_t dev[MH_DEV_MAX];
+	uint32_t dev_len;
+	unsigned int dev_loads, cpu_loads;
+	uint64_t guest_tsc, clock_ns;
+	bool time_loaded;
+	bool destroyed;
+	unsigned int flushes;		/* vm_flush_gpt calls */
+};
+
+struct mh_world {
+	struct netsim sim;
+	struct netstack src;		/* the destination's is host_if.stack */
+	enum mh_host running;		/* whose code runs now */
+	struct mh_vm *vms[MH_MAX_VMS];
+	unsigned int nr_vms;
+	/* faults on what the source host sends: every frame carrying COMMIT
+	 * dropped (ACKs still pass); the whole link cut (both ways) at COMMIT,
+	 * or after cut_after payload bytes from the source (0: never) */
+	bool drop_commit, cut_at_commit, commit_seen;
+	uint64_t cut_after, src_payload;
+	void (*tick)(void);		/* runs at every poll and wait */
+	bool in_tick;
+};
+
+extern struct mh_world W;
+
+/* Set up both hosts and the link; the destination listens on MIG_PORT. */
+void mh_up(const struct netsim_cfg *link);
+/* Free everything (guests too). */
+void mh_down(void);
+/* A running source guest of mb MiB: memory in a pattern of zero, sparse
+ * and dense pages, a 64-bit CPU state, device bytes, its dirty log ready. */
+struct mh_vm *mh_source_vm(const char *name, unsigned int mb);
+/* The guest named name on host h, destroyed ones too (the newest). */
+struct mh_vm *mh_vm_on(enum mh_host h, const char *name);
+/* Let simulated time run us microseconds (destination work included). */
+void mh_run_for(uint64_t us);
+/* The guest writes page gfn (a fault into the dirty log first, as a vCPU
+ * would take while logging is on). */
+void mh_guest_write(struct mh_vm *v, uint64_t gfn, uint8_t val);
+
+#endif
