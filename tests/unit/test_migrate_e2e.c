@@ -21,6 +21,9 @@
 #include "hv/migrate/chan.h"
 #include "hv/migrate/migrate.h"
 #include "hv/migrate/stream.h"
+#include "hv/net/tcp.h"
+#include "hv/netif.h"
+#include "hv/vdev/devices.h"
 #include "tests/unit/mig_host.h"
 #include "tests/unit/mig_wire.h"
 
@@ -102,17 +105,23 @@ static int setup(void **st)
 	return 0;
 }
 
+/* E2E_SHOW=1: what the operator saw, and `migrations`. */
+static void show(void)
+{
+	const struct mig_entry *e;
+
+	for (unsigned int i = 0; i < S.n; i++)
+		fprintf(stderr, "  | %s\n", S.line[i]);
+	for (unsigned int i = 0; (e = mig_history_at(i)); i++)
+		fprintf(stderr, "  h %s %s %u rounds: %s\n", e->out ? "out" : "in",
+			mig_outcome_name(e->outcome), e->rounds, e->why);
+}
+
 static int teardown(void **st)
 {
 	(void)st;
-	for (unsigned int i = 0; getenv("E2E_SHOW") && i < S.n; i++)
-		fprintf(stderr, "  | %s\n", S.line[i]);
-	for (const struct mig_entry *e; getenv("E2E_SHOW") && (e = mig_history_at(0));) {
-		for (unsigned int i = 0; (e = mig_history_at(i)); i++)
-			fprintf(stderr, "  h %s %s %u rounds: %s\n", e->out ? "out" : "in",
-				mig_outcome_name(e->outcome), e->rounds, e->why);
-		break;
-	}
+	if (getenv("E2E_SHOW"))
+		show();
 	src_vm = NULL;
 	mh_down();
 	return 0;
@@ -293,6 +302,234 @@ static void test_commit_lost(void **st)
 	assert_non_null(strstr(last_entry(false)->why, "silent"));
 }
 
+/* ---- peers that lie ---- */
+
+/* Put seq and the CRC into a hand-made record of len bytes. */
+static void forge_seal(uint8_t *rec, size_t len, uint32_t seq)
+{
+	memcpy(rec + 8, &seq, 4);		/* little-endian host */
+	mig_fix_crc(rec, len);
+}
+
+static size_t forge(uint8_t *rec, uint16_t type, const void *payload, uint32_t len)
+{
+	memset(rec, 0, MIG_HDR_SIZE);
+	memcpy(rec, &type, 2);
+	memcpy(rec + 4, &len, 4);
+	memcpy(rec + MIG_HDR_SIZE, payload, len);
+	return MIG_HDR_SIZE + len;
+}
+
+/* A lying destination on port 7448: reads the HELLO, answers with lie. */
+static struct {
+	struct tcp_conn *l, *c;
+	uint8_t lie[64];
+	size_t lie_len;
+	bool told;
+	uint8_t got[256];
+	size_t got_len;
+} LD;
+
+static void lying_dst_tick(void)
+{
+	uint8_t buf[4096];
+	long n;
+
+	guest_tick();
+	if (!LD.c && tcp_accept(LD.l, &LD.c))
+		LD.c = NULL;
+	if (!LD.c)
+		return;
+	while ((n = tcp_recv(LD.c, buf, sizeof(buf))) > 0) {
+		if (LD.told && LD.got_len + (size_t)n <= sizeof(LD.got)) {
+			memcpy(LD.got + LD.got_len, buf, (size_t)n);
+			LD.got_len += (size_t)n;
+		}
+		if (!LD.told) {
+			assert_int_equal(tcp_send(LD.c, LD.lie, LD.lie_len), (long)LD.lie_len);
+			LD.told = true;
+		}
+	}
+}
+
+static void lying_destination(const uint8_t *lie, size_t len, uint32_t code, const char *words)
+{
+	struct mig_out_args a = { .name = "g1", .sink = &sink, .net = &W.src, .ip = MH_DST_IP,
+				  .port = 7448 };
+	uint16_t abort_type = MIG_ABORT;
+
+	memset(&LD, 0, sizeof(LD));
+	memcpy(LD.lie, lie, len);
+	LD.lie_len = len;
+	assert_int_equal(tcp_listen(&host_if.stack, 7448, 1, &LD.l), 0);
+	W.tick = lying_dst_tick;
+	assert_int_equal(mig_out_run(&a), -ECANCELED);
+	assert_true(LD.told);
+	assert_true(said(words));
+	assert_true(said("error: 10.0.0.2:7448 sent a bad record"));	/* nothing moved */
+	source_kept();
+	assert_int_equal(last_entry(true)->outcome, MIG_FAILED);
+	mh_run_for(100000);
+	assert_true(LD.got_len >= MIG_HDR_SIZE + 6);			/* it said why */
+	assert_memory_equal(LD.got, &abort_type, 2);
+	assert_int_equal(LD.got[MIG_HDR_SIZE], code);
+	tcp_abort(LD.c);
+	tcp_close(LD.l);
+}
+
+/* HELLO_REPLY of 7 bytes: below its smallest (8). */
+static void test_lying_destination_size(void **st)
+{
+	uint8_t rec[64], pay[7] = { 2 };
+	size_t n = forge(rec, MIG_HELLO_REPLY, pay, sizeof(pay));
+
+	(void)st;
+	forge_seal(rec, n, 0);
+	lying_destination(rec, n, MIG_E_PROTOCOL, "length 7 outside 8..1024");
+}
+
+/* A HELLO_REPLY with a CRC that does not match. */
+static void test_lying_destination_crc(void **st)
+{
+	uint8_t rec[64], pay[20] = { 2 };
+	size_t n = forge(rec, MIG_HELLO_REPLY, pay, sizeof(pay));
+
+	(void)st;
+	forge_seal(rec, n, 0);
+	rec[MIG_HDR_SIZE + 4] ^= 1;
+	lying_destination(rec, n, MIG_E_INTEGRITY, "CRC-32 mismatch");
+}
+
+/* A lying source: the real channel for the truth, raw bytes for the lie. */
+static struct mig_chan LS;
+
+static const struct mig_rec *ls_pull(void)
+{
+	const struct mig_rec *r;
+
+	for (int i = 0; i < 2000; i++) {
+		int rc = chan_pull(&LS, &r);
+		if (rc == 1)
+			return r;
+		if (rc < 0)
+			return NULL;
+		netif_wait();
+	}
+	return NULL;
+}
+
+static void ls_send(const struct mig_rec *r)
+{
+	assert_int_equal(chan_queue(&LS, r), 0);
+	for (int i = 0; i < 2000 && chan_push(&LS, SIZE_MAX) != 1; i++)
+		netif_wait();
+	assert_true(chan_tx_idle(&LS));
+}
+
+static void ls_lie(uint8_t *rec, size_t len)
+{
+	forge_seal(rec, len, LS.st.tx_seq);
+	assert_int_equal(tcp_send(LS.conn, rec, len), (long)len);
+}
+
+/* Connect, say HELLO for a 2 MiB guest "liar", be accepted. */
+static void ls_hello(void)
+{
+	struct mig_rec h = { .type = MIG_HELLO };
+	const struct mig_rec *r;
+	struct tcp_conn *c = NULL;
+
+	assert_int_equal(tcp_connect(&W.src, MH_DST_IP, MIG_PORT, &c), 0);
+	for (int i = 0; i < 100 && tcp_connected(c) == 0; i++)
+		netif_wait();
+	assert_int_equal(tcp_connected(c), 1);
+	assert_int_equal(chan_init(&LS, MIG_SRC, c, 64 * 1024), 0);
+	h.hello = (struct mig_hello){ .proto_version = MIG_PROTO_VERSION,
+		.cpu_state_version = MIG_CPU_STATE_VERSION, .dev_version = VDEV_SNAP_VERSION,
+		.vcpus = 1, .mig_id = 0x4c494152, .mem_size = MB << 20,
+		.cpu_baseline = mig_cpu_baseline(cpuid_guest), .tsc_hz = 2000000000ull };
+	strcpy(h.hello.name, "liar");
+	ls_send(&h);
+	r = ls_pull();
+	assert_non_null(r);
+	assert_int_equal(r->type, MIG_HELLO_REPLY);
+	assert_int_equal(r->reply.code, MIG_OK);
+	assert_non_null(mh_vm_on(MH_DST, "liar"));
+}
+
+/* The receiver said ABORT with code, threw the guest away, and noted why. */
+static void ls_refused(uint32_t code, const char *words)
+{
+	const struct mig_rec *r = ls_pull();
+	struct mh_vm *d = mh_vm_on(MH_DST, "liar");
+
+	if (r && r->type == MIG_READY)
+		r = ls_pull();
+	assert_non_null(r);
+	assert_int_equal(r->type, MIG_ABORT);
+	assert_int_equal(r->abort.code, code);
+	assert_non_null(strstr(r->abort.msg, words));
+	assert_true(d->destroyed);
+	assert_int_equal(last_entry(false)->outcome, MIG_FAILED);
+	assert_non_null(strstr(last_entry(false)->why, words));
+	chan_close(&LS, true);
+}
+
+/* A page beyond the guest's memory. */
+static void test_lying_source_page_out_of_range(void **st)
+{
+	uint8_t rec[64], pay[13] = { 1 };	/* count 1, gfn, kind ZERO */
+	uint64_t gfn = (MB << 20) / MIG_PAGE_SIZE;
+
+	(void)st;
+	ls_hello();
+	memcpy(pay + 4, &gfn, 8);
+	pay[12] = MIG_PAGE_ZERO;
+	ls_lie(rec, forge(rec, MIG_PAGES, pay, sizeof(pay)));
+	ls_refused(MIG_E_PROTOCOL, "gfn");
+}
+
+/* ROUND_END one byte short: refused from the header alone. */
+static void test_lying_source_wrong_size(void **st)
+{
+	uint8_t rec[64], pay[19] = { 0 };
+
+	(void)st;
+	ls_hello();
+	ls_lie(rec, forge(rec, MIG_ROUND_END, pay, sizeof(pay)));
+	ls_refused(MIG_E_PROTOCOL, "ROUND_END");
+}
+
+/* The whole guest, truthfully, up to END; then one more PAGES. */
+static void test_lying_source_record_after_end(void **st)
+{
+	struct mig_page run = { .gfn = 0, .kind = MIG_PAGE_ZERO_RUN,
+				.run = (MB << 20) / MIG_PAGE_SIZE };
+	struct mig_rec r = { .type = MIG_PAGES, .pages = { 1, &run } };
+	uint8_t rec[64], pay[13] = { 1 };
+
+	(void)st;
+	ls_hello();
+	ls_send(&r);
+	r = (struct mig_rec){ .type = MIG_ROUND_END, .round = { 0, run.run, 0 } };
+	ls_send(&r);
+	r = (struct mig_rec){ .type = MIG_VCPU_STATE };
+	r.vcpu.cpu = src_vm->cpu;
+	r.vcpu.xsave = src_vm->xsave;
+	r.vcpu.xsave_len = src_vm->xsave_len;
+	ls_send(&r);
+	r = (struct mig_rec){ .type = MIG_DEVICE_STATE, .dev = { src_vm->dev_len, src_vm->dev } };
+	ls_send(&r);
+	r = (struct mig_rec){ .type = MIG_TSC, .tsc = { 1000, 1000 } };
+	ls_send(&r);
+	r = (struct mig_rec){ .type = MIG_END, .end = { 1, 1, run.run } };
+	ls_send(&r);
+	pay[12] = MIG_PAGE_ZERO;
+	ls_lie(rec, forge(rec, MIG_PAGES, pay, sizeof(pay)));
+	ls_refused(MIG_E_PROTOCOL, "PAGES");
+	assert_int_equal(mh_vm_on(MH_DST, "liar")->cpu_loads, 1);	/* it got that far */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -302,6 +539,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cancel_before_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_silence_after_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commit_lost, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lying_destination_size, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lying_destination_crc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lying_source_page_out_of_range, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lying_source_wrong_size, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lying_source_record_after_end, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
