@@ -40,7 +40,8 @@ MM_SRCS      := hv/mm/frame.c hv/mm/memory.c hv/mm/dirty.c hv/mm/gpmap.c
 DRIVER_SRCS  := drivers/serial.c drivers/pci.c drivers/e1000.c
 VDEV_SRCS    := hv/vdev/snap.c hv/vdev/pic.c hv/vdev/pit.c hv/vdev/uart.c hv/vdev/rtc.c \
 	hv/vdev/devices.c hv/vdev/lapic.c hv/vdev/ioapic.c
-LOADER_SRCS  := hv/loader/mb1elf.c
+LOADER_SRCS  := hv/loader/mb1elf.c hv/loader/bzimage.c hv/loader/e820.c \
+	hv/loader/mptable.c hv/loader/probe.c
 NET_SRCS     := hv/net/net.c hv/net/arp.c hv/net/ip.c hv/net/icmp.c hv/net/cksum.c \
 	hv/net/tcp.c hv/net/tcp_in.c hv/net/tcp_out.c hv/net/tcp_timer.c \
 	hv/net/tcp_sack.c hv/net/nettest.c

@@ -46,6 +46,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "hv/loader/loader.h"
 
 /* Guest-physical layout of what mb1_write_info() writes (all below 1 MiB). */
 #define MB1_INFO_GPA		0x9000u		/* struct mb1_info */
@@ -147,17 +148,6 @@ struct mb1_plan {
 	struct mb1_segment segs[MB1_MAX_SEGS];
 	uint32_t entry;			/* guest-physical EIP */
 	char errmsg[MB1_ERRMSG_LEN];
-};
-
-/*
- * Guest memory access for loaders.  Both return 0 or a negative errno and
- * must themselves check that [gpa, gpa + len) is guest RAM.  (Meant to be
- * shared with the bzImage loader later; it can move to a common header.)
- */
-struct loader_mem_ops {
-	int (*copy)(void *ctx, uint64_t gpa, const void *src, size_t len);
-	int (*zero)(void *ctx, uint64_t gpa, size_t len);
-	void *ctx;
 };
 
 /* A segment register's visible and hidden parts (SDM Vol. 3A 3.4.2, 3.4.5). */
