@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The Intel EPT entry format, the EPTP value and the dirty-flag helper.
+ * The Intel EPT entry format and the EPTP value.
  * Bit meanings and SDM references are in ept.h.
  */
 #include <errno.h>
