@@ -1,2 +1,2 @@
-UNIT_TESTS += policy
-unit_policy_SRCS := tests/unit/test_policy.c hv/cpuid.c hv/msr.c
+UNIT_TESTS += cpuid_msr
+unit_cpuid_msr_SRCS := tests/unit/test_cpuid_msr.c hv/cpuid.c hv/msr.c

@@ -604,8 +604,9 @@ static void test_names(void **state)
 {
 	(void)state;
 	assert_string_equal(svm_exit_name(SVM_EXIT_CPUID), "SVM exit 072h: CPUID");
-	assert_non_null(svm_exit_name(0xffffffffull));
+	assert_string_equal(svm_exit_name(SVM_EXIT_NPF), "SVM exit 400h: nested page fault");
 	assert_string_equal(svm_exit_name(0xffffffffull), svm_exit_name(~0ull));
+	assert_memory_equal(svm_exit_name(~0ull), "VMEXIT_INVALID (exit code -1)", 29);
 	assert_string_equal(svm_exit_name(0x999), "SVM exit code unknown to ferry");
 }
 

@@ -319,8 +319,13 @@ static void test_names(void **state)
 	assert_string_equal(vmx_insn_error_name(14), "unknown VM-instruction error");
 	assert_string_equal(vmx_insn_error_name(29), "unknown VM-instruction error");
 	assert_string_equal(vmx_insn_error_name(0xffffffff), "unknown VM-instruction error");
-	for (uint32_t e = 1; e < VMX_ERR_COUNT; e++)
-		assert_non_null(vmx_insn_error_name(e));
+	/* SDM numbers 1-28 all have names but for the three it leaves out. */
+	for (uint32_t e = 1; e < VMX_ERR_COUNT; e++) {
+		bool gap = e == 14 || e == 21 || e == 27;
+		bool unknown = !strcmp(vmx_insn_error_name(e), "unknown VM-instruction error");
+
+		assert_int_equal(unknown, gap);
+	}
 
 	assert_string_equal(vmx_exit_reason_name(48), "EPT violation");
 	assert_string_equal(vmx_exit_reason_name(30), "I/O instruction");
