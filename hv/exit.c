@@ -88,29 +88,37 @@ static uint64_t guest_tsc(struct vcpu *v)
 	return rdtsc() + v->vm->tsc_offset;
 }
 
+/*
+ * RDMSR/WRMSR.  Most MSRs that exit (TSC, MTRRCAP, microcode revision...)
+ * need only EDX:EAX and ECX, already in v->hw.gpr: the whole CPU state goes
+ * through the back end only for the ones kept in it (msr_in_state).
+ */
 static enum exit_action do_msr(struct vcpu *v, struct vm_exit *e)
 {
 	struct cpu_state s;
+	uint32_t index = e->u.msr.index;
 	bool write = e->code == EXIT_MSR_WRITE, tsc_written = false;
+	bool in_state = msr_in_state(index);
 	uint64_t val = (v->hw.gpr[GPR_RDX] << 32) | (uint32_t)v->hw.gpr[GPR_RAX], new_tsc = 0;
 	enum msr_status st;
 
-	vmm->get_state(&v->hw, &s);
+	if (in_state)
+		vmm->get_state(&v->hw, &s);
 	if (write)
-		st = msr_write(&s, e->u.msr.index, val, &tsc_written, &new_tsc);
+		st = msr_write(&s, index, val, &tsc_written, &new_tsc);
 	else
-		st = msr_read(&s, e->u.msr.index, guest_tsc(v), &val);
+		st = msr_read(&s, index, guest_tsc(v), &val);
 	if (st == MSR_GP) {
 		inject_exception(v, 13, true, 0);
 		return EXIT_RESUME;
 	}
-	if (write) {
+	if (write && in_state)
 		vmm->set_state(&v->hw, &s);
-		if (tsc_written) {
-			v->vm->tsc_offset = new_tsc - rdtsc();
-			vmm->set_tsc_offset(&v->hw, v->vm->tsc_offset);
-		}
-	} else {
+	if (tsc_written) {
+		v->vm->tsc_offset = new_tsc - rdtsc();
+		vmm->set_tsc_offset(&v->hw, v->vm->tsc_offset);
+	}
+	if (!write) {
 		v->hw.gpr[GPR_RAX] = (uint32_t)val;
 		v->hw.gpr[GPR_RDX] = val >> 32;
 	}

@@ -53,6 +53,13 @@ static uint64_t *state_msr(struct cpu_state *s, uint32_t index)
 	return NULL;
 }
 
+bool msr_in_state(uint32_t index)
+{
+	struct cpu_state s;
+
+	return state_msr(&s, index) != NULL;	/* the address only, never read */
+}
+
 enum msr_status msr_read(const struct cpu_state *s, uint32_t index, uint64_t guest_tsc,
 			 uint64_t *value)
 {

@@ -33,6 +33,11 @@
 enum msr_status { MSR_DONE, MSR_GP };
 
 /*
+ * Whether index lives in struct cpu_state.  For the others msr_read and
+ * msr_write never touch s, so an exit handler need not fetch the state.
+ */
+bool msr_in_state(uint32_t index);
+/*
  * s is the vCPU's state (FS/GS base included); guest_tsc its TSC now.
  * A write may change s (the caller then writes it back) or ask for a new
  * guest TSC value (*new_tsc, *tsc_written = true).

@@ -132,6 +132,33 @@ static void test_msr_value_checks(void **state)
 	assert_int_equal(msr_write(&s, MSR_IA32_SYSENTER_CS, 1ull << 32, &tw, &tsc), MSR_GP);
 }
 
+/* The exit handler skips the state round trip for MSRs outside it: those
+ * must then neither read nor change the state. */
+static void test_msr_in_state(void **state)
+{
+	static const uint32_t stateless[] = { MSR_IA32_TSC, MSR_IA32_FEATURE_CONTROL,
+					      MSR_IA32_UCODE_REV, MSR_IA32_MTRRCAP, 0x1234 };
+	struct cpu_state s, before;
+	uint64_t val, new_tsc;
+	bool tsc_written;
+
+	(void)state;
+	assert_true(msr_in_state(MSR_EFER_));
+	assert_true(msr_in_state(MSR_LSTAR));
+	assert_true(msr_in_state(MSR_IA32_MISC_ENABLE));
+	assert_true(msr_in_state(MSR_GSBASE));
+	memset(&s, 0xa5, sizeof(s));
+	before = s;
+	for (size_t i = 0; i < sizeof(stateless) / sizeof(stateless[0]); i++) {
+		assert_false(msr_in_state(stateless[i]));
+		msr_read(&s, stateless[i], 77, &val);
+		msr_write(&s, stateless[i], 5, &tsc_written, &new_tsc);
+		assert_memory_equal(&s, &before, sizeof(s));
+	}
+	assert_int_equal(msr_read(&s, MSR_IA32_TSC, 77, &val), MSR_DONE);
+	assert_int_equal(val, 77);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -142,6 +169,7 @@ int main(void)
 		cmocka_unit_test(test_msr_allow_list),
 		cmocka_unit_test(test_msr_efer_rules),
 		cmocka_unit_test(test_msr_value_checks),
+		cmocka_unit_test(test_msr_in_state),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
