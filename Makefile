@@ -47,10 +47,10 @@ NET_SRCS     := hv/net/net.c hv/net/arp.c hv/net/ip.c hv/net/icmp.c hv/net/cksum
 	hv/net/tcp_sack.c hv/net/nettest.c
 VMM_SRCS     := arch/x86/virt.c arch/x86/vmx/caps.c arch/x86/vmx/ept.c arch/x86/vmx/ctl.c \
 	arch/x86/vmx/names.c arch/x86/vmx/state.c arch/x86/vmx/exit.c arch/x86/vmx/cr.c \
-	arch/x86/vmx/cpu.c arch/x86/vmx/vmx.c arch/x86/vmx/entry.S \
+	arch/x86/vmx/hw.c arch/x86/vmx/vmx.c arch/x86/vmx/entry.S \
 	arch/x86/svm/caps.c arch/x86/svm/npt.c arch/x86/svm/svm.c \
-	arch/x86/svm/svm_entry.S arch/x86/svm/svm_vmcb.c arch/x86/svm/svm_state.c \
-	arch/x86/svm/svm_exit.c arch/x86/svm/svm_asid.c
+	arch/x86/svm/entry.S arch/x86/svm/vmcb.c arch/x86/svm/state.c \
+	arch/x86/svm/exit.c arch/x86/svm/asid.c
 CORE_SRCS    := hv/console.c hv/version.c hv/modules.c hv/power.c hv/vmm.c hv/vm.c \
 	hv/vcpu.c hv/exit.c hv/sched.c hv/cpuid.c hv/msr.c hv/vm_devices.c hv/vmstate.c \
 	hv/netif.c hv/sched/credit.c

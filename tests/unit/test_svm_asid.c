@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests for SVM ASID allocation and TLB flush decisions
- * (arch/x86/svm/svm_asid.c): first use, reuse, roll-over, a vCPU moving
+ * (arch/x86/svm/asid.c): first use, reuse, roll-over, a vCPU moving
  * between CPUs, vm->gpa_gen changes with and without FlushByAsid, and a
  * model of each CPU's TLB driven by random schedules that checks no vCPU
  * ever runs with translations of another vCPU or of an older NPT.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Unit tests for SVM #VMEXIT decoding (arch/x86/svm/svm_exit.c) from
+ * Unit tests for SVM #VMEXIT decoding (arch/x86/svm/exit.c) from
  * synthetic VMCB contents: every exit code the back end knows, the IOIO
  * and NPF information bits, VMRUN failure (-1 as a 32- and a 64-bit
  * value), EXITINTINFO re-injection, the exits settled in the back end, and

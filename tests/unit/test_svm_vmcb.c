@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Unit tests for the SVM back end's VMCB logic (arch/x86/svm/svm_vmcb.c,
- * svm_state.c): the VMCB layout checked through raw byte offsets, the
+ * Unit tests for the SVM back end's VMCB logic (arch/x86/svm/vmcb.c,
+ * state.c): the VMCB layout checked through raw byte offsets, the
  * intercepts and permission maps of a fresh VMCB, struct cpu_state <->
  * VMCB for every field (EFER.SVME forced and hidden, CPL, CR8, the
  * interrupt shadow, pending events), the event operations, and random

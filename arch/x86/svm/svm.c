@@ -2,7 +2,7 @@
 /*
  * The AMD SVM back end (svm_ops, hv/vmm.h): turning SVM on per CPU, the
  * memory behind VMs and vCPUs (NPT, permission maps, VMCBs) and run().
- * This file and svm_entry.S touch the CPU; the logic they call lives in
+ * This file and entry.S touch the CPU; the logic they call lives in
  * the pure files listed in svm.h.  AMD64 APM Vol. 2 chapter 15.
  */
 #include <errno.h>
@@ -17,9 +17,9 @@
 #include "hv/mm/frame.h"
 #include "hv/mm/memory.h"
 
-/* svm_entry.S indexes gpr[] by these numbers. */
+/* entry.S indexes gpr[] by these numbers. */
 _Static_assert(GPR_RCX == 1 && GPR_RSP == 4 && GPR_RDI == 7 && GPR_R15 == 15,
-	       "svm_entry.S relies on enum gpr's order");
+	       "entry.S relies on enum gpr's order");
 
 #define CPUID_SVM_FEAT		0x8000000a
 #define SVM_FEAT_FLUSH_BY_ASID	(1u << 6)	/* CPUID 8000_000Ah EDX */

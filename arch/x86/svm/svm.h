@@ -4,12 +4,12 @@
  * the pure functions behind svm_ops (hv/vmm.h), split from the code that
  * touches the CPU so that they run in host unit tests too.
  *
- *   svm.c        svm_ops, cpu_enable, memory, run()          hardware
- *   svm_entry.S  the world switch (CLGI ... VMRUN ... STGI)   hardware
- *   svm_vmcb.c   VMCB set-up, permission maps, events         pure
- *   svm_state.c  struct cpu_state <-> VMCB                    pure
- *   svm_exit.c   #VMEXIT -> struct vm_exit, instruction length pure
- *   svm_asid.c   ASID allocation and TLB flush decisions      pure
+ *   svm.c    svm_ops, cpu_enable, memory, run()              hardware
+ *   entry.S  the world switch (CLGI ... VMRUN ... STGI)      hardware
+ *   vmcb.c   VMCB set-up, permission maps, events            pure
+ *   state.c  struct cpu_state <-> VMCB                       pure
+ *   exit.c   #VMEXIT -> struct vm_exit, instruction length   pure
+ *   asid.c   ASID allocation and TLB flush decisions         pure
  *
  * Ownership legend: (c) set at creation, then read-only; (p) owned by the
  * physical CPU it belongs to; (v) owned by the CPU running the vCPU.
@@ -24,7 +24,7 @@
 #include "hv/cpu_state.h"
 #include "hv/vmm.h"
 
-/* ---- ASIDs (svm_asid.c) -------------------------------------------------- */
+/* ---- ASIDs (asid.c) -------------------------------------------------- */
 
 /*
  * Per physical CPU, as in KVM: ASIDs 1..max are handed out in order; when
@@ -96,7 +96,7 @@ static inline struct svm_vcpu *svm_vcpu_of(const struct vmm_vcpu *v)
 }
 
 /*
- * The world switch (svm_entry.S), called with interrupts disabled: CLGI,
+ * The world switch (entry.S), called with interrupts disabled: CLGI,
  * VMSAVE host, VMLOAD guest, the guest's GPRs from gpr[] (all but RAX and
  * RSP, which VMRUN takes from the VMCB), VMRUN, the guest's GPRs back into
  * gpr[], VMSAVE guest, VMLOAD host, STGI.  IF is set between CLGI and STGI
@@ -106,7 +106,7 @@ static inline struct svm_vcpu *svm_vcpu_of(const struct vmm_vcpu *v)
  */
 void svm_vmrun(uint64_t guest_vmcb_pa, uint64_t host_vmcb_pa, uint64_t *gpr);
 
-/* ---- VMCB set-up and events (svm_vmcb.c) ----------------------------------- */
+/* ---- VMCB set-up and events (vmcb.c) ----------------------------------- */
 
 /* A fresh VMCB: intercepts, permission maps, nested paging, V_INTR_MASKING. */
 void svm_vmcb_init(struct vmcb *vmcb, uint64_t iopm_pa, uint64_t msrpm_pa, uint64_t ncr3);
@@ -117,7 +117,7 @@ void svm_msrpm_fill(uint8_t *msrpm);
 bool svm_msrpm_intercepted(const uint8_t *msrpm, uint32_t msr, bool write);
 bool svm_iopm_intercepted(const uint8_t *iopm, uint16_t port);
 
-/* EVENTINJ encoding of e (see svm_vmcb.c); 0 if nothing is to be injected. */
+/* EVENTINJ encoding of e (see vmcb.c); 0 if nothing is to be injected. */
 uint64_t svm_event_encode(const struct event *e, bool protected_mode);
 /* The event in EVENTINJ/EXITINTINFO format f (invalid if V is clear). */
 void svm_event_decode(uint64_t f, struct event *e);
@@ -129,14 +129,14 @@ void svm_want_intr_window(struct vmm_vcpu *v, bool on);
 void svm_skip_insn(struct vmm_vcpu *v, uint8_t len);
 void svm_set_tsc_offset(struct vmm_vcpu *v, uint64_t offset);
 
-/* ---- CPU state (svm_state.c) ------------------------------------------------ */
+/* ---- CPU state (state.c) ------------------------------------------------ */
 
 void svm_get_state(struct vmm_vcpu *v, struct cpu_state *s);
 void svm_set_state(struct vmm_vcpu *v, const struct cpu_state *s);
 /* The architectural state after RESET (APM Vol. 2 14.1.3). */
 void svm_reset_state(struct cpu_state *s);
 
-/* ---- exits (svm_exit.c) ------------------------------------------------------ */
+/* ---- exits (exit.c) ------------------------------------------------------ */
 
 /* What exit decoding needs besides the VMCB. */
 struct svm_exit_env {

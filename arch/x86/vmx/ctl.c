@@ -209,7 +209,7 @@ int vmx_config_derive(const struct vmx_caps *caps, struct vmx_config *cfg,
  * C0001FFFh) at 1024, write-low at 2048, write-high at 3072; a set bit
  * makes the access exit.  Everything exits except the FS/GS bases (VMCS
  * guest fields) and the SYSCALL/SWAPGS MSRs, which stay in the CPU while
- * the vCPU owns it (cpu.c).
+ * the vCPU owns it (hw.c).
  */
 #define MSR_BITMAP_SIZE 4096
 #define MSR_HIGH_BASE	0xc0000000u

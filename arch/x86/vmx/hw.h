@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The hardware side of the VMX back end: per-CPU state, per-vCPU state,
- * and where each VMCS lives (cpu.c), shared by cpu.c and vmx.c.
+ * and where each VMCS lives (hw.c), shared by hw.c and vmx.c.
  *
  * Where a VMCS is.  A VMCS is "active" on at most one CPU, whose cache may
  * hold parts of it (Intel SDM Vol. 3C "VMCS Status" / "Software Use of

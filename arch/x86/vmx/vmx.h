@@ -9,7 +9,7 @@
  *   exit.c   VM-exit information -> struct vm_exit, exit fix-ups
  *   cr.c     guest MOV to/from CR0/CR3/CR4/CR8, CLTS, LMSW
  *
- * Hardware lives in insn.h (VMX instructions), cpu.c (VMXON, where each
+ * Hardware lives in insn.h (VMX instructions), hw.c (VMXON, where each
  * VMCS is active), vmx.c (struct vmm_ops vmx_ops) and entry.S.
  */
 #ifndef FERRY_ARCH_X86_VMX_VMX_H
@@ -76,7 +76,7 @@ struct vmx_config {
 };
 
 /* Guest registers that VMX leaves in the CPU rather than the VMCS.  While
- * a vCPU owns a CPU they live there (see cpu.c); otherwise here. */
+ * a vCPU owns a CPU they live there (see hw.c); otherwise here. */
 struct vmx_guest_regs {
 	uint64_t cr2, dr0, dr1, dr2, dr3, dr6;
 	uint64_t star, lstar, cstar, sfmask, kernel_gs_base;

@@ -28,7 +28,7 @@
 		       VMCB_I2_ICEBP | VMCB_I2_WBINVD | VMCB_I2_MONITOR |		\
 		       VMCB_I2_MWAIT | VMCB_I2_MWAIT_COND | VMCB_I2_XSETBV)
 /*
- * #DB and #AC are intercepted (and reflected back, svm_exit.c) so that a
+ * #DB and #AC are intercepted (and reflected back, exit.c) so that a
  * guest cannot hang the physical CPU in an endless chain of them: the
  * delivery of one raising the next never reaches an instruction boundary
  * where an interrupt could end the run (CVE-2015-5307, CVE-2015-8104).
@@ -37,7 +37,7 @@
  */
 #define SVM_EXC_ALWAYS (VMCB_EXC(X86_VEC_DB) | VMCB_EXC(X86_VEC_UD) | VMCB_EXC(X86_VEC_AC))
 /*
- * MOV to CR4 is emulated (svm_exit.c) so that the bits the guest's CPUID
+ * MOV to CR4 is emulated (exit.c) so that the bits the guest's CPUID
  * hides are #GP whatever the host supports, as on VMX (and QEMU's TCG
  * would end the run with VMEXIT_INVALID for a reserved bit instead).
  */
