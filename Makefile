@@ -22,7 +22,7 @@ HV_CFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -mno-red-zone \
 	-fno-omit-frame-pointer -fno-strict-aliasing $(WARN) -MMD -MP -I. \
 	-nostdinc -isystem $(NEWLIB)/include -isystem $(GCCINC) \
 	-DFERRY_VERSION='"$(VERSION)"' -DFERRY_GITREV='"$(GITREV)"'
-HV_ASFLAGS := -I. -D__ASSEMBLY__
+HV_ASFLAGS := -I. -I$(BUILD) -D__ASSEMBLY__
 
 # The hypervisor, layer by layer, bottom first (docs/ARCHITECTURE.md).
 # Each layer is an archive, linked top first, so that a layer can only call
@@ -106,10 +106,21 @@ $(BUILD)/obj/%.c.o: %.c $(NEWLIB)/lib/libc.a
 	@echo "  CC      $<"
 	$(Q)$(CC) $(HV_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/%.S.o: %.S
+$(BUILD)/obj/%.S.o: %.S $(BUILD)/asm-offsets.h
 	@mkdir -p $(dir $@)
 	@echo "  AS      $<"
 	$(Q)$(CC) $(HV_ASFLAGS) -c $< -o $@
+
+# Offsets into C structures for the .S files, generated from the C
+# definitions (arch/x86/asm-offsets.c): compile to assembly, keep the
+# "-> NAME value" markers as #defines.
+$(BUILD)/asm-offsets.h: arch/x86/asm-offsets.c $(NEWLIB)/lib/libc.a
+	@mkdir -p $(BUILD)/obj/arch/x86
+	@echo "  GEN     $@"
+	$(Q)$(CC) $(HV_CFLAGS) -S $< -o $(BUILD)/obj/arch/x86/asm-offsets.s
+	$(Q){ echo '/* Generated from arch/x86/asm-offsets.c: do not edit. */'; \
+	  sed -n 's/^.*-> \([A-Za-z0-9_]*\) \$$\{0,1\}\(-\{0,1\}[0-9]*\).*$$/#define \1 \2/p' \
+	  $(BUILD)/obj/arch/x86/asm-offsets.s; } > $@.tmp && mv $@.tmp $@
 
 # Rebuild version.c's object whenever the git revision changes.
 $(BUILD)/gitrev: FORCE

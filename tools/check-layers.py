@@ -20,6 +20,7 @@ LAYER_OF = [
     ("hv/lib/", "lib"),
     ("boot/", "boot"),
     ("arch/x86/virt.c", "vmm"),         # picks VMX or SVM
+    ("arch/x86/asm-offsets.c", "vmm"),  # offsets for the world switches
     ("arch/x86/vmx/", "vmm"),
     ("arch/x86/svm/", "vmm"),
     ("arch/x86/", "arch"),              # with arch/x86/emulate/

@@ -12,21 +12,7 @@
  * interrupts and NMIs away meanwhile.
  */
 
-/* Offsets in uint64_t gpr[] (enum gpr in hv/cpu_state.h, checked in svm.c). */
-#define G_RCX	(1 * 8)
-#define G_RDX	(2 * 8)
-#define G_RBX	(3 * 8)
-#define G_RBP	(5 * 8)
-#define G_RSI	(6 * 8)
-#define G_RDI	(7 * 8)
-#define G_R8	(8 * 8)
-#define G_R9	(9 * 8)
-#define G_R10	(10 * 8)
-#define G_R11	(11 * 8)
-#define G_R12	(12 * 8)
-#define G_R13	(13 * 8)
-#define G_R14	(14 * 8)
-#define G_R15	(15 * 8)
+#include "asm-offsets.h"	/* G_<reg>: offsets in uint64_t gpr[] */
 
 /* Our frame after the pushes below. */
 #define F_HOST	0	/* host VMCB physical address */

@@ -17,10 +17,6 @@
 #include "hv/mm/frame.h"
 #include "hv/mm/memory.h"
 
-/* entry.S indexes gpr[] by these numbers. */
-_Static_assert(GPR_RCX == 1 && GPR_RSP == 4 && GPR_RDI == 7 && GPR_R15 == 15,
-	       "entry.S relies on enum gpr's order");
-
 #define CPUID_SVM_FEAT		0x8000000a
 #define SVM_FEAT_FLUSH_BY_ASID	(1u << 6)	/* CPUID 8000_000Ah EDX */
 #define CPUID_EXT_FEAT_EDX_1G	(1u << 26)	/* CPUID 8000_0001h EDX: 1 GiB pages */

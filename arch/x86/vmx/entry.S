@@ -12,23 +12,7 @@
  */
 #include "arch/x86/vmx/vmcs.h"
 
-/* Offsets in uint64_t gpr[GPR_COUNT] (enum gpr, hv/cpu_state.h; vmx.c
- * checks them at compile time). */
-#define G_RAX	0
-#define G_RCX	8
-#define G_RDX	16
-#define G_RBX	24
-#define G_RBP	40
-#define G_RSI	48
-#define G_RDI	56
-#define G_R8	64
-#define G_R9	72
-#define G_R10	80
-#define G_R11	88
-#define G_R12	96
-#define G_R13	104
-#define G_R14	112
-#define G_R15	120
+#include "asm-offsets.h"	/* G_<reg>: offsets in uint64_t gpr[] */
 
 	.text
 	.globl	vmx_enter

@@ -24,11 +24,6 @@
 #include "hv/mm/memory.h"
 #include "hv/lib/spinlock.h"
 
-/* entry.S indexes the register array with these offsets. */
-_Static_assert(GPR_RAX == 0 && GPR_RCX == 1 && GPR_RDX == 2 && GPR_RBX == 3 &&
-	       GPR_RSP == 4 && GPR_RBP == 5 && GPR_RSI == 6 && GPR_RDI == 7 &&
-	       GPR_R8 == 8 && GPR_R15 == 15 && GPR_COUNT == 16, "entry.S register offsets");
-
 static const struct vmcs_io *const io = &vmx_hw_io;
 
 #define VEC_DB	1
