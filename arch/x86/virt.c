@@ -2,7 +2,20 @@
 /* Pick the back end the CPU offers and describe its features in words. */
 #include <stdio.h>
 #include <string.h>
+#include "arch/x86/cpu.h"
 #include "arch/x86/virt.h"
+
+#define CPUID_EXT_FEAT_EDX_1G	(1u << 26)	/* CPUID 8000_0001h EDX: 1 GiB pages */
+
+/* What a guest page walk needs to know of the CPU; read once, here, not
+ * at every exit that walks. */
+static void walk_caps(struct virt_caps *c)
+{
+	unsigned phys = cpuid(0x80000008, 0).eax & 0xff;
+
+	c->maxphyaddr = phys < 32 ? 32 : phys > 52 ? 52 : phys;
+	c->gbpages = cpuid(0x80000001, 0).edx & CPUID_EXT_FEAT_EDX_1G;
+}
 
 void virt_detect(struct virt_caps *caps)
 {
@@ -12,6 +25,7 @@ void virt_detect(struct virt_caps *caps)
 		svm_detect(caps);
 	if (caps->kind == VIRT_NONE)
 		snprintf(caps->why, sizeof(caps->why), "CPU has neither VMX nor SVM");
+	walk_caps(caps);
 }
 
 int virt_describe(const struct virt_caps *c, char *buf, int len)

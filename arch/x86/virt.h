@@ -21,6 +21,9 @@ struct virt_caps {
 	bool tagged_tlb;	/* VPID or ASIDs */
 	bool next_rip;		/* instruction length provided on exits */
 	uint32_t asids;		/* SVM: number of ASIDs */
+	uint8_t maxphyaddr;	/* physical-address width, 32..52: what the
+				 * hardware walks the guest's paging with */
+	bool gbpages;		/* 1 GiB pages (guest-walk reserved bits) */
 	char why[64];		/* when !usable: the reason, in words */
 };
 

@@ -331,6 +331,12 @@ static void test_fetch_insn(void **state)
 	memcpy(code_mem + 0x3800, "\x0f\x0b", 2);
 	assert_int_equal(vmx_fetch_insn(&io, &cfg, &g, &insn), 2);
 	assert_int_equal(x86_insn_hypercall(&insn), X86_HC_NONE);
+	assert_int_equal(vmx_ud_hypercall(&io, &cfg, &g), 0);	/* UD2: not ours */
+	memcpy(code_mem + 0x3800, "\x2e\x0f\x01\xd9", 4);		/* CS: VMMCALL */
+	assert_int_equal(vmx_ud_hypercall(&io, &cfg, &g), 4);
+	memcpy(code_mem + 0x3800, "\xf0\x0f\x01\xd9", 4);		/* LOCK: #UD anyway */
+	assert_int_equal(vmx_ud_hypercall(&io, &cfg, &g), 0);
+	memcpy(code_mem + 0x3800, "\x0f\x0b", 2);
 	/* CPL 3 (SS.DPL): the supervisor-only page faults */
 	vmcs.val[VMCS_GUEST_SS_AR] = 0x60f3;
 	assert_int_equal(vmx_fetch_insn(&io, &cfg, &g, &insn), -EFAULT);

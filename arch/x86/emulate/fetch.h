@@ -23,4 +23,29 @@ int x86_fetch_decode(const struct gwalk_env *env, uint64_t la, bool user,
 		     enum cpu_mode mode, unsigned flags, struct x86_insn *insn,
 		     struct gwalk_result *res);
 
+/* Where the guest's next instruction is, as either back end reads it. */
+struct x86_guest_rip {
+	uint64_t rip, cs_base;
+	bool cs_l, cs_db;	/* CS.L and CS.D/B */
+	bool user;		/* CPL 3 */
+};
+
+/*
+ * x86_fetch_decode() of the instruction at CS:RIP: the mode from g's
+ * CR0.PE, RFLAGS.VM, EFER.LMA and CS.L/D; the linear address RIP in
+ * 64-bit code, else CS.base + EIP.  Same results; -EINVAL without a
+ * g->read_gpa.
+ */
+int x86_fetch_at_rip(const struct gwalk_env *g, const struct x86_guest_rip *r,
+		     unsigned flags, struct x86_insn *insn);
+
+/*
+ * After a #UD: the length of the instruction at CS:RIP if it is either
+ * vendor's hypercall (x86_insn_hypercall), which ferry then answers on both
+ * back ends alike; 0 if it is another instruction or cannot be read back
+ * (the #UD then goes to the guest unchanged).
+ */
+int x86_ud_hypercall(const struct gwalk_env *g, const struct x86_guest_rip *r,
+		     unsigned flags);
+
 #endif

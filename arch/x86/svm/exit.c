@@ -17,7 +17,6 @@
 #include "arch/x86/emulate/fetch.h"
 #include "arch/x86/svm/svm.h"
 
-#define RFLAGS_VM	(1ull << 17)
 #define CR4_PSE		(1ull << 4)
 #define CR4_TLB_BITS	(CR4_PSE | CR4_PAE | CR4_PGE)	/* the ones a guest may change */
 #define ANY_MODRM	(-1)
@@ -108,24 +107,31 @@ static uint64_t rip_delta(const struct vmcb *vmcb, uint64_t next)
 	return long_mode_code(vmcb) ? d : (uint32_t)d;
 }
 
-static int decode_at_rip(const struct vmcb *vmcb, const struct svm_exit_env *env,
-			 struct x86_insn *insn)
+/* Where the guest's CS:RIP is, and how to walk its paging, from the VMCB. */
+static void guest_at_rip(const struct vmcb *vmcb, const struct svm_exit_env *env,
+			 struct gwalk_env *g, struct x86_guest_rip *r)
 {
 	const struct vmcb_save *s = &vmcb->save;
-	struct gwalk_env g = {
+
+	*g = (struct gwalk_env){
 		.cr0 = s->cr0, .cr3 = s->cr3, .cr4 = s->cr4, .efer = s->efer,
 		.rflags = s->rflags, .maxphyaddr = env->maxphyaddr,
 		.gbpages = env->gbpages, .read_gpa = env->read_gpa, .ctx = env->ctx,
 	};
-	struct gwalk_result res;
-	enum cpu_mode mode = x86_cpu_mode(s->cr0 & CR0_PE, s->rflags & RFLAGS_VM,
-					  s->efer & EFER_LMA, s->cs.attrib & SEG_ATTR_L,
-					  s->cs.attrib & SEG_ATTR_DB);
-	uint64_t la = mode == CPU_MODE_LONG64 ? s->rip : (uint32_t)(s->cs.base + s->rip);
+	*r = (struct x86_guest_rip){
+		.rip = s->rip, .cs_base = s->cs.base, .cs_l = s->cs.attrib & SEG_ATTR_L,
+		.cs_db = s->cs.attrib & SEG_ATTR_DB, .user = s->cpl == 3,
+	};
+}
 
-	if (!env->read_gpa)
-		return -EINVAL;
-	return x86_fetch_decode(&g, la, s->cpl == 3, mode, X86_DF_AMD, insn, &res);
+static int decode_at_rip(const struct vmcb *vmcb, const struct svm_exit_env *env,
+			 struct x86_insn *insn)
+{
+	struct gwalk_env g;
+	struct x86_guest_rip r;
+
+	guest_at_rip(vmcb, env, &g, &r);
+	return x86_fetch_at_rip(&g, &r, X86_DF_AMD, insn);
 }
 
 static bool sig_matches(const struct insn_sig *sig, const struct x86_insn *insn)
@@ -387,10 +393,13 @@ static void ex_ud(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_
 static void ex_ud_intercept(struct vmm_vcpu *v, const struct svm_exit_env *env,
 			    struct vm_exit *exit)
 {
-	struct x86_insn insn;
-	int len = decode_at_rip(svm_vcpu_of(v)->vmcb, env, &insn);
+	struct gwalk_env g;
+	struct x86_guest_rip r;
+	int len;
 
-	if (len > 0 && x86_insn_hypercall(&insn) != X86_HC_NONE) {
+	guest_at_rip(svm_vcpu_of(v)->vmcb, env, &g, &r);
+	len = x86_ud_hypercall(&g, &r, X86_DF_AMD);
+	if (len > 0) {
 		exit->code = EXIT_HYPERCALL;
 		exit->inst_len = (uint8_t)len;
 		return;

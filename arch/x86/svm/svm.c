@@ -19,7 +19,6 @@
 
 #define CPUID_SVM_FEAT		0x8000000a
 #define SVM_FEAT_FLUSH_BY_ASID	(1u << 6)	/* CPUID 8000_000Ah EDX */
-#define CPUID_EXT_FEAT_EDX_1G	(1u << 26)	/* CPUID 8000_0001h EDX: 1 GiB pages */
 #define IOPM_FRAMES		(SVM_IOPM_SIZE / FRAME_SIZE)
 #define MSRPM_FRAMES		(SVM_MSRPM_SIZE / FRAME_SIZE)
 
@@ -75,11 +74,9 @@ static void save_guest_dr(struct svm_cpu *c, struct svm_vcpu *sv)
 
 static void svm_probe(struct svm_cpu *c, const struct virt_caps *caps)
 {
-	unsigned phys = cpuid(0x80000008, 0).eax & 0xff;
-
 	c->nrips = caps->next_rip;
-	c->gbpages = cpuid(0x80000001, 0).edx & CPUID_EXT_FEAT_EDX_1G;
-	c->maxphyaddr = phys < 32 ? 32 : phys > 52 ? 52 : phys;
+	c->gbpages = caps->gbpages;
+	c->maxphyaddr = caps->maxphyaddr;
 	svm_asid_cpu_init(&c->asid, caps->asids,
 			  cpuid(CPUID_SVM_FEAT, 0).edx & SVM_FEAT_FLUSH_BY_ASID);
 	c->hw_dr[0] = get_dr0();

@@ -19,7 +19,6 @@
 
 #define MAX_INSN_LEN 15
 #define RFLAGS_TF	(1ull << 8)
-#define RFLAGS_VM	(1ull << 17)
 #define AR_L		(1u << 13)
 #define AR_DB		(1u << 14)
 #define AR_DPL_SHIFT	5
@@ -268,20 +267,13 @@ uint64_t vmx_db_exit(const struct vmcs_io *io, const struct vmx_exit_info *x)
 	return x->qual & X86_DB_CAUSES;
 }
 
-/*
- * Fetch and decode the guest's instruction at CS:RIP through its own
- * paging (g: the caller's maxphyaddr, gbpages and reader; the rest is
- * filled here from the VMCS).  The length, or a negative errno as
- * x86_fetch_decode() gives it.
- */
-int vmx_fetch_insn(const struct vmcs_io *io, const struct vmx_config *cfg, struct gwalk_env *g,
-		   struct x86_insn *insn)
+/* Where the guest's CS:RIP is, and its paging (g: the caller's maxphyaddr,
+ * gbpages and reader; the rest is filled here from the VMCS). */
+static void guest_at_rip(const struct vmcs_io *io, const struct vmx_config *cfg,
+			 struct gwalk_env *g, struct x86_guest_rip *r)
 {
 	uint32_t cs_ar = vmcs_rd(io, VMCS_GUEST_CS_AR);
 	uint32_t ss_ar = vmcs_rd(io, VMCS_GUEST_SS_AR);
-	uint64_t rip = vmcs_rd(io, VMCS_GUEST_RIP);
-	struct gwalk_result res;
-	enum cpu_mode mode;
 
 	g->cr0 = vmx_cr_view(vmcs_rd(io, VMCS_GUEST_CR0), vmcs_rd(io, VMCS_CR0_SHADOW),
 			     cfg->cr0_mask);
@@ -290,13 +282,35 @@ int vmx_fetch_insn(const struct vmcs_io *io, const struct vmx_config *cfg, struc
 	g->cr3 = vmcs_rd(io, VMCS_GUEST_CR3);
 	g->efer = vmcs_rd(io, VMCS_GUEST_EFER);
 	g->rflags = vmcs_rd(io, VMCS_GUEST_RFLAGS);
-	if (!g->read_gpa)
-		return -EINVAL;
-	mode = x86_cpu_mode(g->cr0 & CR0_PE, g->rflags & RFLAGS_VM, g->efer & EFER_LMA,
-			    cs_ar & AR_L, cs_ar & AR_DB);
-	if (mode != CPU_MODE_LONG64)
-		rip = (uint32_t)(vmcs_rd(io, VMCS_GUEST_CS_BASE) + rip);
-	return x86_fetch_decode(g, rip, ((ss_ar >> AR_DPL_SHIFT) & 3) == 3, mode, 0, insn, &res);
+	*r = (struct x86_guest_rip){
+		.rip = vmcs_rd(io, VMCS_GUEST_RIP), .cs_base = vmcs_rd(io, VMCS_GUEST_CS_BASE),
+		.cs_l = cs_ar & AR_L, .cs_db = cs_ar & AR_DB,
+		.user = ((ss_ar >> AR_DPL_SHIFT) & 3) == 3,
+	};
+}
+
+/*
+ * Fetch and decode the guest's instruction at CS:RIP through its own
+ * paging (g as for guest_at_rip).  The length, or a negative errno as
+ * x86_fetch_decode() gives it.
+ */
+int vmx_fetch_insn(const struct vmcs_io *io, const struct vmx_config *cfg, struct gwalk_env *g,
+		   struct x86_insn *insn)
+{
+	struct x86_guest_rip r;
+
+	guest_at_rip(io, cfg, g, &r);
+	return x86_fetch_at_rip(g, &r, 0, insn);
+}
+
+/* After a #UD: x86_ud_hypercall() of the guest's instruction at CS:RIP. */
+int vmx_ud_hypercall(const struct vmcs_io *io, const struct vmx_config *cfg,
+		     struct gwalk_env *g)
+{
+	struct x86_guest_rip r;
+
+	guest_at_rip(io, cfg, g, &r);
+	return x86_ud_hypercall(g, &r, 0);
 }
 
 /* An event cut short by the exit is delivered again at the next entry

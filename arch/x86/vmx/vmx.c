@@ -30,7 +30,6 @@ static const struct vmcs_io *const io = &vmx_hw_io;
 #define VEC_UD	6
 #define VEC_GP	13
 #define VEC_AC	17
-#define CPUID_EXT_FEAT_EDX_1G	(1u << 26)	/* CPUID 8000_0001h EDX: 1 GiB pages */
 /*
  * #DB and #AC exit (and go back to the guest, exit.c) so that a guest
  * cannot hang the CPU in an endless chain of them, each raised by the
@@ -473,16 +472,14 @@ static void cr_exit(struct vmx_vcpu *vx, const struct vmx_exit_info *x, struct v
  * cannot be read back, goes to the guest unchanged. */
 static void ud_exit(struct vmx_vcpu *vx, struct vm_exit *e)
 {
-	unsigned phys = cpuid(0x80000008, 0).eax & 0xff;
+	const struct virt_caps *caps = &this_cpu()->caps;
 	struct gwalk_env g = {
-		.maxphyaddr = phys < 32 ? 32 : phys > 52 ? 52 : phys,
-		.gbpages = cpuid(0x80000001, 0).edx & CPUID_EXT_FEAT_EDX_1G,
+		.maxphyaddr = caps->maxphyaddr, .gbpages = caps->gbpages,
 		.read_gpa = read_gpa, .ctx = vx->v->vm,
 	};
-	struct x86_insn insn;
-	int len = vmx_fetch_insn(io, &vmx_cfg, &g, &insn);
+	int len = vmx_ud_hypercall(io, &vmx_cfg, &g);
 
-	if (len > 0 && x86_insn_hypercall(&insn) != X86_HC_NONE) {
+	if (len > 0) {
 		e->code = EXIT_HYPERCALL;
 		e->inst_len = (uint8_t)len;
 		return;

@@ -150,6 +150,8 @@ void vmx_exit_fixup(const struct vmcs_io *io, const struct vmx_exit_info *x);
 uint64_t vmx_db_exit(const struct vmcs_io *io, const struct vmx_exit_info *x);
 int vmx_fetch_insn(const struct vmcs_io *io, const struct vmx_config *cfg, struct gwalk_env *g,
 		   struct x86_insn *insn);
+int vmx_ud_hypercall(const struct vmcs_io *io, const struct vmx_config *cfg,
+		     struct gwalk_env *g);
 
 /* cr.c: emulate a control-register access exit. */
 struct vmx_cr_env {
