@@ -33,7 +33,7 @@ LIB_SRCS     := hv/lib/log.c hv/lib/panic.c hv/lib/ring.c hv/lib/crc32.c hv/lib/
 BOOT_SRCS    := boot/mb2info.c
 ARCH_SRCS    := arch/x86/desc.c arch/x86/trap.c arch/x86/apic.c arch/x86/time.c \
 	arch/x86/smp.c arch/x86/setup.c arch/x86/paging.c \
-	arch/x86/paging_host.c arch/x86/fpu.c arch/x86/acpi.c \
+	arch/x86/paging_host.c arch/x86/fpu.c arch/x86/acpi.c arch/x86/msr_pass.c \
 	arch/x86/emulate/decode.c arch/x86/emulate/mmio.c \
 	arch/x86/emulate/gwalk.c arch/x86/emulate/fetch.c
 MM_SRCS      := hv/mm/frame.c hv/mm/memory.c hv/mm/dirty.c hv/mm/gpmap.c

@@ -6,6 +6,7 @@
  */
 #include <string.h>
 #include "arch/x86/cpu.h"
+#include "arch/x86/msr_pass.h"
 #include "arch/x86/emulate/debug.h"
 #include "arch/x86/svm/svm.h"
 #include "hv/lib/log.h"
@@ -92,24 +93,15 @@ static long msrpm_bit(uint32_t msr)
 	return -1;
 }
 
-/*
- * The guest's own values of these live in the VMCB and VMLOAD/VMSAVE swap
- * them with the host's (APM 15.5.2), so the guest may read and write them
- * directly.  Everything else exits to the core's MSR allow-list.
- */
-static const uint32_t msr_passthrough[] = {
-	0xc0000100, 0xc0000101, 0xc0000102,	/* FS_BASE, GS_BASE, KERNEL_GS_BASE */
-	0xc0000081, 0xc0000082, 0xc0000083,	/* STAR, LSTAR, CSTAR */
-	0xc0000084,				/* SFMASK */
-	0x174, 0x175, 0x176,			/* SYSENTER_CS, _ESP, _EIP */
-};
-
+/* Open the MSRs of the shared pass-through list marked for SVM. */
 void svm_msrpm_fill(uint8_t *msrpm)
 {
 	memset(msrpm, 0xff, SVM_MSRPM_SIZE);
-	for (size_t i = 0; i < sizeof(msr_passthrough) / sizeof(msr_passthrough[0]); i++) {
-		long bit = msrpm_bit(msr_passthrough[i]);
-		msrpm[bit / 8] &= ~(3u << (bit % 8));	/* read and write bits */
+	for (size_t i = 0; i < msr_pass_count; i++) {
+		long bit = msrpm_bit(msr_pass_list[i].msr);
+
+		if ((msr_pass_list[i].vendors & MSR_PASS_SVM) && bit >= 0)
+			msrpm[bit / 8] &= ~(3u << (bit % 8));	/* read and write bits */
 	}
 }
 

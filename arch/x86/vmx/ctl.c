@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "arch/x86/cpu.h"
+#include "arch/x86/msr_pass.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/vmx/vmcs.h"
 #include "arch/x86/vmx/vmx.h"
@@ -207,19 +208,12 @@ int vmx_config_derive(const struct vmx_caps *caps, struct vmx_config *cfg,
 /*
  * MSR bitmap: read-low (MSRs 0-1FFFh) at byte 0, read-high (C0000000h-
  * C0001FFFh) at 1024, write-low at 2048, write-high at 3072; a set bit
- * makes the access exit.  Everything exits except the FS/GS bases (VMCS
- * guest fields) and the SYSCALL/SWAPGS MSRs, which stay in the CPU while
- * the vCPU owns it (hw.c).
+ * makes the access exit.  Everything exits but the MSRs of the shared
+ * pass-through list (arch/x86/msr_pass.c) marked for VMX.
  */
 #define MSR_BITMAP_SIZE 4096
 #define MSR_HIGH_BASE	0xc0000000u
 #define MSR_RANGE	0x2000u
-
-static const uint32_t passthrough_msrs[] = {
-	0xc0000100 /* FS_BASE */, 0xc0000101 /* GS_BASE */,
-	0xc0000102 /* KERNEL_GS_BASE */, 0xc0000081 /* STAR */,
-	0xc0000082 /* LSTAR */, 0xc0000083 /* CSTAR */, 0xc0000084 /* SFMASK */,
-};
 
 /* Byte and bit of msr's read or write bit; false if outside both ranges. */
 static bool msr_bit(uint32_t msr, bool write, size_t *byte, unsigned *bit)
@@ -243,9 +237,11 @@ void vmx_msr_bitmap_init(uint8_t *bitmap)
 	unsigned bit;
 
 	memset(bitmap, 0xff, MSR_BITMAP_SIZE);
-	for (size_t i = 0; i < sizeof(passthrough_msrs) / sizeof(passthrough_msrs[0]); i++) {
+	for (size_t i = 0; i < msr_pass_count; i++) {
+		if (!(msr_pass_list[i].vendors & MSR_PASS_VMX))
+			continue;
 		for (int w = 0; w < 2; w++)
-			if (msr_bit(passthrough_msrs[i], w, &byte, &bit))
+			if (msr_bit(msr_pass_list[i].msr, w, &byte, &bit))
 				bitmap[byte] &= ~(1u << bit);
 	}
 }
