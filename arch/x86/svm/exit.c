@@ -39,59 +39,6 @@ static const struct insn_sig sig_wbinvd = { X86_MAP_0F, 0x09, ANY_MODRM };
 static const struct insn_sig sig_icebp = { X86_MAP_ONE, 0xf1, ANY_MODRM };
 static const struct insn_sig sig_mov_to_cr = { X86_MAP_0F, 0x22, ANY_MODRM };
 
-/* ---- names (APM Appendix C) --------------------------------------------------- */
-
-static const struct { uint32_t code; const char *name; } exit_names[] = {
-	{ SVM_EXIT_WRITE_CR4, "SVM exit 014h: MOV to CR4" },
-	{ SVM_EXIT_EXC_BASE + 1, "SVM exit 041h: #DB intercept" },
-	{ SVM_EXIT_EXC_BASE + 6, "SVM exit 046h: #UD intercept" },
-	{ SVM_EXIT_EXC_BASE + 17, "SVM exit 051h: #AC intercept" },
-	{ SVM_EXIT_INTR, "SVM exit 060h: physical interrupt" },
-	{ SVM_EXIT_NMI, "SVM exit 061h: NMI" },
-	{ SVM_EXIT_SMI, "SVM exit 062h: SMI" },
-	{ SVM_EXIT_INIT, "SVM exit 063h: INIT" },
-	{ SVM_EXIT_VINTR, "SVM exit 064h: virtual interrupt" },
-	{ SVM_EXIT_RDTSC, "SVM exit 06Eh: RDTSC" },
-	{ SVM_EXIT_CPUID, "SVM exit 072h: CPUID" },
-	{ SVM_EXIT_IRET, "SVM exit 074h: IRET" },
-	{ SVM_EXIT_INVD, "SVM exit 076h: INVD" },
-	{ SVM_EXIT_PAUSE, "SVM exit 077h: PAUSE" },
-	{ SVM_EXIT_HLT, "SVM exit 078h: HLT" },
-	{ SVM_EXIT_INVLPG, "SVM exit 079h: INVLPG" },
-	{ SVM_EXIT_INVLPGA, "SVM exit 07Ah: INVLPGA" },
-	{ SVM_EXIT_IOIO, "SVM exit 07Bh: I/O instruction" },
-	{ SVM_EXIT_MSR, "SVM exit 07Ch: RDMSR/WRMSR" },
-	{ SVM_EXIT_TASK_SWITCH, "SVM exit 07Dh: task switch (not emulated)" },
-	{ SVM_EXIT_FERR_FREEZE, "SVM exit 07Eh: FERR freeze (legacy x87 error reporting)" },
-	{ SVM_EXIT_SHUTDOWN, "SVM exit 07Fh: shutdown (triple fault)" },
-	{ SVM_EXIT_VMRUN, "SVM exit 080h: VMRUN" },
-	{ SVM_EXIT_VMMCALL, "SVM exit 081h: VMMCALL" },
-	{ SVM_EXIT_VMLOAD, "SVM exit 082h: VMLOAD" },
-	{ SVM_EXIT_VMSAVE, "SVM exit 083h: VMSAVE" },
-	{ SVM_EXIT_STGI, "SVM exit 084h: STGI" },
-	{ SVM_EXIT_CLGI, "SVM exit 085h: CLGI" },
-	{ SVM_EXIT_SKINIT, "SVM exit 086h: SKINIT" },
-	{ SVM_EXIT_RDTSCP, "SVM exit 087h: RDTSCP" },
-	{ SVM_EXIT_ICEBP, "SVM exit 088h: ICEBP" },
-	{ SVM_EXIT_WBINVD, "SVM exit 089h: WBINVD" },
-	{ SVM_EXIT_MONITOR, "SVM exit 08Ah: MONITOR" },
-	{ SVM_EXIT_MWAIT, "SVM exit 08Bh: MWAIT" },
-	{ SVM_EXIT_MWAIT_COND, "SVM exit 08Ch: MWAIT (armed)" },
-	{ SVM_EXIT_XSETBV, "SVM exit 08Dh: XSETBV" },
-	{ SVM_EXIT_NPF, "SVM exit 400h: nested page fault" },
-	{ SVM_EXIT_INVALID, "VMEXIT_INVALID (exit code -1): the CPU found the guest state "
-			    "in the VMCB invalid (APM 15.5.1)" },
-};
-
-const char *svm_exit_name(uint64_t code)
-{
-	for (size_t i = 0; i < sizeof(exit_names) / sizeof(exit_names[0]); i++)
-		if (exit_names[i].code == code || (exit_names[i].code == SVM_EXIT_INVALID &&
-						   (uint32_t)code == SVM_EXIT_INVALID))
-			return exit_names[i].name;
-	return "SVM exit code unknown to ferry";
-}
-
 /* ---- instruction length --------------------------------------------------------- */
 
 static bool long_mode_code(const struct vmcb *vmcb)
@@ -461,60 +408,88 @@ static void ex_invalid(struct vmm_vcpu *v, const struct svm_exit_env *env, struc
 	set_vendor(exit, EXIT_INVALID, vmcb, svm_exit_name(SVM_EXIT_INVALID));
 }
 
-static const struct { uint32_t code; exit_fn *fn; } exit_table[] = {
-	{ SVM_EXIT_WRITE_CR4, ex_cr4_write },
-	{ SVM_EXIT_EXC_BASE + X86_VEC_DB, ex_reflect },
-	{ SVM_EXIT_EXC_BASE + X86_VEC_UD, ex_ud_intercept },
-	{ SVM_EXIT_EXC_BASE + X86_VEC_AC, ex_reflect },
-	{ SVM_EXIT_INTR, ex_external },
-	{ SVM_EXIT_NMI, ex_external },
-	{ SVM_EXIT_SMI, ex_external },
-	{ SVM_EXIT_INIT, ex_external },
-	{ SVM_EXIT_VINTR, ex_window },
-	{ SVM_EXIT_CPUID, ex_cpuid },
-	{ SVM_EXIT_INVD, ex_nop },
-	{ SVM_EXIT_HLT, ex_hlt },
-	{ SVM_EXIT_INVLPGA, ex_virt },
-	{ SVM_EXIT_IOIO, ex_ioio },
-	{ SVM_EXIT_MSR, ex_msr },
-	{ SVM_EXIT_SHUTDOWN, ex_shutdown },
-	{ SVM_EXIT_VMRUN, ex_virt },
-	{ SVM_EXIT_VMMCALL, ex_vmmcall },
-	{ SVM_EXIT_VMLOAD, ex_virt },
-	{ SVM_EXIT_VMSAVE, ex_virt },
-	{ SVM_EXIT_STGI, ex_virt },
-	{ SVM_EXIT_CLGI, ex_virt },
-	{ SVM_EXIT_SKINIT, ex_virt },
-	{ SVM_EXIT_ICEBP, ex_icebp },
-	{ SVM_EXIT_WBINVD, ex_nop },
-	{ SVM_EXIT_MONITOR, ex_ud },
-	{ SVM_EXIT_MWAIT, ex_ud },
-	{ SVM_EXIT_MWAIT_COND, ex_ud },
-	{ SVM_EXIT_XSETBV, ex_xsetbv },
-	{ SVM_EXIT_NPF, ex_npf },
-	{ SVM_EXIT_INVALID, ex_invalid },
+/*
+ * Every exit code ferry knows (APM Appendix C): its name, and the handler
+ * that turns it into a struct vm_exit or settles it in the back end.  A
+ * code without a handler (or outside the table) stops the guest, named.
+ */
+struct svm_exit_kind {
+	exit_fn *fn;
+	const char *name;
 };
 
-static exit_fn *exit_handler(uint64_t code)
+static const struct svm_exit_kind kinds[SVM_EXIT_NPF + 1] = {
+	[SVM_EXIT_WRITE_CR4] = { ex_cr4_write, "SVM exit 014h: MOV to CR4" },
+	[SVM_EXIT_EXC_BASE + X86_VEC_DB] = { ex_reflect, "SVM exit 041h: #DB intercept" },
+	[SVM_EXIT_EXC_BASE + X86_VEC_UD] = { ex_ud_intercept, "SVM exit 046h: #UD intercept" },
+	[SVM_EXIT_EXC_BASE + X86_VEC_AC] = { ex_reflect, "SVM exit 051h: #AC intercept" },
+	[SVM_EXIT_INTR] = { ex_external, "SVM exit 060h: physical interrupt" },
+	[SVM_EXIT_NMI] = { ex_external, "SVM exit 061h: NMI" },
+	[SVM_EXIT_SMI] = { ex_external, "SVM exit 062h: SMI" },
+	[SVM_EXIT_INIT] = { ex_external, "SVM exit 063h: INIT" },
+	[SVM_EXIT_VINTR] = { ex_window, "SVM exit 064h: virtual interrupt" },
+	[SVM_EXIT_RDTSC] = { NULL, "SVM exit 06Eh: RDTSC" },
+	[SVM_EXIT_CPUID] = { ex_cpuid, "SVM exit 072h: CPUID" },
+	[SVM_EXIT_IRET] = { NULL, "SVM exit 074h: IRET" },
+	[SVM_EXIT_INVD] = { ex_nop, "SVM exit 076h: INVD" },
+	[SVM_EXIT_PAUSE] = { NULL, "SVM exit 077h: PAUSE" },
+	[SVM_EXIT_HLT] = { ex_hlt, "SVM exit 078h: HLT" },
+	[SVM_EXIT_INVLPG] = { NULL, "SVM exit 079h: INVLPG" },
+	[SVM_EXIT_INVLPGA] = { ex_virt, "SVM exit 07Ah: INVLPGA" },
+	[SVM_EXIT_IOIO] = { ex_ioio, "SVM exit 07Bh: I/O instruction" },
+	[SVM_EXIT_MSR] = { ex_msr, "SVM exit 07Ch: RDMSR/WRMSR" },
+	[SVM_EXIT_TASK_SWITCH] = { NULL, "SVM exit 07Dh: task switch (not emulated)" },
+	[SVM_EXIT_FERR_FREEZE] = { NULL,
+		"SVM exit 07Eh: FERR freeze (legacy x87 error reporting)" },
+	[SVM_EXIT_SHUTDOWN] = { ex_shutdown, "SVM exit 07Fh: shutdown (triple fault)" },
+	[SVM_EXIT_VMRUN] = { ex_virt, "SVM exit 080h: VMRUN" },
+	[SVM_EXIT_VMMCALL] = { ex_vmmcall, "SVM exit 081h: VMMCALL" },
+	[SVM_EXIT_VMLOAD] = { ex_virt, "SVM exit 082h: VMLOAD" },
+	[SVM_EXIT_VMSAVE] = { ex_virt, "SVM exit 083h: VMSAVE" },
+	[SVM_EXIT_STGI] = { ex_virt, "SVM exit 084h: STGI" },
+	[SVM_EXIT_CLGI] = { ex_virt, "SVM exit 085h: CLGI" },
+	[SVM_EXIT_SKINIT] = { ex_virt, "SVM exit 086h: SKINIT" },
+	[SVM_EXIT_RDTSCP] = { NULL, "SVM exit 087h: RDTSCP" },
+	[SVM_EXIT_ICEBP] = { ex_icebp, "SVM exit 088h: ICEBP" },
+	[SVM_EXIT_WBINVD] = { ex_nop, "SVM exit 089h: WBINVD" },
+	[SVM_EXIT_MONITOR] = { ex_ud, "SVM exit 08Ah: MONITOR" },
+	[SVM_EXIT_MWAIT] = { ex_ud, "SVM exit 08Bh: MWAIT" },
+	[SVM_EXIT_MWAIT_COND] = { ex_ud, "SVM exit 08Ch: MWAIT (armed)" },
+	[SVM_EXIT_XSETBV] = { ex_xsetbv, "SVM exit 08Dh: XSETBV" },
+	[SVM_EXIT_NPF] = { ex_npf, "SVM exit 400h: nested page fault" },
+};
+
+static const struct svm_exit_kind invalid_kind = {
+	.fn = ex_invalid,
+	.name = "VMEXIT_INVALID (exit code -1): the CPU found the guest state "
+		"in the VMCB invalid (APM 15.5.1)",
+};
+
+/* The kind of exit code `code`; NULL outside the table. */
+static const struct svm_exit_kind *exit_kind(uint64_t code)
 {
-	if (code >> 32 && code != ~0ull)
-		return NULL;	/* only -1 (and -2 for SEV) use the upper half */
-	for (size_t i = 0; i < sizeof(exit_table) / sizeof(exit_table[0]); i++)
-		if (exit_table[i].code == (uint32_t)code)
-			return exit_table[i].fn;
-	return NULL;
+	if (code == ~0ull || code == SVM_EXIT_INVALID)
+		return &invalid_kind;	/* only -1 (and -2 for SEV) use the upper half */
+	return code < sizeof(kinds) / sizeof(kinds[0]) ? &kinds[code] : NULL;
+}
+
+const char *svm_exit_name(uint64_t code)
+{
+	const struct svm_exit_kind *k = exit_kind(code);
+
+	return k && k->name ? k->name : "SVM exit code unknown to ferry";
 }
 
 void svm_handle_exit(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
-	exit_fn *fn = exit_handler(vmcb->ctl.exit_code);
+	const struct svm_exit_kind *k = exit_kind(vmcb->ctl.exit_code);
 
 	memset(exit, 0, sizeof(*exit));
 	exit->rip = vmcb->save.rip;
 	rearm_event(vmcb);
-	if (fn)
-		fn(v, env, exit);
+	if (k && k->fn)
+		k->fn(v, env, exit);
 	else
 		unhandled(exit, vmcb, svm_exit_name(vmcb->ctl.exit_code));
 }
