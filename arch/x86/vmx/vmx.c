@@ -487,50 +487,96 @@ static void ud_exit(struct vmx_vcpu *vx, struct vm_exit *e)
 	inject_exception(VEC_UD, false, 0);
 }
 
-/* After an exit: decode it, and do what the back end does itself. */
+/* ---- what the back end settles itself, by enum vmx_action ------------------ */
+
+typedef void act_fn(struct vmx_vcpu *vx, const struct vmx_exit_info *x, struct vm_exit *e);
+
+static void act_core(struct vmx_vcpu *vx, const struct vmx_exit_info *x, struct vm_exit *e)
+{
+	(void)e;
+	if ((x->reason & EXIT_REASON_BASIC_MASK) == VMX_EXIT_EPT_MISCONFIG)
+		pr_err("vmx: %s: EPT misconfiguration at guest-physical %#lx (a ferry bug)",
+		       vx->v->vm->name, x->gpa);
+}
+
+/* The host's NMI: its handler, as if it had come outside a guest. */
+static void act_nmi(struct vmx_vcpu *vx, const struct vmx_exit_info *x, struct vm_exit *e)
+{
+	(void)vx, (void)x, (void)e;
+	__asm__ volatile("int $2" ::: "memory");
+}
+
+static void act_skip(struct vmx_vcpu *vx, const struct vmx_exit_info *x, struct vm_exit *e)
+{
+	(void)x;
+	skip_insn(vx, e->inst_len);
+}
+
+static void act_ud(struct vmx_vcpu *vx, const struct vmx_exit_info *x, struct vm_exit *e)
+{
+	(void)vx, (void)x, (void)e;
+	inject_exception(VEC_UD, false, 0);
+}
+
+/* #DB: replaces an event whose delivery raised it. */
+static void act_db(struct vmx_vcpu *vx, const struct vmx_exit_info *x, struct vm_exit *e)
+{
+	(void)e;
+	deliver_db(vx, vmx_db_exit(io, x));
+}
+
+/* ICEBP: a trap, so after the instruction, with DR6 untouched. */
+static void act_icebp(struct vmx_vcpu *vx, const struct vmx_exit_info *x, struct vm_exit *e)
+{
+	(void)vx, (void)x;
+	vmx_skip_insn(io, e->inst_len);
+	inject_exception(VEC_DB, false, 0);
+}
+
+static void act_reflect(struct vmx_vcpu *vx, const struct vmx_exit_info *x, struct vm_exit *e)
+{
+	(void)vx, (void)e;
+	inject_exception(x->intr_info & INTR_INFO_VECTOR_MASK,
+			 x->intr_info & INTR_INFO_ERROR_VALID, x->intr_error);
+}
+
+static void act_ud_check(struct vmx_vcpu *vx, const struct vmx_exit_info *x, struct vm_exit *e)
+{
+	(void)x;
+	ud_exit(vx, e);
+}
+
+static void act_failed(struct vmx_vcpu *vx, const struct vmx_exit_info *x, struct vm_exit *e)
+{
+	(void)x, (void)e;
+	vx->failed = true;
+	pr_err("vmx: vCPU %u of %s: %s", vx->v->id, vx->v->vm->name, vx->what);
+}
+
+static act_fn *const actions[VMX_ACT_COUNT] = {
+	[VMX_ACT_CORE] = act_core,
+	[VMX_ACT_NMI] = act_nmi,
+	[VMX_ACT_SKIP] = act_skip,
+	[VMX_ACT_UD] = act_ud,
+	[VMX_ACT_CR] = cr_exit,
+	[VMX_ACT_DB] = act_db,
+	[VMX_ACT_ICEBP] = act_icebp,
+	[VMX_ACT_REFLECT] = act_reflect,
+	[VMX_ACT_UD_CHECK] = act_ud_check,
+	[VMX_ACT_FAILED] = act_failed,
+};
+
+/* After an exit: decode it (exit.c), then do what the back end does itself. */
 static void exit_process(struct vmx_vcpu *vx, struct vm_exit *e)
 {
 	struct vmx_exit_info x;
+	enum vmx_action a;
 
 	vmx_exit_info_read(io, &x);
 	vmx_exit_fixup(io, &x);
-	switch (vmx_exit_decode(&x, vx->v->gpr, e, vx->what, sizeof(vx->what))) {
-	case VMX_ACT_CORE:
-		if ((x.reason & EXIT_REASON_BASIC_MASK) == VMX_EXIT_EPT_MISCONFIG)
-			pr_err("vmx: %s: EPT misconfiguration at guest-physical %#lx (a ferry bug)",
-			       vx->v->vm->name, x.gpa);
-		break;
-	case VMX_ACT_NMI:		/* the host's NMI: its handler, as if not in a guest */
-		__asm__ volatile("int $2" ::: "memory");
-		break;
-	case VMX_ACT_SKIP:
-		skip_insn(vx, e->inst_len);
-		break;
-	case VMX_ACT_UD:
-		inject_exception(VEC_UD, false, 0);
-		break;
-	case VMX_ACT_CR:
-		cr_exit(vx, &x, e);
-		break;
-	case VMX_ACT_DB:		/* replaces an event whose delivery raised it */
-		deliver_db(vx, vmx_db_exit(io, &x));
-		break;
-	case VMX_ACT_ICEBP:		/* a trap: after the instruction, DR6 untouched */
-		vmx_skip_insn(io, e->inst_len);
-		inject_exception(VEC_DB, false, 0);
-		break;
-	case VMX_ACT_REFLECT:
-		inject_exception(x.intr_info & INTR_INFO_VECTOR_MASK,
-				 x.intr_info & INTR_INFO_ERROR_VALID, x.intr_error);
-		break;
-	case VMX_ACT_UD_CHECK:
-		ud_exit(vx, e);
-		break;
-	case VMX_ACT_FAILED:
-		vx->failed = true;
-		pr_err("vmx: vCPU %u of %s: %s", vx->v->id, vx->v->vm->name, vx->what);
-		break;
-	}
+	a = vmx_exit_decode(&x, vx->v->gpr, e, vx->what, sizeof(vx->what));
+	if ((unsigned int)a < VMX_ACT_COUNT && actions[a])
+		actions[a](vx, &x, e);
 }
 
 /* vmm_ops.run: interrupts are off (hv/vmm.h). */
