@@ -6,8 +6,10 @@
  * VMRUN saves and restores only the host's RAX, RSP, RIP, RFLAGS, CRs,
  * EFER, GDTR/IDTR and CS/DS/ES/SS (in the VM_HSAVE_PA area).  The host's
  * FS, GS (ferry's per-CPU pointer), TR, LDTR, KERNEL_GS_BASE, STAR/LSTAR/
- * CSTAR/SFMASK and SYSENTER MSRs are swapped with VMSAVE/VMLOAD, and the
- * other general registers here.  Between VMLOAD guest and VMLOAD host GS
+ * CSTAR/SFMASK and SYSENTER MSRs are swapped with VMLOAD guest before and
+ * VMSAVE guest, VMLOAD host after the run, and the other general
+ * registers here.  The host's values never change once the CPU is up, so
+ * svm_cpu_enable() saved them with VMSAVE once, not here at every run.  Between VMLOAD guest and VMLOAD host GS
  * is the guest's, so nothing here may touch per-CPU data; GIF = 0 keeps
  * interrupts and NMIs away meanwhile.
  */
@@ -37,8 +39,6 @@ svm_vmrun:
 
 	clgi
 	sti				/* held off by GIF = 0; VMRUN saves IF = 1 */
-	movq	F_HOST(%rsp), %rax
-	vmsave	%rax
 	movq	F_GUEST(%rsp), %rax
 	vmload	%rax
 

@@ -111,6 +111,10 @@ static int svm_cpu_enable(void)
 	svm_probe(c, &p->caps);
 	wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_SVME);
 	wrmsr(MSR_VM_HSAVE_PA, c->hsave_pa);
+	/* FS, GS, TR, LDTR and the syscall MSRs were set at bring-up
+	 * (arch/x86/smp.c, desc.c) and stay: one VMSAVE serves every exit's
+	 * VMLOAD host (APM 15.5.2). */
+	__asm__ volatile("vmsave %%rax" : : "a" (c->host_vmcb_pa) : "memory");
 	p->virt = c;
 	pr_debug("svm: cpu %u: on, %u ASIDs%s%s", p->index, c->asid.max + 1,
 		 c->asid.flush_by_asid ? ", flush-by-ASID" : "",

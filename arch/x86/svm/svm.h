@@ -65,7 +65,7 @@ void svm_asid_flush(struct svm_asid_vcpu *v);
 /* One per physical CPU, in this_cpu()->virt; never freed. */
 struct svm_cpu {
 	uint64_t hsave_pa;	/* (c) VM_HSAVE_PA area, 4 KiB */
-	uint64_t host_vmcb_pa;	/* (c) host FS/GS/TR/LDTR/... for VMSAVE/VMLOAD */
+	uint64_t host_vmcb_pa;	/* (c) host FS/GS/TR/LDTR/..., saved once for VMLOAD */
 	struct svm_asid_cpu asid;	/* (p) */
 	uint64_t hw_dr[4];	/* (p) DR0-3 as they are in this CPU now */
 	bool nrips;		/* (c) NRIP-save: VMCB next_rip is filled */
@@ -97,7 +97,7 @@ static inline struct svm_vcpu *svm_vcpu_of(const struct vmm_vcpu *v)
 
 /*
  * The world switch (entry.S), called with interrupts disabled: CLGI,
- * VMSAVE host, VMLOAD guest, the guest's GPRs from gpr[] (all but RAX and
+ * VMLOAD guest, the guest's GPRs from gpr[] (all but RAX and
  * RSP, which VMRUN takes from the VMCB), VMRUN, the guest's GPRs back into
  * gpr[], VMSAVE guest, VMLOAD host, STGI.  IF is set between CLGI and STGI
  * so that VMRUN saves IF = 1 as the host's: with V_INTR_MASKING physical
