@@ -9,6 +9,7 @@
 
 /* Setup header fields, as offsets into the image and the zero page. */
 #define H_SETUP_SECTS		0x1f1
+#define H_SYSSIZE		0x1f4		/* protected-mode code, 16-byte units */
 #define H_BOOT_FLAG		0x1fe		/* 0xaa55 */
 #define H_JUMP			0x200		/* 2-byte jump; its offset ends the header */
 #define H_MAGIC			0x202		/* "HdrS" */
@@ -88,6 +89,9 @@ static int check_header(struct bz_plan *p)
 		return fail(p, -EINVAL, "truncated: %u setup sectors and no kernel after them",
 			    sects);
 	p->kernel_len = p->image_len - p->kernel_off;
+	if ((uint64_t)get_le32(b + H_SYSSIZE) * 16 > p->kernel_len)
+		return fail(p, -EINVAL, "truncated: the kernel is %lu bytes, the module holds %zu",
+			    (unsigned long)get_le32(b + H_SYSSIZE) * 16, p->kernel_len);
 	p->init_size = get_le32(b + H_INIT_SIZE);
 	p->cmdline_size = get_le32(b + H_CMDLINE_SIZE);
 	if (p->init_size < p->kernel_len)

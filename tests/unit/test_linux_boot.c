@@ -58,6 +58,7 @@ static uint8_t *make_image(void)
 	uint8_t *b = calloc(1, IMAGE_LEN);
 
 	b[0x1f1] = SETUP_SECTS;
+	put_le32(b + 0x1f4, KERNEL_LEN / 16);	/* syssize */
 	put_le16(b + 0x1fe, 0xaa55);
 	b[0x200] = 0xeb;
 	b[0x201] = 0x6a;			/* header ends at 0x26c */
@@ -202,6 +203,9 @@ static void test_sizes_refused(void **state)
 	assert_int_equal(bz_prepare(img, 0x250, GMEM, 0, 0, &p), -EINVAL);	/* truncated */
 	assert_string_equal(p.errmsg, "truncated: 592 bytes, the header alone needs 612");
 	assert_int_equal(bz_prepare(img, (SETUP_SECTS + 1) * 512, GMEM, 0, 0, &p), -EINVAL);
+	assert_int_equal(bz_prepare(img, IMAGE_LEN - 16, GMEM, 0, 0, &p), -EINVAL);
+	assert_string_equal(p.errmsg, "truncated: the kernel is 307200 bytes, the module holds "
+			    "307184");
 	assert_int_equal(bz_prepare(img, IMAGE_LEN, GMEM, GMEM - 8 * MIB, 0, &p), -E2BIG);
 	assert_string_equal(p.errmsg, "the initrd (57344 KiB) does not fit in the guest's RAM "
 			    "beside the kernel");
