@@ -32,7 +32,7 @@ static struct seg mb1_seg(const struct mb1_seg_reg *r)
 }
 
 /* The multiboot1 machine state: flat 32-bit protected mode, paging off. */
-static void entry_state(const struct mb1_entry_state *e, struct cpu_state *s)
+void vcpu_mb1_state(const struct mb1_entry_state *e, struct cpu_state *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->gpr[GPR_RAX] = e->eax;
@@ -56,11 +56,11 @@ static void entry_state(const struct mb1_entry_state *e, struct cpu_state *s)
 	msr_reset(s);
 }
 
-int vcpu_create(struct vm *vm, unsigned int id, const struct mb1_entry_state *entry,
+int vcpu_create(struct vm *vm, unsigned int id, const struct cpu_state *initial,
 		struct vcpu **out)
 {
 	struct vcpu *v = calloc(1, sizeof(*v));
-	struct cpu_state s;
+	struct cpu_state s = *initial;
 	int rc;
 
 	if (!v)
@@ -82,7 +82,6 @@ int vcpu_create(struct vm *vm, unsigned int id, const struct mb1_entry_state *en
 		free(v);
 		return rc;
 	}
-	entry_state(entry, &s);
 	memcpy(v->hw.gpr, s.gpr, sizeof(v->hw.gpr));
 	vmm->set_state(&v->hw, &s);
 	vm->tsc_offset = -rdtsc();	/* the guest's TSC starts near 0 */

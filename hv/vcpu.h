@@ -6,8 +6,11 @@
 #include "hv/loader/mb1elf.h"
 #include "hv/vm.h"
 
-int vcpu_create(struct vm *vm, unsigned int id, const struct mb1_entry_state *entry,
+/* A vCPU that starts in *initial (from a loader). */
+int vcpu_create(struct vm *vm, unsigned int id, const struct cpu_state *initial,
 		struct vcpu **out);
+/* The multiboot1 machine state (flat 32-bit protected mode) as a CPU state. */
+void vcpu_mb1_state(const struct mb1_entry_state *e, struct cpu_state *s);
 void vcpu_free(struct vcpu *v);
 
 /* What vcpu_run() tells the scheduler. */

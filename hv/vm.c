@@ -22,7 +22,9 @@
 #include "hv/vcpu.h"
 #include "hv/vm.h"
 #include "hv/modules.h"
+#include "hv/loader/bzimage.h"
 #include "hv/loader/mb1elf.h"
+#include "hv/msr.h"
 #include "hv/vm_devices.h"
 
 static struct vm *vms[VM_MAX];
@@ -227,7 +229,7 @@ static int vm_build_base(struct vm *vm, char *err, size_t errlen)
 	return 0;
 }
 
-static int vm_build_cpu(struct vm *vm, const struct mb1_entry_state *entry, char *err,
+static int vm_build_cpu(struct vm *vm, const struct cpu_state *entry, char *err,
 			size_t errlen)
 {
 	int rc = vm_devices_init(vm);
@@ -245,17 +247,15 @@ static int vm_build_cpu(struct vm *vm, const struct mb1_entry_state *entry, char
 	return 0;
 }
 
-static int vm_build(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen)
+/* A multiboot1 ELF guest (the test guests). */
+static int build_mb1(struct vm *vm, const struct module *m, const struct vm_config *cfg,
+		     char *err, size_t errlen)
 {
-	const struct module *m = modules_find(cfg->kernel);
 	struct mb1_entry_state entry;
 	struct mb1_plan plan;
+	struct cpu_state st;
 	int rc;
 
-	if (!m) {
-		snprintf(err, errlen, "no module named '%s' (see 'modules')", cfg->kernel);
-		return -ENOENT;
-	}
 	rc = mb1_prepare(m->data, m->size, vm->mem_size, &plan);
 	if (rc) {
 		snprintf(err, errlen, "'%s' is not a usable guest image: %s", m->name, plan.errmsg);
@@ -265,7 +265,69 @@ static int vm_build(struct vm *vm, const struct vm_config *cfg, char *err, size_
 		return rc;
 	if ((rc = load_image(vm, m, cfg, &plan, &entry, err, errlen)))
 		return rc;
-	return vm_build_cpu(vm, &entry, err, errlen);
+	vcpu_mb1_state(&entry, &st);
+	return vm_build_cpu(vm, &st, err, errlen);
+}
+
+/* A Linux bzImage, its initrd and command line (64-bit boot protocol). */
+static int build_linux(struct vm *vm, const struct module *m, const struct vm_config *cfg,
+		       char *err, size_t errlen)
+{
+	struct loader_mem_ops ops = { gpa_copy, gpa_zero, vm };
+	const struct module *rd = NULL;
+	const char *cl = cfg->cmdline ? cfg->cmdline : "";
+	struct e820_entry map[E820_MAX_ENTRIES];
+	struct cpu_state st;
+	struct bz_plan plan;
+	int rc, n;
+
+	if (cfg->initrd && !(rd = modules_find(cfg->initrd))) {
+		snprintf(err, errlen, "no module named '%s' for the initrd (see 'modules')",
+			 cfg->initrd);
+		return -ENOENT;
+	}
+	rc = bz_prepare(m->data, m->size, vm->mem_size, rd ? rd->size : 0, strlen(cl), &plan);
+	if (rc) {
+		snprintf(err, errlen, "'%s' cannot boot: %s", m->name, plan.errmsg);
+		return rc;
+	}
+	if ((rc = vm_build_base(vm, err, errlen)))
+		return rc;
+	n = e820_build(vm->mem_size, map);
+	rc = n < 0 ? n : bz_load(&plan, &ops, rd ? rd->data : NULL, cl, map, (unsigned)n, &st);
+	if (rc) {
+		snprintf(err, errlen, "loading '%s' failed: %s", m->name, plan.errmsg);
+		return rc;
+	}
+	msr_reset(&st);
+	st.dr6 = 0xffff0ff0;
+	st.dr7 = 0x400;
+	return vm_build_cpu(vm, &st, err, errlen);
+}
+
+static int vm_build(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen)
+{
+	const struct module *m = modules_find(cfg->kernel);
+	const char *why;
+
+	if (!m) {
+		snprintf(err, errlen, "no module named '%s' (see 'modules')", cfg->kernel);
+		return -ENOENT;
+	}
+	switch (loader_probe(m->data, m->size, &why)) {
+	case LOADER_BZIMAGE:
+		return build_linux(vm, m, cfg, err, errlen);
+	case LOADER_MB1:
+		if (cfg->initrd) {
+			snprintf(err, errlen, "initrd= is for Linux kernels; '%s' is a multiboot1 "
+				 "kernel", m->name);
+			return -EINVAL;
+		}
+		return build_mb1(vm, m, cfg, err, errlen);
+	default:
+		snprintf(err, errlen, "'%s' is not a usable guest image: %s", m->name, why);
+		return -ENOEXEC;
+	}
 }
 
 /* Publish vm in a free slot; -ENOSPC / -EEXIST if it cannot be. */
@@ -356,13 +418,15 @@ int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t er
 
 int vm_create_incoming(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen)
 {
-	struct mb1_entry_state entry;
+	struct mb1_entry_state zero;
+	struct cpu_state entry;
 	struct vm *vm = vm_new(cfg, err, errlen);
 	int rc;
 
 	if (!vm)
 		return vm_error_code(cfg, VM_MAX_VCPUS);
-	memset(&entry, 0, sizeof(entry));	/* the source's state replaces it */
+	memset(&zero, 0, sizeof(zero));		/* the source's state replaces it */
+	vcpu_mb1_state(&zero, &entry);
 	vm->state = VM_INCOMING;
 	vm->mig_owned = true;
 	rc = vm_build_base(vm, err, errlen);

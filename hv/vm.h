@@ -106,6 +106,7 @@ struct vm {
 struct vm_config {
 	const char *name;
 	const char *kernel;	/* module name */
+	const char *initrd;	/* module name, or NULL (Linux kernels only) */
 	uint64_t mem_mb;
 	unsigned int vcpus;
 	const char *cmdline;

@@ -13,7 +13,9 @@
 #   bench.ip=A.B.C.D/N  bench.dst=A.B.C.D  bench.port=P  bench.mb=M
 #   bench.mode=file|pipe   (file: `cat` a tmpfs file into the socket, which
 #                           busybox does with sendfile; pipe: dd | nc)
-# and prints "BENCH: ..." lines on the console, then powers off.
+# and prints "BENCH: ..." lines on the console, then powers off.  Without
+# any bench.* option /init is a Linux guest's shell on the console instead
+# (prompt "linux# "), which is what ferry's Linux-guest tests talk to.
 set -eu
 kroot=$1 out=$2
 shift 2
@@ -89,6 +91,11 @@ for w in $(cat /proc/cmdline); do
 	bench.mode=*) mode=${w#*=} ;;
 	esac
 done
+if [ -z "${ip:-}${dst:-}${port:-}${mb:-}" ]; then
+	echo "FERRY-LINUX: init ready, shell on the console"
+	export PS1='linux# ' HOME=/ TERM=vt100
+	exec setsid cttyhack sh
+fi
 [ -n "${ip:-}" ] && [ -n "${dst:-}" ] && [ -n "${port:-}" ] && [ -n "${mb:-}" ] ||
 	fail "missing bench.ip/dst/port/mb on the command line"
 for m in $(cat /etc/modules); do

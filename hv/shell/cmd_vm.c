@@ -37,8 +37,8 @@ static struct vm *named_vm(const char *cmd, int argc, char **argv)
 
 static int create_args(int argc, char **argv, struct vm_config *cfg)
 {
-	static const char *const keys[] = { "kernel", "mem", "vcpus", "cmdline", NULL };
-	const char *vals[4];
+	static const char *const keys[] = { "kernel", "mem", "vcpus", "cmdline", "initrd", NULL };
+	const char *vals[5];
 	uint64_t n;
 	int bad, rc;
 
@@ -73,6 +73,7 @@ static int create_args(int argc, char **argv, struct vm_config *cfg)
 		cfg->vcpus = n;
 	}
 	cfg->cmdline = vals[3] ? vals[3] : "";
+	cfg->initrd = vals[4];
 	return 0;
 }
 
