@@ -9,6 +9,7 @@ PYTHON  ?= /usr/bin/python3
 V       ?= 0
 Q       := $(if $(filter 1,$(V)),,@)
 NEWLIB  := $(BUILD)/newlib
+BEARSSL := $(BUILD)/bearssl
 VERSION := 0.1.0
 GITREV  := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 GCCINC  := $(shell $(CC) -print-file-name=include)
@@ -20,7 +21,7 @@ WARN    := -Wall -Wextra -Werror -Wmissing-prototypes -Wshadow -fno-common
 HV_CFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -mno-red-zone \
 	-mcmodel=kernel -mgeneral-regs-only -fno-stack-protector \
 	-fno-omit-frame-pointer -fno-strict-aliasing $(WARN) -MMD -MP -I. \
-	-nostdinc -isystem $(NEWLIB)/include -isystem $(GCCINC) \
+	-nostdinc -isystem $(NEWLIB)/include -isystem $(BEARSSL)/include -isystem $(GCCINC) \
 	-DFERRY_VERSION='"$(VERSION)"' -DFERRY_GITREV='"$(GITREV)"'
 HV_ASFLAGS := -I. -I$(BUILD) -D__ASSEMBLY__
 
@@ -28,6 +29,7 @@ HV_ASFLAGS := -I. -I$(BUILD) -D__ASSEMBLY__
 # Each layer is an archive, linked top first, so that a layer can only call
 # what lies below it: a call upwards finds nothing to link against.
 # tools/check-layers.py checks the includes the same way.
+CRYPTO_SRCS  := hv/crypto/selftest.c
 LIB_SRCS     := hv/lib/log.c hv/lib/panic.c hv/lib/ring.c hv/lib/crc32.c hv/lib/time.c \
 	hv/lib/heap.c hv/lib/errtext.c
 BOOT_SRCS    := boot/mb2info.c
@@ -62,7 +64,7 @@ SHELL_SRCS   := hv/shell/lineedit.c hv/shell/parse.c hv/shell/shell.c \
 # Not in any archive: the entry points and kmain, which reach every layer.
 TOP_SRCS     := boot/boot.S arch/x86/entry.S arch/x86/trampoline.S hv/main.c
 
-LAYERS  := shell migrate core vmm net loader vdev drivers mm arch boot lib
+LAYERS  := shell migrate core vmm net loader vdev drivers mm arch boot crypto lib
 shell_SRCS   := $(SHELL_SRCS)
 migrate_SRCS := $(MIGRATE_SRCS)
 core_SRCS    := $(CORE_SRCS)
@@ -74,6 +76,7 @@ drivers_SRCS := $(DRIVER_SRCS)
 mm_SRCS      := $(MM_SRCS)
 arch_SRCS    := $(ARCH_SRCS)
 boot_SRCS    := $(BOOT_SRCS)
+crypto_SRCS  := $(CRYPTO_SRCS)
 lib_SRCS     := $(LIB_SRCS)
 objs_of  = $(patsubst %,$(BUILD)/obj/%.o,$(1))
 TOP_OBJS   := $(call objs_of,$(TOP_SRCS))
@@ -101,7 +104,11 @@ deps:
 $(NEWLIB)/lib/libc.a:
 	tools/build-newlib.sh $(NEWLIB)
 
-$(BUILD)/obj/%.c.o: %.c $(NEWLIB)/lib/libc.a
+# BearSSL, from Debian's source with ferry's flags (docs/migration.md).
+$(BEARSSL)/lib/libbearssl.a: tools/build-bearssl.sh $(NEWLIB)/lib/libc.a
+	tools/build-bearssl.sh $(BEARSSL) $(NEWLIB)
+
+$(BUILD)/obj/%.c.o: %.c $(NEWLIB)/lib/libc.a $(BEARSSL)/lib/libbearssl.a
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(HV_CFLAGS) -c $< -o $@
@@ -145,10 +152,10 @@ $(BUILD)/layers.ok: tools/check-layers.py $(HV_SRCS) $(wildcard $(addsuffix /*.h
 # Link to a side file and rename it only once check-fpu passes, so that a
 # failed check fails the next `make` too instead of leaving the image.
 # The layers' archives are searched top first and only once each.
-$(BUILD)/ferry.elf: $(TOP_OBJS) $(LAYER_LIBS) $(BUILD)/layers.ok boot/linker.ld tools/check-fpu.sh
+$(BUILD)/ferry.elf: $(TOP_OBJS) $(LAYER_LIBS) $(BEARSSL)/lib/libbearssl.a $(BUILD)/layers.ok boot/linker.ld tools/check-fpu.sh
 	@echo "  LD      $@"
 	$(Q)$(LD) -n -nostdlib -z max-page-size=4096 -z noexecstack --no-warn-rwx-segments -T boot/linker.ld -o $@.tmp $(TOP_OBJS) \
-		$(LAYER_LIBS) $(NEWLIB)/lib/libc.a $(LIBGCC)
+		$(LAYER_LIBS) $(BEARSSL)/lib/libbearssl.a $(NEWLIB)/lib/libc.a $(LIBGCC)
 	$(Q)tools/check-fpu.sh $@.tmp || { rm -f $@.tmp; exit 1; }
 	$(Q)mv -f $@.tmp $@
 
@@ -189,7 +196,7 @@ define unit_rule
 $(BUILD)/unit/$(1): $$(unit_$(1)_SRCS) $$(wildcard $$(patsubst %.c,%.h,$$(unit_$(1)_SRCS)))
 	@mkdir -p $$(dir $$@)
 	@echo "  CC      $$@ (unit test)"
-	$(Q)$$(CC) $$(UNIT_CFLAGS) $$(unit_$(1)_SRCS) -lcmocka -o $$@
+	$(Q)$$(CC) $$(UNIT_CFLAGS) $$(unit_$(1)_SRCS) -lcmocka $$(unit_$(1)_LIBS) -o $$@
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rule,$(t))))
 

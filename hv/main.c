@@ -29,6 +29,7 @@
 #include "hv/lib/time.h"
 #include "arch/x86/time.h"
 #include "hv/version.h"
+#include "hv/crypto/crypto.h"
 
 void kmain(uint32_t magic, uint32_t info_pa);
 
@@ -192,6 +193,7 @@ void kmain(uint32_t magic, uint32_t info_pa)
 	smp_start(ap_start);
 	setup_console_irq();
 	report_cpus();
+	crypto_selftest();
 	pr_info("boot: ready in %lu ms", time_now_us() / 1000);
 	setup_network();
 	repl_set_background(shell_cpu_work);

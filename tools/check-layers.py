@@ -18,6 +18,7 @@ import sys
 LAYER_OF = [
     ("arch/x86/cpu.h", "lib"),          # instruction wrappers, header only
     ("hv/lib/", "lib"),
+    ("hv/crypto/", "crypto"),        # BearSSL and the Noise channel
     ("boot/", "boot"),
     ("arch/x86/virt.c", "vmm"),         # picks VMX or SVM
     ("arch/x86/asm-offsets.c", "vmm"),  # offsets for the world switches
@@ -40,6 +41,7 @@ LAYER_OF = [
 # What each layer may include besides itself.
 MAY_USE = {
     "lib": [],
+    "crypto": ["lib"],
     "boot": ["lib"],
     "arch": ["lib", "boot"],
     "mm": ["lib", "boot", "arch"],
@@ -50,8 +52,8 @@ MAY_USE = {
     "loader": ["lib", "contract"],
     "vmm": ["lib", "boot", "arch", "mm", "contract"],
     "core": ["lib", "boot", "arch", "mm", "drivers", "contract", "vdev", "loader", "net", "vmm"],
-    "migrate": ["lib", "boot", "arch", "mm", "drivers", "contract", "vdev", "loader", "net", "vmm", "core"],
-    "shell": ["lib", "boot", "arch", "mm", "drivers", "contract", "vdev", "loader", "net", "vmm", "core", "migrate"],
+    "migrate": ["lib", "crypto", "boot", "arch", "mm", "drivers", "contract", "vdev", "loader", "net", "vmm", "core"],
+    "shell": ["lib", "crypto", "boot", "arch", "mm", "drivers", "contract", "vdev", "loader", "net", "vmm", "core", "migrate"],
     "top": sorted({layer for _, layer in LAYER_OF}),
 }
 
