@@ -29,7 +29,7 @@ HV_ASFLAGS := -I. -I$(BUILD) -D__ASSEMBLY__
 # Each layer is an archive, linked top first, so that a layer can only call
 # what lies below it: a call upwards finds nothing to link against.
 # tools/check-layers.py checks the includes the same way.
-CRYPTO_SRCS  := hv/crypto/selftest.c
+CRYPTO_SRCS  := hv/crypto/selftest.c hv/crypto/noise.c
 LIB_SRCS     := hv/lib/log.c hv/lib/panic.c hv/lib/ring.c hv/lib/crc32.c hv/lib/time.c \
 	hv/lib/heap.c hv/lib/errtext.c
 BOOT_SRCS    := boot/mb2info.c
@@ -196,7 +196,7 @@ define unit_rule
 $(BUILD)/unit/$(1): $$(unit_$(1)_SRCS) $$(wildcard $$(patsubst %.c,%.h,$$(unit_$(1)_SRCS)))
 	@mkdir -p $$(dir $$@)
 	@echo "  CC      $$@ (unit test)"
-	$(Q)$$(CC) $$(UNIT_CFLAGS) $$(unit_$(1)_SRCS) -lcmocka $$(unit_$(1)_LIBS) -o $$@
+	$(Q)$$(CC) $$(UNIT_CFLAGS) $$(unit_$(1)_CFLAGS) $$(unit_$(1)_SRCS) -lcmocka $$(unit_$(1)_LIBS) -o $$@
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rule,$(t))))
 
