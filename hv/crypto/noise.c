@@ -17,6 +17,7 @@
 static const char noise_name[] = "Noise_KK_25519_ChaChaPoly_SHA256";
 _Static_assert(sizeof(noise_name) - 1 == NOISE_KEY, "name is HASHLEN bytes");
 static const char prologue_tag[] = "ferry-migrate";
+_Static_assert(sizeof(prologue_tag) - 1 + 4 == NOISE_FERRY_PROLOGUE, "prologue size");
 
 #define NONCE_MAX UINT64_MAX	/* reserved (5.1): never used */
 
@@ -93,9 +94,8 @@ static void nonce_of(uint8_t iv[12], uint64_t n)
 		iv[4 + i] = (uint8_t)(n >> (8 * i));
 }
 
-/* EncryptWithAd: buf[len] in place, and its tag. */
-static int seal(struct noise_cipher *c, const void *ad, size_t ad_len, uint8_t *buf, size_t len,
-		uint8_t tag[NOISE_TAG])
+int noise_encrypt(struct noise_cipher *c, const void *ad, size_t ad_len, uint8_t *buf,
+		  size_t len, uint8_t tag[NOISE_TAG])
 {
 	uint8_t iv[12];
 
@@ -106,9 +106,8 @@ static int seal(struct noise_cipher *c, const void *ad, size_t ad_len, uint8_t *
 	return 0;
 }
 
-/* DecryptWithAd: buf[len] in place, checked against want.  A failure kills c. */
-static int unseal(struct noise_cipher *c, const void *ad, size_t ad_len, uint8_t *buf, size_t len,
-		  const uint8_t want[NOISE_TAG])
+int noise_decrypt(struct noise_cipher *c, const void *ad, size_t ad_len, uint8_t *buf,
+		  size_t len, const uint8_t want[NOISE_TAG])
 {
 	uint8_t iv[12], tag[NOISE_TAG];
 
@@ -143,12 +142,19 @@ static int hs_fail(struct noise_hs *hs, int err)
 	return err;
 }
 
-int noise_hs_init(struct noise_hs *hs, enum noise_role role, const uint8_t s[NOISE_KEY],
-		  const uint8_t rs[NOISE_KEY], const uint8_t e[NOISE_KEY], uint32_t proto_version)
+void noise_ferry_prologue(uint8_t out[NOISE_FERRY_PROLOGUE], uint32_t proto_version)
 {
-	uint8_t prologue[sizeof(prologue_tag) - 1 + 4];
 	size_t t = sizeof(prologue_tag) - 1;
 
+	memcpy(out, prologue_tag, t);
+	for (int i = 0; i < 4; i++)
+		out[t + i] = (uint8_t)(proto_version >> (8 * i));
+}
+
+int noise_hs_init(struct noise_hs *hs, enum noise_role role, const uint8_t s[NOISE_KEY],
+		  const uint8_t rs[NOISE_KEY], const uint8_t e[NOISE_KEY], const void *prologue,
+		  size_t prologue_len)
+{
 	memset(hs, 0, sizeof(*hs));
 	hs->role = role;
 	hs->c.dead = 1;
@@ -159,10 +165,7 @@ int noise_hs_init(struct noise_hs *hs, enum noise_role role, const uint8_t s[NOI
 		return hs_fail(hs, -EINVAL);
 	memcpy(hs->h, noise_name, NOISE_KEY);
 	memcpy(hs->ck, hs->h, NOISE_KEY);
-	memcpy(prologue, prologue_tag, t);
-	for (int i = 0; i < 4; i++)
-		prologue[t + i] = (uint8_t)(proto_version >> (8 * i));
-	mix_hash(hs, prologue, sizeof(prologue));
+	mix_hash(hs, prologue, prologue_len);
 	/* the pre-messages, initiator's first: -> s, <- s */
 	mix_hash(hs, role == NOISE_INITIATOR ? hs->s_pub : hs->rs, NOISE_KEY);
 	mix_hash(hs, role == NOISE_INITIATOR ? hs->rs : hs->s_pub, NOISE_KEY);
@@ -228,7 +231,7 @@ int noise_hs_write(struct noise_hs *hs, const void *payload, size_t len, uint8_t
 		return hs_fail(hs, err);
 	if (len)
 		memmove(ct, payload, len);
-	err = seal(&hs->c, hs->h, NOISE_KEY, ct, len, ct + len);
+	err = noise_encrypt(&hs->c, hs->h, NOISE_KEY, ct, len, ct + len);
 	if (err)
 		return hs_fail(hs, err);
 	mix_hash(hs, ct, len + NOISE_TAG);
@@ -262,7 +265,7 @@ int noise_hs_read(struct noise_hs *hs, const uint8_t *msg, size_t len, void *pay
 	br_sha256_update(&c, msg + NOISE_KEY, plen + NOISE_TAG);
 	br_sha256_out(&c, h_next);
 	memmove(payload, msg + NOISE_KEY, plen);
-	err = unseal(&hs->c, hs->h, NOISE_KEY, payload, plen, msg + NOISE_KEY + plen);
+	err = noise_decrypt(&hs->c, hs->h, NOISE_KEY, payload, plen, msg + NOISE_KEY + plen);
 	if (err)
 		return hs_fail(hs, err);
 	memcpy(hs->h, h_next, NOISE_KEY);
@@ -310,7 +313,7 @@ int noise_rec_seal(struct noise_cipher *c, const void *pt, size_t len, uint8_t *
 	if (len)
 		memmove(ct, pt, len);
 	put_le16(out, len + NOISE_TAG);
-	err = seal(c, out, NOISE_REC_HDR, ct, len, ct + len);
+	err = noise_encrypt(c, out, NOISE_REC_HDR, ct, len, ct + len);
 	if (err)
 		return err;
 	*out_len = len + NOISE_REC_OVERHEAD;
@@ -340,7 +343,7 @@ int noise_rec_open(struct noise_cipher *c, const uint8_t *in, size_t avail, void
 		return -EMSGSIZE;
 	memcpy(hdr, in, NOISE_REC_HDR);	/* pt may overlap in */
 	memmove(pt, in + NOISE_REC_HDR, plen);
-	err = unseal(c, hdr, NOISE_REC_HDR, pt, plen, in + NOISE_REC_HDR + plen);
+	err = noise_decrypt(c, hdr, NOISE_REC_HDR, pt, plen, in + NOISE_REC_HDR + plen);
 	if (err)
 		return err;
 	*pt_len = plen;

@@ -54,13 +54,20 @@ struct noise_hs {
 int noise_pubkey(uint8_t pub[NOISE_KEY], const uint8_t priv[NOISE_KEY]);
 
 /*
+ * ferry's prologue: "ferry-migrate" and the migration protocol version
+ * (le32), so that peers speaking different versions fail the first message.
+ */
+#define NOISE_FERRY_PROLOGUE	17
+void noise_ferry_prologue(uint8_t out[NOISE_FERRY_PROLOGUE], uint32_t proto_version);
+
+/*
  * Start a handshake.  s is our static private key, rs the peer's pinned
  * public key, e our fresh ephemeral private key (copied; the caller wipes
- * its copy).  The prologue binds ferry's migration protocol version: two
- * peers speaking different versions fail the first message.
+ * its copy), and the prologue both sides must agree on.
  */
 int noise_hs_init(struct noise_hs *hs, enum noise_role role, const uint8_t s[NOISE_KEY],
-		  const uint8_t rs[NOISE_KEY], const uint8_t e[NOISE_KEY], uint32_t proto_version);
+		  const uint8_t rs[NOISE_KEY], const uint8_t e[NOISE_KEY], const void *prologue,
+		  size_t prologue_len);
 /* Our next message, carrying payload (may be empty), into out[cap]. */
 int noise_hs_write(struct noise_hs *hs, const void *payload, size_t len, uint8_t *out,
 		   size_t cap, size_t *out_len);
@@ -72,6 +79,16 @@ int noise_hs_split(struct noise_hs *hs, struct noise_cipher *tx, struct noise_ci
 /* The handshake hash (channel binding), valid after message 2 and before split. */
 int noise_hs_hash(const struct noise_hs *hs, uint8_t h[NOISE_KEY]);
 void noise_hs_wipe(struct noise_hs *hs);
+
+/*
+ * Noise's EncryptWithAd/DecryptWithAd (section 5.1) on a cipher state:
+ * buf[len] in place, the tag apart; nonces count up from 0.  A failed
+ * decryption wipes and kills c (-EBADMSG); 2^64-1 is never used (-EOVERFLOW).
+ */
+int noise_encrypt(struct noise_cipher *c, const void *ad, size_t ad_len, uint8_t *buf,
+		  size_t len, uint8_t tag[NOISE_TAG]);
+int noise_decrypt(struct noise_cipher *c, const void *ad, size_t ad_len, uint8_t *buf,
+		  size_t len, const uint8_t tag[NOISE_TAG]);
 
 /*
  * Records.  seal writes len + NOISE_REC_OVERHEAD bytes.  open takes the

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * hv/crypto/noise.c against a second implementation (tests/tools/noise_kk.py
+ * hv/crypto/noise.c against the published test vector for the protocol
+ * (cacophony's, both roles, transport included) and a second implementation (tests/tools/noise_kk.py
  * on Python's cryptography package): both roles reproduce its handshake
  * messages and records byte for byte and open its records; then the record
  * layer against every kind of tampering, and handshakes with the wrong keys.
@@ -19,14 +20,84 @@
 
 #define BUF 512
 
+static int init_ver(struct noise_hs *hs, enum noise_role role, const uint8_t *s,
+		    const uint8_t *rs_priv, const uint8_t *e, uint32_t version)
+{
+	uint8_t rs[NOISE_KEY], pro[NOISE_FERRY_PROLOGUE];
+
+	assert_int_equal(noise_pubkey(rs, rs_priv), 0);
+	noise_ferry_prologue(pro, version);
+	return noise_hs_init(hs, role, s, rs, e, pro, sizeof(pro));
+}
+
 static void init_as(struct noise_hs *hs, enum noise_role role)
 {
-	uint8_t rs[NOISE_KEY];
 	int init = role == NOISE_INITIATOR;
 
-	assert_int_equal(noise_pubkey(rs, init ? kk_resp_s : kk_init_s), 0);
-	assert_int_equal(noise_hs_init(hs, role, init ? kk_init_s : kk_resp_s, rs,
-				       init ? kk_init_e : kk_resp_e, KK_PROTO_VERSION), 0);
+	assert_int_equal(init_ver(hs, role, init ? kk_init_s : kk_resp_s,
+				  init ? kk_resp_s : kk_init_s, init ? kk_init_e : kk_resp_e,
+				  KK_PROTO_VERSION), 0);
+}
+
+/* One side of the published vector; the other side's messages are the vector's. */
+static void caco_side(enum noise_role role)
+{
+	static const uint8_t *const pt[] = { caco_pt0, caco_pt1, caco_pt2, caco_pt3,
+					     caco_pt4, caco_pt5 };
+	static const uint8_t *const ct[] = { caco_ct0, caco_ct1, caco_ct2, caco_ct3,
+					     caco_ct4, caco_ct5 };
+	static const size_t ptn[] = { sizeof(caco_pt0), sizeof(caco_pt1), sizeof(caco_pt2),
+				      sizeof(caco_pt3), sizeof(caco_pt4), sizeof(caco_pt5) };
+	int init = role == NOISE_INITIATOR;
+	struct noise_hs hs;
+	struct noise_cipher tx, rx;
+	uint8_t rs[NOISE_KEY], buf[BUF], h[NOISE_KEY];
+	size_t n;
+
+	assert_int_equal(CACO_MESSAGES, 6);
+	assert_int_equal(noise_pubkey(rs, init ? caco_resp_static : caco_init_static), 0);
+	assert_int_equal(noise_hs_init(&hs, role, init ? caco_init_static : caco_resp_static, rs,
+				       init ? caco_init_ephemeral : caco_resp_ephemeral,
+				       caco_init_prologue, sizeof(caco_init_prologue)), 0);
+	for (int i = 0; i < 2; i++) {
+		if ((i == 0) == init) {
+			assert_int_equal(noise_hs_write(&hs, pt[i], ptn[i], buf, sizeof(buf), &n), 0);
+			assert_int_equal(n, ptn[i] + NOISE_HS_OVERHEAD);
+			assert_memory_equal(buf, ct[i], n);
+		} else {
+			assert_int_equal(noise_hs_read(&hs, ct[i], ptn[i] + NOISE_HS_OVERHEAD, buf,
+						       sizeof(buf), &n), 0);
+			assert_int_equal(n, ptn[i]);
+			assert_memory_equal(buf, pt[i], n);
+		}
+	}
+	assert_int_equal(noise_hs_hash(&hs, h), 0);
+	assert_memory_equal(h, caco_handshake_hash, NOISE_KEY);
+	assert_int_equal(noise_hs_split(&hs, &tx, &rx), 0);
+	/* transport messages alternate, the initiator's first; no associated data */
+	for (int i = 2; i < CACO_MESSAGES; i++) {
+		if ((i % 2 == 0) == init) {
+			memcpy(buf, pt[i], ptn[i]);
+			assert_int_equal(noise_encrypt(&tx, NULL, 0, buf, ptn[i], buf + ptn[i]), 0);
+			assert_memory_equal(buf, ct[i], ptn[i] + NOISE_TAG);
+		} else {
+			memcpy(buf, ct[i], ptn[i]);
+			assert_int_equal(noise_decrypt(&rx, NULL, 0, buf, ptn[i], ct[i] + ptn[i]), 0);
+			assert_memory_equal(buf, pt[i], ptn[i]);
+		}
+	}
+}
+
+static void test_published_vector_initiator(void **state)
+{
+	(void)state;
+	caco_side(NOISE_INITIATOR);
+}
+
+static void test_published_vector_responder(void **state)
+{
+	(void)state;
+	caco_side(NOISE_RESPONDER);
 }
 
 static void check_open(struct noise_cipher *rx, const uint8_t *rec, size_t len, const char *want)
@@ -236,15 +307,15 @@ static void handshake_with_wrong_pin(enum noise_role bad)
 {
 	static const uint8_t other[NOISE_KEY] = { 0x42, 0x42, 0x42 };
 	struct noise_hs ini, res;
-	uint8_t rs_i[NOISE_KEY], rs_r[NOISE_KEY], m[BUF], p[BUF];
+	uint8_t m[BUF], p[BUF];
 	size_t n, pn;
 
-	assert_int_equal(noise_pubkey(rs_i, bad == NOISE_INITIATOR ? other : kk_resp_s), 0);
-	assert_int_equal(noise_pubkey(rs_r, bad == NOISE_RESPONDER ? other : kk_init_s), 0);
-	assert_int_equal(noise_hs_init(&ini, NOISE_INITIATOR, kk_init_s, rs_i, kk_init_e,
-				       KK_PROTO_VERSION), 0);
-	assert_int_equal(noise_hs_init(&res, NOISE_RESPONDER, kk_resp_s, rs_r, kk_resp_e,
-				       KK_PROTO_VERSION), 0);
+	assert_int_equal(init_ver(&ini, NOISE_INITIATOR, kk_init_s,
+				  bad == NOISE_INITIATOR ? other : kk_resp_s, kk_init_e,
+				  KK_PROTO_VERSION), 0);
+	assert_int_equal(init_ver(&res, NOISE_RESPONDER, kk_resp_s,
+				  bad == NOISE_RESPONDER ? other : kk_init_s, kk_resp_e,
+				  KK_PROTO_VERSION), 0);
 	assert_int_equal(noise_hs_write(&ini, "x", 1, m, sizeof(m), &n), 0);
 	assert_int_equal(noise_hs_read(&res, m, n, p, sizeof(p), &pn), -EBADMSG);
 	assert_int_equal(res.step, -1);
@@ -261,13 +332,12 @@ static void test_wrong_peer_key_fails_handshake(void **state)
 static void test_other_protocol_version_fails(void **state)
 {
 	struct noise_hs res;
-	uint8_t rs[NOISE_KEY], p[BUF];
+	uint8_t p[BUF];
 	size_t pn;
 
 	(void)state;
-	assert_int_equal(noise_pubkey(rs, kk_init_s), 0);
-	assert_int_equal(noise_hs_init(&res, NOISE_RESPONDER, kk_resp_s, rs, kk_resp_e,
-				       KK_PROTO_VERSION + 1), 0);
+	assert_int_equal(init_ver(&res, NOISE_RESPONDER, kk_resp_s, kk_init_s, kk_resp_e,
+				  KK_PROTO_VERSION + 1), 0);
 	assert_int_equal(noise_hs_read(&res, kk_msg1, sizeof(kk_msg1), p, sizeof(p), &pn),
 			 -EBADMSG);
 }
@@ -355,6 +425,8 @@ static void test_record_bounds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_published_vector_initiator),
+		cmocka_unit_test(test_published_vector_responder),
 		cmocka_unit_test(test_initiator_matches_python),
 		cmocka_unit_test(test_responder_matches_python),
 		cmocka_unit_test(test_every_flipped_bit_refused),
