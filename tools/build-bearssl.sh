@@ -12,14 +12,28 @@ out=$(realpath -m "$1")
 newlib=$(realpath -m "$2")
 name=bearssl_0.6+dfsg.1.orig.tar.xz
 sum=102a625bd8f6155260867a50c508df8d8c3f796985dd744df1a68e5cd1a79004
-url=${BEARSSL_URL:-http://deb.debian.org/debian/pool/main/b/bearssl/$name}
 work="$out.work"
 rm -rf "$work" && mkdir -p "$work"
 if [ -f "${BEARSSL_TARBALL:-/nonexistent}" ]; then
 	cp "$BEARSSL_TARBALL" "$work/$name"
 else
-	curl -sSf --max-time 120 -o "$work/$name" "$url" \
-		|| { echo "build-bearssl: cannot fetch $url" >&2; exit 1; }
+	# apt-get source with the machine's own Debian archives turned into
+	# deb-src entries, in private state: the system's apt setup is untouched.
+	apt="$work/apt"
+	mkdir -p "$apt/parts" "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/dl"
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] && sed 's/^Types: deb$/Types: deb-src/' "$f" > "$apt/parts/$(basename "$f")"
+	done
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] && sed -n 's/^deb /deb-src /p' "$f" >> "$apt/parts/from-lists.list"
+	done
+	set -- -o Dir::Etc::SourceParts="$apt/parts" -o Dir::Etc::SourceList=/dev/null \
+		-o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache" \
+		-o APT::Sandbox::User=root
+	apt-get "$@" update -qq >/dev/null &&
+		(cd "$apt/dl" && apt-get "$@" source --download-only -qq bearssl >/dev/null) &&
+		cp "$apt/dl/$name" "$work/$name" ||
+		{ echo "build-bearssl: apt-get source bearssl failed" >&2; exit 1; }
 fi
 echo "$sum  $work/$name" | sha256sum -c --quiet - \
 	|| { echo "build-bearssl: $name does not match Debian's checksum" >&2; exit 1; }
