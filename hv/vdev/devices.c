@@ -65,12 +65,6 @@ void vdev_destroy(struct vm_devices *d)
 	free(d);
 }
 
-void vdev_reset(struct vm_devices *d)
-{
-	power_on(d);
-	memset(&d->stats, 0, sizeof(d->stats));
-}
-
 /* ---- port dispatch ---------------------------------------------------- */
 
 /* One byte access to one device: 0, or -ENOENT if not its port. */

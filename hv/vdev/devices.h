@@ -25,8 +25,9 @@
  *
  * Time: every call that may look at time takes now_ns, the guest's device
  * clock (vm_clock_ns()), which must never go backwards.  There are no host
- * timers: vdev_next_event_ns() tells the scheduler when a halted vCPU must
- * be woken for the next timer interrupt.
+ * timers: a halted vCPU is looked at again on every scheduler tick.
+ * vdev_next_event_ns() says when the next timer interrupt is due; nothing
+ * calls it yet, it is kept for a tickless HLT.
  *
  * Use from the core (a sketch):
  *	create:	 cfg = { RAM sizes, wall clock, vm_clock_ns(vm), vm, callbacks };
@@ -35,7 +36,8 @@
  *		 rc == -ENOENT: reads give all ones, writes are dropped+counted
  *	entry:	 v = vdev_pending_vector(dev, now); if v >= 0 and the vCPU can
  *		 take it: inject vdev_ack(dev), else request a window
- *	HLT:	 sleep until vdev_next_event_ns(dev, now) or console input
+ *	HLT:	 (planned, tickless) sleep until vdev_next_event_ns(dev, now)
+ *		 or console input; today the scheduler tick polls instead
  *	migrate: size with snap_save_init(&s, NULL, 0) + vdev_snapshot, then
  *		 save into a buffer; restore with snap_restore_init on the peer
  *
@@ -103,10 +105,6 @@ struct vm_devices {
 int vdev_create(const struct vdev_config *cfg, struct vm_devices **out);
 void vdev_destroy(struct vm_devices *d);		/* NULL is fine */
 
-/* Power-on state again for a guest reboot: PIC, PIT and COM1 reset; the
- * RTC and its CMOS RAM keep going (battery-backed); counters cleared. */
-void vdev_reset(struct vm_devices *d);
-
 /*
  * A guest port access of size 1, 2 or 4.  For reads *val receives the
  * value (bytes of a wide access that fall outside the device read 0xff);
@@ -126,9 +124,9 @@ int vdev_pending_vector(struct vm_devices *d, uint64_t now_ns);
  * initialised. */
 int vdev_ack(struct vm_devices *d);
 
-/* When a halted vCPU must be woken: the guest time of the next timer
- * edge, always > now_ns, or UINT64_MAX if no timer is programmed.  Edges
- * due by now_ns are delivered to the PIC first, so check
+/* When a halted vCPU must be woken (unused yet: kept for a tickless HLT):
+ * the guest time of the next timer edge, always > now_ns, or UINT64_MAX if
+ * no timer is programmed.  Edges due by now_ns are delivered to the PIC first, so check
  * vdev_pending_vector() as well before sleeping. */
 uint64_t vdev_next_event_ns(struct vm_devices *d, uint64_t now_ns);
 

@@ -11,8 +11,9 @@
  * Every call takes now_ns, which the caller must never move backwards;
  * a counter's value is computed from the time since it was loaded at
  * PIT_HZ.  Channel 0 drives IRQ 0: the caller asks pit_update() how many
- * rising edges of OUT0 are due and pulses IRQ 0 that often, and asks
- * pit_next_event_ns() when to wake a halted vCPU.  Channel 1 (DRAM
+ * rising edges of OUT0 are due and pulses IRQ 0 that often;
+ * pit_next_event_ns() says when the next edge falls due (for a tickless
+ * HLT: nothing in the product asks yet).  Channel 1 (DRAM
  * refresh) has no effect.  Channel 2's gate is port 0x61 bit 0 and its
  * OUT is readable in bit 5 (Linux and ferry calibrate the TSC with it).
  *

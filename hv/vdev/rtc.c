@@ -95,11 +95,6 @@ static uint64_t running_time(const struct rtc *r, uint64_t now)
 	return t > RTC_MAX_EPOCH ? RTC_MAX_EPOCH : t;
 }
 
-uint64_t rtc_time(const struct rtc *r, uint64_t now_ns)
-{
-	return set_mode(r) ? rtc_tm_to_epoch(&r->held) : running_time(r, now_ns);
-}
-
 static void current_tm(const struct rtc *r, uint64_t now, struct rtc_tm *tm)
 {
 	if (set_mode(r))

@@ -97,9 +97,6 @@ void rtc_init(struct rtc *r, uint64_t epoch_s, uint64_t now_ns,
 int rtc_io(struct rtc *r, uint16_t port, uint8_t size, bool in, uint32_t *val,
 	   uint64_t now_ns);
 
-/* The RTC's current time in seconds since 1970 (the held time while SET). */
-uint64_t rtc_time(const struct rtc *r, uint64_t now_ns);
-
 /* Calendar conversions (UTC, proleptic Gregorian, years 1970-9999). */
 void rtc_epoch_to_tm(uint64_t epoch_s, struct rtc_tm *tm);
 uint64_t rtc_tm_to_epoch(const struct rtc_tm *tm);	/* clamped */

@@ -285,25 +285,6 @@ static void test_console(void **state)
 	vdev_destroy(d);
 }
 
-static void test_reset_keeps_rtc(void **state)
-{
-	struct vm_devices *d = make();
-
-	(void)state;
-	testguest_boot(d, 0);
-	out(d, 0x70, 1, 0x40, 0);
-	out(d, 0x71, 1, 0x99, 0);
-	out(d, 0x64, 1, 0xFE, 0);
-	vdev_reset(d);
-	assert_int_equal(in(d, 0x21, 1, 0), 0xff);	/* PIC at power on */
-	assert_true(vdev_next_event_ns(d, 0) == UINT64_MAX);
-	assert_int_equal(in(d, 0x3FB, 1, 0), 0);	/* COM1 LCR */
-	out(d, 0x70, 1, 0x40, 0);
-	assert_int_equal(in(d, 0x71, 1, 0), 0x99);	/* CMOS kept */
-	assert_int_equal(d->stats.resets, 0);
-	vdev_destroy(d);
-}
-
 /* Random traffic on every port that matters and a few that do not, with
  * console input, interrupts and time: everything stays valid. */
 static void test_fuzz(void **state)
@@ -351,7 +332,6 @@ int main(void)
 		cmocka_unit_test(test_reset_and_poweroff),
 		cmocka_unit_test(test_testguest_timer),
 		cmocka_unit_test(test_console),
-		cmocka_unit_test(test_reset_keeps_rtc),
 		cmocka_unit_test(test_fuzz),
 	};
 

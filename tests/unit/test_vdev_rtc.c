@@ -49,6 +49,31 @@ static void read_time(struct rtc *r, uint64_t now, uint8_t out[8])
 		out[i] = cmos_read(r, idx[i], now);
 }
 
+static uint8_t from_bcd(uint8_t b, bool binary)
+{
+	return binary ? b : (uint8_t)((b >> 4) * 10 + (b & 0xf));
+}
+
+/* The time as a guest reads it (registers in the current B mode), in
+ * seconds since 1970. */
+static uint64_t guest_epoch(struct rtc *r, uint64_t now)
+{
+	uint8_t b = cmos_read(r, 0x0B, now), t[8];
+	bool bin = b & 0x04, h24 = b & 0x02;
+	uint8_t hour;
+	struct rtc_tm tm;
+
+	read_time(r, now, t);
+	hour = from_bcd(t[2] & 0x7f, bin);
+	if (!h24)
+		hour = hour % 12 + (t[2] & 0x80 ? 12 : 0);
+	tm = (struct rtc_tm){ .sec = from_bcd(t[0], bin), .min = from_bcd(t[1], bin),
+			      .hour = hour, .mday = from_bcd(t[4], bin),
+			      .mon = from_bcd(t[5], bin), .year = from_bcd(t[6], bin),
+			      .century = from_bcd(t[7], bin) };
+	return rtc_tm_to_epoch(&tm);
+}
+
 static void test_bcd_24h_and_running(void **state)
 {
 	struct rtc r;
@@ -70,7 +95,7 @@ static void test_bcd_24h_and_running(void **state)
 	/* 10:14:04 later it is midnight, Friday 1 March. */
 	read_time(&r, t0 + (10 * 3600 + 14 * 60 + 4) * SEC, t);
 	assert_memory_equal(t, ((uint8_t[]){ 0x00, 0x00, 0x00, 0x06, 0x01, 0x03, 0x24, 0x20 }), 8);
-	assert_true(rtc_time(&r, t0 + 5 * SEC) == T_2024_02_29_134556 + 5);
+	assert_true(guest_epoch(&r, t0 + 5 * SEC) == T_2024_02_29_134556 + 5);
 }
 
 static void test_binary_and_12_hour(void **state)
@@ -125,14 +150,14 @@ static void test_linux_set_time(void **state)
 	read_time(&r, t0 + 7 * SEC, t);			/* held while SET */
 	assert_memory_equal(t, ((uint8_t[]){ 0x59, 0x59, 0x23, 0x05, 0x31, 0x12, 0x99, 0x20 }), 8);
 	cmos_write(&r, 0x0B, 0x02, t0 + 8 * SEC);
-	assert_true(rtc_time(&r, t0 + 8 * SEC) == T_2099_12_31_235959);
+	assert_true(guest_epoch(&r, t0 + 8 * SEC) == T_2099_12_31_235959);
 	read_time(&r, t0 + 9 * SEC, t);			/* into the next century */
 	assert_memory_equal(t, ((uint8_t[]){ 0x00, 0x00, 0x00, 0x06, 0x01, 0x01, 0x00, 0x21 }), 8);
 	assert_int_equal(r.stats.clock_sets, 1);
 	/* A field written without SET moves the clock at once. */
 	cmos_write(&r, 9, 0x00, t0 + 10 * SEC);		/* year 2100 -> 2100 */
 	cmos_write(&r, 8, 0x03, t0 + 10 * SEC);
-	assert_true(rtc_time(&r, t0 + 10 * SEC) == T_2100_03_01 + 1);
+	assert_true(guest_epoch(&r, t0 + 10 * SEC) == T_2100_03_01 + 1);
 	assert_int_equal(cmos_read(&r, 6, t0 + 10 * SEC), 0x02);	/* Monday */
 	/* Day of week writes do not stick; garbage does not break it. */
 	cmos_write(&r, 6, 0x07, t0 + 10 * SEC);
@@ -142,7 +167,7 @@ static void test_linux_set_time(void **state)
 	cmos_write(&r, 7, 0x00, t0);
 	cmos_write(&r, 0x32, 0xff, t0);
 	cmos_write(&r, 0x0B, 0x02, t0);
-	assert_true(rtc_time(&r, t0) <= RTC_MAX_EPOCH);
+	assert_true(guest_epoch(&r, t0) <= RTC_MAX_EPOCH);
 }
 
 static void test_registers_and_ram(void **state)
@@ -290,7 +315,7 @@ static void test_fuzz(void **state)
 		assert_int_equal(rtc_io(&r, (uint16_t)(0x70 + (rand() & 1)),
 					(uint8_t)(1u << (rand() % 3)), rand() & 1, &v, now), 0);
 		assert_true(rtc_valid(&r));
-		assert_true(rtc_time(&r, now) <= RTC_MAX_EPOCH);
+		assert_true(guest_epoch(&r, now) <= RTC_MAX_EPOCH);
 	}
 }
 
