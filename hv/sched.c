@@ -3,6 +3,14 @@
  * Per-CPU run queues of vCPUs (STYLE: pick_next / sleep / wake).  A vCPU is
  * removed by the CPU that runs it, so no other CPU ever frees a vCPU that
  * a CPU may still touch (its FPU state included).
+ *
+ * Mechanism and policy are apart.  The mechanism: the queues and their
+ * locks, the vCPU state changes made under them (hv/vm.h's table), the
+ * requests (kick, FPU sync, remove), IPIs, the loop and idling.  The
+ * policy, round robin today: which CPU a vCPU is placed on (pick_cpu),
+ * which queued vCPU runs next (pick_next) and whether the running one
+ * should yield (sched_contended); it sees only run queues and
+ * sched_runnable().
  */
 #include <errno.h>
 #include "arch/x86/apic.h"
@@ -24,6 +32,20 @@ struct runq {
 
 static struct runq runqs[MAX_CPUS];
 
+/* Mechanism: can v run now (or go on running)?  Its CPU only. */
+static bool sched_runnable(struct vcpu *v)
+{
+	enum vcpu_state st = vcpu_state(v);
+
+	if (vcpu_has_request(v, VCPU_REQ_REMOVE) || v->vm->state != VM_RUNNING)
+		return false;
+	if (vcpu_throttled_now(v))
+		return false;
+	if (st == VCPU_HALTED)
+		return vcpu_wants_wake(v);
+	return st == VCPU_RUNNABLE || st == VCPU_RUNNING;
+}
+
 void sched_enable_cpu(void)
 {
 	runqs[this_cpu()->index].usable = true;
@@ -33,6 +55,8 @@ unsigned int sched_load(unsigned int cpu)
 {
 	return cpu < MAX_CPUS ? runqs[cpu].n : 0;
 }
+
+/* ---- policy: round robin ------------------------------------------------------ */
 
 /* Least loaded usable CPU; the boot CPU only when nothing else can. */
 static int pick_cpu(void)
@@ -47,6 +71,34 @@ static int pick_cpu(void)
 		best = 0;
 	return best;
 }
+
+/* The next runnable vCPU after the last one picked.  q->lock held. */
+static struct vcpu *pick_next(struct runq *q)
+{
+	for (unsigned int i = 0; i < q->n; i++) {
+		struct vcpu *v = q->v[(q->next + i) % q->n];
+		if (sched_runnable(v)) {
+			q->next = (q->next + i + 1) % q->n;
+			return v;
+		}
+	}
+	return NULL;
+}
+
+bool sched_contended(void)
+{
+	struct percpu *c = this_cpu();
+	struct runq *q = &runqs[c->index];
+	unsigned int n = 0;
+
+	if (c->index == 0)
+		return true;	/* the shell shares this CPU */
+	for (unsigned int i = 0; i < q->n; i++)
+		n += sched_runnable(q->v[i]);
+	return n > 1;
+}
+
+/* ---- mechanism ------------------------------------------------------------------ */
 
 /* Make cpu leave its guest and look at its run queue again. */
 static void poke(int cpu)
@@ -68,8 +120,9 @@ int sched_add(struct vcpu *v)
 	q = &runqs[cpu];
 	spin_lock(&q->lock);
 	q->v[q->n++] = v;
-	v->state = VCPU_RUNNABLE;
-	v->cpu = cpu;
+	if (vcpu_state(v) == VCPU_IDLE)	/* a migrated-in vCPU may be HALTED */
+		vcpu_set_state(v, VCPU_IDLE, VCPU_RUNNABLE);
+	__atomic_store_n(&v->cpu, cpu, __ATOMIC_RELEASE);
 	spin_unlock(&q->lock);
 	poke(cpu);
 	return 0;
@@ -89,7 +142,7 @@ static void fpu_sync_here(struct vcpu *v)
 		fpu_save(v->fpu);
 		c->fpu_owner = NULL;
 	}
-	__atomic_store_n(&v->fpu_sync, false, __ATOMIC_RELEASE);
+	vcpu_take_request(v, VCPU_REQ_FPU_SYNC);
 }
 
 void vcpu_fpu_sync_soon(struct vcpu *v)
@@ -97,7 +150,7 @@ void vcpu_fpu_sync_soon(struct vcpu *v)
 	int cpu = __atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE);
 
 	if (cpu >= 0 && (unsigned int)cpu != this_cpu()->index)
-		__atomic_store_n(&v->fpu_sync, true, __ATOMIC_RELEASE);
+		vcpu_request(v, VCPU_REQ_FPU_SYNC);
 }
 
 void vcpu_fpu_sync(struct vcpu *v)
@@ -110,10 +163,10 @@ void vcpu_fpu_sync(struct vcpu *v)
 		fpu_sync_here(v);
 		return;
 	}
-	__atomic_store_n(&v->fpu_sync, true, __ATOMIC_RELEASE);
-	while (__atomic_load_n(&v->fpu_sync, __ATOMIC_ACQUIRE)) {
+	vcpu_request(v, VCPU_REQ_FPU_SYNC);
+	while (vcpu_has_request(v, VCPU_REQ_FPU_SYNC)) {
 		poke(cpu);
-		for (int i = 0; i < 1000 && v->fpu_sync; i++)
+		for (int i = 0; i < 1000 && vcpu_has_request(v, VCPU_REQ_FPU_SYNC); i++)
 			cpu_relax();
 	}
 }
@@ -127,16 +180,17 @@ static void reap(struct runq *q)
 	spin_lock(&q->lock);
 	for (unsigned int i = 0; i < q->n; ) {
 		struct vcpu *v = q->v[i];
-		if (__atomic_load_n(&v->fpu_sync, __ATOMIC_ACQUIRE))
+		if (vcpu_has_request(v, VCPU_REQ_FPU_SYNC))
 			fpu_sync_here(v);
-		if (!v->removing) {
+		if (!vcpu_has_request(v, VCPU_REQ_REMOVE)) {
 			i++;
 			continue;
 		}
 		q->v[i] = q->v[--q->n];
 		if (c->fpu_owner == v)
 			c->fpu_owner = NULL;
-		__atomic_store_n(&v->fpu_sync, false, __ATOMIC_RELEASE);
+		vcpu_take_request(v, VCPU_REQ_FPU_SYNC | VCPU_REQ_REMOVE);
+		vcpu_set_state(v, vcpu_state(v), VCPU_IDLE);
 		__atomic_store_n(&v->cpu, -1, __ATOMIC_RELEASE);
 	}
 	spin_unlock(&q->lock);
@@ -144,11 +198,11 @@ static void reap(struct runq *q)
 
 void sched_remove(struct vcpu *v)
 {
-	int cpu = v->cpu;
+	int cpu = __atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE);
 
 	if (cpu < 0)
 		return;
-	__atomic_store_n(&v->removing, true, __ATOMIC_RELEASE);
+	vcpu_request(v, VCPU_REQ_REMOVE);
 	if ((unsigned int)cpu == this_cpu()->index) {
 		reap(&runqs[cpu]);
 		return;
@@ -156,64 +210,31 @@ void sched_remove(struct vcpu *v)
 	vcpu_kick(v);
 	while (__atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE) >= 0) {
 		poke(cpu);
-		for (int i = 0; i < 1000 && v->cpu >= 0; i++)
+		for (int i = 0; i < 1000 && __atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE) >= 0; i++)
 			cpu_relax();
 	}
-}
-
-static bool runnable(struct vcpu *v)
-{
-	if (v->removing || v->vm->state != VM_RUNNING)
-		return false;
-	if (vcpu_throttled_now(v))
-		return false;
-	return v->state != VCPU_HALTED || vcpu_wants_wake(v);
-}
-
-static struct vcpu *pick_next(struct runq *q)
-{
-	struct vcpu *found = NULL;
-
-	spin_lock(&q->lock);
-	for (unsigned int i = 0; i < q->n && !found; i++) {
-		struct vcpu *v = q->v[(q->next + i) % q->n];
-		if (runnable(v)) {
-			found = v;
-			q->next = (q->next + i + 1) % q->n;
-		}
-	}
-	if (found)
-		found->running = true;
-	spin_unlock(&q->lock);
-	return found;
-}
-
-bool sched_contended(void)
-{
-	struct percpu *c = this_cpu();
-	struct runq *q = &runqs[c->index];
-	unsigned int n = 0;
-
-	if (c->index == 0)
-		return true;	/* the shell shares this CPU */
-	for (unsigned int i = 0; i < q->n; i++)
-		n += runnable(q->v[i]);
-	return n > 1;
 }
 
 static bool run_one(struct runq *q)
 {
 	struct percpu *c = this_cpu();
+	enum vcpu_state next;
 	struct vcpu *v;
 
 	reap(q);
+	spin_lock(&q->lock);
 	v = pick_next(q);
+	if (v)
+		vcpu_set_state(v, vcpu_state(v), VCPU_RUNNING);
+	spin_unlock(&q->lock);
 	if (!v)
 		return false;
 	c->vcpu = v;
-	vcpu_run(v);
+	next = vcpu_run(v);
 	c->vcpu = NULL;
-	__atomic_store_n(&v->running, false, __ATOMIC_RELEASE);
+	spin_lock(&q->lock);
+	vcpu_set_state(v, VCPU_RUNNING, next);	/* from here others may use it */
+	spin_unlock(&q->lock);
 	return true;
 }
 

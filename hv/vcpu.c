@@ -15,12 +15,73 @@
 #include "hv/throttle.h"
 #include "hv/msr.h"
 #include "hv/sched.h"
+#include "hv/lib/panic.h"
 #include "hv/lib/time.h"
 #include "hv/vcpu.h"
 #include "hv/vm_devices.h"
 
 #define SLICE_TICKS (TIMER_HZ / 100 + 1)	/* about 10 ms */
 #define THROTTLE_PERIOD_US 40000	/* 10 timer ticks */
+
+/* ---- the state machine (hv/vm.h) ---------------------------------------- */
+
+#define T(from, to) (1u << ((from) * VCPU_STATE_COUNT + (to)))
+
+static const uint32_t legal =
+	T(VCPU_IDLE, VCPU_RUNNABLE) | T(VCPU_IDLE, VCPU_HALTED) | T(VCPU_HALTED, VCPU_IDLE) |
+	T(VCPU_RUNNABLE, VCPU_RUNNING) | T(VCPU_HALTED, VCPU_RUNNING) |
+	T(VCPU_RUNNING, VCPU_RUNNABLE) | T(VCPU_RUNNING, VCPU_HALTED) |
+	T(VCPU_RUNNABLE, VCPU_IDLE);
+
+_Static_assert(VCPU_STATE_COUNT * VCPU_STATE_COUNT <= 32, "transition mask too small");
+
+const char *vcpu_state_name(enum vcpu_state s)
+{
+	static const char *const names[VCPU_STATE_COUNT] = {
+		[VCPU_IDLE] = "idle", [VCPU_RUNNABLE] = "runnable",
+		[VCPU_RUNNING] = "running", [VCPU_HALTED] = "halted",
+	};
+	return (unsigned int)s < VCPU_STATE_COUNT ? names[s] : "?";
+}
+
+bool vcpu_state_legal(enum vcpu_state from, enum vcpu_state to)
+{
+	if ((unsigned int)from >= VCPU_STATE_COUNT || (unsigned int)to >= VCPU_STATE_COUNT)
+		return false;
+	return legal & T(from, to);
+}
+
+enum vcpu_state vcpu_state(const struct vcpu *v)
+{
+	return __atomic_load_n(&v->state, __ATOMIC_ACQUIRE);
+}
+
+void vcpu_set_state(struct vcpu *v, enum vcpu_state from, enum vcpu_state to)
+{
+	enum vcpu_state now = vcpu_state(v);
+
+	if (!vcpu_state_legal(from, to) || now != from)
+		panic("vCPU %u of %s: %s -> %s asked while %s", v->hw.id, v->vm->name,
+		      vcpu_state_name(from), vcpu_state_name(to), vcpu_state_name(now));
+	__atomic_store_n(&v->state, to, __ATOMIC_RELEASE);
+}
+
+void vcpu_request(struct vcpu *v, uint32_t req)
+{
+	__atomic_or_fetch(&v->req, req, __ATOMIC_ACQ_REL);
+}
+
+bool vcpu_take_request(struct vcpu *v, uint32_t req)
+{
+	return __atomic_fetch_and(&v->req, ~req, __ATOMIC_ACQ_REL) & req;
+}
+
+bool vcpu_has_request(const struct vcpu *v, uint32_t req)
+{
+	return __atomic_load_n(&v->req, __ATOMIC_ACQUIRE) & req;
+}
+
+/* ---- creation -------------------------------------------------------------- */
 
 static struct seg mb1_seg(const struct mb1_seg_reg *r)
 {
@@ -69,6 +130,7 @@ int vcpu_create(struct vm *vm, unsigned int id, const struct cpu_state *initial,
 	v->hw.vm = &vm->hw;
 	v->hw.id = id;
 	v->cpu = -1;
+	v->state = VCPU_IDLE;
 	v->hw.xcr0 = 1;
 	v->fpu = memalign(64, sizeof(*v->fpu));
 	if (!v->fpu) {
@@ -170,37 +232,35 @@ static bool throttled(struct vcpu *v)
 	run_ns = throttle_run_us(pct, THROTTLE_PERIOD_US) * 1000;
 	if (v->stats.guest_ns - v->thr_guest0_ns < run_ns)
 		return false;
-	__atomic_store_n(&v->thr_until_ns, v->thr_start_ns + THROTTLE_PERIOD_US * 1000,
-			 __ATOMIC_RELEASE);
+	v->thr_until_ns = v->thr_start_ns + THROTTLE_PERIOD_US * 1000;
 	return true;
 }
 
 bool vcpu_throttled_now(struct vcpu *v)
 {
-	uint64_t until = __atomic_load_n(&v->thr_until_ns, __ATOMIC_ACQUIRE);
-
-	return until && time_now_ns() < until;
+	return v->thr_until_ns && time_now_ns() < v->thr_until_ns;
 }
 
-enum vcpu_run_result vcpu_run(struct vcpu *v)
+enum vcpu_state vcpu_run(struct vcpu *v)
 {
 	uint64_t start = this_cpu()->timer_ticks;
+	bool halted = false;
 
 	for (;;) {
 		if (v->vm->state != VM_RUNNING)
-			return RUN_NOT_RUNNABLE;
-		if (v->state == VCPU_HALTED) {
+			return halted ? VCPU_HALTED : VCPU_RUNNABLE;
+		if (halted) {
 			if (!vcpu_wants_wake(v))
-				return RUN_HALTED;
-			v->state = VCPU_RUNNABLE;
+				return VCPU_HALTED;
+			halted = false;
 		}
 		inject_pending(v);
 		irq_disable();
 		/* checked with interrupts off: a kick IPI from now on ends the run */
-		if (__atomic_exchange_n(&v->kick, false, __ATOMIC_ACQ_REL) ||
+		if (vcpu_take_request(v, VCPU_REQ_KICK) ||
 		    __atomic_exchange_n(&this_cpu()->resched, false, __ATOMIC_ACQ_REL)) {
 			irq_enable();
-			return RUN_PREEMPT;
+			return VCPU_RUNNABLE;
 		}
 		fpu_switch_in(v);
 		uint64_t t0 = rdtsc();
@@ -212,23 +272,22 @@ enum vcpu_run_result vcpu_run(struct vcpu *v)
 		enum exit_action a = exit_handle(v, &v->exit);
 		account(v, t0, t1, rdtsc());
 		if (a == EXIT_STOP)
-			return RUN_NOT_RUNNABLE;
+			return VCPU_RUNNABLE;
 		if (a == EXIT_YIELD_HALT) {
-			v->state = VCPU_HALTED;
+			halted = true;
 			continue;	/* an interrupt may be due already */
 		}
-		if (throttled(v))
-			return RUN_PREEMPT;
-		if (this_cpu()->timer_ticks - start >= SLICE_TICKS && sched_contended())
-			return RUN_PREEMPT;
+		if (throttled(v) ||
+		    (this_cpu()->timer_ticks - start >= SLICE_TICKS && sched_contended()))
+			return VCPU_RUNNABLE;
 	}
 }
 
 void vcpu_kick(struct vcpu *v)
 {
-	int cpu = v->cpu;
+	int cpu = __atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE);
 
-	__atomic_store_n(&v->kick, true, __ATOMIC_RELEASE);
+	vcpu_request(v, VCPU_REQ_KICK);
 	if (cpu >= 0 && (unsigned int)cpu != this_cpu()->index)
 		apic_send_ipi(cpus[cpu].apic_id, VEC_KICK);
 }
@@ -236,6 +295,6 @@ void vcpu_kick(struct vcpu *v)
 void vcpu_kick_and_wait(struct vcpu *v)
 {
 	vcpu_kick(v);
-	while (__atomic_load_n(&v->running, __ATOMIC_ACQUIRE))
+	while (vcpu_state(v) == VCPU_RUNNING)
 		cpu_relax();
 }

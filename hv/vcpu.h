@@ -13,15 +13,30 @@ int vcpu_create(struct vm *vm, unsigned int id, const struct cpu_state *initial,
 void vcpu_mb1_state(const struct mb1_entry_state *e, struct cpu_state *s);
 void vcpu_free(struct vcpu *v);
 
-/* What vcpu_run() tells the scheduler. */
-enum vcpu_run_result {
-	RUN_PREEMPT,	/* slice over, or kicked: still runnable */
-	RUN_HALTED,	/* waiting for an interrupt */
-	RUN_NOT_RUNNABLE,	/* the VM is paused or stopped */
-};
+/*
+ * The state machine of hv/vm.h.  vcpu_set_state: v goes from `from` to
+ * `to`; panics if that is not in the table or v is not in `from` (both
+ * are ferry's bugs).  The caller holds the lock the table names.
+ */
+void vcpu_set_state(struct vcpu *v, enum vcpu_state from, enum vcpu_state to);
+bool vcpu_state_legal(enum vcpu_state from, enum vcpu_state to);
+enum vcpu_state vcpu_state(const struct vcpu *v);	/* atomic read */
+const char *vcpu_state_name(enum vcpu_state s);
 
-/* Run v on this CPU for up to one time slice.  Interrupts enabled. */
-enum vcpu_run_result vcpu_run(struct vcpu *v);
+/* Requests (VCPU_REQ_*): set by anyone; taken (tested and cleared) by the
+ * CPU v is placed on. */
+void vcpu_request(struct vcpu *v, uint32_t req);
+bool vcpu_take_request(struct vcpu *v, uint32_t req);
+bool vcpu_has_request(const struct vcpu *v, uint32_t req);
+
+/*
+ * Run v on this CPU for up to one time slice; v is RUNNING (picked by the
+ * scheduler).  Interrupts enabled.  Returns the state v leaves in, for the
+ * scheduler to set: VCPU_HALTED when the guest waits in HLT for an
+ * interrupt, else VCPU_RUNNABLE (slice over, kicked, or the VM is paused or
+ * stopped).
+ */
+enum vcpu_state vcpu_run(struct vcpu *v);
 /* True when a halted v has an interrupt it can take. */
 bool vcpu_wants_wake(struct vcpu *v);
 /* Make v leave the guest now and wait until no CPU runs it. */

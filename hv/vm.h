@@ -3,8 +3,16 @@
  * Virtual machines and their vCPUs: the objects, their life cycle, and the
  * guest-physical memory behind them.
  *
- * Ownership legend for fields: (c) set at creation, then read-only;
- * (L) vm->lock; (v) owned by the CPU running the vCPU; (a) atomic.
+ * Legend for fields, lifetime and lock:
+ *   (c)  set at creation, before the VM is published; read-only after
+ *   (L)  written under vm->lock; readers named where they do without it
+ *   (Q)  written under the run-queue lock of the CPU the vCPU is placed
+ *        on (hv/sched.c), read anywhere with an atomic load
+ *   (v)  the CPU running the vCPU (state VCPU_RUNNING); others only while
+ *        the VM is paused or incoming and the vCPU is not RUNNING
+ *   (o)  the CPU the vCPU is placed on (v->cpu), running it or not
+ *   (a)  atomic, any CPU
+ *   (D)  vm->dev_lock
  */
 #ifndef FERRY_HV_VM_H
 #define FERRY_HV_VM_H
@@ -37,7 +45,48 @@ struct vm_mig_status {
 	uint32_t peer_ip;		/* host order */
 	uint16_t peer_port;
 };
-enum vcpu_state { VCPU_IDLE, VCPU_RUNNABLE, VCPU_HALTED };
+
+/*
+ * A vCPU's scheduling state: one field, changed only through
+ * vcpu_set_state() (hv/vcpu.c), which checks every change against this
+ * table and panics on any other (it would be ferry's bug).  Q: under the
+ * run-queue lock of the vCPU's CPU (hv/sched.c).
+ *
+ *   from      to        who, when
+ *   IDLE      RUNNABLE  sched_add: placed on a CPU (Q)
+ *   IDLE      HALTED    vmstate_load_vcpu: not placed (cpu -1), VM incoming
+ *   HALTED    IDLE      the same, loading a vCPU that is not halted
+ *   RUNNABLE  RUNNING   its CPU picks it to run (Q)
+ *   HALTED    RUNNING   its CPU picks it because an interrupt woke it (Q)
+ *   RUNNING   RUNNABLE  its CPU, after vcpu_run: slice over, kicked, or the
+ *                       VM is no longer running (Q)
+ *   RUNNING   HALTED    the same, when the guest executed HLT and no
+ *                       interrupt can wake it yet (Q)
+ *   RUNNABLE  IDLE      its CPU drops it on VCPU_REQ_REMOVE: cpu -1 (Q)
+ *   HALTED    IDLE      the same
+ *
+ * RUNNING means a CPU is inside vcpu_run() for it: only that CPU uses the
+ * back end's vCPU state then; everyone else who must (pause, migration,
+ * destroy) kicks it and waits until it is not RUNNING.  Multi-vCPU guests
+ * add WAIT_SIPI for an application processor after INIT (RUNNING ->
+ * WAIT_SIPI by its own CPU; WAIT_SIPI -> RUNNABLE when a SIPI arrives),
+ * and an IPI is a pending interrupt plus VCPU_REQ_KICK, as for devices.
+ */
+enum vcpu_state {
+	VCPU_IDLE,		/* not placed on a CPU */
+	VCPU_RUNNABLE,		/* placed; can run */
+	VCPU_RUNNING,		/* a CPU is inside vcpu_run() for it */
+	VCPU_HALTED,		/* executed HLT: waits for an interrupt */
+	VCPU_STATE_COUNT
+};
+
+/*
+ * Requests to the CPU a vCPU is placed on (v->req): anyone sets them,
+ * only that CPU takes them (hv/vcpu.c: vcpu_request, vcpu_take_request).
+ */
+#define VCPU_REQ_KICK		(1u << 0)	/* leave the guest, look at vm->state */
+#define VCPU_REQ_FPU_SYNC	(1u << 1)	/* save its extended state to v->fpu */
+#define VCPU_REQ_REMOVE		(1u << 2)	/* drop it from the run queue */
 
 struct vcpu_stats {
 	uint64_t exits[EXIT_COUNT];
@@ -52,50 +101,62 @@ struct fpu_area { uint8_t bytes[FPU_AREA_SIZE]; } __attribute__((aligned(64)));
 struct vcpu {
 	struct vmm_vcpu hw;		/* what the back end sees (hv/vmm.h) */
 	struct vm *vm;			/* (c) */
-	struct fpu_area *fpu;		/* (v) guest x87/SSE/AVX while switched out */
-	int cpu;			/* (L) physical CPU it is placed on, -1 none */
-	enum vcpu_state state;		/* (L) */
-	volatile bool kick;		/* (a) leave the guest and look at vm->state */
-	volatile bool running;		/* (a) a CPU is inside vcpu_run() for it */
-	volatile bool removing;		/* (a) its CPU must drop it (hv/sched.c) */
-	volatile bool fpu_sync;		/* (a) its CPU must save its FPU state (hv/sched.c) */
-	volatile uint64_t guest_seq;	/* (a) odd while in guest mode: vm_flush_gpt */
+	struct fpu_area *fpu;		/* (c) pointer; contents (o): the CPU it is placed
+					 * on saves into it (fpu_owner), on request too */
+	int cpu;			/* (Q) physical CPU it is placed on, -1 none */
+	enum vcpu_state state;		/* (Q) see the table above; vmstate_load_vcpu
+					 * writes it while cpu is -1 */
+	uint32_t req;			/* (a) VCPU_REQ_* (hw.bad_entry is the back
+					 * end's own one-shot request: hv/vmm.h) */
+	volatile uint64_t guest_seq;	/* (v) odd while in guest mode; read (a) by
+					 * vm_flush_gpt */
 	uint64_t thr_start_ns;		/* (v) start of the current throttle period */
 	uint64_t thr_guest0_ns;		/* (v) stats.guest_ns at that start */
-	volatile uint64_t thr_until_ns;	/* (a) throttled: sits out until then */
-	bool halted_if;			/* (v) halted with interrupts enabled */
-	struct vcpu_stats stats;	/* (v) */
+	uint64_t thr_until_ns;		/* (o) throttled: not picked until then */
+	bool halted_if;			/* (v) halted with interrupts enabled; read by
+					 * its CPU's scheduler and racily by `list` */
+	struct vcpu_stats stats;	/* (v) read racily by the shell */
 	struct vm_exit exit;		/* (v) the last exit */
 };
 
 struct vm {
-	struct vmm_vm hw;		/* what the back end sees (hv/vmm.h): EPT/NPT */
+	struct vmm_vm hw;		/* what the back end sees (hv/vmm.h): EPT/NPT.
+					 * hw.gpt: root and format (c), from vm_init;
+					 * its entries change by the dirty log's rules
+					 * (hv/mm/dirty.h) and vm_flush_gpt, not under L */
 	char name[VM_NAME_MAX];		/* (c) */
 	unsigned int id;		/* (c) 1.., also the back end's ASID/VPID seed */
 	spinlock_t lock;
-	enum vm_state state;		/* (L) */
+	enum vm_state state;		/* (L) read without it by the vCPU loop and the
+					 * scheduler: a change is seen after a kick */
 	char stop_reason[128];		/* (L) why it stopped, for `list` */
 
 	uint64_t mem_size;		/* (c) bytes of guest RAM from GPA 0 */
 	uint64_t *frames;		/* (c) host frame of each guest page */
 	size_t nr_frames;		/* (c) mem_size / 4 KiB */
-	struct dirty_log dirty;		/* pages written while logging (migration) */
+	struct dirty_log dirty;		/* pages written while logging: hv/mm/dirty.h */
 
 	struct vcpu *vcpus[VM_MAX_VCPUS];	/* (c) */
 	unsigned int nr_vcpus;		/* (c) */
-	uint64_t tsc_offset;		/* (L) guest TSC = host TSC + offset */
+	uint64_t tsc_offset;		/* guest TSC = host TSC + offset.  (c), then
+					 * written by vCPU 0's CPU on a guest WRMSR to
+					 * the TSC (v: one vCPU per VM), or with every
+					 * vCPU stopped (vmstate_load_time, under L) */
 	volatile uint32_t throttle_pct;	/* (a) share of time vCPUs sit out (migration) */
 	volatile bool mig_owned;	/* (a) a migration task owns it: shell hands off */
-	struct vm_mig_status mig;	/* (L) */
+	struct vm_mig_status mig;	/* (L) but .round: the migration task alone,
+					 * read racily by `list` */
 
-	struct vm_devices *dev;		/* (c) virtual devices, hv/vdev; calls under dev_lock */
+	struct vm_devices *dev;		/* (c) virtual devices, hv/vdev; calls under D */
 	spinlock_t dev_lock;
 	uint64_t io_dropped;		/* (a) writes to ports nobody handles */
 	uint64_t io_unhandled_reads;	/* (a) reads of such ports (all ones) */
 	uint64_t created_ns;		/* (c) */
-	uint64_t clock_offset_ns;	/* (L) guest clock = host ns + offset (devices' time) */
+	uint64_t clock_offset_ns;	/* guest clock = host ns + offset (devices' time):
+					 * (c), then written under L only while no vCPU
+					 * can run (incoming); read without a lock */
 
-	struct ring *console;		/* (dev_lock) the guest's serial output */
+	struct ring *console;		/* (D) the guest's serial output */
 	uint8_t *frame_runs;		/* (c) 1 per 2 MiB of RAM backed by one run */
 	bool gpt_ready;			/* (c) vmm->vm_init succeeded */
 	char cmdline[256];		/* (c) */

@@ -52,7 +52,16 @@ void vmstate_save_vcpu(struct vm *vm, unsigned int id, struct cpu_state *cpu, ui
 		memcpy(xsave + XSTATE_BV_OFF, &bv, sizeof(bv));
 	}
 	*xsave_len = xsave_len_for(cpu->xcr0);
-	*halted = v->state == VCPU_HALTED;
+	*halted = vcpu_state(v) == VCPU_HALTED;
+}
+
+/* IDLE or HALTED, for a vCPU not placed on any CPU (hv/vm.h's table). */
+static void set_halted(struct vcpu *v, bool halted)
+{
+	enum vcpu_state now = vcpu_state(v), to = halted ? VCPU_HALTED : VCPU_IDLE;
+
+	if (now != to)
+		vcpu_set_state(v, now, to);
 }
 
 int vmstate_load_vcpu(struct vm *vm, unsigned int id, const struct cpu_state *cpu,
@@ -63,12 +72,14 @@ int vmstate_load_vcpu(struct vm *vm, unsigned int id, const struct cpu_state *cp
 	if (id >= vm->nr_vcpus || xsave_len < VMSTATE_XSAVE_LEGACY || xsave_len > FPU_AREA_SIZE)
 		return -EINVAL;
 	v = vm->vcpus[id];
+	if (__atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE) >= 0)
+		return -EBUSY;		/* placed: only an incoming guest's vCPU loads */
 	fpu_area_init(v->fpu);
 	memcpy(v->fpu->bytes, xsave, xsave_len);
 	vmm->set_state(&v->hw, cpu);
 	/* past its HLT (RIP is after it): an interrupt wakes it if IF was set
 	 * (HLT ends any interrupt shadow), else it sleeps on as it would here */
-	v->state = halted ? VCPU_HALTED : VCPU_RUNNABLE;
+	set_halted(v, halted);
 	v->halted_if = halted && (cpu->rflags & RFLAGS_IF);
 	return 0;
 }

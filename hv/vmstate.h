@@ -26,7 +26,9 @@ uint64_t vmstate_xcr0_mask(void);
  * *xsave_len says how many matter for the vCPU's XCR0. */
 void vmstate_save_vcpu(struct vm *vm, unsigned int id, struct cpu_state *cpu, uint8_t *xsave,
 		       uint32_t *xsave_len, bool *halted);
-/* Load it (the caller checked it: mig_cpu_state_check, mig_xsave_check). */
+/* Load it (the caller checked it: mig_cpu_state_check, mig_xsave_check).
+ * The vCPU must not be placed on a CPU yet (-EBUSY): it becomes HALTED or
+ * IDLE, and the scheduler keeps a HALTED one halted when it places it. */
 int vmstate_load_vcpu(struct vm *vm, unsigned int id, const struct cpu_state *cpu,
 		      const uint8_t *xsave, uint32_t xsave_len, bool halted);
 
