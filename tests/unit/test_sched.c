@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The scheduler (hv/sched.c) on the host: placement, round robin, halted,
+ * paused and throttled vCPUs, removal, FPU-sync and kick requests, and the
+ * state changes it makes (core_fake.c, core_seam.c).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <string.h>
+#include <cmocka.h>
+#include "hv/sched.h"
+#include "hv/vcpu.h"
+#include "tests/unit/core_fake.h"
+
+#define NVM 17
+
+static struct vm *vms[NVM];
+
+static int setup(void **state)
+{
+	(void)state;
+	fake_reset();
+	fake_sched_reset();
+	for (int i = 0; i < NVM; i++)
+		vms[i] = fake_vm_new("s", VM_RUNNING);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	for (int i = 0; i < NVM; i++)
+		fake_vm_free(vms[i]);
+	return 0;
+}
+
+static struct vcpu *V(int i)
+{
+	return vms[i]->vcpus[0];
+}
+
+static void enable_cpus(unsigned int n)
+{
+	cpu_count = n;
+	for (unsigned int i = 0; i < n; i++) {
+		fake_cpu = i;
+		sched_enable_cpu();
+	}
+	fake_cpu = 0;
+}
+
+/* The CPUs took the pokes of sched_add (else their next entry is skipped). */
+static void settle(void)
+{
+	for (unsigned int i = 0; i < MAX_CPUS; i++)
+		cpus[i].resched = false;
+}
+
+static void test_placement_least_loaded_not_boot(void **state)
+{
+	(void)state;
+	enable_cpus(3);
+	assert_int_equal(sched_add(V(0)), 0);
+	assert_int_equal(V(0)->cpu, 1);
+	assert_int_equal(vcpu_state(V(0)), VCPU_RUNNABLE);
+	assert_int_equal(fake.ipis, 1);			/* CPU 1 told to look */
+	assert_int_equal(fake.ipi_apic, 0x11);
+	assert_true(cpus[1].resched);
+	assert_int_equal(sched_add(V(1)), 0);
+	assert_int_equal(V(1)->cpu, 2);
+	assert_int_equal(sched_add(V(2)), 0);
+	assert_int_equal(V(2)->cpu, 1);
+	assert_int_equal(sched_load(0), 0);
+	assert_int_equal(sched_load(1), 2);
+	assert_int_equal(sched_load(2), 1);
+	assert_int_equal(sched_load(MAX_CPUS), 0);
+}
+
+static void test_no_cpu_or_full(void **state)
+{
+	(void)state;
+	cpu_count = 2;				/* nothing enabled */
+	assert_int_equal(sched_add(V(0)), -EBUSY);
+	assert_int_equal(vcpu_state(V(0)), VCPU_IDLE);
+	assert_int_equal(V(0)->cpu, -1);
+	enable_cpus(1);				/* the boot CPU alone takes guests */
+	for (int i = 0; i < NVM - 1; i++)
+		assert_int_equal(sched_add(V(i)), 0);
+	assert_int_equal(sched_add(V(NVM - 1)), -EBUSY);
+	assert_int_equal(sched_load(0), NVM - 1);
+	assert_int_equal(fake.ipis, 0);		/* all on this CPU */
+}
+
+static void test_round_robin_and_states(void **state)
+{
+	(void)state;
+	enable_cpus(2);
+	sched_add(V(0));
+	sched_add(V(1));
+	settle();
+	fake_script(NULL, 0);			/* every entry ends in a kick */
+	for (int i = 0; i < 4; i++)
+		assert_true(fake_sched_run(1));
+	assert_ptr_equal(fake.ran[0], V(0));
+	assert_ptr_equal(fake.ran[1], V(1));
+	assert_ptr_equal(fake.ran[2], V(0));
+	assert_ptr_equal(fake.ran[3], V(1));
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(fake.state_in_run[i], VCPU_RUNNING);
+	assert_int_equal(vcpu_state(V(0)), VCPU_RUNNABLE);
+	assert_null(cpus[1].vcpu);
+	assert_false(fake_sched_run(0));	/* the boot CPU has none */
+}
+
+static void test_halted_paused_throttled_are_skipped(void **state)
+{
+	static const struct fake_step hlt[] = {
+		{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = 1 },
+	};
+
+	(void)state;
+	enable_cpus(2);
+	sched_add(V(0));
+	sched_add(V(1));
+	settle();
+	fake_script(hlt, 1);
+	fake_sched_run(1);
+	assert_int_equal(vcpu_state(V(0)), VCPU_HALTED);
+	fake_sched_run(1);
+	fake_sched_run(1);
+	assert_ptr_equal(fake.ran[1], V(1));
+	assert_ptr_equal(fake.ran[2], V(1));	/* V(0) sleeps */
+	assert_false(sched_contended());	/* one runnable on CPU 1 */
+	fake_guest_timer(vms[0]);
+	fake_now_ns += 20000000;
+	assert_true(sched_contended());
+	vms[1]->state = VM_PAUSED;
+	fake_sched_run(1);
+	assert_ptr_equal(fake.ran[3], V(0));	/* woken by its timer */
+	assert_int_equal(fake.state_in_run[3], VCPU_RUNNING);
+	assert_int_equal(fake.injected[0].vector, 0x20);
+	V(0)->thr_until_ns = fake_now_ns + 1000;
+	assert_false(fake_sched_run(1));	/* throttled, and V(1) paused */
+	assert_int_equal(fake.runs, 4);
+	assert_int_equal(fake.idles, 0);
+}
+
+/* A slice is over when the timer says so and another vCPU waits: the
+ * running one counts as runnable. */
+static void test_slice_ends_when_another_waits(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_EXTERNAL }, .ticks = 100 },
+		{ .exit = { .code = EXIT_EXTERNAL }, .ticks = 100 },
+	};
+
+	(void)state;
+	enable_cpus(2);
+	sched_add(V(0));
+	settle();
+	fake_script(s, 2);
+	fake_sched_run(1);
+	assert_int_equal(fake.runs, 3);		/* alone: runs on to the script's end */
+	sched_add(V(1));
+	settle();
+	fake_script(s, 2);
+	fake_sched_run(1);
+	assert_int_equal(fake.runs, 4);		/* one exit, then V(1)'s turn */
+	assert_int_equal(fake.pos, 1);
+	assert_int_equal(vcpu_state(V(1)), VCPU_RUNNABLE);
+	vcpu_set_state(V(1), VCPU_RUNNABLE, VCPU_RUNNING);
+	fake_cpu = 1;
+	assert_true(sched_contended());		/* V(0) waits, V(1) runs */
+	vms[0]->state = VM_PAUSED;
+	assert_false(sched_contended());
+}
+
+static void test_boot_cpu_always_contended(void **state)
+{
+	(void)state;
+	enable_cpus(1);
+	assert_true(sched_contended());
+}
+
+static void test_remove_on_own_cpu(void **state)
+{
+	(void)state;
+	enable_cpus(1);
+	sched_add(V(0));
+	sched_add(V(1));
+	settle();
+	cpus[0].fpu_owner = V(0);
+	sched_remove(V(0));
+	assert_int_equal(V(0)->cpu, -1);
+	assert_int_equal(vcpu_state(V(0)), VCPU_IDLE);
+	assert_int_equal(V(0)->req, 0);
+	assert_null(cpus[0].fpu_owner);
+	assert_int_equal(sched_load(0), 1);
+	sched_remove(V(0));			/* not placed: nothing to do */
+	sched_poll();
+	assert_int_equal(fake.runs, 1);
+	assert_ptr_equal(fake.ran[0], V(1));
+}
+
+static void test_fpu_sync_requests(void **state)
+{
+	(void)state;
+	enable_cpus(2);
+	sched_add(V(0));			/* on CPU 1 */
+	cpus[1].fpu_owner = V(0);
+	vcpu_fpu_sync_soon(V(0));		/* asked from CPU 0 */
+	assert_true(vcpu_has_request(V(0), VCPU_REQ_FPU_SYNC));
+	assert_int_equal(fake.fpu_saves, 0);
+	V(0)->vm->state = VM_PAUSED;
+	assert_false(fake_sched_run(1));	/* CPU 1 looks at its queue */
+	assert_int_equal(fake.fpu_saves, 1);
+	assert_null(cpus[1].fpu_owner);
+	assert_false(vcpu_has_request(V(0), VCPU_REQ_FPU_SYNC));
+	/* on its own CPU: at once, and only if it holds the registers */
+	vcpu_fpu_sync(V(0));
+	assert_int_equal(fake.fpu_saves, 1);
+	cpus[1].fpu_owner = V(0);
+	vcpu_fpu_sync(V(0));
+	assert_int_equal(fake.fpu_saves, 2);
+	vcpu_fpu_sync(V(1));			/* never placed */
+	assert_int_equal(fake.fpu_saves, 2);
+}
+
+static void test_kick_sends_an_ipi_to_its_cpu(void **state)
+{
+	(void)state;
+	enable_cpus(3);
+	sched_add(V(0));
+	sched_add(V(1));
+	settle();
+	fake.ipis = 0;
+	vcpu_kick(V(1));
+	assert_int_equal(fake.ipis, 1);
+	assert_int_equal(fake.ipi_apic, 0x12);
+	assert_true(vcpu_has_request(V(1), VCPU_REQ_KICK));
+	vcpu_kick_and_wait(V(0));		/* not RUNNING: returns */
+	assert_int_equal(fake.ipis, 2);
+	fake_script(NULL, 0);
+	fake_sched_run(2);
+	assert_int_equal(fake.runs, 0);		/* the kick ended it before entry */
+	assert_false(vcpu_has_request(V(1), VCPU_REQ_KICK));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		T(test_placement_least_loaded_not_boot),
+		T(test_no_cpu_or_full),
+		T(test_round_robin_and_states),
+		T(test_halted_paused_throttled_are_skipped),
+		T(test_slice_ends_when_another_waits),
+		T(test_boot_cpu_always_contended),
+		T(test_remove_on_own_cpu),
+		T(test_fpu_sync_requests),
+		T(test_kick_sends_an_ipi_to_its_cpu),
+#undef T
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

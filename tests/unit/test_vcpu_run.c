@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The heart on the host: the vCPU state machine (hv/vcpu.c), and vcpu_run's
+ * loop with the real exit handlers (hv/exit.c), CPUID and MSR policy and
+ * devices, against a scripted back end (core_fake.c).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <string.h>
+#include <cmocka.h>
+#include "arch/x86/cpu.h"
+#include "hv/cpuid.h"
+#include "hv/msr.h"
+#include "hv/vcpu.h"
+#include "hv/vm_devices.h"
+#include "tests/unit/core_fake.h"
+
+#define IO(p, sz, dir) { .code = EXIT_IO, .rip = 0x1000, .inst_len = 1, \
+			 .u.io = { .port = (p), .size = (sz), .in = (dir) } }
+
+static struct vm *vm;
+static struct vcpu *v;
+
+static int setup(void **state)
+{
+	(void)state;
+	fake_reset();
+	vm = fake_vm_new("t", VM_RUNNING);
+	v = vm->vcpus[0];
+	/* as the scheduler hands it over */
+	vcpu_set_state(v, VCPU_IDLE, VCPU_RUNNABLE);
+	vcpu_set_state(v, VCPU_RUNNABLE, VCPU_RUNNING);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	fake_vm_free(vm);
+	return 0;
+}
+
+static enum vcpu_state run(const struct fake_step *s, unsigned int n)
+{
+	fake_script(s, n);
+	return vcpu_run(v);
+}
+
+/* ---- the state machine ------------------------------------------------- */
+
+static void test_transition_table(void **state)
+{
+	static const bool want[VCPU_STATE_COUNT][VCPU_STATE_COUNT] = {
+		[VCPU_IDLE] = { [VCPU_RUNNABLE] = true, [VCPU_HALTED] = true },
+		[VCPU_RUNNABLE] = { [VCPU_RUNNING] = true, [VCPU_IDLE] = true },
+		[VCPU_RUNNING] = { [VCPU_RUNNABLE] = true, [VCPU_HALTED] = true },
+		[VCPU_HALTED] = { [VCPU_RUNNING] = true, [VCPU_IDLE] = true },
+	};
+
+	(void)state;
+	for (int f = 0; f < VCPU_STATE_COUNT; f++)
+		for (int t = 0; t < VCPU_STATE_COUNT; t++)
+			assert_int_equal(vcpu_state_legal(f, t), want[f][t]);
+	assert_false(vcpu_state_legal(VCPU_STATE_COUNT, VCPU_IDLE));
+	assert_false(vcpu_state_legal(VCPU_IDLE, VCPU_STATE_COUNT));
+	assert_false(vcpu_state_legal((enum vcpu_state)-1, VCPU_RUNNABLE));
+	assert_string_equal(vcpu_state_name(VCPU_HALTED), "halted");
+	assert_string_equal(vcpu_state_name(VCPU_STATE_COUNT), "?");
+}
+
+static void test_illegal_transitions_panic(void **state)
+{
+	(void)state;
+	assert_int_equal(vcpu_state(v), VCPU_RUNNING);
+	/* not in the table */
+	expect_assert_failure(vcpu_set_state(v, VCPU_RUNNING, VCPU_IDLE));
+	/* in the table, but v is not in `from` */
+	expect_assert_failure(vcpu_set_state(v, VCPU_RUNNABLE, VCPU_RUNNING));
+	expect_assert_failure(vcpu_set_state(v, VCPU_HALTED, VCPU_IDLE));
+	assert_int_equal(vcpu_state(v), VCPU_RUNNING);		/* refused: unchanged */
+	vcpu_set_state(v, VCPU_RUNNING, VCPU_HALTED);
+	vcpu_set_state(v, VCPU_HALTED, VCPU_RUNNING);
+	assert_int_equal(vcpu_state(v), VCPU_RUNNING);
+}
+
+static void test_requests(void **state)
+{
+	(void)state;
+	assert_int_equal(v->req, 0);
+	vcpu_request(v, VCPU_REQ_KICK);
+	vcpu_request(v, VCPU_REQ_FPU_SYNC);
+	assert_true(vcpu_has_request(v, VCPU_REQ_KICK));
+	assert_false(vcpu_has_request(v, VCPU_REQ_REMOVE));
+	assert_true(vcpu_take_request(v, VCPU_REQ_KICK));
+	assert_false(vcpu_take_request(v, VCPU_REQ_KICK));	/* taken once */
+	assert_true(vcpu_has_request(v, VCPU_REQ_FPU_SYNC));
+	assert_int_equal(v->req, VCPU_REQ_FPU_SYNC);
+}
+
+/* ---- the run loop and the exit handlers ------------------------------- */
+
+static void test_not_running_vm_does_not_enter(void **state)
+{
+	(void)state;
+	vm->state = VM_PAUSED;
+	assert_int_equal(run(NULL, 0), VCPU_RUNNABLE);
+	assert_int_equal(fake.runs, 0);
+}
+
+static void test_kick_ends_the_run_before_entry(void **state)
+{
+	(void)state;
+	vcpu_request(v, VCPU_REQ_KICK);
+	assert_int_equal(run(NULL, 0), VCPU_RUNNABLE);
+	assert_int_equal(fake.runs, 0);
+	assert_false(vcpu_has_request(v, VCPU_REQ_KICK));
+	assert_true(fake.irq_on);
+}
+
+static void test_cpuid(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_CPUID, .inst_len = 2 }, .regs = true,
+		  .rax = 0xffffffff00000000ull, .rcx = 0 },
+		{ .exit = { .code = EXIT_CPUID, .inst_len = 2 }, .regs = true, .rax = 1 },
+	};
+	struct cpuid_result r0, r1;
+
+	(void)state;
+	cpuid_guest(0, 0, 0, &r0);
+	cpuid_guest(1, 0, 0, &r1);
+	assert_int_equal(run(s, 2), VCPU_RUNNABLE);
+	/* leaf 1 last: its answer is in the registers */
+	assert_int_equal(v->hw.gpr[GPR_RAX], r1.eax);
+	assert_int_equal(v->hw.gpr[GPR_RBX], r1.ebx);
+	assert_int_equal(v->hw.gpr[GPR_RCX], r1.ecx);
+	assert_int_equal(v->hw.gpr[GPR_RDX], r1.edx);
+	assert_true(r0.ebx != r1.ebx || r0.eax != r1.eax);
+	assert_int_equal(fake.nr_skipped, 2);
+	assert_int_equal(fake.skipped[0], 2);
+	assert_int_equal(v->stats.exits[EXIT_CPUID], 2);
+	assert_int_equal(fake.runs, 3);		/* two exits, then the end of the script */
+	assert_int_equal(fake.irq_off_runs, 3);	/* entered with interrupts off */
+	assert_true(fake.irq_on);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(fake.state_in_run[i], VCPU_RUNNING);
+}
+
+static void test_msr_allow_list_and_gp(void **state)
+{
+	static const struct fake_step s[] = {
+		/* WRMSR SYSENTER_CS = 0x10 */
+		{ .exit = { .code = EXIT_MSR_WRITE, .inst_len = 2, .u.msr.index = 0x174 },
+		  .regs = true, .rax = 0x10, .rcx = 0x174, .rdx = 0 },
+		/* RDMSR of an MSR nobody allows: #GP(0), RIP stays */
+		{ .exit = { .code = EXIT_MSR_READ, .inst_len = 2, .u.msr.index = 0xc0011234 },
+		  .regs = true, .rax = 0x55, .rcx = 0xc0011234, .rdx = 0x66 },
+		/* RDMSR SYSENTER_CS back */
+		{ .exit = { .code = EXIT_MSR_READ, .inst_len = 2, .u.msr.index = 0x174 },
+		  .regs = true, .rax = 0xdead, .rcx = 0x174, .rdx = 0xbeef },
+	};
+
+	(void)state;
+	assert_int_equal(run(s, 3), VCPU_RUNNABLE);
+	assert_int_equal(fake.state.sysenter_cs, 0x10);
+	assert_int_equal(v->hw.gpr[GPR_RAX], 0x10);
+	assert_int_equal(v->hw.gpr[GPR_RDX], 0);
+	assert_int_equal(fake.nr_injected, 1);
+	assert_int_equal(fake.injected[0].type, EVENT_EXCEPTION);
+	assert_int_equal(fake.injected[0].vector, 13);
+	assert_true(fake.injected[0].has_error);
+	assert_int_equal(fake.injected[0].error, 0);
+	assert_int_equal(fake.nr_skipped, 2);		/* not past the faulting RDMSR */
+}
+
+static void test_msr_tsc_write_moves_the_offset(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_MSR_WRITE, .inst_len = 2, .u.msr.index = MSR_IA32_TSC },
+		  .regs = true, .rax = 0, .rcx = MSR_IA32_TSC, .rdx = 1 },
+	};
+	uint64_t before = fake.tsc_sets;
+
+	(void)state;
+	run(s, 1);
+	assert_int_equal(fake.tsc_sets, before + 1);
+	assert_true(fake.tsc_offset == vm->tsc_offset);
+	/* guest TSC = host TSC + offset was 1 << 32 at the write */
+	assert_true(rdtsc() + vm->tsc_offset - (1ull << 32) < (1ull << 40));
+}
+
+static void test_port_io(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = IO(0x3f8, 1, false), .regs = true, .rax = 0x4141 },	/* 'A' to COM1 */
+		{ .exit = IO(0x1234, 2, true), .regs = true, .rax = 0x1111222233334444ull },
+		{ .exit = IO(0x1234, 1, false), .regs = true, .rax = 7 },
+	};
+	char out[8];
+	uint64_t pos = 0;
+
+	(void)state;
+	assert_int_equal(run(s, 3), VCPU_RUNNABLE);
+	assert_int_equal(vm_console_read(vm, &pos, out, sizeof(out)), 1);
+	assert_int_equal(out[0], 'A');
+	assert_int_equal(v->hw.gpr[GPR_RAX], 7);	/* an OUT leaves RAX alone */
+	assert_int_equal(vm->io_unhandled_reads, 1);
+	assert_int_equal(vm->io_dropped, 1);
+	assert_int_equal(fake.nr_skipped, 3);
+	assert_int_equal(vm->state, VM_RUNNING);
+}
+
+static void test_port_read_merges_into_rax(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = IO(0x1234, 2, true), .regs = true, .rax = 0x1111222233334444ull },
+	};
+
+	(void)state;
+	run(s, 1);
+	assert_true(v->hw.gpr[GPR_RAX] == 0x111122223333ffffull);
+}
+
+static void test_string_io_stops_the_guest(void **state)
+{
+	struct fake_step s[] = { { .exit = IO(0x3f8, 1, false) } };
+
+	(void)state;
+	s[0].exit.u.io.string = true;
+	assert_int_equal(run(s, 1), VCPU_RUNNABLE);
+	assert_int_equal(vm->state, VM_STOPPED);
+	assert_non_null(strstr(fake_stop_reason, "string I/O"));
+	assert_int_equal(fake.runs, 1);
+}
+
+static void test_hlt_sleeps_and_an_interrupt_wakes(void **state)
+{
+	static const struct fake_step hlt[] = {
+		{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = 1 },
+	};
+
+	(void)state;
+	assert_int_equal(run(hlt, 1), VCPU_HALTED);
+	assert_int_equal(fake.runs, 1);
+	assert_true(v->halted_if);
+	assert_false(vcpu_wants_wake(v));	/* the PIC is masked */
+	vcpu_set_state(v, VCPU_RUNNING, VCPU_HALTED);
+	fake_guest_timer(vm);
+	fake_now_ns += 20000000;		/* two PIT periods */
+	assert_true(vcpu_wants_wake(v));
+	vcpu_set_state(v, VCPU_HALTED, VCPU_RUNNING);
+	assert_int_equal(run(NULL, 0), VCPU_RUNNABLE);
+	assert_int_equal(fake.nr_injected, 1);
+	assert_int_equal(fake.injected[0].type, EVENT_EXTINT);
+	assert_int_equal(fake.injected[0].vector, 0x20);
+}
+
+static void test_hlt_with_interrupts_off_sleeps_on(void **state)
+{
+	static const struct fake_step hlt[] = {
+		{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = -1 },
+	};
+
+	(void)state;
+	fake_guest_timer(vm);
+	assert_int_equal(run(hlt, 1), VCPU_HALTED);
+	fake_now_ns += 20000000;
+	assert_true(vm_pending_vector(vm) >= 0);
+	assert_false(v->halted_if);
+	assert_false(vcpu_wants_wake(v));
+}
+
+static void test_hlt_with_an_interrupt_due_runs_on(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = 1 },
+	};
+
+	(void)state;
+	fake_guest_timer(vm);
+	fake_now_ns += 20000000;
+	assert_int_equal(run(s, 1), VCPU_RUNNABLE);	/* woken at once */
+	assert_int_equal(fake.runs, 2);
+	assert_true(fake.nr_injected >= 1);
+	assert_int_equal(fake.injected[0].vector, 0x20);
+}
+
+static void test_interrupt_window(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_EXTERNAL } },
+		{ .exit = { .code = EXIT_INTR_WINDOW }, .intr = 1 },
+	};
+
+	(void)state;
+	fake_guest_timer(vm);
+	fake_now_ns += 20000000;
+	fake.intr_allowed = false;
+	fake_script(s, 2);
+	vcpu_run(v);
+	/* first entries: pending but blocked, so a window was asked for;
+	 * after the window exit it is injected */
+	assert_int_equal(fake.nr_injected, 1);
+	assert_int_equal(fake.injected[0].vector, 0x20);
+	assert_int_equal(v->stats.exits[EXIT_INTR_WINDOW], 1);
+	assert_false(fake.window);
+}
+
+static void test_window_requested_while_blocked(void **state)
+{
+	static const struct fake_step s[] = { { .exit = { .code = EXIT_EXTERNAL } } };
+
+	(void)state;
+	fake_guest_timer(vm);
+	fake_now_ns += 20000000;
+	fake.intr_allowed = false;
+	run(s, 1);
+	assert_int_equal(fake.nr_injected, 0);
+	assert_true(fake.window);
+}
+
+static void test_gpa_fault_stops_the_guest(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_GPA_FAULT, .rip = 0x2000,
+			    .u.gpa_fault = { .gpa = 0x40000000, .read = true } } },
+	};
+
+	(void)state;
+	assert_int_equal(run(s, 1), VCPU_RUNNABLE);
+	assert_int_equal(vm->state, VM_STOPPED);
+	assert_string_equal(fake_stop_reason,
+			    "read of guest-physical 0x40000000 outside its memory at rip 0x2000");
+	assert_int_equal(fake.runs, 1);
+}
+
+static void test_triple_fault(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_SHUTDOWN, .rip = 0x3000 } },
+	};
+
+	(void)state;
+	assert_int_equal(run(s, 1), VCPU_RUNNABLE);
+	assert_int_equal(vm->state, VM_STOPPED);
+	assert_string_equal(fake_stop_reason, "triple fault (shutdown) at rip 0x3000");
+}
+
+static void test_unknown_exit_code(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = { .code = (enum exit_code)(EXIT_COUNT + 3), .rip = 0x10 } },
+	};
+
+	(void)state;
+	run(s, 1);
+	assert_int_equal(vm->state, VM_STOPPED);
+	assert_non_null(strstr(fake_stop_reason, "unknown exit code"));
+}
+
+static void test_hypercall_and_virt_insn(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_HYPERCALL, .inst_len = 3 }, .regs = true, .rax = 9 },
+		{ .exit = { .code = EXIT_VIRT_INSN, .inst_len = 3 } },
+	};
+
+	(void)state;
+	run(s, 2);
+	assert_true(v->hw.gpr[GPR_RAX] == (uint64_t)-1000);
+	assert_int_equal(fake.nr_skipped, 1);
+	assert_int_equal(fake.skipped[0], 3);
+	assert_int_equal(fake.nr_injected, 1);
+	assert_int_equal(fake.injected[0].vector, 6);	/* #UD */
+	assert_int_equal(vm->state, VM_RUNNING);
+}
+
+static void test_xsetbv(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_XSETBV, .inst_len = 3 }, .regs = true, .rax = 3 },
+		{ .exit = { .code = EXIT_XSETBV, .inst_len = 3 }, .regs = true, .rax = 5 },
+	};
+
+	(void)state;
+	run(s, 2);
+	assert_int_equal(v->hw.xcr0, 3);
+	assert_int_equal(fake.xcr0_set, 3);
+	assert_int_equal(fake.nr_injected, 1);		/* AVX without SSE: #GP */
+	assert_int_equal(fake.injected[0].vector, 13);
+}
+
+static void test_throttle_sits_out(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_EXTERNAL } }, { .exit = { .code = EXIT_EXTERNAL } },
+	};
+
+	(void)state;
+	vm->throttle_pct = 50;
+	v->thr_start_ns = fake_now_ns;
+	v->stats.guest_ns = 0;
+	v->thr_guest0_ns = 0;
+	v->stats.guest_ns = 30000000;		/* more than half of 40 ms used */
+	assert_int_equal(run(s, 2), VCPU_RUNNABLE);
+	assert_int_equal(fake.runs, 1);
+	assert_true(vcpu_throttled_now(v));
+	fake_now_ns += 40000000;
+	assert_false(vcpu_throttled_now(v));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		T(test_transition_table),
+		T(test_illegal_transitions_panic),
+		T(test_requests),
+		T(test_not_running_vm_does_not_enter),
+		T(test_kick_ends_the_run_before_entry),
+		T(test_cpuid),
+		T(test_msr_allow_list_and_gp),
+		T(test_msr_tsc_write_moves_the_offset),
+		T(test_port_io),
+		T(test_port_read_merges_into_rax),
+		T(test_string_io_stops_the_guest),
+		T(test_hlt_sleeps_and_an_interrupt_wakes),
+		T(test_hlt_with_interrupts_off_sleeps_on),
+		T(test_hlt_with_an_interrupt_due_runs_on),
+		T(test_interrupt_window),
+		T(test_window_requested_while_blocked),
+		T(test_gpa_fault_stops_the_guest),
+		T(test_triple_fault),
+		T(test_unknown_exit_code),
+		T(test_hypercall_and_virt_insn),
+		T(test_xsetbv),
+		T(test_throttle_sits_out),
+#undef T
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
