@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* A guest's state as plain data: vCPUs, devices, time (see vmstate.h). */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include "arch/x86/cpu.h"
 #include "arch/x86/fpu.h"
@@ -114,18 +115,25 @@ long vmstate_save_devices(struct vm *vm, uint8_t *buf, size_t cap)
 int vmstate_load_devices(struct vm *vm, const uint8_t *buf, size_t len, bool console)
 {
 	static char con[CONSOLE_KEEP];
+	struct vm_devices *undo = malloc(sizeof(*undo));
 	uint32_t n = 0;
 	struct snap s;
 	int rc;
 
+	if (!undo)
+		return -ENOMEM;
 	snap_restore_init(&s, buf, len);
 	spin_lock(&vm->dev_lock);
+	*undo = *vm->dev;
 	rc = devices_walk(vm, &s, con, &n);
 	if (!rc && s.pos != len)
 		rc = -EINVAL;		/* bytes left over */
-	if (!rc && console)
+	if (rc)
+		*vm->dev = *undo;	/* the devices may have come in, the rest not */
+	else if (console)
 		ring_put(vm->console, con, n);
 	spin_unlock(&vm->dev_lock);
+	free(undo);
 	return rc;
 }
 

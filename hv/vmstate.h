@@ -35,7 +35,8 @@ int vmstate_load_vcpu(struct vm *vm, unsigned int id, const struct cpu_state *cp
 /*
  * Devices and console history: [vdev_snapshot][u32 n][n bytes of console].
  * Save returns the bytes written (buf NULL: the size needed) or -errno;
- * load is all or nothing for the devices and -EINVAL for bad input.
+ * load is all or nothing (console included), -EINVAL for bad input,
+ * -ENOMEM without memory for the copy it undoes a failed load from.
  * Device times are kept relative to the guest's device clock, so load
  * again after vmstate_load_time() (console false: only once).
  */
