@@ -3,3 +3,5 @@ unit_vcpu_run_SRCS := tests/unit/test_vcpu_run.c tests/unit/core_fake.c tests/un
 	hv/exit.c hv/cpuid.c hv/msr.c hv/vm_devices.c hv/vdev/devices.c hv/vdev/pic.c \
 	hv/vdev/pit.c hv/vdev/uart.c hv/vdev/rtc.c hv/vdev/snap.c hv/lib/ring.c \
 	hv/mm/gpmap.c hv/mm/dirty.c arch/x86/paging.c arch/x86/svm/npt.c arch/x86/vmx/ept.c
+# core_seam.c includes these: rebuild when they change
+$(BUILD)/unit/vcpu_run: hv/vcpu.c hv/sched.c
