@@ -194,11 +194,13 @@ uint64_t vm_clock_ns(struct vm *vm)
 
 struct vm *fake_vm_new(const char *name, enum vm_state state)
 {
-	struct mb1_entry_state entry;
+	struct mb1_entry_state zero;
+	struct cpu_state entry;
 	struct vm *vm = calloc(1, sizeof(*vm));
 
 	assert_non_null(vm);
-	memset(&entry, 0, sizeof(entry));
+	memset(&zero, 0, sizeof(zero));
+	vcpu_mb1_state(&zero, &entry);
 	snprintf(vm->name, sizeof(vm->name), "%s", name);
 	vm->id = 1;
 	vm->mem_size = 2u << 20;
