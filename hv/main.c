@@ -28,6 +28,7 @@
 #include "hv/shell/repl.h"
 #include "hv/lib/time.h"
 #include "arch/x86/time.h"
+#include "drivers/rtc.h"
 #include "hv/version.h"
 #include "hv/crypto/crypto.h"
 
@@ -182,6 +183,8 @@ void kmain(uint32_t magic, uint32_t info_pa)
 	parse_boot_info(info_pa);
 	setup_memory(info_pa);
 	setup_acpi();
+	if (host_rtc_init())
+		pr_warn("rtc: the host's CMOS clock is unreadable: guests' clocks start at a fixed date");
 	cpu_init_this();
 	vmm_detect_this_cpu();
 	cpu_mark_online();

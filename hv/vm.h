@@ -149,6 +149,10 @@ struct vm {
 
 	struct vm_devices *dev;		/* (c) virtual devices, hv/vdev; calls under D */
 	spinlock_t dev_lock;
+	uint64_t irq_quiet_until_ns;	/* (D, read atomically) no device interrupt can be
+					 * pending before this guest-clock time: set when
+					 * none was, cleared by anything that changes the
+					 * devices (hv/vm_devices.c) */
 	uint64_t io_dropped;		/* (a) writes to ports nobody handles */
 	uint64_t io_unhandled_reads;	/* (a) reads of such ports (all ones) */
 	uint64_t created_ns;		/* (c) */

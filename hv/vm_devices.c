@@ -6,10 +6,13 @@
  * reason; the operator decides what next).
  */
 #include <errno.h>
+#include "drivers/rtc.h"
 #include "hv/mm/gpmap.h"
 #include "hv/vdev/devices.h"
 #include "hv/vm.h"
 #include "hv/vm_devices.h"
+
+#define EPOCH_FALLBACK	1796256000	/* 2026-12-03 00:00 UTC, if the host RTC is unreadable */
 
 static void tx(void *ctx, uint8_t byte)
 {
@@ -37,7 +40,7 @@ static void poweroff(void *ctx)
 int vm_devices_init(struct vm *vm)
 {
 	struct vdev_config cfg = {
-		.epoch_s = 1796256000,	/* no host RTC driver yet: 2026-12-03 00:00 UTC */
+		.epoch_s = host_rtc_epoch_now() ? host_rtc_epoch_now() : EPOCH_FALLBACK,
 		.now_ns = vm_clock_ns(vm),
 		.ctx = vm, .tx = tx, .reset = reset, .poweroff = poweroff,
 	};
@@ -52,12 +55,27 @@ void vm_devices_free(struct vm *vm)
 	vm->dev = NULL;
 }
 
+/* Under dev_lock, after anything that may change the devices' interrupt
+ * lines: the next vm_pending_vector asks them again. */
+static void changed(struct vm *vm)
+{
+	__atomic_store_n(&vm->irq_quiet_until_ns, 0, __ATOMIC_RELEASE);
+}
+
+void vm_devices_changed(struct vm *vm)
+{
+	spin_lock(&vm->dev_lock);
+	changed(vm);
+	spin_unlock(&vm->dev_lock);
+}
+
 void vm_io(struct vm *vm, uint16_t port, uint8_t size, bool in, uint32_t *val)
 {
 	int rc;
 
 	spin_lock(&vm->dev_lock);
 	rc = vdev_io(vm->dev, port, size, in, val, vm_clock_ns(vm));
+	changed(vm);
 	spin_unlock(&vm->dev_lock);
 	if (rc == 0)
 		return;
@@ -69,12 +87,25 @@ void vm_io(struct vm *vm, uint16_t port, uint8_t size, bool in, uint32_t *val)
 	}
 }
 
+/*
+ * Asked before every guest entry, so the common answer ("nothing") comes
+ * without the lock: only the PIT raises interrupts by time passing
+ * (vdev_next_event_ns), everything else by a call that clears the quiet
+ * time (changed()).
+ */
 int vm_pending_vector(struct vm *vm)
 {
+	uint64_t now = vm_clock_ns(vm);
 	int vec;
 
+	if (now < __atomic_load_n(&vm->irq_quiet_until_ns, __ATOMIC_ACQUIRE))
+		return -1;
 	spin_lock(&vm->dev_lock);
-	vec = vdev_pending_vector(vm->dev, vm_clock_ns(vm));
+	now = vm_clock_ns(vm);
+	vec = vdev_pending_vector(vm->dev, now);
+	if (vec < 0)
+		__atomic_store_n(&vm->irq_quiet_until_ns, vdev_next_event_ns(vm->dev, now),
+				 __ATOMIC_RELEASE);
 	spin_unlock(&vm->dev_lock);
 	return vec;
 }
@@ -85,6 +116,7 @@ int vm_ack_vector(struct vm *vm)
 
 	spin_lock(&vm->dev_lock);
 	vec = vdev_ack(vm->dev);
+	changed(vm);
 	spin_unlock(&vm->dev_lock);
 	return vec;
 }
@@ -95,6 +127,7 @@ bool vm_console_input(struct vm *vm, uint8_t byte)
 
 	spin_lock(&vm->dev_lock);
 	ok = vdev_console_input(vm->dev, byte);
+	changed(vm);
 	spin_unlock(&vm->dev_lock);
 	return ok;
 }

@@ -21,6 +21,9 @@ void vm_devices_free(struct vm *vm);
 void vm_io(struct vm *vm, uint16_t port, uint8_t size, bool in, uint32_t *val);
 
 int vm_pending_vector(struct vm *vm);	/* -1 when nothing is pending */
+/* The devices or the guest clock changed behind vm_devices' back
+ * (a restore, a new clock offset): ask them again. */
+void vm_devices_changed(struct vm *vm);
 int vm_ack_vector(struct vm *vm);	/* take it (INTA); -1 if it vanished */
 
 /* Console: bytes typed by the operator, and the output history. */

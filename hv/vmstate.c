@@ -9,6 +9,7 @@
 #include "hv/lib/time.h"
 #include "hv/vcpu.h"
 #include "hv/vdev/devices.h"
+#include "hv/vm_devices.h"
 #include "hv/vmstate.h"
 
 #define XSTATE_BV_OFF	512	/* XSAVE header: XSTATE_BV (SDM Vol. 1 13.4.2) */
@@ -132,6 +133,7 @@ int vmstate_load_devices(struct vm *vm, const uint8_t *buf, size_t len, bool con
 		*vm->dev = *undo;	/* the devices may have come in, the rest not */
 	else if (console)
 		ring_put(vm->console, con, n);
+	vm->irq_quiet_until_ns = 0;		/* ask the devices again */
 	spin_unlock(&vm->dev_lock);
 	free(undo);
 	return rc;
@@ -149,6 +151,7 @@ void vmstate_load_time(struct vm *vm, uint64_t guest_tsc, uint64_t clock_ns)
 	vm->tsc_offset = guest_tsc - rdtsc();
 	vm->clock_offset_ns = clock_ns - time_now_ns();
 	spin_unlock(&vm->lock);
+	vm_devices_changed(vm);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		vmm->set_tsc_offset(&vm->vcpus[i]->hw, vm->tsc_offset);
 }

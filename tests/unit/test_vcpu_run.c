@@ -286,6 +286,35 @@ static void test_hlt_with_an_interrupt_due_runs_on(void **state)
 	assert_int_equal(fake.injected[0].vector, 0x20);
 }
 
+/* The lock-free "nothing pending" answer before each entry lasts only until
+ * the PIT's next interrupt, and any device access or console byte ends it. */
+static void test_pending_vector_quiet_time(void **state)
+{
+	uint64_t t0;
+
+	(void)state;
+	fake_guest_timer(vm);
+	while (vm_pending_vector(vm) >= 0)		/* take what the PIT has pending */
+		vm_ack_vector(vm);
+	fake_out(vm, 0x20, 0x20);			/* EOI */
+	assert_int_equal(vm_pending_vector(vm), -1);
+	t0 = vm->irq_quiet_until_ns;
+	assert_true(t0 > vm_clock_ns(vm) && t0 <= vm_clock_ns(vm) + 10001000);
+	fake_now_ns = fake_now_ns + (t0 - vm_clock_ns(vm)) - 1;
+	assert_int_equal(vm_pending_vector(vm), -1);	/* 1 ns early: still quiet */
+	fake_now_ns += 1;
+	assert_int_equal(vm_pending_vector(vm), 0x20);	/* the tick is due */
+	vm_ack_vector(vm);
+	fake_out(vm, 0x20, 0x20);
+	assert_int_equal(vm_pending_vector(vm), -1);
+	assert_true(vm->irq_quiet_until_ns > vm_clock_ns(vm));
+	fake_out(vm, 0x21, 0xff);			/* a port write: ask again */
+	assert_int_equal(vm->irq_quiet_until_ns, 0);
+	assert_int_equal(vm_pending_vector(vm), -1);
+	vm_console_input(vm, 'x');			/* so does a console byte */
+	assert_int_equal(vm->irq_quiet_until_ns, 0);
+}
+
 static void test_interrupt_window(void **state)
 {
 	static const struct fake_step s[] = {
@@ -428,6 +457,7 @@ int main(void)
 		T(test_hlt_sleeps_and_an_interrupt_wakes),
 		T(test_hlt_with_interrupts_off_sleeps_on),
 		T(test_hlt_with_an_interrupt_due_runs_on),
+		T(test_pending_vector_quiet_time),
 		T(test_interrupt_window),
 		T(test_window_requested_while_blocked),
 		T(test_gpa_fault_stops_the_guest),

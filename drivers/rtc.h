@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The host's CMOS real-time clock, for the wall-clock time (drivers/rtc.c). */
+#ifndef FERRY_DRIVERS_RTC_H
+#define FERRY_DRIVERS_RTC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+int host_rtc_init(void);		/* boot CPU, after time_init: 0, or -1 if unreadable */
+uint64_t host_rtc_epoch_now(void);	/* seconds since 1970 (UTC, as the RTC keeps it); 0 if unknown */
+
+#endif
