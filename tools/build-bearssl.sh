@@ -1,14 +1,14 @@
 #!/bin/sh
 # Build the part of BearSSL that ferry uses (X25519, ChaCha20, Poly1305,
 # SHA-256, HMAC, HKDF, HMAC-DRBG) into $1/lib/libbearssl.a with ferry's own
-# flags, once.  Debian's libbearssl.a cannot be linked as it is: its members
-# use SSE registers (the compiler's block copies and zeroing) and read a
+# flags; make runs it when the library is missing or this script changed.
+# Debian's libbearssl.a cannot be linked as it is: its members use SSE
+# registers (the compiler's block copies and zeroing) and read a
 # Linux stack-protector canary.  The source is Debian's: the orig tarball of
 # bearssl 0.6+dfsg.1, checked against the SHA-256 in Debian's signed .dsc.
 # docs/migration.md says more.
 set -eu
 out=$(realpath -m "$1")
-[ -f "$out/lib/libbearssl.a" ] && exit 0
 newlib=$(realpath -m "$2")
 name=bearssl_0.6+dfsg.1.orig.tar.xz
 sum=102a625bd8f6155260867a50c508df8d8c3f796985dd744df1a68e5cd1a79004
