@@ -9,6 +9,9 @@ boot:  time from starting QEMU to the `ferry> ` prompt, ferry's own boot
 guest: the test guest's CPU-bound work rate under ferry vs directly on
        QEMU (the overhead ratio), and VM exits per second.
 guest-vmx: the same ratio on Bochs (Intel VMX).
+exits: microseconds per CPUID exit and per port write under ferry (SVM on
+       QEMU); with FERRY_BASE_ISO=other.iso, alternated with that build in
+       one run and given as ratios, pair by pair.
 net:   ferry's nettest send vs Linux sending on the same e1000 and bridge.
 migrate: live-migration downtime, time, rounds, bytes and stream rate
        (two QEMU hosts; an idle guest and the dirty guest at 10/50/90%).
@@ -23,7 +26,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
-from ferry_harness import Machine  # noqa: E402
+from ferry_harness import ROOT, Machine  # noqa: E402
 
 
 def bench_boot(runs=3):
@@ -109,6 +112,40 @@ def bench_guest(pairs=3):
           f" (CPUID directly on QEMU, no exit: {cd}/s)")
 
 
+def exit_costs(iso, name):
+    """µs per CPUID exit and per port write, one guest run on a fresh host."""
+    m = Machine(name, kind="qemu", cpus=2, mem=512, iso=iso)
+    m.start()
+    try:
+        ex = ferry_guest(m, "x", "exits n=200000", r"TG exits done")
+    finally:
+        m.close()
+    c = int(re.search(r"TG exits cpuid per_sec=(\d+)", ex).group(1))
+    io = int(re.search(r"TG exits io per_sec=(\d+)", ex).group(1))
+    return 1e6 / c, 1e6 / io
+
+
+def bench_exits(pairs=4):
+    base = os.environ.get("FERRY_BASE_ISO")
+    this = os.path.join(ROOT, "build", "ferry.iso")
+    rows = []
+    for i in range(pairs):
+        b = exit_costs(base, f"bench-exits-base{i}") if base else None
+        t = exit_costs(this, f"bench-exits-this{i}")
+        rows.append((b, t))
+    print("exit cost under ferry (SVM, QEMU TCG), test guest 'exits n=200000', µs per exit:")
+    for b, t in rows:
+        line = f"  this build: CPUID {t[0]:.2f}, port write {t[1]:.2f}"
+        if b:
+            line += (f"   base: CPUID {b[0]:.2f}, port write {b[1]:.2f}"
+                     f"   ratio this/base {t[0] / b[0]:.3f}, {t[1] / b[1]:.3f}")
+        print(line)
+    med = lambda k, j: statistics.median(r[k][j] for r in rows)  # noqa: E731
+    print(f"  median this build: CPUID {med(1, 0):.2f} µs, port write {med(1, 1):.2f} µs")
+    if base:
+        print(f"  median base ({base}): CPUID {med(0, 0):.2f} µs, port write {med(0, 1):.2f} µs")
+
+
 def direct_guest_bochs(cmdline, timeout=600):
     """The test guest booted by GRUB (multiboot1) directly in Bochs, no ferry."""
     tmp = tempfile.mkdtemp(prefix="bench-bochs-")
@@ -167,6 +204,7 @@ def bench_guest_vmx(pairs=2):
 
 
 BENCHES = {"boot": bench_boot, "guest": bench_guest, "guest-vmx": bench_guest_vmx,
+           "exits": bench_exits,
            "net": lambda: __import__("net_vs_linux").main([]),
            "migrate": lambda: __import__("migrate_bench").main([])}
 
