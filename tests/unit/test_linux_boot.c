@@ -254,24 +254,36 @@ static void test_probe(void **state)
 	free(img);
 }
 
-/* Debian's kernel, when the network bench (or the Linux tests) fetched it. */
+/* Debian's kernel, when tools/fetch-linux.sh (the Linux tests) or the
+ * network bench fetched it. */
+static FILE *debian_kernel(void)
+{
+	static const char *const dirs[] = { "build/linux/root/boot", "build/bench/linux/boot" };
+	char path[512];
+	struct dirent *d;
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		DIR *dp = opendir(dirs[i]);
+
+		path[0] = 0;
+		while (dp && (d = readdir(dp)))
+			if (!strncmp(d->d_name, "vmlinuz-", 8))
+				snprintf(path, sizeof(path), "%s/%s", dirs[i], d->d_name);
+		if (dp)
+			closedir(dp);
+		if (path[0])
+			return fopen(path, "rb");
+	}
+	return NULL;
+}
+
 static void test_real_debian_kernel(void **state)
 {
-	const char *dir = "build/bench/linux/boot";
-	char path[512] = "";
-	struct dirent *d;
-	DIR *dp = opendir(dir);
+	FILE *f = debian_kernel();
 
 	(void)state;
-	while (dp && (d = readdir(dp)))
-		if (!strncmp(d->d_name, "vmlinuz-", 8))
-			snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
-	if (dp)
-		closedir(dp);
-	if (!path[0])
+	if (!f)
 		skip();
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
 	fseek(f, 0, SEEK_END);
 	long len = ftell(f);
 	fseek(f, 0, SEEK_SET);
