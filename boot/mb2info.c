@@ -182,6 +182,49 @@ static int tag_acpi(struct mb2_info *info, const uint8_t *tag,
 	return 0;
 }
 
+/* Tag 12 (spec 3.6.16): the 64-bit EFI system table's physical address. */
+static int tag_efi64(struct mb2_info *info, const uint8_t *tag,
+		     uint32_t size, uint32_t off)
+{
+	if (size < TAG_HDR + 8)
+		return fail(info, "tag 12 at offset 0x%x: size %u too small for a pointer", off, size);
+	if (!info->efi_systab)
+		info->efi_systab = rd64(tag + 8);
+	return 0;
+}
+
+/*
+ * Tag 17 (spec 3.6.18): u32 descriptor_size, u32 descriptor_version, then
+ * the EFI memory descriptors (UEFI 2.10 7.2, GetMemoryMap()).  Descriptors
+ * may be larger than the 40 bytes UEFI defines; a trailing partial one is
+ * dropped with a warning rather than refusing to boot.
+ */
+static int tag_efi_mmap(struct mb2_info *info, const uint8_t *tag,
+			uint32_t size, uint32_t off)
+{
+	uint32_t dsize, body;
+
+	if (size < MMAP_HDR)
+		return fail(info, "tag 17 at offset 0x%x: size %u too small for an EFI memory map", off, size);
+	dsize = rd32(tag + 8);
+	if (dsize < MB2_EFI_DESC_MIN || dsize % 8)
+		return fail(info, "tag 17 at offset 0x%x: bad descriptor_size %u (need >= 40, multiple of 8)",
+			    off, dsize);
+	if (info->has_efi_mmap) {
+		pr_warn("mb2: duplicate EFI memory map at offset 0x%x ignored\n", off);
+		return 0;
+	}
+	body = size - MMAP_HDR;
+	if (body % dsize)
+		pr_warn("mb2: EFI memory map at offset 0x%x: %u trailing bytes ignored\n", off, body % dsize);
+	info->has_efi_mmap = true;
+	info->efi_desc_size = dsize;
+	info->efi_desc_version = rd32(tag + 12);
+	info->nr_efi_desc = body / dsize;
+	info->efi_mmap = tag + MMAP_HDR;
+	return 0;
+}
+
 /* Precondition: 8 <= size and the whole tag lies inside the block. */
 static int handle_tag(struct mb2_info *info, const uint8_t *tag,
 		      uint32_t size, uint32_t off)
@@ -201,6 +244,13 @@ static int handle_tag(struct mb2_info *info, const uint8_t *tag,
 		return tag_acpi(info, tag, size, off, 1);
 	case MB2_TAG_ACPI_NEW:
 		return tag_acpi(info, tag, size, off, 2);
+	case MB2_TAG_EFI64:
+		return tag_efi64(info, tag, size, off);
+	case MB2_TAG_EFI_MMAP:
+		return tag_efi_mmap(info, tag, size, off);
+	case MB2_TAG_EFI_BS:
+		info->efi_bs_active = true;
+		return 0;
 	default:
 		return 0;	/* tags ferry does not use */
 	}

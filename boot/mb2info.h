@@ -28,8 +28,13 @@
 #define MB2_TAG_MODULE		3
 #define MB2_TAG_MEMINFO		4
 #define MB2_TAG_MMAP		6
+#define MB2_TAG_EFI64		12	/* EFI 64-bit system table pointer */
 #define MB2_TAG_ACPI_OLD	14
 #define MB2_TAG_ACPI_NEW	15
+#define MB2_TAG_EFI_MMAP	17	/* EFI memory map (GetMemoryMap output) */
+#define MB2_TAG_EFI_BS		18	/* EFI boot services not terminated */
+
+#define MB2_EFI_DESC_MIN	40	/* sizeof(EFI_MEMORY_DESCRIPTOR), UEFI 2.10 7.2 */
 
 /* Memory map entry types (spec 3.6.8). */
 #define MB2_MEM_USABLE		1
@@ -84,6 +89,15 @@ struct mb2_info {
 	uint32_t rsdp_version;		/* 0 none, 1 tag 14, 2 tag 15 (preferred) */
 	uint32_t rsdp_len;		/* bytes valid in rsdp[] */
 	uint8_t rsdp[MB2_RSDP_MAX];
+
+	/* UEFI boot (tags 12, 17, 18): recorded, not needed to boot. */
+	uint64_t efi_systab;		/* tag 12, 0 if absent */
+	bool efi_bs_active;		/* tag 18: boot services not exited */
+	bool has_efi_mmap;		/* tag 17 */
+	uint32_t efi_desc_size;		/* bytes per descriptor, >= 40 */
+	uint32_t efi_desc_version;
+	uint32_t nr_efi_desc;		/* whole descriptors in the tag */
+	const uint8_t *efi_mmap;	/* first descriptor, inside the block */
 
 	char errmsg[MB2_ERRMSG_LEN];	/* why mb2_parse() failed */
 };

@@ -688,6 +688,108 @@ static void test_cmdline_many_warnings(void **state)
 	assert_int_equal(cl.loglevel, LOG_ERR);
 }
 
+/* ---- UEFI tags 12, 17, 18 ---- */
+
+/* Tag 17 with `n` descriptors of `dsize` bytes plus `extra` stray bytes. */
+static void blk_efi_mmap(struct blk *b, uint32_t dsize, uint32_t n, uint32_t extra)
+{
+	uint8_t p[4096];
+	uint32_t i;
+
+	memset(p, 0xee, sizeof(p));
+	put32(p, dsize);
+	put32(p + 4, 1);
+	for (i = 0; i < n; i++) {
+		put32(p + 8 + i * dsize, 7);	/* EfiConventionalMemory */
+		put64(p + 8 + i * dsize + 8, 0x100000ull * (i + 1));
+	}
+	blk_tag(b, MB2_TAG_EFI_MMAP, p, 8 + n * dsize + extra);
+}
+
+static void build_efi(struct blk *b, uint32_t dsize, uint32_t n, uint32_t extra)
+{
+	uint8_t systab[8];
+
+	put64(systab, 0x7fe8f018ull);
+	blk_init(b);
+	blk_string(b, MB2_TAG_CMDLINE, "console=com1");
+	blk_tag(b, MB2_TAG_EFI64, systab, sizeof(systab));
+	blk_efi_mmap(b, dsize, n, extra);
+	blk_mmap(b, 24, 4, sample_map);
+	blk_finish(b);
+}
+
+static void test_efi_tags(void **state)
+{
+	struct blk b;
+
+	(void)state;
+	build_efi(&b, 48, 3, 0);
+	assert_int_equal(parse_copy(b.buf, b.len, &info), 0);
+	assert_int_equal(info.efi_systab, 0x7fe8f018ull);
+	assert_true(info.has_efi_mmap);
+	assert_int_equal(info.efi_desc_size, 48);
+	assert_int_equal(info.efi_desc_version, 1);
+	assert_int_equal(info.nr_efi_desc, 3);
+	assert_int_equal(info.efi_mmap[2 * 48], 7);
+	assert_int_equal(info.efi_mmap[2 * 48 + 8 + 2], 0x30);	/* base 0x300000 */
+	assert_false(info.efi_bs_active);
+	assert_int_equal(info.nr_mmap, 4);		/* tag 6 still read */
+	assert_string_equal(info.cmdline, "console=com1");
+
+	/* Tag 18 (boot services left running) is noted. */
+	b.len -= 8;
+	blk_tag(&b, MB2_TAG_EFI_BS, NULL, 0);
+	blk_finish(&b);
+	assert_int_equal(parse_copy(b.buf, b.len, &info), 0);
+	assert_true(info.efi_bs_active);
+}
+
+static void test_efi_hostile_lengths(void **state)
+{
+	struct blk b;
+	uint8_t p[8] = { 0 };
+
+	(void)state;
+	/* A stray partial descriptor is dropped with a warning, not fatal. */
+	build_efi(&b, 40, 2, 24);
+	warn_count = 0;
+	assert_int_equal(parse_copy(b.buf, b.len, &info), 0);
+	assert_int_equal(info.nr_efi_desc, 2);
+	assert_int_equal(warn_count, 1);
+	assert_non_null(strstr(last_log, "24 trailing bytes"));
+
+	build_efi(&b, 32, 2, 0);
+	expect_fail(&b, b.len, -EINVAL, "bad descriptor_size 32");
+	build_efi(&b, 44, 2, 0);
+	expect_fail(&b, b.len, -EINVAL, "bad descriptor_size 44");
+	build_efi(&b, 0, 0, 0);
+	expect_fail(&b, b.len, -EINVAL, "bad descriptor_size 0");
+	build_efi(&b, 0xfffffffcu, 0, 0);
+	expect_fail(&b, b.len, -EINVAL, "bad descriptor_size");
+
+	/* Headers too short to hold their fields. */
+	blk_init(&b);
+	blk_tag(&b, MB2_TAG_EFI64, p, 4);
+	blk_finish(&b);
+	expect_fail(&b, b.len, -EINVAL, "tag 12 at offset 0x8: size 12 too small");
+	blk_init(&b);
+	blk_tag(&b, MB2_TAG_EFI_MMAP, p, 4);
+	blk_finish(&b);
+	expect_fail(&b, b.len, -EINVAL, "tag 17 at offset 0x8: size 12 too small");
+
+	/* A second map is ignored; the first one stands. */
+	build_efi(&b, 40, 2, 0);
+	b.len -= 8;
+	blk_efi_mmap(&b, 48, 5, 0);
+	blk_finish(&b);
+	warn_count = 0;
+	assert_int_equal(parse_copy(b.buf, b.len, &info), 0);
+	assert_int_equal(info.nr_efi_desc, 2);
+	assert_int_equal(info.efi_desc_size, 40);
+	assert_int_equal(warn_count, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -704,6 +806,8 @@ int main(void)
 		cmocka_unit_test(test_mmap_overflow_and_limit),
 		cmocka_unit_test(test_modules),
 		cmocka_unit_test(test_strings_and_small_tags),
+		cmocka_unit_test(test_efi_tags),
+		cmocka_unit_test(test_efi_hostile_lengths),
 		cmocka_unit_test(test_fuzz_random),
 		cmocka_unit_test(test_fuzz_mutate),
 		cmocka_unit_test(test_cmdline_defaults),
