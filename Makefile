@@ -84,7 +84,7 @@ LAYER_LIBS := $(foreach l,$(LAYERS),$(BUILD)/layers/lib$(l).a)
 HV_SRCS := $(TOP_SRCS) $(foreach l,$(LAYERS),$($(l)_SRCS))
 HV_OBJS := $(call objs_of,$(HV_SRCS))
 
-.PHONY: all iso run run-bochs test unit integration bench deps clean help
+.PHONY: all iso run run-uefi run-bochs test unit integration bench deps clean help
 all: $(BUILD)/ferry.elf
 
 help:
@@ -92,6 +92,7 @@ help:
 	@echo "make iso        build $(BUILD)/ferry.iso (GUESTS=\"a.elf b.elf\" SCRIPT=ferry.rc"
 	@echo "                CMDLINE=\"loglevel=debug\" ISO=other.iso)"
 	@echo "make run        boot ferry in QEMU (AMD SVM), shell on this terminal"
+	@echo "make run-uefi   the same ISO under UEFI firmware (OVMF) in QEMU"
 	@echo "make run-bochs  boot ferry in Bochs (Intel VMX)"
 	@echo "make test       install what is missing, run every test"
 	@echo "make unit       host unit tests only (cmocka, ASan, UBSan)"
@@ -179,6 +180,19 @@ run: deps
 	$(MAKE) iso
 	qemu-system-x86_64 -accel tcg -cpu qemu64,+svm,+npt -smp $(QEMU_CPUS) \
 		-m $(QEMU_MEM) -cdrom $(ISO) -display none -no-reboot \
+		-serial mon:stdio -device isa-debug-exit,iobase=0xf4,iosize=0x04 || true
+
+# UEFI: OVMF's code read-only, a private writable copy of its variables.
+OVMF_CODE ?= /usr/share/OVMF/OVMF_CODE.fd
+OVMF_VARS ?= /usr/share/OVMF/OVMF_VARS.fd
+run-uefi: deps
+	$(MAKE) iso
+	cp $(OVMF_VARS) $(BUILD)/OVMF_VARS.fd
+	qemu-system-x86_64 -accel tcg -cpu qemu64,+svm,+npt -smp $(QEMU_CPUS) \
+		-m $(QEMU_MEM) -machine q35 \
+		-drive if=pflash,format=raw,readonly=on,file=$(OVMF_CODE) \
+		-drive if=pflash,format=raw,file=$(BUILD)/OVMF_VARS.fd \
+		-cdrom $(ISO) -display none -no-reboot \
 		-serial mon:stdio -device isa-debug-exit,iobase=0xf4,iosize=0x04 || true
 
 run-bochs: deps

@@ -2,8 +2,8 @@
 # Install the Debian 12 packages ferry's build, run and tests need; does
 # nothing when all are there.  Needs root (or sudo) only when something is missing.
 set -eu
-PKGS="gcc make binutils git qemu-system-x86 bochs bochsbios vgabios grub-pc-bin grub-common
-xorriso mtools newlib-source libcmocka-dev python3 python3-pytest python3-pexpect
+PKGS="gcc make binutils git qemu-system-x86 bochs bochsbios vgabios grub-pc-bin grub-efi-amd64-bin grub-common
+xorriso mtools ovmf newlib-source libcmocka-dev python3 python3-pytest python3-pexpect
 iproute2 socat netcat-openbsd python3-scapy iputils-ping tcpdump busybox-static cpio
 libbearssl-dev python3-cryptography"
 missing=""

@@ -2,6 +2,9 @@
 # Build a GRUB2 ISO: mkiso.sh OUT.iso ferry.elf "guest.elf ..." [ferry.rc] [ferry cmdline]
 # Each guest becomes a module2 named after its file name without extension;
 # the boot script (if any) becomes the module named ferry.rc.
+# grub-mkrescue puts in a boot path for every GRUB platform installed:
+# with grub-pc-bin and grub-efi-amd64-bin the one image boots from BIOS
+# and from UEFI, with the same grub.cfg.
 set -eu
 out=$1 elf=$2 guests=$3 script=${4:-} cmdline=${5:-}
 # A private staging tree: OUT may be anywhere (make iso ISO=...), and two
@@ -30,4 +33,6 @@ if [ -n "$script" ]; then
 	echo "	module2 /boot/ferry.rc ferry.rc" >> "$cfg"
 fi
 echo "}" >> "$cfg"
+[ -d /usr/lib/grub/x86_64-efi ] ||
+	echo "mkiso: grub-efi-amd64-bin missing: $out boots from BIOS only" >&2
 grub-mkrescue -o "$out" "$dir" >/dev/null 2>&1 || { grub-mkrescue -o "$out" "$dir"; exit 1; }
