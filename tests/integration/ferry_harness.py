@@ -19,6 +19,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.path.join(ROOT, "build")
 ISO = os.path.join(BUILD, "ferry.iso")
 LOGDIR = os.path.join(BUILD, "test-logs")
+OVMF_DIR = os.environ.get("OVMF_DIR", "/usr/share/OVMF")
 PROMPT = "ferry> "
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -48,9 +49,11 @@ def free_port():
 class Machine:
     """One emulator running a ferry ISO, with its COM1 on a socket."""
 
-    def __init__(self, name, kind="qemu", cpus=2, mem=512, iso=ISO, extra=(), netns=None):
+    def __init__(self, name, kind="qemu", cpus=2, mem=512, iso=ISO, extra=(), netns=None,
+                 firmware="bios"):
         self.name, self.kind, self.cpus, self.mem, self.iso = name, kind, cpus, mem, iso
         self.extra = list(extra)
+        self.firmware = firmware   # "bios" (SeaBIOS) or "uefi" (OVMF, QEMU only)
         self.netns = netns     # run the emulator inside this network namespace
         self.buf = ""          # everything received, ANSI stripped
         self.pos = 0           # where the next expect() starts looking
@@ -82,12 +85,25 @@ class Machine:
                "-smp", str(self.cpus), "-m", str(self.mem), "-cdrom", self.iso,
                "-display", "none", "-no-reboot", "-monitor", "none",
                "-chardev", f"socket,id=s0,path={path},server=on,wait=on",
-               "-serial", "chardev:s0"] + self.extra
+               "-serial", "chardev:s0"] + self._firmware_args() + self.extra
         if self.netns:
             cmd = ["ip", "netns", "exec", self.netns] + cmd
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                                      stdout=self.log, stderr=subprocess.STDOUT)
         self.sock = self._connect_unix(path)
+
+    def _firmware_args(self):
+        """UEFI: OVMF's code read-only and a private copy of its variables."""
+        if self.firmware == "bios":
+            return []
+        if self.firmware != "uefi":
+            raise ValueError(f"unknown firmware {self.firmware!r}")
+        varstore = os.path.join(self.tmp, "OVMF_VARS.fd")
+        shutil.copyfile(os.path.join(OVMF_DIR, "OVMF_VARS.fd"), varstore)
+        return ["-machine", "q35",
+                "-drive", "if=pflash,format=raw,readonly=on,file="
+                + os.path.join(OVMF_DIR, "OVMF_CODE.fd"),
+                "-drive", f"if=pflash,format=raw,file={varstore}"]
 
     def _connect_unix(self, path, timeout=20):
         end = time.time() + timeout
