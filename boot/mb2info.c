@@ -65,7 +65,7 @@ static int tag_string(struct mb2_info *info, const uint8_t *tag,
 		return fail(info, "tag %u at offset 0x%x: string not NUL-terminated within size %u",
 			    rd32(tag), off, size);
 	if (*dst)
-		pr_warn("mb2: duplicate tag %u at offset 0x%x ignored\n", rd32(tag), off);
+		pr_warn("mb2: duplicate tag %u at offset 0x%x ignored", rd32(tag), off);
 	else
 		*dst = s;
 	return 0;
@@ -149,7 +149,7 @@ static int tag_mmap(struct mb2_info *info, const uint8_t *tag,
 		return fail(info, "tag 6 at offset 0x%x: size %u is not 16 + a multiple of entry_size %u",
 			    off, size, esize);
 	if (info->has_mmap) {
-		pr_warn("mb2: duplicate memory map at offset 0x%x ignored\n", off);
+		pr_warn("mb2: duplicate memory map at offset 0x%x ignored", off);
 		return 0;
 	}
 	info->has_mmap = true;
@@ -211,12 +211,12 @@ static int tag_efi_mmap(struct mb2_info *info, const uint8_t *tag,
 		return fail(info, "tag 17 at offset 0x%x: bad descriptor_size %u (need >= 40, multiple of 8)",
 			    off, dsize);
 	if (info->has_efi_mmap) {
-		pr_warn("mb2: duplicate EFI memory map at offset 0x%x ignored\n", off);
+		pr_warn("mb2: duplicate EFI memory map at offset 0x%x ignored", off);
 		return 0;
 	}
 	body = size - MMAP_HDR;
 	if (body % dsize)
-		pr_warn("mb2: EFI memory map at offset 0x%x: %u trailing bytes ignored\n", off, body % dsize);
+		pr_warn("mb2: EFI memory map at offset 0x%x: %u trailing bytes ignored", off, body % dsize);
 	info->has_efi_mmap = true;
 	info->efi_desc_size = dsize;
 	info->efi_desc_version = rd32(tag + 12);
@@ -285,10 +285,10 @@ static int walk_tags(const uint8_t *p, uint32_t total, struct mb2_info *info)
 static void warn_dropped(const struct mb2_info *info)
 {
 	if (info->modules_dropped)
-		pr_warn("mb2: %u modules beyond the first %u ignored\n",
+		pr_warn("mb2: %u modules beyond the first %u ignored",
 			info->modules_dropped, MB2_MAX_MODULES);
 	if (info->mmap_dropped)
-		pr_warn("mb2: %u memory map entries beyond the first %u ignored\n",
+		pr_warn("mb2: %u memory map entries beyond the first %u ignored",
 			info->mmap_dropped, MB2_MAX_MMAP);
 }
 
