@@ -41,7 +41,7 @@ ARCH_SRCS    := arch/x86/desc.c arch/x86/trap.c arch/x86/apic.c arch/x86/time.c 
 MM_SRCS      := hv/mm/frame.c hv/mm/memory.c hv/mm/dirty.c hv/mm/gpmap.c
 DRIVER_SRCS  := drivers/serial.c drivers/rtc.c drivers/pci.c drivers/e1000.c
 VDEV_SRCS    := hv/vdev/snap.c hv/vdev/pic.c hv/vdev/pit.c hv/vdev/uart.c hv/vdev/rtc.c \
-	hv/vdev/devices.c hv/vdev/lapic.c hv/vdev/ioapic.c
+	hv/vdev/devices.c hv/vdev/lapic.c hv/vdev/ioapic.c hv/vdev/apicbus.c hv/vdev/pvclock.c
 LOADER_SRCS  := hv/loader/mb1elf.c hv/loader/bzimage.c hv/loader/e820.c \
 	hv/loader/mptable.c hv/loader/probe.c
 NET_SRCS     := hv/net/net.c hv/net/arp.c hv/net/ip.c hv/net/icmp.c hv/net/cksum.c \
@@ -55,7 +55,7 @@ VMM_SRCS     := arch/x86/virt.c arch/x86/vmx/caps.c arch/x86/vmx/ept.c arch/x86/
 	arch/x86/svm/exit.c arch/x86/svm/asid.c
 CORE_SRCS    := hv/console.c hv/version.c hv/modules.c hv/power.c hv/vmm.c hv/vm.c \
 	hv/vcpu.c hv/exit.c hv/sched.c hv/cpuid.c hv/msr.c hv/vm_devices.c hv/vmstate.c \
-	hv/netif.c hv/sched/credit.c
+	hv/netif.c hv/sched/credit.c hv/kvmclock.c
 MIGRATE_SRCS := hv/migrate/stream.c hv/migrate/statecheck.c hv/migrate/sparse.c hv/migrate/policy.c hv/migrate/chan.c \
 	hv/migrate/send.c hv/migrate/recv.c hv/migrate/history.c hv/migrate/doubt.c
 SHELL_SRCS   := hv/shell/lineedit.c hv/shell/parse.c hv/shell/shell.c \

@@ -3,8 +3,12 @@
  * The guests' CPUID: a fixed baseline (x86-64 with SSE3 and CMPXCHG16B, the
  * features of QEMU's qemu64 model), not the host's, so that it is the same
  * on every ferry host and a guest can move between Intel and AMD.  Features
- * ferry does not virtualise (local APIC, MONITOR, VMX/SVM, XSAVE, ...) are
- * absent.  Leaf numbers and bits: Intel SDM Vol. 2A "CPUID".
+ * ferry does not virtualise (MONITOR, VMX/SVM, XSAVE, ...) are absent; the
+ * local APIC (xAPIC, x2APIC, TSC-deadline timer, always running: ARAT) is
+ * ferry's own model.  The TSC and APIC timer rates are in leaf 0x15, so a
+ * guest needs no calibration against the PIT; they are the guest's own
+ * (fixed at creation, carried by migration), not the host's.  Leaf
+ * numbers and bits: Intel SDM Vol. 2A "CPUID".
  */
 #include <string.h>
 #include "hv/cpuid.h"
@@ -12,12 +16,20 @@
 
 #define L1_EDX (1u << 0 /* FPU */ | 1u << 2 /* DE */ |	\
 		1u << 3 /* PSE */ | 1u << 4 /* TSC */ | 1u << 5 /* MSR */ |	\
-		1u << 6 /* PAE */ | 1u << 8 /* CX8 */ | 1u << 11 /* SEP */ |	\
+		1u << 6 /* PAE */ | 1u << 8 /* CX8 */ | 1u << 9 /* APIC */ |	\
+		1u << 11 /* SEP */ |	\
 		1u << 12 /* MTRR */ | 1u << 13 /* PGE */ | 1u << 15 /* CMOV */ |	\
 		1u << 16 /* PAT */ | 1u << 17 /* PSE36 */ | 1u << 19 /* CLFSH */ |	\
 		1u << 23 /* MMX */ | 1u << 24 /* FXSR */ | 1u << 25 /* SSE */ |	\
 		1u << 26 /* SSE2 */)
-#define L1_ECX (1u << 0 /* SSE3 */ | 1u << 13 /* CX16 */)
+#define L1_ECX (1u << 0 /* SSE3 */ | 1u << 13 /* CX16 */ | 1u << 21 /* x2APIC */ |	\
+		1u << 24 /* TSC-deadline */)
+#define L6_EAX_ARAT (1u << 2)	/* the APIC timer runs in every C-state */
+#define MAX_BASIC_LEAF 0x15
+/* Leaf 0x15: the "crystal" is the local APIC's timer clock (LAPIC_BUS_HZ,
+ * 1 GHz) and the TSC is TSC_NUM / TSC_DEN of it: the rate in MHz. */
+#define CRYSTAL_HZ 1000000000u
+#define TSC_DEN 1000u
 #define L1_ECX_HYPERVISOR (1u << 31)
 #define X1_EDX (1u << 11 /* SYSCALL */ | 1u << 20 /* NX */ | 1u << 29 /* LM */)
 #define X1_ECX (1u << 0 /* LAHF/SAHF in 64-bit mode */)
@@ -34,18 +46,37 @@ static void words(const char *s, uint32_t *a, uint32_t *b, uint32_t *c, uint32_t
 		memcpy(d, s + 12, 4);
 }
 
-static void basic_leaf(uint32_t leaf, uint32_t vcpu_id, struct cpuid_result *r)
+static void basic_leaf(uint32_t leaf, uint32_t subleaf, const struct cpuid_vcpu *c,
+		       struct cpuid_result *r)
 {
 	switch (leaf) {
 	case 0:
-		r->eax = 4;
+		r->eax = MAX_BASIC_LEAF;
 		words(vendor, &r->ebx, &r->edx, &r->ecx, NULL);
 		break;
 	case 1:	/* family 6 model 0x2a stepping 7 */
 		r->eax = 0x000206a7;
-		r->ebx = 8u << 8 /* CLFLUSH 64 bytes */ | 1u << 16 | vcpu_id << 24;
+		r->ebx = 8u << 8 /* CLFLUSH 64 bytes */ | 1u << 16 | c->vcpu_id << 24;
 		r->ecx = L1_ECX | L1_ECX_HYPERVISOR;
 		r->edx = L1_EDX;
+		break;
+	case 6:
+		r->eax = L6_EAX_ARAT;
+		break;
+	case 0xb:	/* x2APIC topology: each vCPU a core of its own */
+		if (subleaf <= 1) {
+			r->eax = 0;
+			r->ebx = 1;
+			r->ecx = subleaf | (subleaf + 1) << 8;	/* SMT, then core */
+			r->edx = c->vcpu_id;
+		} else {
+			r->edx = c->vcpu_id;
+		}
+		break;
+	case 0x15:
+		r->eax = TSC_DEN;
+		r->ebx = (uint32_t)((c->tsc_hz + 500000) / 1000000);
+		r->ecx = CRYSTAL_HZ;
 		break;
 	case 4:	/* deterministic cache parameters: none (type 0 ends the list) */
 	default:
@@ -67,23 +98,28 @@ static void ext_leaf(uint32_t leaf, struct cpuid_result *r)
 		words(brand + (leaf - 0x80000002) * 16, &r->eax, &r->ebx, &r->ecx, &r->edx);
 		break;
 	case 0x80000008:	/* 36-bit physical, 48-bit linear addresses */
-		r->eax = 36 | 48 << 8;
+		r->eax = CPUID_GUEST_PHYS_BITS | 48 << 8;
 		break;
 	}
 }
 
-void cpuid_guest(uint32_t leaf, uint32_t subleaf, uint32_t vcpu_id, struct cpuid_result *r)
+void cpuid_guest(uint32_t leaf, uint32_t subleaf, const struct cpuid_vcpu *c,
+		 struct cpuid_result *r)
 {
-	(void)subleaf;
 	memset(r, 0, sizeof(*r));
 	if (leaf < 0x40000000)
-		basic_leaf(leaf, vcpu_id, r);
+		basic_leaf(leaf, subleaf, c, r);
 	else if (leaf == 0x40000000) {
 		r->eax = 0x40000001;
 		words(FERRY_CPUID_SIGNATURE, &r->ebx, &r->ecx, &r->edx, NULL);
-	} else if (leaf == 0x40000001)
+	} else if (leaf == 0x40000001) {
 		r->eax = 1;	/* ferry hypervisor interface version */
-	else if (leaf >= 0x80000000 && leaf <= 0x80000008)
+	} else if (leaf == KVM_CPUID_BASE) {
+		r->eax = KVM_CPUID_BASE + 1;
+		words(KVM_CPUID_SIGNATURE, &r->ebx, &r->ecx, &r->edx, NULL);
+	} else if (leaf == KVM_CPUID_BASE + 1) {
+		r->eax = KVM_FEATURE_CLOCKSOURCE2 | KVM_FEATURE_CLOCKSOURCE_STABLE;
+	} else if (leaf >= 0x80000000 && leaf <= 0x80000008)
 		ext_leaf(leaf, r);
 }
 

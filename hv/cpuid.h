@@ -10,8 +10,17 @@
 
 struct cpuid_result { uint32_t eax, ebx, ecx, edx; };
 
-/* The guest's answer for (leaf, subleaf) on vCPU vcpu_id. */
-void cpuid_guest(uint32_t leaf, uint32_t subleaf, uint32_t vcpu_id, struct cpuid_result *r);
+#define CPUID_GUEST_PHYS_BITS	36	/* leaf 0x80000008: guest-physical address width */
+
+/* What differs between vCPUs and guests. */
+struct cpuid_vcpu {
+	uint32_t vcpu_id;	/* also its APIC id */
+	uint64_t tsc_hz;	/* the guest's TSC rate */
+};
+
+/* The guest's answer for (leaf, subleaf) on vCPU c. */
+void cpuid_guest(uint32_t leaf, uint32_t subleaf, const struct cpuid_vcpu *c,
+		 struct cpuid_result *r);
 
 /*
  * Boot check: which baseline features this host lacks (host = the CPU's own
@@ -27,5 +36,17 @@ void cpuid_baseline_missing(const uint32_t host[4], uint32_t missing[4]);
 uint64_t cpuid_cr4_reserved(void);
 
 #define FERRY_CPUID_SIGNATURE "ferry-hv\0\0\0"	/* leaf 0x40000000 EBX:ECX:EDX */
+
+/*
+ * The KVM paravirtual interface, for kvmclock only (Linux's
+ * Documentation/virt/kvm/x86/cpuid.rst and msr.rst): a second hypervisor
+ * leaf range, which guests find by scanning 0x40000000-0x4000FF00 in steps
+ * of 0x100.  Feature bits: kvmclock at MSRs 0x4b564d00/01, and the
+ * guarantee that it is stable across vCPUs.
+ */
+#define KVM_CPUID_BASE			0x40000100u
+#define KVM_CPUID_SIGNATURE		"KVMKVMKVM\0\0\0"
+#define KVM_FEATURE_CLOCKSOURCE2	(1u << 3)
+#define KVM_FEATURE_CLOCKSOURCE_STABLE	(1u << 24)
 
 #endif

@@ -4,14 +4,20 @@
  * table (ACRN style).  A handler resumes the guest, parks the vCPU until an
  * interrupt (HLT), or stops the guest with a reason; never the machine.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include "arch/x86/cpu.h"
+#include "arch/x86/emulate/fetch.h"
+#include "arch/x86/emulate/mmio.h"
 #include "arch/x86/fpu.h"
 #include "hv/cpuid.h"
+#include "hv/kvmclock.h"
 #include "hv/lib/log.h"
 #include "hv/msr.h"
 #include "hv/vcpu.h"
 #include "hv/vm_devices.h"
+#include "hv/vdev/devices.h"
 
 #define KVM_ENOSYS 1000		/* hypercall answer Linux guests understand */
 #define XCR0_GUEST_OK 0x7ull	/* x87, SSE, AVX at most */
@@ -56,8 +62,9 @@ static enum exit_action do_intr_window(struct vcpu *v, struct vm_exit *e)
 static enum exit_action do_cpuid(struct vcpu *v, struct vm_exit *e)
 {
 	struct cpuid_result r;
+	struct cpuid_vcpu c = { .vcpu_id = v->hw.id, .tsc_hz = vm_guest_tsc_hz(v->vm) };
 
-	cpuid_guest((uint32_t)v->hw.gpr[GPR_RAX], (uint32_t)v->hw.gpr[GPR_RCX], v->hw.id, &r);
+	cpuid_guest((uint32_t)v->hw.gpr[GPR_RAX], (uint32_t)v->hw.gpr[GPR_RCX], &c, &r);
 	v->hw.gpr[GPR_RAX] = r.eax;
 	v->hw.gpr[GPR_RBX] = r.ebx;
 	v->hw.gpr[GPR_RCX] = r.ecx;
@@ -88,6 +95,32 @@ static uint64_t guest_tsc(struct vcpu *v)
 	return rdtsc() + v->vm->tsc_offset;
 }
 
+static void msr_result(struct vcpu *v, uint64_t val)
+{
+	v->hw.gpr[GPR_RAX] = (uint32_t)val;
+	v->hw.gpr[GPR_RDX] = val >> 32;
+}
+
+/* The MSRs of the local APIC and kvmclock (devices): false if e's is not
+ * one of them. */
+static bool device_msr(struct vcpu *v, struct vm_exit *e, bool write, uint64_t val)
+{
+	int rc = vm_apic_msr(v, e->u.msr.index, write, &val, guest_tsc(v));
+
+	if (rc == -ENOENT)
+		return false;
+	if (rc == LAPIC_GP) {
+		inject_exception(v, 13, true, 0);
+		return true;
+	}
+	if (rc == VDEV_MSR_PVCLOCK)
+		kvmclock_msr_written(v, e->u.msr.index);
+	if (!write)
+		msr_result(v, val);
+	vmm->skip_insn(&v->hw, e->inst_len);
+	return true;
+}
+
 /*
  * RDMSR/WRMSR.  Most MSRs that exit (TSC, MTRRCAP, microcode revision...)
  * need only EDX:EAX and ECX, already in v->hw.gpr: the whole CPU state goes
@@ -102,6 +135,8 @@ static enum exit_action do_msr(struct vcpu *v, struct vm_exit *e)
 	uint64_t val = (v->hw.gpr[GPR_RDX] << 32) | (uint32_t)v->hw.gpr[GPR_RAX], new_tsc = 0;
 	enum msr_status st;
 
+	if (device_msr(v, e, write, val))
+		return EXIT_RESUME;
 	if (in_state)
 		vmm->get_state(&v->hw, &s);
 	if (write)
@@ -117,11 +152,10 @@ static enum exit_action do_msr(struct vcpu *v, struct vm_exit *e)
 	if (tsc_written) {
 		v->vm->tsc_offset = new_tsc - rdtsc();
 		vmm->set_tsc_offset(&v->hw, v->vm->tsc_offset);
+		kvmclock_update_all(v->vm);	/* the TSC-to-time relation moved */
 	}
-	if (!write) {
-		v->hw.gpr[GPR_RAX] = (uint32_t)val;
-		v->hw.gpr[GPR_RDX] = val >> 32;
-	}
+	if (!write)
+		msr_result(v, val);
 	vmm->skip_insn(&v->hw, e->inst_len);
 	return EXIT_RESUME;
 }
@@ -131,6 +165,75 @@ static enum exit_action do_hlt(struct vcpu *v, struct vm_exit *e)
 	vmm->skip_insn(&v->hw, e->inst_len);
 	v->halted_if = vmm->intr_allowed(&v->hw);
 	return EXIT_YIELD_HALT;
+}
+
+/* One access of x86_emulate_mmio: up to 4 bytes at a time to the devices. */
+static int mmio_access(void *ctx, uint64_t gpa, bool write, uint64_t *val, int size)
+{
+	struct vcpu *v = ctx;
+	uint32_t lo = (uint32_t)*val, hi = (uint32_t)(*val >> 32);
+
+	if (size > 4) {
+		vm_mmio(v, gpa, 4, write, &lo);
+		vm_mmio(v, gpa + 4, (uint8_t)(size - 4), write, &hi);
+	} else {
+		vm_mmio(v, gpa, (uint8_t)size, write, &lo);
+		hi = 0;
+	}
+	if (!write)
+		*val = (uint64_t)hi << 32 | lo;
+	return 0;
+}
+
+static int read_guest(void *ctx, uint64_t gpa, void *buf, size_t len)
+{
+	return vm_read_gpa(ctx, gpa, buf, len);
+}
+
+/*
+ * An access outside RAM: decode the instruction at CS:RIP through the
+ * guest's paging, perform its access on the devices (vm_mmio: the APICs,
+ * all ones and dropped writes elsewhere, as on a PC) and retire it.
+ */
+static enum exit_action do_mmio(struct vcpu *v, struct vm_exit *e)
+{
+	uint64_t regs[X86_NR_REGS];
+	struct x86_insn insn;
+	struct cpu_state s;
+	int len, adv;
+
+	vmm->get_state(&v->hw, &s);
+	struct gwalk_env g = {
+		.cr0 = s.cr0, .cr3 = s.cr3, .cr4 = s.cr4, .efer = s.efer, .rflags = s.rflags,
+		.maxphyaddr = CPUID_GUEST_PHYS_BITS, .read_gpa = read_guest, .ctx = v->vm,
+	};
+	struct x86_guest_rip r = {
+		.rip = s.rip, .cs_base = s.cs.base, .cs_l = s.cs.attr & SEG_ATTR_L,
+		.cs_db = s.cs.attr & SEG_ATTR_DB, .user = ((s.ss.attr >> 5) & 3) == 3,
+	};
+	len = x86_fetch_at_rip(&g, &r, 0, &insn);
+	if (len < 0) {
+		vm_stop(v->vm, "cannot read the instruction at rip %#lx that accessed "
+			"guest-physical %#lx (error %d)", e->rip, e->u.gpa_fault.gpa, len);
+		return EXIT_STOP;
+	}
+	memcpy(regs, v->hw.gpr, sizeof(v->hw.gpr));
+	regs[X86_RFLAGS] = s.rflags;
+	regs[X86_RIP] = s.rip;
+	adv = x86_emulate_mmio(&insn, regs, e->u.gpa_fault.gpa, mmio_access, v);
+	if (adv < 0) {
+		vm_stop(v->vm, "instruction at rip %#lx accessing guest-physical %#lx is not "
+			"emulated (error %d)", e->rip, e->u.gpa_fault.gpa, adv);
+		return EXIT_STOP;
+	}
+	memcpy(v->hw.gpr, regs, sizeof(v->hw.gpr));
+	if (s.rflags != regs[X86_RFLAGS]) {
+		s.rflags = regs[X86_RFLAGS];
+		vmm->set_state(&v->hw, &s);
+	}
+	if (adv)
+		vmm->skip_insn(&v->hw, (uint8_t)adv);
+	return v->vm->state == VM_RUNNING ? EXIT_RESUME : EXIT_STOP;
 }
 
 static enum exit_action do_gpa_fault(struct vcpu *v, struct vm_exit *e)
@@ -144,6 +247,9 @@ static enum exit_action do_gpa_fault(struct vcpu *v, struct vm_exit *e)
 			return EXIT_STOP;
 		}
 	}
+	if (!e->u.gpa_fault.exec && !vm_gpa_to_hva(v->vm, e->u.gpa_fault.gpa) &&
+	    (e->u.gpa_fault.read || e->u.gpa_fault.write))
+		return do_mmio(v, e);
 	/* No kind at all: the back end could not tell (EPT misconfiguration). */
 	vm_stop(v->vm, "%s of guest-physical %#lx outside its memory at rip %#lx",
 		e->u.gpa_fault.exec ? "execution" : e->u.gpa_fault.write ? "write" :

@@ -176,20 +176,74 @@ static void fpu_switch_in(struct vcpu *v)
 	c->fpu_owner = v;
 }
 
+/* An NMI, if the guest is not blocking NMIs and no other event is being
+ * delivered; false leaves it to the next entry. */
+static bool inject_nmi(struct vcpu *v)
+{
+	struct cpu_state s;
+	struct event e = { .valid = true, .type = EVENT_NMI, .vector = 2 };
+
+	vmm->get_state(&v->hw, &s);
+	if ((s.interruptibility & INTR_NMI_BLOCKED) || s.pending.valid)
+		return false;
+	vmm->inject(&v->hw, &e);
+	return true;
+}
+
+/*
+ * Events from the local APIC first: an NMI (put back into the APIC when it
+ * cannot go in now), an ExtINT message (the 8259's vector, taken only
+ * when an interrupt can go in).  INIT and SIPI are for application
+ * processors, which multi-vCPU guests will bring; until then they are
+ * counted and dropped.  Returns true if an event was injected.
+ */
+static bool inject_event(struct vcpu *v, bool intr_ok)
+{
+	uint8_t vec = 0;
+	enum lapic_event ev;
+
+	if (!vm_event_pending(v))
+		return false;
+	for (;;) {
+		ev = vm_take_event(v, &vec, intr_ok);
+		switch (ev) {
+		case LAPIC_EV_NONE:
+			return false;
+		case LAPIC_EV_NMI:
+			if (inject_nmi(v))
+				return true;
+			vm_return_nmi(v);
+			return false;
+		case LAPIC_EV_EXTINT: {
+			struct event e = { .valid = true, .type = EVENT_EXTINT, .vector = vec };
+			vmm->inject(&v->hw, &e);
+			return true;
+		}
+		default:
+			v->stats.events_dropped++;
+			break;
+		}
+	}
+}
+
 /* Offer the highest-priority pending interrupt, or ask for a window. */
 static void inject_pending(struct vcpu *v)
 {
-	int vec = vm_pending_vector(v->vm);
+	bool ok = vmm->intr_allowed(&v->hw);
+	int vec;
 
+	if (inject_event(v, ok))
+		return;
+	vec = vm_pending_vector(v);
 	if (vec < 0) {
 		vmm->want_intr_window(&v->hw, false);
 		return;
 	}
-	if (!vmm->intr_allowed(&v->hw)) {
+	if (!ok) {
 		vmm->want_intr_window(&v->hw, true);
 		return;
 	}
-	vec = vm_ack_vector(v->vm);
+	vec = vm_ack_vector(v);
 	vmm->want_intr_window(&v->hw, false);
 	if (vec >= 0) {
 		struct event e = { .valid = true, .type = EVENT_EXTINT, .vector = vec };
@@ -199,7 +253,17 @@ static void inject_pending(struct vcpu *v)
 
 bool vcpu_wants_wake(struct vcpu *v)
 {
-	return v->halted_if && vm_pending_vector(v->vm) >= 0;
+	return (v->halted_if && vm_pending_vector(v) >= 0) || vm_event_pending(v);
+}
+
+/* Something was sent to v (an interrupt, an IPI): make it look, wherever it
+ * is.  On its own CPU it looks before its next entry anyway. */
+void vcpu_notify(struct vcpu *v)
+{
+	int cpu = __atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE);
+
+	if (cpu >= 0 && (unsigned int)cpu != this_cpu()->index)
+		apic_send_ipi(cpus[cpu].apic_id, VEC_KICK);
 }
 
 static void account(struct vcpu *v, uint64_t t0, uint64_t t1, uint64_t t2)

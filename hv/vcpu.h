@@ -39,6 +39,8 @@ bool vcpu_has_request(const struct vcpu *v, uint32_t req);
 enum vcpu_state vcpu_run(struct vcpu *v);
 /* True when a halted v has an interrupt it can take. */
 bool vcpu_wants_wake(struct vcpu *v);
+/* v was sent an interrupt or event: interrupt the CPU it is placed on. */
+void vcpu_notify(struct vcpu *v);
 /* Make v leave the guest now and wait until no CPU runs it. */
 void vcpu_kick_and_wait(struct vcpu *v);
 void vcpu_kick(struct vcpu *v);

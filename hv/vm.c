@@ -24,6 +24,7 @@
 #include "hv/modules.h"
 #include "hv/loader/bzimage.h"
 #include "hv/loader/mb1elf.h"
+#include "hv/loader/mptable.h"
 #include "hv/msr.h"
 #include "hv/vm_devices.h"
 
@@ -232,7 +233,7 @@ static int vm_build_base(struct vm *vm, char *err, size_t errlen)
 static int vm_build_cpu(struct vm *vm, const struct cpu_state *entry, char *err,
 			size_t errlen)
 {
-	int rc = vm_devices_init(vm);
+	int rc = vm_devices_init(vm, 1);
 
 	if (rc) {
 		snprintf(err, errlen, "creating the virtual devices failed (error %d)", rc);
@@ -245,6 +246,23 @@ static int vm_build_cpu(struct vm *vm, const struct cpu_state *entry, char *err,
 	}
 	vm->nr_vcpus = 1;
 	return 0;
+}
+
+/* The MP tables that tell a Linux guest its CPUs, local APICs and I/O
+ * APIC (hv/loader/mptable.h), in the BIOS area it scans. */
+static int write_mptable(struct vm *vm, unsigned int nr_vcpus)
+{
+	size_t len = mptable_size(nr_vcpus);
+	uint8_t *buf = malloc(len);
+	long n;
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	n = mptable_build(buf, len, MPTABLE_GPA, nr_vcpus);
+	rc = n < 0 ? (int)n : vm_write_gpa(vm, MPTABLE_GPA, buf, (size_t)n);
+	free(buf);
+	return rc;
 }
 
 /* A multiboot1 ELF guest (the test guests). */
@@ -297,6 +315,10 @@ static int build_linux(struct vm *vm, const struct module *m, const struct vm_co
 	rc = n < 0 ? n : bz_load(&plan, &ops, rd ? rd->data : NULL, cl, map, (unsigned)n, &st);
 	if (rc) {
 		snprintf(err, errlen, "loading '%s' failed: %s", m->name, plan.errmsg);
+		return rc;
+	}
+	if ((rc = write_mptable(vm, 1))) {
+		snprintf(err, errlen, "writing the MP table failed (error %d)", rc);
 		return rc;
 	}
 	msr_reset(&st);

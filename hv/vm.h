@@ -90,6 +90,7 @@ enum vcpu_state {
 
 struct vcpu_stats {
 	uint64_t exits[EXIT_COUNT];
+	uint64_t events_dropped;	/* INIT/SIPI to a guest without application processors */
 	uint64_t guest_ns;		/* time inside the guest */
 	uint64_t host_ns;		/* time in ferry handling its exits */
 };
@@ -115,6 +116,10 @@ struct vcpu {
 	uint64_t thr_until_ns;		/* (o) throttled: not picked until then */
 	bool halted_if;			/* (v) halted with interrupts enabled; read by
 					 * its CPU's scheduler and racily by `list` */
+	uint64_t irq_quiet_until_ns;	/* (D, read atomically) no interrupt or event can
+					 * be pending for it before this guest-clock time:
+					 * set when none was, cleared by anything that
+					 * changes the devices (hv/vm_devices.c) */
 	struct vcpu_stats stats;	/* (v) read racily by the shell */
 	struct vm_exit exit;		/* (v) the last exit */
 };
@@ -149,12 +154,10 @@ struct vm {
 
 	struct vm_devices *dev;		/* (c) virtual devices, hv/vdev; calls under D */
 	spinlock_t dev_lock;
-	uint64_t irq_quiet_until_ns;	/* (D, read atomically) no device interrupt can be
-					 * pending before this guest-clock time: set when
-					 * none was, cleared by anything that changes the
-					 * devices (hv/vm_devices.c) */
 	uint64_t io_dropped;		/* (a) writes to ports nobody handles */
 	uint64_t io_unhandled_reads;	/* (a) reads of such ports (all ones) */
+	uint64_t mmio_dropped;		/* (a) writes to addresses nobody claims */
+	uint64_t mmio_unhandled_reads;	/* (a) reads of such addresses (all ones) */
 	uint64_t created_ns;		/* (c) */
 	uint64_t clock_offset_ns;	/* guest clock = host ns + offset (devices' time):
 					 * (c), then written under L only while no vCPU

@@ -7,8 +7,11 @@
  */
 #include <errno.h>
 #include "drivers/rtc.h"
+#include "hv/cpuid.h"
+#include "hv/lib/time.h"
 #include "hv/mm/gpmap.h"
 #include "hv/vdev/devices.h"
+#include "hv/vcpu.h"
 #include "hv/vm.h"
 #include "hv/vm_devices.h"
 
@@ -37,12 +40,13 @@ static void poweroff(void *ctx)
 	stop_later(ctx, "powered off by the guest");
 }
 
-int vm_devices_init(struct vm *vm)
+int vm_devices_init(struct vm *vm, unsigned int nr_vcpus)
 {
 	struct vdev_config cfg = {
 		.epoch_s = host_rtc_epoch_now() ? host_rtc_epoch_now() : EPOCH_FALLBACK,
 		.now_ns = vm_clock_ns(vm),
 		.ctx = vm, .tx = tx, .reset = reset, .poweroff = poweroff,
+		.nr_cpus = nr_vcpus, .tsc_hz = tsc_hz(), .phys_bits = CPUID_GUEST_PHYS_BITS,
 	};
 
 	gpmap_ram_split(vm->mem_size, &cfg.ram_below_4g, &cfg.ram_above_4g);
@@ -56,17 +60,35 @@ void vm_devices_free(struct vm *vm)
 }
 
 /* Under dev_lock, after anything that may change the devices' interrupt
- * lines: the next vm_pending_vector asks them again. */
+ * lines: the next vm_pending_vector of every vCPU asks them again. */
 static void changed(struct vm *vm)
 {
-	__atomic_store_n(&vm->irq_quiet_until_ns, 0, __ATOMIC_RELEASE);
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		__atomic_store_n(&vm->vcpus[i]->irq_quiet_until_ns, 0, __ATOMIC_RELEASE);
+}
+
+/* After dropping dev_lock: make the vCPUs that were sent something look. */
+static void wake(struct vm *vm, uint64_t kicks)
+{
+	for (unsigned int i = 0; kicks && i < vm->nr_vcpus; i++, kicks >>= 1)
+		if (kicks & 1)
+			vcpu_notify(vm->vcpus[i]);
+}
+
+static void unlock_and_wake(struct vm *vm)
+{
+	uint64_t kicks;
+
+	changed(vm);
+	kicks = vdev_take_kicks(vm->dev);
+	spin_unlock(&vm->dev_lock);
+	wake(vm, kicks);
 }
 
 void vm_devices_changed(struct vm *vm)
 {
 	spin_lock(&vm->dev_lock);
-	changed(vm);
-	spin_unlock(&vm->dev_lock);
+	unlock_and_wake(vm);
 }
 
 void vm_io(struct vm *vm, uint16_t port, uint8_t size, bool in, uint32_t *val)
@@ -75,8 +97,7 @@ void vm_io(struct vm *vm, uint16_t port, uint8_t size, bool in, uint32_t *val)
 
 	spin_lock(&vm->dev_lock);
 	rc = vdev_io(vm->dev, port, size, in, val, vm_clock_ns(vm));
-	changed(vm);
-	spin_unlock(&vm->dev_lock);
+	unlock_and_wake(vm);
 	if (rc == 0)
 		return;
 	if (in) {
@@ -87,38 +108,120 @@ void vm_io(struct vm *vm, uint16_t port, uint8_t size, bool in, uint32_t *val)
 	}
 }
 
+bool vm_mmio(struct vcpu *v, uint64_t gpa, uint8_t size, bool write, uint32_t *val)
+{
+	struct vm *vm = v->vm;
+	int rc;
+
+	spin_lock(&vm->dev_lock);
+	rc = vdev_mmio(vm->dev, v->hw.id, gpa, size, write, val, vm_clock_ns(vm));
+	unlock_and_wake(vm);
+	if (rc == 0)
+		return true;
+	if (write) {
+		__atomic_add_fetch(&vm->mmio_dropped, 1, __ATOMIC_RELAXED);
+	} else {
+		*val = 0xffffffffu;
+		__atomic_add_fetch(&vm->mmio_unhandled_reads, 1, __ATOMIC_RELAXED);
+	}
+	return false;
+}
+
+int vm_apic_msr(struct vcpu *v, uint32_t msr, bool write, uint64_t *val, uint64_t guest_tsc)
+{
+	struct vm *vm = v->vm;
+	int rc;
+
+	spin_lock(&vm->dev_lock);
+	if (write)
+		rc = vdev_wrmsr(vm->dev, v->hw.id, msr, *val, guest_tsc, vm_clock_ns(vm));
+	else
+		rc = vdev_rdmsr(vm->dev, v->hw.id, msr, val, vm_clock_ns(vm));
+	if (write && rc == 0) {
+		unlock_and_wake(vm);
+		return 0;
+	}
+	spin_unlock(&vm->dev_lock);
+	return rc;
+}
+
 /*
  * Asked before every guest entry, so the common answer ("nothing") comes
- * without the lock: only the PIT raises interrupts by time passing
- * (vdev_next_event_ns), everything else by a call that clears the quiet
- * time (changed()).
+ * without the lock: only timers (the PIT, the local APIC's) raise
+ * interrupts by time passing (vdev_next_event_ns), everything else by a
+ * call that clears the quiet time (changed()).
  */
-int vm_pending_vector(struct vm *vm)
+int vm_pending_vector(struct vcpu *v)
 {
+	struct vm *vm = v->vm;
 	uint64_t now = vm_clock_ns(vm);
 	int vec;
 
-	if (now < __atomic_load_n(&vm->irq_quiet_until_ns, __ATOMIC_ACQUIRE))
+	if (now < __atomic_load_n(&v->irq_quiet_until_ns, __ATOMIC_ACQUIRE))
 		return -1;
 	spin_lock(&vm->dev_lock);
 	now = vm_clock_ns(vm);
-	vec = vdev_pending_vector(vm->dev, now);
-	if (vec < 0)
-		__atomic_store_n(&vm->irq_quiet_until_ns, vdev_next_event_ns(vm->dev, now),
-				 __ATOMIC_RELEASE);
+	vec = vdev_pending_vector(vm->dev, v->hw.id, now);
+	if (vec < 0 && !vdev_event_pending(vm->dev, v->hw.id))
+		__atomic_store_n(&v->irq_quiet_until_ns,
+				 vdev_next_event_ns(vm->dev, v->hw.id, now), __ATOMIC_RELEASE);
 	spin_unlock(&vm->dev_lock);
 	return vec;
 }
 
-int vm_ack_vector(struct vm *vm)
+int vm_ack_vector(struct vcpu *v)
 {
+	struct vm *vm = v->vm;
 	int vec;
 
 	spin_lock(&vm->dev_lock);
-	vec = vdev_ack(vm->dev);
+	vec = vdev_ack(vm->dev, v->hw.id, vm_clock_ns(vm));
 	changed(vm);
 	spin_unlock(&vm->dev_lock);
 	return vec;
+}
+
+bool vm_event_pending(struct vcpu *v)
+{
+	if (__atomic_load_n(&v->irq_quiet_until_ns, __ATOMIC_ACQUIRE) > vm_clock_ns(v->vm))
+		return false;	/* nothing was sent since it was last quiet */
+	return __atomic_load_n(&v->vm->dev->lapic[v->hw.id].events, __ATOMIC_ACQUIRE);
+}
+
+enum lapic_event vm_take_event(struct vcpu *v, uint8_t *vector, bool extint_ok)
+{
+	struct vm *vm = v->vm;
+	enum lapic_event ev;
+
+	spin_lock(&vm->dev_lock);
+	ev = vdev_take_event(vm->dev, v->hw.id, vector, extint_ok);
+	spin_unlock(&vm->dev_lock);
+	return ev;
+}
+
+void vm_return_nmi(struct vcpu *v)
+{
+	struct vm *vm = v->vm;
+
+	spin_lock(&vm->dev_lock);
+	lapic_deliver(&vm->dev->lapic[v->hw.id], LAPIC_DM_NMI, 0, false);
+	spin_unlock(&vm->dev_lock);
+}
+
+uint64_t vm_next_event_ns(struct vcpu *v)
+{
+	struct vm *vm = v->vm;
+	uint64_t t;
+
+	spin_lock(&vm->dev_lock);
+	t = vdev_next_event_ns(vm->dev, v->hw.id, vm_clock_ns(vm));
+	spin_unlock(&vm->dev_lock);
+	return t;
+}
+
+uint64_t vm_guest_tsc_hz(struct vm *vm)
+{
+	return vm->dev->lapic[0].cfg.tsc_hz;	/* set at creation or by a restore */
 }
 
 bool vm_console_input(struct vm *vm, uint8_t byte)
@@ -127,8 +230,7 @@ bool vm_console_input(struct vm *vm, uint8_t byte)
 
 	spin_lock(&vm->dev_lock);
 	ok = vdev_console_input(vm->dev, byte);
-	changed(vm);
-	spin_unlock(&vm->dev_lock);
+	unlock_and_wake(vm);
 	return ok;
 }
 

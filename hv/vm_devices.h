@@ -11,20 +11,39 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct vm;
+#include "hv/vdev/lapic.h"
 
-int vm_devices_init(struct vm *vm);
+struct vm;
+struct vcpu;
+
+int vm_devices_init(struct vm *vm, unsigned int nr_vcpus);
 void vm_devices_free(struct vm *vm);
 
 /* A port access.  Ports no device claims read as all ones; writes to them
  * are dropped and counted. */
 void vm_io(struct vm *vm, uint16_t port, uint8_t size, bool in, uint32_t *val);
 
-int vm_pending_vector(struct vm *vm);	/* -1 when nothing is pending */
+/* A guest-physical access outside RAM (the APICs' pages).  Addresses no
+ * device claims read as all ones, writes are dropped and counted: false. */
+bool vm_mmio(struct vcpu *v, uint64_t gpa, uint8_t size, bool write, uint32_t *val);
+/* The local APIC's MSRs (APIC_BASE, TSC_DEADLINE, x2APIC): 0, -ENOENT for
+ * another MSR, LAPIC_GP when the guest must get #GP. */
+int vm_apic_msr(struct vcpu *v, uint32_t msr, bool write, uint64_t *val, uint64_t guest_tsc);
+
+/* Interrupts for one vCPU: the vector it would take now (-1: none), take
+ * it (-1 if it vanished), NMI/INIT/SIPI events, and when a halted one
+ * must wake for a timer (guest clock ns, UINT64_MAX: never). */
+int vm_pending_vector(struct vcpu *v);
+int vm_ack_vector(struct vcpu *v);
+bool vm_event_pending(struct vcpu *v);	/* cheap, may say true spuriously */
+enum lapic_event vm_take_event(struct vcpu *v, uint8_t *vector, bool extint_ok);
+void vm_return_nmi(struct vcpu *v);	/* an NMI that could not go in yet */
+uint64_t vm_next_event_ns(struct vcpu *v);
+/* The guest's TSC rate (fixed for its life: CPUID 0x15, TSC deadlines). */
+uint64_t vm_guest_tsc_hz(struct vm *vm);
 /* The devices or the guest clock changed behind vm_devices' back
  * (a restore, a new clock offset): ask them again. */
 void vm_devices_changed(struct vm *vm);
-int vm_ack_vector(struct vm *vm);	/* take it (INTA); -1 if it vanished */
 
 /* Console: bytes typed by the operator, and the output history. */
 bool vm_console_input(struct vm *vm, uint8_t byte);	/* false: RX FIFO full */

@@ -1072,10 +1072,11 @@ uint64_t mig_cpu_baseline(mig_cpuid_fn cpuid)
 		{ 0x80000004, 0 }, { 0x80000007, 0 }, { 0x80000008, 0 },
 	};
 	uint64_t h = fnv_u32(0xcbf29ce484222325ull, MIG_CPU_STATE_VERSION);
+	const struct cpuid_vcpu vcpu0 = { 0 };	/* leaf 0x15 (the TSC rate) is not hashed */
 	struct cpuid_result r;
 
 	for (size_t i = 0; i < sizeof(leaves) / sizeof(leaves[0]); i++) {
-		cpuid(leaves[i][0], leaves[i][1], 0, &r);
+		cpuid(leaves[i][0], leaves[i][1], &vcpu0, &r);
 		h = fnv_u32(fnv_u32(h, leaves[i][0]), leaves[i][1]);
 		h = fnv_u32(fnv_u32(fnv_u32(fnv_u32(h, r.eax), r.ebx), r.ecx), r.edx);
 	}

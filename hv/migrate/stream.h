@@ -334,7 +334,7 @@ int mig_error_set(struct mig_error *e, uint32_t code, const char *fmt, ...)
 
 /* The guest-visible CPU baseline as a 64-bit FNV-1a hash of the CPUID
  * leaves guests see (vCPU 0) and MIG_CPU_STATE_VERSION.  Pass cpuid_guest. */
-typedef void (*mig_cpuid_fn)(uint32_t leaf, uint32_t subleaf, uint32_t vcpu_id,
+typedef void (*mig_cpuid_fn)(uint32_t leaf, uint32_t subleaf, const struct cpuid_vcpu *c,
 			     struct cpuid_result *r);
 uint64_t mig_cpu_baseline(mig_cpuid_fn cpuid);
 

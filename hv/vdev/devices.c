@@ -18,7 +18,7 @@ static void com1_irq(void *ctx, int level)
 {
 	struct vm_devices *d = ctx;
 
-	pic_set_irq(&d->pic, VDEV_COM1_IRQ, level);
+	apicbus_set_irq(d, VDEV_COM1_IRQ, level);
 }
 
 static void com1_tx(void *ctx, uint8_t byte)
@@ -30,12 +30,12 @@ static void com1_tx(void *ctx, uint8_t byte)
 }
 
 /* Pulse IRQ 0 for an OUT0 rising edge that became due. */
-static void tick(struct vm_devices *d, uint64_t now)
+void vdev_tick(struct vm_devices *d, uint64_t now)
 {
 	if (!pit_update(&d->pit, now))
 		return;
-	pic_set_irq(&d->pic, VDEV_PIT_IRQ, 1);
-	pic_set_irq(&d->pic, VDEV_PIT_IRQ, 0);
+	apicbus_set_irq(d, VDEV_PIT_IRQ, 1);
+	apicbus_set_irq(d, VDEV_PIT_IRQ, 0);
 }
 
 /* The devices a reboot resets (the RTC and its CMOS RAM keep running). */
@@ -43,6 +43,7 @@ static void power_on(struct vm_devices *d)
 {
 	pic_init(&d->pic);
 	pit_init(&d->pit);
+	apicbus_power_on(d);
 	uart_init(&d->com1, UART_COM1_BASE, com1_irq, com1_tx, d);
 }
 
@@ -51,9 +52,15 @@ int vdev_create(const struct vdev_config *cfg, struct vm_devices **out)
 	struct vm_devices *d = calloc(1, sizeof(*d));
 
 	*out = NULL;
+	if (cfg->nr_cpus < 1 || cfg->nr_cpus > VDEV_MAX_CPUS ||
+	    cfg->tsc_hz < LAPIC_TSC_HZ_MIN || cfg->tsc_hz > LAPIC_TSC_HZ_MAX) {
+		free(d);
+		return -EINVAL;
+	}
 	if (!d)
 		return -ENOMEM;
 	d->cfg = *cfg;
+	d->nr_cpus = cfg->nr_cpus;
 	power_on(d);
 	rtc_init(&d->rtc, cfg->epoch_s, cfg->now_ns, cfg->ram_below_4g, cfg->ram_above_4g);
 	*out = d;
@@ -171,7 +178,7 @@ int vdev_io(struct vm_devices *d, uint16_t port, uint8_t size, bool in, uint32_t
 
 	if (size != 1 && size != 2 && size != 4)
 		return -EINVAL;
-	tick(d, now_ns);
+	vdev_tick(d, now_ns);
 	if (port == VDEV_CTL_PORT)
 		return ctl_io(d, size, in, val);
 	return portio_split(&a, dispatch_byte, port, size, in, val);
@@ -179,21 +186,19 @@ int vdev_io(struct vm_devices *d, uint16_t port, uint8_t size, bool in, uint32_t
 
 /* ---- interrupts, time, console ---------------------------------------- */
 
-int vdev_pending_vector(struct vm_devices *d, uint64_t now_ns)
+uint64_t vdev_next_event_ns(struct vm_devices *d, unsigned int cpu, uint64_t now_ns)
 {
-	tick(d, now_ns);
-	return pic_pending_vector(&d->pic);
+	uint64_t pit, apic;
+
+	vdev_tick(d, now_ns);
+	pit = pit_next_event_ns(&d->pit, now_ns);
+	apic = cpu < d->nr_cpus ? lapic_next_event_ns(&d->lapic[cpu], now_ns) : UINT64_MAX;
+	return pit < apic ? pit : apic;
 }
 
-int vdev_ack(struct vm_devices *d)
+uint64_t vdev_time_of_day_ns(const struct vm_devices *d, uint64_t now_ns)
 {
-	return pic_ack(&d->pic);
-}
-
-uint64_t vdev_next_event_ns(struct vm_devices *d, uint64_t now_ns)
-{
-	tick(d, now_ns);
-	return pit_next_event_ns(&d->pit, now_ns);
+	return d->rtc.base_s * 1000000000ull + (now_ns - d->rtc.base_ns);
 }
 
 bool vdev_console_input(struct vm_devices *d, uint8_t byte)
@@ -208,13 +213,16 @@ bool vdev_console_input(struct vm_devices *d, uint8_t byte)
 static bool wiring_valid(const struct vm_devices *d)
 {
 	bool irq4 = d->pic.lines & (1u << VDEV_COM1_IRQ);
+	bool pin4 = d->ioapic.lines & (1u << VDEV_COM1_IRQ);
 
-	return irq4 == d->com1.irq_level && !(d->pic.lines & (1u << VDEV_PIT_IRQ));
+	return irq4 == d->com1.irq_level && pin4 == d->com1.irq_level &&
+	       !(d->pic.lines & (1u << VDEV_PIT_IRQ)) &&
+	       !(d->ioapic.lines & (1u << VDEV_IOAPIC_PIT_PIN));
 }
 
 static int devices_fields(struct vm_devices *t, struct snap *s, uint64_t now)
 {
-	uint32_t magic = VDEV_SNAP_MAGIC;
+	uint32_t magic = VDEV_SNAP_MAGIC, nr = t->nr_cpus;
 
 	snap_u32(s, &magic);
 	if (!s->err && magic != VDEV_SNAP_MAGIC)
@@ -224,6 +232,18 @@ static int devices_fields(struct vm_devices *t, struct snap *s, uint64_t now)
 	pit_snapshot(&t->pit, s, now);
 	uart_snapshot(&t->com1, s);
 	rtc_snapshot(&t->rtc, s, now);
+	snap_u32(s, &nr);
+	if (!s->err && nr != t->nr_cpus)
+		return snap_invalid(s);	/* the peer made the guest with as many vCPUs */
+	ioapic_snapshot(&t->ioapic, s);
+	for (unsigned int c = 0; c < t->nr_cpus && !s->err; c++)
+		lapic_snapshot(&t->lapic[c], s, now);
+	snap_u64(s, &t->kvm_wall_clock);
+	for (unsigned int c = 0; c < t->nr_cpus && !s->err; c++) {
+		snap_u64(s, &t->kvm_system_time[c]);
+		if (s->restore && !s->err && !pvclock_msr_valid(t->kvm_system_time[c], 64))
+			return snap_invalid(s);
+	}
 	if (s->restore && !s->err && !wiring_valid(t))
 		return snap_invalid(s);
 	return s->err;

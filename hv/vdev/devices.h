@@ -19,25 +19,30 @@
  * device: vdev_io() returns -ENOENT and the core reads all ones / drops
  * the write, which is what Linux expects of absent serial ports.
  *
- * Interrupts: the PIT's OUT0 pulses IRQ 0 and COM1 drives IRQ 4 on the
- * PIC; the core asks vdev_pending_vector() before entering the guest and,
- * when it injects, takes the vector with vdev_ack() (the INTA cycle).
+ *   MMIO             each vCPU's local APIC page (0xFEE00000 unless the
+ *                    guest moves it), the I/O APIC (0xFEC00000, 24 pins)
+ *
+ * Interrupts: the PIT's OUT0 pulses IRQ 0 (I/O APIC pin 2) and COM1
+ * drives IRQ 4, on the 8259 and the I/O APIC alike (apicbus.c).  The core
+ * asks vdev_pending_vector() for a vCPU before entering it and, when it
+ * injects, takes the vector with vdev_ack() (the INTA cycle, or the local
+ * APIC's IRR to ISR); NMI, INIT and SIPI come from vdev_take_event().
  *
  * Time: every call that may look at time takes now_ns, the guest's device
  * clock (vm_clock_ns()), which must never go backwards.  There are no host
- * timers: a halted vCPU is looked at again on every scheduler tick.
- * vdev_next_event_ns() says when the next timer interrupt is due; nothing
- * calls it yet, it is kept for a tickless HLT.
+ * timers: vdev_next_event_ns() says when a vCPU's next timer interrupt is
+ * due, and the core wakes a halted vCPU then.
  *
  * Use from the core (a sketch):
  *	create:	 cfg = { RAM sizes, wall clock, vm_clock_ns(vm), vm, callbacks };
  *		 vdev_create(&cfg, &vm->dev);
  *	I/O exit: rc = vdev_io(vm->dev, port, size, in, &val, vm_clock_ns(vm));
  *		 rc == -ENOENT: reads give all ones, writes are dropped+counted
- *	entry:	 v = vdev_pending_vector(dev, now); if v >= 0 and the vCPU can
- *		 take it: inject vdev_ack(dev), else request a window
- *	HLT:	 (planned, tickless) sleep until vdev_next_event_ns(dev, now)
- *		 or console input; today the scheduler tick polls instead
+ *	entry:	 events first (vdev_take_event), then v =
+ *		 vdev_pending_vector(dev, cpu, now); if v >= 0 and the vCPU
+ *		 can take it: inject vdev_ack(dev, cpu, now), else request a
+ *		 window; wake the vCPUs in vdev_take_kicks() after every call
+ *	HLT:	 sleep until vdev_next_event_ns(dev, cpu, now) or a kick
  *	migrate: size with snap_save_init(&s, NULL, 0) + vdev_snapshot, then
  *		 save into a buffer; restore with snap_restore_init on the peer
  *
@@ -52,7 +57,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "hv/vdev/ioapic.h"
+#include "hv/vdev/lapic.h"
 #include "hv/vdev/pic.h"
+#include "hv/vdev/pvclock.h"
 #include "hv/vdev/pit.h"
 #include "hv/vdev/rtc.h"
 #include "hv/vdev/snap.h"
@@ -68,7 +76,9 @@
 #define VDEV_CTL_POWEROFF 0x2000
 /* Format version of vdev_snapshot() as a whole (for a migration stream's
  * header); bumped whenever any device's own version byte changes. */
-#define VDEV_SNAP_VERSION 1
+#define VDEV_SNAP_VERSION 2
+#define VDEV_MAX_CPUS	64	/* vCPUs (local APICs) of one guest */
+#define VDEV_IOAPIC_PIT_PIN 2	/* IRQ 0's I/O APIC pin (the MP table says so) */
 
 /* What vdev_create needs; copied, so it may live on the caller's stack. */
 struct vdev_config {
@@ -76,6 +86,9 @@ struct vdev_config {
 	uint64_t ram_above_4g;	/* bytes of RAM from GPA 4 GiB */
 	uint64_t epoch_s;	/* wall clock, seconds since 1970, at now_ns */
 	uint64_t now_ns;	/* the guest clock at creation */
+	unsigned int nr_cpus;	/* vCPUs, one local APIC each: 1..VDEV_MAX_CPUS */
+	uint64_t tsc_hz;	/* the guest's TSC rate (TSC-deadline timer) */
+	uint8_t phys_bits;	/* the guest's MAXPHYADDR; 0: a default */
 	void *ctx;		/* passed to every callback */
 	void (*tx)(void *ctx, uint8_t byte);	/* a byte of COM1 output */
 	void (*reset)(void *ctx);		/* the guest asked for a reset */
@@ -87,6 +100,7 @@ struct vdev_stats {
 	uint64_t kbd_ignored;	/* writes to 0x60/0x64 other than reset */
 	uint64_t resets;	/* reset requests */
 	uint64_t poweroffs;	/* power-off requests */
+	uint64_t ipis_lost;	/* IPIs no local APIC accepted */
 };
 
 /* Fields (c): set at creation.  The devices' own fields: see their
@@ -98,7 +112,14 @@ struct vm_devices {
 	struct pit pit;
 	struct uart com1;
 	struct rtc rtc;
+	struct ioapic ioapic;
+	unsigned int nr_cpus;		/* (c) */
+	unsigned int lowest_next;	/* lowest-priority arbitration: who goes first */
+	uint64_t kick;			/* vCPUs that received something (vdev_take_kicks) */
 	struct vdev_stats stats;	/* host-side counters, not saved */
+	uint64_t kvm_wall_clock;	/* MSR_KVM_WALL_CLOCK_NEW as last written */
+	uint64_t kvm_system_time[VDEV_MAX_CPUS];	/* MSR_KVM_SYSTEM_TIME_NEW per vCPU */
+	struct lapic lapic[VDEV_MAX_CPUS];	/* vCPU n's local APIC, n < nr_cpus */
 };
 
 /* Allocate and power on.  Returns 0 or -ENOMEM; *out is NULL on error. */
@@ -115,20 +136,61 @@ void vdev_destroy(struct vm_devices *d);		/* NULL is fine */
 int vdev_io(struct vm_devices *d, uint16_t port, uint8_t size, bool in, uint32_t *val,
 	    uint64_t now_ns);
 
-/* Deliver timer edges due by now_ns, then: the vector the guest would
- * take now, or -1. */
-int vdev_pending_vector(struct vm_devices *d, uint64_t now_ns);
+/* Deliver the PIT's edges due by now_ns (to the 8259 and I/O APIC). */
+void vdev_tick(struct vm_devices *d, uint64_t now_ns);
 
-/* INTA: take the pending vector (see pic_ack: a request that vanished
- * gives the spurious IRQ 7/15 vector).  -1 while the PIC is being
- * initialised. */
-int vdev_ack(struct vm_devices *d);
+/*
+ * The APIC bus (apicbus.c); cpu is the vCPU's index.  MMIO: the vCPU's
+ * xAPIC page and the I/O APIC page (IOAPIC_DEFAULT_BASE); -ENOENT for
+ * any other address.  MSRs: as lapic_rdmsr/lapic_wrmsr (0, -ENOENT,
+ * LAPIC_GP); an IPI the write sends is delivered at once.  The kvmclock
+ * MSRs (pvclock.h) are kept here too: a write of an acceptable value
+ * returns VDEV_MSR_PVCLOCK, and the core then writes the structure the
+ * MSR points at (vdev_time_of_day_ns gives the wall clock).
+ */
+#define VDEV_MSR_PVCLOCK 2
+int vdev_mmio(struct vm_devices *d, unsigned int cpu, uint64_t gpa, uint8_t size, bool write,
+	      uint32_t *val, uint64_t now_ns);
+int vdev_rdmsr(struct vm_devices *d, unsigned int cpu, uint32_t msr, uint64_t *val,
+	       uint64_t now_ns);
+int vdev_wrmsr(struct vm_devices *d, unsigned int cpu, uint32_t msr, uint64_t val,
+	       uint64_t guest_tsc, uint64_t now_ns);
 
-/* When a halted vCPU must be woken (unused yet: kept for a tickless HLT):
- * the guest time of the next timer edge, always > now_ns, or UINT64_MAX if
- * no timer is programmed.  Edges due by now_ns are delivered to the PIC first, so check
- * vdev_pending_vector() as well before sleeping. */
-uint64_t vdev_next_event_ns(struct vm_devices *d, uint64_t now_ns);
+/* Deliver timer edges due by now_ns, then: the vector vCPU cpu would take
+ * now (its local APIC's, else the 8259's if its LVT0 lets it through), or
+ * -1. */
+int vdev_pending_vector(struct vm_devices *d, unsigned int cpu, uint64_t now_ns);
+
+/* The CPU takes that vector (the local APIC's IRR to ISR, or the 8259's
+ * INTA cycle: see pic_ack, a request that vanished gives the spurious
+ * IRQ 7/15 vector).  -1 if nothing is pending any more. */
+int vdev_ack(struct vm_devices *d, unsigned int cpu, uint64_t now_ns);
+
+/* NMI, INIT and SIPI for vCPU cpu, one at a time (lapic_take_event); an
+ * ExtINT message comes back with the 8259's vector in *vector, and stays
+ * pending (LAPIC_EV_NONE) unless extint_ok: the vCPU can take an
+ * interrupt now. */
+enum lapic_event vdev_take_event(struct vm_devices *d, unsigned int cpu, uint8_t *vector,
+				 bool extint_ok);
+bool vdev_event_pending(const struct vm_devices *d, unsigned int cpu);
+
+/* The vCPUs (bit n: vCPU n) that were sent an interrupt or event since
+ * the last call; the caller wakes them. */
+uint64_t vdev_take_kicks(struct vm_devices *d);
+
+/* When halted vCPU cpu must be woken: the guest time of the next timer
+ * event (the PIT's next edge, its local APIC timer), now_ns if its APIC
+ * has something pending already, or UINT64_MAX.  Check
+ * vdev_pending_vector() too before sleeping (the 8259). */
+uint64_t vdev_next_event_ns(struct vm_devices *d, unsigned int cpu, uint64_t now_ns);
+
+/* The guest's time of day (its CMOS clock), ns since 1970. */
+uint64_t vdev_time_of_day_ns(const struct vm_devices *d, uint64_t now_ns);
+
+/* Internal to the device set: the power-on state of the APICs, and one
+ * ISA interrupt line driven to a level (to the 8259 and the I/O APIC). */
+void apicbus_power_on(struct vm_devices *d);
+void apicbus_set_irq(struct vm_devices *d, unsigned int irq, int level);
 
 /* A byte typed at the guest's console: false when COM1 cannot take it now
  * (FIFO full); keep it and retry later. */
@@ -136,7 +198,8 @@ bool vdev_console_input(struct vm_devices *d, uint8_t byte);
 
 /*
  * Save or restore every device in a fixed order: header (magic "VDEV",
- * version), PIC, PIT, COM1, RTC.  A restore is all or nothing: if any part
+ * version), PIC, PIT, COM1, RTC, the number of vCPUs (a restore refuses
+ * another number), I/O APIC, each local APIC, the kvmclock MSRs.  A restore is all or nothing: if any part
  * is refused (-EINVAL; -ENOMEM if no scratch copy could be made), d is
  * left exactly as it was.  Save with a NULL buffer to learn the size
  * (s->pos afterwards).

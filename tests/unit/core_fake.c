@@ -5,7 +5,9 @@
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include "hv/lib/log.h"
 #include <cmocka.h>
 #include "drivers/rtc.h"
 #include "arch/x86/apic.h"
@@ -197,6 +199,36 @@ uint64_t vm_clock_ns(struct vm *vm)
 	return fake_now_ns + vm->clock_offset_ns;
 }
 
+/* Guest RAM (hv/vm.c's accessors): one buffer of vm->mem_size bytes. */
+static uint8_t fake_ram[2u << 20];
+
+void *vm_gpa_to_hva(struct vm *vm, uint64_t gpa)
+{
+	return gpa < vm->mem_size && gpa < sizeof(fake_ram) ? fake_ram + gpa : NULL;
+}
+
+int vm_read_gpa(struct vm *vm, uint64_t gpa, void *buf, size_t len)
+{
+	if (gpa > vm->mem_size || len > vm->mem_size - gpa || !vm_gpa_to_hva(vm, gpa))
+		return -EFAULT;
+	memcpy(buf, fake_ram + gpa, len);
+	return 0;
+}
+
+int vm_write_gpa(struct vm *vm, uint64_t gpa, const void *buf, size_t len)
+{
+	if (gpa > vm->mem_size || len > vm->mem_size - gpa || !vm_gpa_to_hva(vm, gpa))
+		return -EFAULT;
+	memcpy(fake_ram + gpa, buf, len);
+	return 0;
+}
+
+void log_printf(enum log_level level, const char *fmt, ...)
+{
+	(void)level;
+	(void)fmt;
+}
+
 /* ---- a guest ------------------------------------------------------------ */
 
 struct vm *fake_vm_new(const char *name, enum vm_state state)
@@ -214,7 +246,7 @@ struct vm *fake_vm_new(const char *name, enum vm_state state)
 	vm->nr_frames = vm->mem_size >> 12;
 	vm->console = calloc(1, sizeof(*vm->console));
 	assert_non_null(vm->console);
-	assert_int_equal(vm_devices_init(vm), 0);
+	assert_int_equal(vm_devices_init(vm, 1), 0);
 	assert_int_equal(vcpu_create(vm, 0, &entry, &vm->vcpus[0]), 0);
 	vm->nr_vcpus = 1;
 	vm->state = state;

@@ -1,2 +1,2 @@
 UNIT_TESTS += snap
-unit_snap_SRCS := tests/unit/test_snap.c hv/vdev/snap.c hv/vdev/pic.c hv/vdev/pit.c hv/vdev/uart.c hv/vdev/rtc.c hv/vdev/devices.c
+unit_snap_SRCS := tests/unit/test_snap.c $(VDEV_SRCS)

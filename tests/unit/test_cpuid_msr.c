@@ -8,19 +8,22 @@
 #include "hv/cpuid.h"
 #include "hv/msr.h"
 
+static const struct cpuid_vcpu vcpu0 = { .vcpu_id = 0, .tsc_hz = 2500000000ull };
+static const struct cpuid_vcpu vcpu3 = { .vcpu_id = 3, .tsc_hz = 2500000000ull };
+
 static void test_cpuid_vendor_and_signature(void **state)
 {
 	struct cpuid_result r;
 	char v[13] = { 0 };
 
 	(void)state;
-	cpuid_guest(0, 0, 0, &r);
+	cpuid_guest(0, 0, &vcpu0, &r);
 	memcpy(v, &r.ebx, 4);
 	memcpy(v + 4, &r.edx, 4);
 	memcpy(v + 8, &r.ecx, 4);
 	assert_string_equal(v, "GenuineIntel");
 	assert_true(r.eax >= 1);
-	cpuid_guest(0x40000000, 0, 0, &r);
+	cpuid_guest(0x40000000, 0, &vcpu0, &r);
 	assert_int_equal(r.eax, 0x40000001);
 	assert_memory_equal(&r.ebx, "ferr", 4);
 	assert_memory_equal(&r.ecx, "y-hv", 4);
@@ -31,23 +34,54 @@ static void test_cpuid_hides_what_ferry_does_not_virtualise(void **state)
 	struct cpuid_result r;
 
 	(void)state;
-	cpuid_guest(1, 0, 3, &r);
+	cpuid_guest(1, 0, &vcpu3, &r);
 	assert_true(r.ecx & (1u << 31));		/* hypervisor */
 	assert_false(r.ecx & (1u << 5));		/* VMX */
 	assert_false(r.ecx & (1u << 3));		/* MONITOR */
 	assert_false(r.ecx & (1u << 26));		/* XSAVE */
-	assert_false(r.edx & (1u << 9));		/* local APIC */
+	assert_true(r.edx & (1u << 9));		/* local APIC (ferry's model) */
+	assert_true(r.ecx & (1u << 21));		/* x2APIC */
+	assert_true(r.ecx & (1u << 24));		/* TSC-deadline timer */
 	assert_true(r.edx & (1u << 25));		/* SSE */
 	assert_int_equal(r.ebx >> 24, 3);		/* APIC id = vCPU id */
-	cpuid_guest(0x80000001, 0, 0, &r);
+	cpuid_guest(0x80000001, 0, &vcpu0, &r);
 	assert_false(r.ecx & (1u << 2));		/* SVM */
 	assert_true(r.edx & (1u << 29));		/* long mode */
-	cpuid_guest(4, 0, 0, &r);
+	cpuid_guest(4, 0, &vcpu0, &r);
 	assert_int_equal(r.eax & 0x1f, 0);		/* cache list ends at once */
-	cpuid_guest(7, 0, 0, &r);
+	cpuid_guest(7, 0, &vcpu0, &r);
 	assert_int_equal(r.ebx | r.ecx | r.edx, 0);
-	cpuid_guest(0x8000001f, 0, 0, &r);		/* SEV: absent */
+	cpuid_guest(0x8000001f, 0, &vcpu0, &r);		/* SEV: absent */
 	assert_int_equal(r.eax | r.ebx | r.ecx | r.edx, 0);
+}
+
+/* Linux reads the TSC rate from leaf 0x15 (tsc = crystal * ebx / eax)
+ * and finds kvmclock by scanning the hypervisor leaves in 0x100 steps. */
+static void test_cpuid_tsc_rate_and_kvm_leaves(void **state)
+{
+	struct cpuid_result r;
+	const struct cpuid_vcpu odd = { .vcpu_id = 1, .tsc_hz = 1234567890ull };
+
+	(void)state;
+	cpuid_guest(0, 0, &vcpu0, &r);
+	assert_true(r.eax >= 0x15);
+	cpuid_guest(0x15, 0, &vcpu0, &r);
+	assert_int_equal((uint64_t)r.ecx * r.ebx / r.eax, 2500000000ull);
+	cpuid_guest(0x15, 0, &odd, &r);
+	assert_int_equal((uint64_t)r.ecx * r.ebx / r.eax, 1235000000ull);	/* MHz */
+	cpuid_guest(6, 0, &vcpu0, &r);
+	assert_true(r.eax & (1u << 2));			/* ARAT */
+	cpuid_guest(0xb, 0, &odd, &r);
+	assert_int_equal(r.edx, 1);			/* x2APIC id */
+	cpuid_guest(KVM_CPUID_BASE, 0, &vcpu0, &r);
+	assert_int_equal(r.eax, KVM_CPUID_BASE + 1);
+	assert_memory_equal(&r.ebx, "KVMK", 4);
+	assert_memory_equal(&r.ecx, "VMKV", 4);
+	assert_memory_equal(&r.edx, "M\0\0\0", 4);
+	cpuid_guest(KVM_CPUID_BASE + 1, 0, &vcpu0, &r);
+	assert_int_equal(r.eax, KVM_FEATURE_CLOCKSOURCE2 | KVM_FEATURE_CLOCKSOURCE_STABLE);
+	cpuid_guest(0x80000007, 0, &vcpu0, &r);
+	assert_false(r.edx & (1u << 8));	/* no invariant TSC: kvmclock stays the clock */
 }
 
 static void test_cpuid_is_deterministic(void **state)
@@ -56,8 +90,8 @@ static void test_cpuid_is_deterministic(void **state)
 
 	(void)state;
 	for (uint32_t leaf = 0; leaf < 0x20; leaf++) {
-		cpuid_guest(leaf, 0, 0, &a);
-		cpuid_guest(leaf, 0, 0, &b);
+		cpuid_guest(leaf, 0, &vcpu0, &a);
+		cpuid_guest(leaf, 0, &vcpu0, &b);
 		assert_memory_equal(&a, &b, sizeof(a));
 	}
 }
@@ -165,6 +199,7 @@ int main(void)
 		cmocka_unit_test(test_cpuid_vendor_and_signature),
 		cmocka_unit_test(test_cpuid_hides_what_ferry_does_not_virtualise),
 		cmocka_unit_test(test_cpuid_is_deterministic),
+		cmocka_unit_test(test_cpuid_tsc_rate_and_kvm_leaves),
 		cmocka_unit_test(test_baseline_check),
 		cmocka_unit_test(test_msr_allow_list),
 		cmocka_unit_test(test_msr_efer_rules),

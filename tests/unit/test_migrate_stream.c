@@ -1015,14 +1015,16 @@ static void test_hello_version(void **st)
 
 /* The baseline fingerprint notices any change of the guests' CPUID (a
  * HELLO with another one is refused by admission: test_migrate_policy). */
-static void fake_cpuid(uint32_t leaf, uint32_t sub, uint32_t vcpu, struct cpuid_result *r)
+static void fake_cpuid(uint32_t leaf, uint32_t sub, const struct cpuid_vcpu *vcpu,
+			struct cpuid_result *r)
 {
 	cpuid_guest(leaf, sub, vcpu, r);
 	if (leaf == 1)
 		r->ecx |= 1u << 28;	/* AVX */
 }
 
-static void fake_cpuid2(uint32_t leaf, uint32_t sub, uint32_t vcpu, struct cpuid_result *r)
+static void fake_cpuid2(uint32_t leaf, uint32_t sub, const struct cpuid_vcpu *vcpu,
+			struct cpuid_result *r)
 {
 	cpuid_guest(leaf, sub, vcpu, r);
 	if (leaf == 0x80000008)

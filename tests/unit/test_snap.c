@@ -19,7 +19,7 @@
 #define MS 1000000ull
 #define T_SAVE (50 * SEC + 123457)	/* states are saved at this time */
 #define T_OTHER (9000 * SEC + 77)	/* ... and restored at this one */
-#define BUF 4096
+#define BUF 8192
 
 /* ---- primitives ------------------------------------------------------- */
 
@@ -626,7 +626,7 @@ static struct vm_devices *make_devices(void)
 {
 	struct vdev_config cfg = {
 		.ram_below_4g = 128ull << 20, .epoch_s = 1709214356, .now_ns = 0,
-		.tx = noop_tx,
+		.tx = noop_tx, .nr_cpus = 2, .tsc_hz = 2000000000ull,
 	};
 	struct vm_devices *d;
 
@@ -668,7 +668,18 @@ static void test_devices_round_trip_and_hostile(void **state)
 	dio(src, 0x3FC, 1, false, 0x0B, 0);
 	dio(src, 0x3F9, 1, false, 0x01, 0);
 	assert_true(vdev_console_input(src, 'x'));
-	assert_int_equal(vdev_pending_vector(src, T_SAVE), 0x20);
+	/* vCPU 1's APIC timer armed mid-count, an I/O APIC pin programmed */
+	uint32_t v = 0x31;
+	assert_int_equal(vdev_mmio(src, 1, 0xFEE00320, 4, true, &v, 0), 0);	/* LVT timer */
+	v = 5000000;
+	assert_int_equal(vdev_mmio(src, 1, 0xFEE00380, 4, true, &v, 0), 0);	/* initial count */
+	v = 0x10 + 2 * 9;
+	assert_int_equal(vdev_mmio(src, 0, 0xFEC00000, 4, true, &v, 0), 0);	/* pin 9 low */
+	v = 0x8041;
+	assert_int_equal(vdev_mmio(src, 0, 0xFEC00010, 4, true, &v, 0), 0);
+	assert_int_equal(vdev_wrmsr(src, 1, MSR_KVM_SYSTEM_TIME_NEW, 0x5001, 0, 0),
+			 VDEV_MSR_PVCLOCK);
+	assert_int_equal(vdev_pending_vector(src, 0, T_SAVE), 0x20);
 	n = dsave(src, a, T_SAVE);
 	assert_true(n > 100);
 
@@ -676,12 +687,18 @@ static void test_devices_round_trip_and_hostile(void **state)
 	assert_int_equal(vdev_snapshot(dst, &s, T_OTHER), 0);
 	assert_int_equal(dsave(dst, b, T_OTHER), n);
 	assert_memory_equal(a, b, n);
-	assert_int_equal(vdev_next_event_ns(dst, T_OTHER) - T_OTHER,
-			 vdev_next_event_ns(src, T_SAVE) - T_SAVE);
-	assert_int_equal(vdev_ack(dst), 0x20);
-	assert_int_equal(vdev_pending_vector(dst, T_OTHER), -1);	/* 0 in service */
+	assert_int_equal(vdev_next_event_ns(dst, 0, T_OTHER) - T_OTHER,
+			 vdev_next_event_ns(src, 0, T_SAVE) - T_SAVE);
+	uint64_t msr = 0;
+	assert_int_equal(vdev_rdmsr(dst, 1, MSR_KVM_SYSTEM_TIME_NEW, &msr, T_OTHER), 0);
+	assert_int_equal(msr, 0x5001);
+	assert_int_equal(dst->ioapic.rte[9] & 0x1ffff, 0x8041);
+	assert_int_equal(vdev_ack(dst, 0, T_OTHER), 0x20);
+	assert_int_equal(vdev_pending_vector(dst, 0, T_OTHER), -1);	/* 0 in service */
 	dio(dst, 0x20, 1, false, 0x20, T_OTHER);
-	assert_int_equal(vdev_pending_vector(dst, T_OTHER), 0x24);
+	assert_int_equal(vdev_pending_vector(dst, 0, T_OTHER), 0x24);
+	/* vCPU 1's timer fired long ago on both sides: vector 0x31 waits */
+	assert_int_equal(vdev_pending_vector(dst, 1, T_OTHER), 0x31);
 
 	/* Truncations and corruptions: refused as a whole, dst unchanged. */
 	n = dsave(src, a, T_SAVE);
@@ -696,20 +713,38 @@ static void test_devices_round_trip_and_hostile(void **state)
 		snap_restore_init(&s, bad, n);
 		if (vdev_snapshot(dst, &s, T_OTHER) == 0) {
 			assert_true(pic_valid(&dst->pic) && pit_valid(&dst->pit) &&
-				    uart_valid(&dst->com1) && rtc_valid(&dst->rtc));
+				    uart_valid(&dst->com1) && rtc_valid(&dst->rtc) &&
+				    ioapic_valid(&dst->ioapic) && lapic_valid(&dst->lapic[0]) &&
+				    lapic_valid(&dst->lapic[1]));
 			snap_restore_init(&s, b, n);	/* back to the reference */
 			assert_int_equal(vdev_snapshot(dst, &s, T_OTHER), 0);
 		}
 		assert_int_equal(dsave(dst, bad, T_OTHER), n);
 		assert_memory_equal(bad, b, n);
 	}
-	/* A snapshot whose PIC does not see COM1's line is refused. */
+	/* A snapshot whose PIC or I/O APIC does not see COM1's line is refused. */
 	src->pic.lines ^= 1u << 4;
 	n = dsave(src, a, T_SAVE);
 	snap_restore_init(&s, a, n);
 	assert_int_equal(vdev_snapshot(dst, &s, T_OTHER), -EINVAL);
 	assert_int_equal(dsave(dst, bad, T_OTHER), n);
 	assert_memory_equal(bad, b, n);
+	src->pic.lines ^= 1u << 4;
+	src->ioapic.lines ^= 1u << 4;
+	n = dsave(src, a, T_SAVE);
+	snap_restore_init(&s, a, n);
+	assert_int_equal(vdev_snapshot(dst, &s, T_OTHER), -EINVAL);
+	src->ioapic.lines ^= 1u << 4;
+	/* ... and so is one made for another number of vCPUs */
+	struct vdev_config one = src->cfg;
+	struct vm_devices *uni;
+	one.nr_cpus = 1;
+	assert_int_equal(vdev_create(&one, &uni), 0);
+	n = dsave(uni, a, T_SAVE);
+	snap_restore_init(&s, a, n);
+	assert_int_equal(vdev_snapshot(dst, &s, T_OTHER), -EINVAL);
+	assert_int_equal(dsave(dst, bad, T_OTHER), dsave(dst, b, T_OTHER));
+	vdev_destroy(uni);
 	vdev_destroy(src);
 	vdev_destroy(dst);
 }

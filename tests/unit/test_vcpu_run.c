@@ -126,10 +126,11 @@ static void test_cpuid(void **state)
 		{ .exit = { .code = EXIT_CPUID, .inst_len = 2 }, .regs = true, .rax = 1 },
 	};
 	struct cpuid_result r0, r1;
+	const struct cpuid_vcpu vcpu0 = { .vcpu_id = 0, .tsc_hz = vm_guest_tsc_hz(vm) };
 
 	(void)state;
-	cpuid_guest(0, 0, 0, &r0);
-	cpuid_guest(1, 0, 0, &r1);
+	cpuid_guest(0, 0, &vcpu0, &r0);
+	cpuid_guest(1, 0, &vcpu0, &r1);
 	assert_int_equal(run(s, 2), VCPU_RUNNABLE);
 	/* leaf 1 last: its answer is in the registers */
 	assert_int_equal(v->hw.gpr[GPR_RAX], r1.eax);
@@ -256,6 +257,37 @@ static void test_hlt_sleeps_and_an_interrupt_wakes(void **state)
 	assert_int_equal(fake.injected[0].vector, 0x20);
 }
 
+/* A halted guest waiting for its console (COM1 on IRQ 4 of the 8259):
+ * every byte typed wakes it, the interrupt after each EOI included. */
+static void test_console_bytes_wake_a_halted_guest(void **state)
+{
+	static const struct fake_step hlt[] = {
+		{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = 1 },
+	};
+	uint32_t val;
+
+	(void)state;
+	fake_guest_timer(vm);
+	fake_out(vm, 0x21, 0xef);		/* only IRQ 4 */
+	fake_out(vm, 0x3F9, 0x01);		/* COM1: interrupt on data */
+	fake_out(vm, 0x3FC, 0x0B);		/* OUT2: the line reaches the PIC */
+	for (int i = 0; i < 3; i++) {
+		fake.nr_injected = 0;
+		assert_int_equal(run(hlt, 1), VCPU_HALTED);
+		vcpu_set_state(v, VCPU_RUNNING, VCPU_HALTED);
+		assert_false(vcpu_wants_wake(v));
+		assert_true(vm_console_input(vm, (uint8_t)('a' + i)));
+		assert_true(vcpu_wants_wake(v));
+		vcpu_set_state(v, VCPU_HALTED, VCPU_RUNNING);
+		assert_int_equal(run(NULL, 0), VCPU_RUNNABLE);
+		assert_int_equal(fake.nr_injected, 1);
+		assert_int_equal(fake.injected[0].vector, 0x24);
+		vm_io(vm, 0x3F8, 1, true, &val);	/* the handler reads the byte */
+		assert_int_equal(val & 0xff, 'a' + i);
+		fake_out(vm, 0x20, 0x20);		/* EOI */
+	}
+}
+
 static void test_hlt_with_interrupts_off_sleeps_on(void **state)
 {
 	static const struct fake_step hlt[] = {
@@ -266,7 +298,7 @@ static void test_hlt_with_interrupts_off_sleeps_on(void **state)
 	fake_guest_timer(vm);
 	assert_int_equal(run(hlt, 1), VCPU_HALTED);
 	fake_now_ns += 20000000;
-	assert_true(vm_pending_vector(vm) >= 0);
+	assert_true(vm_pending_vector(v) >= 0);
 	assert_false(v->halted_if);
 	assert_false(vcpu_wants_wake(v));
 }
@@ -294,25 +326,25 @@ static void test_pending_vector_quiet_time(void **state)
 
 	(void)state;
 	fake_guest_timer(vm);
-	while (vm_pending_vector(vm) >= 0)		/* take what the PIT has pending */
-		vm_ack_vector(vm);
+	while (vm_pending_vector(v) >= 0)		/* take what the PIT has pending */
+		vm_ack_vector(v);
 	fake_out(vm, 0x20, 0x20);			/* EOI */
-	assert_int_equal(vm_pending_vector(vm), -1);
-	t0 = vm->irq_quiet_until_ns;
+	assert_int_equal(vm_pending_vector(v), -1);
+	t0 = v->irq_quiet_until_ns;
 	assert_true(t0 > vm_clock_ns(vm) && t0 <= vm_clock_ns(vm) + 10001000);
 	fake_now_ns = fake_now_ns + (t0 - vm_clock_ns(vm)) - 1;
-	assert_int_equal(vm_pending_vector(vm), -1);	/* 1 ns early: still quiet */
+	assert_int_equal(vm_pending_vector(v), -1);	/* 1 ns early: still quiet */
 	fake_now_ns += 1;
-	assert_int_equal(vm_pending_vector(vm), 0x20);	/* the tick is due */
-	vm_ack_vector(vm);
+	assert_int_equal(vm_pending_vector(v), 0x20);	/* the tick is due */
+	vm_ack_vector(v);
 	fake_out(vm, 0x20, 0x20);
-	assert_int_equal(vm_pending_vector(vm), -1);
-	assert_true(vm->irq_quiet_until_ns > vm_clock_ns(vm));
+	assert_int_equal(vm_pending_vector(v), -1);
+	assert_true(v->irq_quiet_until_ns > vm_clock_ns(vm));
 	fake_out(vm, 0x21, 0xff);			/* a port write: ask again */
-	assert_int_equal(vm->irq_quiet_until_ns, 0);
-	assert_int_equal(vm_pending_vector(vm), -1);
+	assert_int_equal(v->irq_quiet_until_ns, 0);
+	assert_int_equal(vm_pending_vector(v), -1);
 	vm_console_input(vm, 'x');			/* so does a console byte */
-	assert_int_equal(vm->irq_quiet_until_ns, 0);
+	assert_int_equal(v->irq_quiet_until_ns, 0);
 }
 
 static void test_interrupt_window(void **state)
@@ -349,19 +381,92 @@ static void test_window_requested_while_blocked(void **state)
 	assert_true(fake.window);
 }
 
+/* The guest in 32-bit protected mode, paging off, about to run `bytes`
+ * at 0x2000 with EBX = gpa. */
+static void guest_insn(const uint8_t *bytes, size_t n, uint64_t gpa)
+{
+	fake.state.cr0 = 0x11;				/* PE, ET */
+	fake.state.cs = (struct seg){ .sel = 8, .attr = 0x9b | SEG_ATTR_DB | SEG_ATTR_G,
+				      .limit = 0xffffffff };
+	fake.state.ss = (struct seg){ .sel = 16, .attr = 0x93 | SEG_ATTR_DB,
+				      .limit = 0xffffffff };
+	fake.state.rip = 0x2000;
+	fake.state.rflags = 2;
+	assert_int_equal(vm_write_gpa(vm, 0x2000, bytes, n), 0);
+	v->hw.gpr[GPR_RBX] = gpa;
+	v->hw.gpr[GPR_RAX] = 0x1234;
+}
+
+/* Memory no device claims reads as all ones, as on a PC; the write of
+ * `mov [ebx], eax` is dropped and counted.  The guest goes on. */
+static void test_unclaimed_mmio_reads_all_ones(void **state)
+{
+	static const uint8_t load[] = { 0x8b, 0x03 }, store[] = { 0x89, 0x03 };
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_GPA_FAULT, .rip = 0x2000, .inst_len = 2,
+			    .u.gpa_fault = { .gpa = 0x40000000, .read = true } } },
+	};
+	static const struct fake_step w[] = {
+		{ .exit = { .code = EXIT_GPA_FAULT, .rip = 0x2000, .inst_len = 2,
+			    .u.gpa_fault = { .gpa = 0xC0000000, .write = true } } },
+	};
+
+	(void)state;
+	guest_insn(load, sizeof(load), 0x40000000);
+	assert_int_equal(run(s, 1), VCPU_RUNNABLE);
+	assert_int_equal(vm->state, VM_RUNNING);
+	assert_int_equal(v->hw.gpr[GPR_RAX], 0xffffffffu);
+	assert_int_equal(fake.nr_skipped, 1);
+	assert_int_equal(fake.skipped[0], 2);
+	assert_int_equal(vm->mmio_unhandled_reads, 1);
+	guest_insn(store, sizeof(store), 0xC0000000);
+	assert_int_equal(run(w, 1), VCPU_RUNNABLE);
+	assert_int_equal(vm->state, VM_RUNNING);
+	assert_int_equal(vm->mmio_dropped, 1);
+	assert_int_equal(v->hw.gpr[GPR_RAX], 0x1234);
+}
+
+/* The xAPIC page is the vCPU's local APIC: a read gives its version. */
+static void test_lapic_mmio(void **state)
+{
+	static const uint8_t load[] = { 0x8b, 0x03 };
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_GPA_FAULT, .rip = 0x2000, .inst_len = 2,
+			    .u.gpa_fault = { .gpa = 0xFEE00030, .read = true } } },
+	};
+
+	(void)state;
+	guest_insn(load, sizeof(load), 0xFEE00030);
+	assert_int_equal(run(s, 1), VCPU_RUNNABLE);
+	assert_int_equal(v->hw.gpr[GPR_RAX], 0x00050014);	/* 6 LVTs, version 0x14 */
+	assert_int_equal(vm->mmio_unhandled_reads, 0);
+}
+
+/* What cannot be emulated stops the guest with a reason, never the host;
+ * so does executing outside RAM. */
 static void test_gpa_fault_stops_the_guest(void **state)
 {
+	static const uint8_t ud2[] = { 0x0f, 0x0b };
 	static const struct fake_step s[] = {
 		{ .exit = { .code = EXIT_GPA_FAULT, .rip = 0x2000,
 			    .u.gpa_fault = { .gpa = 0x40000000, .read = true } } },
 	};
+	static const struct fake_step x[] = {
+		{ .exit = { .code = EXIT_GPA_FAULT, .rip = 0x40000000,
+			    .u.gpa_fault = { .gpa = 0x40000000, .exec = true } } },
+	};
 
 	(void)state;
+	guest_insn(ud2, sizeof(ud2), 0x40000000);
 	assert_int_equal(run(s, 1), VCPU_RUNNABLE);
 	assert_int_equal(vm->state, VM_STOPPED);
+	assert_string_equal(fake_stop_reason, "instruction at rip 0x2000 accessing "
+			    "guest-physical 0x40000000 is not emulated (error -95)");
+	vm->state = VM_RUNNING;
+	assert_int_equal(run(x, 1), VCPU_RUNNABLE);
+	assert_int_equal(vm->state, VM_STOPPED);
 	assert_string_equal(fake_stop_reason,
-			    "read of guest-physical 0x40000000 outside its memory at rip 0x2000");
-	assert_int_equal(fake.runs, 1);
+			    "execution of guest-physical 0x40000000 outside its memory at rip 0x40000000");
 }
 
 static void test_triple_fault(void **state)
@@ -455,11 +560,14 @@ int main(void)
 		T(test_port_read_merges_into_rax),
 		T(test_string_io_stops_the_guest),
 		T(test_hlt_sleeps_and_an_interrupt_wakes),
+		T(test_console_bytes_wake_a_halted_guest),
 		T(test_hlt_with_interrupts_off_sleeps_on),
 		T(test_hlt_with_an_interrupt_due_runs_on),
 		T(test_pending_vector_quiet_time),
 		T(test_interrupt_window),
 		T(test_window_requested_while_blocked),
+		T(test_unclaimed_mmio_reads_all_ones),
+		T(test_lapic_mmio),
 		T(test_gpa_fault_stops_the_guest),
 		T(test_triple_fault),
 		T(test_unknown_exit_code),

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* A guest's device set (hv/vdev/devices.c): port dispatch, ports that are
  * no device, the reset and power-off requests, interrupt routing as the
- * test guest uses it, console in and out, and random port traffic. */
+ * test guest uses it, console in and out, the APIC bus as Linux uses it
+ * (I/O APIC routing, level lines and EOI, IPIs, lowest priority, x2APIC,
+ * kvmclock MSRs), and random port traffic. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -48,6 +50,7 @@ static struct vm_devices *make(void)
 		.ram_below_4g = 128ull << 20, .ram_above_4g = 0,
 		.epoch_s = 1709214356, .now_ns = 0, .ctx = &core,
 		.tx = core_tx, .reset = core_reset, .poweroff = core_poweroff,
+		.nr_cpus = 2, .tsc_hz = 3000000000ull,
 	};
 	struct vm_devices *d = NULL;
 
@@ -184,7 +187,7 @@ static void test_reset_and_poweroff(void **state)
 	assert_int_equal(core.poweroffs, 1);
 	assert_int_equal(d->stats.poweroffs, 1);
 	/* No callbacks set: the requests are still counted, nothing breaks. */
-	struct vdev_config bare = { .ram_below_4g = 1 << 20 };
+	struct vdev_config bare = { .ram_below_4g = 1 << 20, .nr_cpus = 1, .tsc_hz = 1000000 };
 	struct vm_devices *b;
 	assert_int_equal(vdev_create(&bare, &b), 0);
 	out(b, 0x64, 1, 0xFE, 0);
@@ -198,11 +201,11 @@ static void test_reset_and_poweroff(void **state)
 /* The guest's view of one timer interrupt: pending, INTA, handler, EOI. */
 static int take_interrupt(struct vm_devices *d, uint64_t now)
 {
-	int v = vdev_pending_vector(d, now);
+	int v = vdev_pending_vector(d, 0, now);
 
 	if (v < 0)
 		return v;
-	assert_int_equal(vdev_ack(d), v);
+	assert_int_equal(vdev_ack(d, 0, now), v);
 	if (v == 0x24) {
 		while (in(d, 0x3FD, 1, now) & 1)	/* tg_uart_irq */
 			(void)in(d, 0x3F8, 1, now);
@@ -218,12 +221,12 @@ static void test_testguest_timer(void **state)
 	int ticks = 0;
 
 	(void)state;
-	assert_true(vdev_next_event_ns(d, 0) == UINT64_MAX);
+	assert_true(vdev_next_event_ns(d, 0, 0) == UINT64_MAX);
 	testguest_boot(d, t0);
-	assert_int_equal(vdev_pending_vector(d, t0 + 9 * MS), -1);
+	assert_int_equal(vdev_pending_vector(d, 0, t0 + 9 * MS), -1);
 	/* A halted guest woken at each next event: 100 ticks a second. */
 	while (now < t0 + SEC) {
-		next = vdev_next_event_ns(d, now);
+		next = vdev_next_event_ns(d, 0, now);
 		assert_true(next > now);
 		assert_true(next - now <= 10 * MS + 1000);
 		now = next;
@@ -235,7 +238,7 @@ static void test_testguest_timer(void **state)
 	/* The guest masked IRQ 0 for a while: one tick waits, the rest is
 	 * coalesced. */
 	out(d, 0x21, 1, 0xff, now);
-	assert_int_equal(vdev_pending_vector(d, now + SEC), -1);
+	assert_int_equal(vdev_pending_vector(d, 0, now + SEC), -1);
 	out(d, 0x21, 1, 0xfe, now + SEC);
 	assert_int_equal(take_interrupt(d, now + SEC), 0x20);
 	assert_int_equal(take_interrupt(d, now + SEC), -1);
@@ -246,10 +249,10 @@ static void test_testguest_timer(void **state)
 	out(d, 0x21, 1, 0xff, now + SEC);
 	now += SEC;
 	for (int i = 0; i < 50; i++) {
-		next = vdev_next_event_ns(d, now);
+		next = vdev_next_event_ns(d, 0, now);
 		assert_true(next > now && next - now <= 10 * MS + 1000);
 		now = next;
-		assert_int_equal(vdev_pending_vector(d, now), -1);
+		assert_int_equal(vdev_pending_vector(d, 0, now), -1);
 	}
 	vdev_destroy(d);
 }
@@ -270,7 +273,7 @@ static void test_console(void **state)
 	/* tg_uart_enable_rx_irq(): IER RDA, unmask IRQ 4. */
 	out(d, 0x3F9, 1, 0x01, 0);
 	out(d, 0x21, 1, 0xee, 0);
-	assert_int_equal(vdev_pending_vector(d, 0), -1);
+	assert_int_equal(vdev_pending_vector(d, 0, 0), -1);
 	assert_true(vdev_console_input(d, 'h'));
 	assert_true(vdev_console_input(d, 'i'));
 	assert_int_equal(take_interrupt(d, MS), 0x24);
@@ -282,6 +285,133 @@ static void test_console(void **state)
 	assert_false(vdev_console_input(d, 'b'));
 	assert_int_equal(take_interrupt(d, 2 * MS), 0x24);
 	assert_true(vdev_console_input(d, 'b'));
+	vdev_destroy(d);
+}
+
+/* ---- the APIC bus ---------------------------------------------------- */
+
+static void apic_w(struct vm_devices *d, unsigned int cpu, uint32_t reg, uint32_t v)
+{
+	assert_int_equal(vdev_mmio(d, cpu, 0xFEE00000u + reg, 4, true, &v, 0), 0);
+}
+
+static void rte(struct vm_devices *d, unsigned int pin, uint64_t e)
+{
+	uint32_t v;
+
+	v = 0x10 + 2 * pin;
+	assert_int_equal(vdev_mmio(d, 0, 0xFEC00000u, 4, true, &v, 0), 0);
+	v = (uint32_t)e;
+	assert_int_equal(vdev_mmio(d, 0, 0xFEC00010u, 4, true, &v, 0), 0);
+	v = 0x11 + 2 * pin;
+	assert_int_equal(vdev_mmio(d, 0, 0xFEC00000u, 4, true, &v, 0), 0);
+	v = (uint32_t)(e >> 32);
+	assert_int_equal(vdev_mmio(d, 0, 0xFEC00010u, 4, true, &v, 0), 0);
+}
+
+/* Take vCPU cpu's interrupt as a CPU does, then EOI it. */
+static int take_apic(struct vm_devices *d, unsigned int cpu)
+{
+	int v = vdev_pending_vector(d, cpu, 0);
+
+	if (v >= 0) {
+		assert_int_equal(vdev_ack(d, cpu, 0), v);
+		apic_w(d, cpu, 0xB0, 0);
+	}
+	return v;
+}
+
+/* Linux's way: 8259 masked, COM1 on I/O APIC pin 4 (MP table), level and
+ * edge, EOI and remote IRR; an unclaimed address is not the bus's. */
+static void test_apic_bus_ioapic_routing(void **state)
+{
+	struct vm_devices *d = make();
+	uint32_t v = 0;
+
+	(void)state;
+	testguest_boot(d, 0);
+	out(d, 0x21, 1, 0xff, 0);			/* 8259 off */
+	assert_int_equal(vdev_mmio(d, 0, 0xFEB00000u, 4, false, &v, 0), -ENOENT);
+	rte(d, 4, 0x41ull | 1ull << 56);		/* edge, physical dest vCPU 1 */
+	out(d, 0x3F9, 1, 0x01, 0);			/* COM1: interrupt on data */
+	vdev_take_kicks(d);
+	assert_true(vdev_console_input(d, 'a'));
+	assert_int_equal(vdev_take_kicks(d), 1u << 1);
+	assert_int_equal(vdev_pending_vector(d, 0, 0), -1);
+	assert_int_equal(take_apic(d, 1), 0x41);
+	assert_int_equal(take_apic(d, 1), -1);		/* an edge: once */
+	(void)in(d, 0x3F8, 1, 0);
+	/* Level, to vCPU 0: delivered again after EOI while the line is up. */
+	rte(d, 4, 0x42ull | 1ull << 15);
+	assert_true(vdev_console_input(d, 'b'));
+	assert_int_equal(take_apic(d, 0), 0x42);
+	assert_int_equal(take_apic(d, 0), 0x42);	/* still unread */
+	assert_true(d->ioapic.rte[4] & IOAPIC_RTE_REMOTE_IRR);
+	(void)in(d, 0x3F8, 1, 0);			/* the line drops ... */
+	assert_int_equal(take_apic(d, 0), 0x42);	/* ... after the third delivery */
+	assert_int_equal(vdev_ack(d, 0, 0), -1);
+	assert_false(d->ioapic.rte[4] & IOAPIC_RTE_REMOTE_IRR);
+	/* The PIT's IRQ 0 is pin 2. */
+	rte(d, 2, 0x30);
+	assert_int_equal(vdev_pending_vector(d, 0, 20 * MS), 0x30);
+	vdev_destroy(d);
+}
+
+/* IPIs by the ICR (xAPIC page and x2APIC MSR), NMI as an event,
+ * lowest priority by TPR, and the kvmclock MSRs' checks. */
+static void test_apic_bus_ipis(void **state)
+{
+	struct vm_devices *d = make();
+	enum lapic_event ev;
+	uint8_t vec = 0;
+	uint64_t base = 0;
+
+	(void)state;
+	vdev_take_kicks(d);
+	apic_w(d, 0, 0x310, 1u << 24);
+	apic_w(d, 0, 0x300, 0x4050);			/* fixed 0x50 to APIC 1 */
+	assert_int_equal(vdev_take_kicks(d), 1u << 1);
+	assert_int_equal(take_apic(d, 1), 0x50);
+	apic_w(d, 0, 0x300, 0x4400 | 3u << 18);	/* NMI to all but self */
+	assert_true(vdev_event_pending(d, 1));
+	assert_false(vdev_event_pending(d, 0));
+	assert_int_equal(vdev_take_event(d, 1, &vec, false), LAPIC_EV_NMI);
+	/* Lowest priority among both (flat logical ids 1 and 2). */
+	apic_w(d, 0, 0xD0, 1u << 24);
+	apic_w(d, 1, 0xD0, 2u << 24);
+	apic_w(d, 0, 0x80, 0x20);			/* vCPU 0 busier */
+	rte(d, 9, 0x60ull | 1ull << 8 | 1ull << 11 | 3ull << 56);
+	d->kick = 0;
+	assert_int_equal(ioapic_set_irq(&d->ioapic, 9, 1), 0);
+	assert_int_equal(vdev_take_kicks(d), 1u << 1);
+	assert_int_equal(take_apic(d, 1), 0x60);
+	ioapic_set_irq(&d->ioapic, 9, 0);
+	apic_w(d, 1, 0x80, 0x40);			/* now vCPU 1 is busier */
+	ioapic_set_irq(&d->ioapic, 9, 1);
+	assert_int_equal(take_apic(d, 0), 0x60);
+	/* x2APIC: enable by APIC_BASE, an ICR write is one MSR. */
+	assert_int_equal(vdev_rdmsr(d, 1, MSR_IA32_APIC_BASE, &base, 0), 0);
+	assert_int_equal(vdev_wrmsr(d, 1, MSR_IA32_APIC_BASE, base | APIC_BASE_EXTD, 0, 0), 0);
+	assert_int_equal(vdev_wrmsr(d, 1, 0x830, 0x71, 0, 0), 0);	/* to APIC 0 */
+	assert_int_equal(take_apic(d, 0), 0x71);
+	assert_int_equal(vdev_wrmsr(d, 1, 0x8FF, 0, 0, 0), LAPIC_GP);
+	/* ExtINT by I/O APIC pin 0: the 8259's vector, only when it can go in. */
+	testguest_boot(d, 0);
+	out(d, 0x21, 1, 0xfe, 0);
+	rte(d, 0, 7ull << 8);
+	assert_int_equal(ioapic_set_irq(&d->ioapic, 0, 1), 0);
+	ev = vdev_take_event(d, 0, &vec, false);
+	assert_int_equal(ev, LAPIC_EV_NONE);
+	assert_true(vdev_event_pending(d, 0));
+	assert_int_equal(vdev_take_event(d, 0, &vec, true), LAPIC_EV_EXTINT);
+	/* kvmclock: misaligned or page-crossing addresses are refused */
+	assert_int_equal(vdev_wrmsr(d, 0, MSR_KVM_SYSTEM_TIME_NEW, 0x1002 | 1, 0, 0), LAPIC_GP);
+	assert_int_equal(vdev_wrmsr(d, 0, MSR_KVM_SYSTEM_TIME_NEW, 0x1FF0 | 1, 0, 0), LAPIC_GP);
+	assert_int_equal(vdev_wrmsr(d, 0, MSR_KVM_SYSTEM_TIME_NEW, 1ull << 40 | 1, 0, 0),
+			 LAPIC_GP);
+	assert_int_equal(vdev_wrmsr(d, 0, MSR_KVM_SYSTEM_TIME_NEW, 0x1FE0 | 1, 0, 0),
+			 VDEV_MSR_PVCLOCK);
+	assert_int_equal(vdev_wrmsr(d, 7, MSR_KVM_SYSTEM_TIME_NEW, 0, 0, 0), -EINVAL);
 	vdev_destroy(d);
 }
 
@@ -312,11 +442,11 @@ static void test_fuzz(void **state)
 			assert_true(rc == 0 || rc == -ENOENT);
 		} else if (op == 12) {
 			(void)vdev_console_input(d, (uint8_t)v);
-		} else if ((vec = vdev_pending_vector(d, now)) >= 0) {
-			assert_int_equal(vdev_ack(d), vec);
+		} else if ((vec = vdev_pending_vector(d, 0, now)) >= 0) {
+			assert_int_equal(vdev_ack(d, 0, now), vec);
 		}
 		assert_true(all_valid(d));
-		ev = vdev_next_event_ns(d, now);
+		ev = vdev_next_event_ns(d, 0, now);
 		assert_true(ev == UINT64_MAX || ev > now);
 	}
 	assert_int_equal(core.resets, (int)d->stats.resets);
@@ -332,6 +462,8 @@ int main(void)
 		cmocka_unit_test(test_reset_and_poweroff),
 		cmocka_unit_test(test_testguest_timer),
 		cmocka_unit_test(test_console),
+		cmocka_unit_test(test_apic_bus_ioapic_routing),
+		cmocka_unit_test(test_apic_bus_ipis),
 		cmocka_unit_test(test_fuzz),
 	};
 

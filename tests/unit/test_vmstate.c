@@ -148,9 +148,9 @@ static void test_devices_round_trip(void **state)
 	again = malloc(n);
 	assert_int_equal(vmstate_save_devices(dst, again, n), n);
 	assert_memory_equal(again, buf, n);
-	assert_int_equal(vm_pending_vector(dst), vm_pending_vector(src));
+	assert_int_equal(vm_pending_vector(dst->vcpus[0]), vm_pending_vector(src->vcpus[0]));
 	fake_now_ns += 20000000;
-	assert_int_equal(vm_pending_vector(dst), 0x20);		/* its timer runs */
+	assert_int_equal(vm_pending_vector(dst->vcpus[0]), 0x20);		/* its timer runs */
 	/* without the console: devices only (a second load) */
 	assert_int_equal(vmstate_load_devices(dst, buf, n, false), 0);
 	pos = 0;

@@ -1,7 +1,7 @@
 UNIT_TESTS += vmstate
 unit_vmstate_SRCS := tests/unit/test_vmstate.c tests/unit/core_fake.c tests/unit/core_seam.c \
-	hv/exit.c hv/vmstate.c hv/cpuid.c hv/msr.c hv/vm_devices.c hv/vdev/devices.c hv/vdev/pic.c \
-	hv/vdev/pit.c hv/vdev/uart.c hv/vdev/rtc.c hv/vdev/snap.c hv/lib/ring.c \
-	hv/mm/gpmap.c hv/mm/dirty.c arch/x86/paging.c arch/x86/svm/npt.c arch/x86/vmx/ept.c
+	hv/exit.c hv/vmstate.c hv/cpuid.c hv/msr.c hv/vm_devices.c $(VDEV_SRCS) hv/kvmclock.c \
+	hv/lib/ring.c hv/mm/gpmap.c hv/mm/dirty.c arch/x86/paging.c arch/x86/svm/npt.c arch/x86/vmx/ept.c \
+	arch/x86/emulate/fetch.c arch/x86/emulate/mmio.c arch/x86/emulate/decode.c arch/x86/emulate/gwalk.c
 # core_seam.c includes these: rebuild when they change
 $(BUILD)/unit/vmstate: hv/vcpu.c hv/sched.c

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* kvmclock: see kvmclock.h. */
+#include "arch/x86/cpu.h"
+#include "hv/kvmclock.h"
+#include "hv/lib/log.h"
+#include "hv/lib/time.h"
+#include "hv/vcpu.h"
+#include "hv/vdev/devices.h"
+
+/* Write buf at gpa, the version word last so a guest never sees a
+ * half-written structure as valid (its own retry loop handles the rest). */
+static void publish(struct vm *vm, uint64_t gpa, void *buf, size_t len)
+{
+	uint32_t *version = buf, final = *version, odd = final - 1;
+
+	if (vm_write_gpa(vm, gpa, &odd, sizeof(odd)) ||
+	    vm_write_gpa(vm, gpa + 4, (uint8_t *)buf + 4, len - 4) ||
+	    vm_write_gpa(vm, gpa, &final, sizeof(final)))
+		pr_warn("%s: kvmclock at %#lx is outside guest RAM\n", vm->name, gpa);
+}
+
+static uint32_t next_version(struct vm *vm, uint64_t gpa)
+{
+	uint32_t old = 0;
+
+	vm_read_gpa(vm, gpa, &old, sizeof(old));
+	return (old | 1) + 1;	/* even, and newer than what the guest saw */
+}
+
+static void update_one(struct vm *vm, unsigned int id)
+{
+	uint64_t msr, gpa;
+	struct pvclock_time t;
+
+	spin_lock(&vm->dev_lock);
+	msr = vm->dev->kvm_system_time[id];
+	spin_unlock(&vm->dev_lock);
+	if (!(msr & PVCLOCK_ENABLE))
+		return;
+	gpa = msr & ~PVCLOCK_ENABLE;
+	/* guest TSC and guest clock read as one instant */
+	uint64_t tsc = rdtsc(), ns = vm_clock_ns(vm);
+	pvclock_fill(&t, tsc_hz(), tsc + vm->tsc_offset, ns, next_version(vm, gpa));
+	publish(vm, gpa, &t, sizeof(t));
+}
+
+static void update_wall(struct vm *vm)
+{
+	struct pvclock_wall w;
+	uint64_t gpa, tod, now;
+
+	spin_lock(&vm->dev_lock);
+	gpa = vm->dev->kvm_wall_clock;
+	now = vm_clock_ns(vm);
+	tod = vdev_time_of_day_ns(vm->dev, now);
+	spin_unlock(&vm->dev_lock);
+	pvclock_wall_fill(&w, tod, now, next_version(vm, gpa));
+	publish(vm, gpa, &w, sizeof(w));
+}
+
+void kvmclock_msr_written(struct vcpu *v, uint32_t msr)
+{
+	if (msr == MSR_KVM_WALL_CLOCK_NEW)
+		update_wall(v->vm);
+	else
+		update_one(v->vm, v->hw.id);
+}
+
+void kvmclock_update_all(struct vm *vm)
+{
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		update_one(vm, i);
+}

@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The APIC bus of one guest: its local APICs (one per vCPU) and its I/O
+ * APIC, and what joins them to the vCPUs and to the 8259.  See devices.h
+ * for the interface; the models themselves are lapic.c and ioapic.c.
+ *
+ * Routing (Intel SDM vol. 3A 10.6, MP spec 5.1 "virtual wire" and 3.6.2):
+ *  - an ISA line drives the 8259 pin of its number and the I/O APIC pin
+ *    the MP table names (IRQ 0 on pin 2, the others on their own);
+ *  - the 8259's INTR reaches a vCPU whose LVT0 is ExtINT and unmasked
+ *    (lapic_accepts_pic), and an I/O APIC entry in ExtINT mode makes the
+ *    target take its vector from the 8259;
+ *  - I/O APIC messages and IPIs go to every local APIC their destination
+ *    matches, lowest priority to the matching one with the lowest
+ *    processor priority (ties go round, as the 82093AA's arbitration).
+ * Every vCPU that receives something gets a bit in d->kick, which the
+ * core takes (vdev_take_kicks) to wake or interrupt that vCPU.
+ */
+#include <errno.h>
+#include "hv/vdev/devices.h"
+
+static uint64_t bit(unsigned int cpu)
+{
+	return 1ull << cpu;
+}
+
+/* One message to one local APIC; NMI/INIT/SIPI/ExtINT become events. */
+static bool send_to(struct vm_devices *d, unsigned int cpu, uint8_t mode, uint8_t vector,
+		    bool level)
+{
+	if (lapic_deliver(&d->lapic[cpu], mode, vector, level))
+		return false;
+	d->kick |= bit(cpu);
+	return true;
+}
+
+/* Lowest priority: among the matching APICs, the lowest PPR; the search
+ * starts after the last one chosen so that equals take turns. */
+static int lowest_of(struct vm_devices *d, uint64_t match)
+{
+	int best = -1;
+
+	for (unsigned int i = 0; i < d->nr_cpus; i++) {
+		unsigned int c = (d->lowest_next + i) % d->nr_cpus;
+		if (!(match & bit(c)))
+			continue;
+		if (best < 0 || lapic_ppr(&d->lapic[c]) < lapic_ppr(&d->lapic[best]))
+			best = (int)c;
+	}
+	if (best >= 0)
+		d->lowest_next = ((unsigned int)best + 1) % d->nr_cpus;
+	return best;
+}
+
+static bool send_matching(struct vm_devices *d, uint64_t match, uint8_t mode, uint8_t vector,
+			  bool level)
+{
+	bool any = false;
+
+	if (mode == LAPIC_DM_LOWEST) {
+		int c = lowest_of(d, match);
+		return c >= 0 && send_to(d, (unsigned int)c, LAPIC_DM_FIXED, vector, level);
+	}
+	for (unsigned int c = 0; c < d->nr_cpus; c++)
+		if (match & bit(c))
+			any |= send_to(d, c, mode, vector, level);
+	return any;
+}
+
+/* The I/O APIC's messages (ioapic_deliver_fn). */
+static bool ioapic_message(void *ctx, uint32_t dest, bool logical, uint8_t mode,
+			   uint8_t vector, bool level_trig)
+{
+	struct vm_devices *d = ctx;
+	uint64_t match = 0;
+
+	for (unsigned int c = 0; c < d->nr_cpus; c++)
+		if (lapic_match_dest(&d->lapic[c], dest, logical, true))
+			match |= bit(c);
+	return send_matching(d, match, mode, vector, level_trig);
+}
+
+/* A local APIC's EOI of a level-triggered vector: every I/O APIC entry
+ * with that vector may take its next interrupt. */
+static void lapic_eoi(void *ctx, uint8_t vector)
+{
+	struct vm_devices *d = ctx;
+
+	ioapic_eoi(&d->ioapic, vector);
+}
+
+/* An IPI that vCPU `from` sent. */
+static void send_ipi(struct vm_devices *d, unsigned int from, const struct lapic_ipi *ipi)
+{
+	uint64_t match = 0;
+
+	for (unsigned int c = 0; c < d->nr_cpus; c++)
+		if (lapic_ipi_targets(ipi, &d->lapic[from], &d->lapic[c]))
+			match |= bit(c);
+	if (!send_matching(d, match, ipi->mode, ipi->vector, ipi->level_trig))
+		d->stats.ipis_lost++;
+}
+
+void apicbus_power_on(struct vm_devices *d)
+{
+	ioapic_init(&d->ioapic, ioapic_message, d);
+	for (unsigned int c = 0; c < d->nr_cpus; c++) {
+		struct lapic_config cfg = {
+			.apic_id = c, .bsp = c == 0, .tsc_hz = d->cfg.tsc_hz,
+			.phys_bits = d->cfg.phys_bits, .ctx = d, .eoi = lapic_eoi,
+		};
+		lapic_init(&d->lapic[c], &cfg);
+	}
+	d->lowest_next = 0;
+}
+
+void apicbus_set_irq(struct vm_devices *d, unsigned int irq, int level)
+{
+	pic_set_irq(&d->pic, irq, level);
+	ioapic_set_irq(&d->ioapic, irq == VDEV_PIT_IRQ ? VDEV_IOAPIC_PIT_PIN : irq, level);
+	if (pic_pending_vector(&d->pic) < 0)
+		return;
+	for (unsigned int c = 0; c < d->nr_cpus; c++)
+		if (lapic_accepts_pic(&d->lapic[c]))
+			d->kick |= bit(c);
+}
+
+/* ---- per-vCPU interface (devices.h) ------------------------------------ */
+
+int vdev_mmio(struct vm_devices *d, unsigned int cpu, uint64_t gpa, uint8_t size, bool write,
+	      uint32_t *val, uint64_t now_ns)
+{
+	struct lapic *a;
+	struct lapic_ipi ipi;
+	int rc;
+
+	if (cpu >= d->nr_cpus)
+		return -EINVAL;
+	a = &d->lapic[cpu];
+	if (gpa - lapic_mmio_base(a) < LAPIC_MMIO_SIZE) {
+		rc = lapic_mmio(a, (uint32_t)(gpa - lapic_mmio_base(a)), size, write, val,
+				now_ns, &ipi);
+		if (rc == LAPIC_IPI)
+			send_ipi(d, cpu, &ipi);
+		return rc == LAPIC_IPI ? 0 : rc;
+	}
+	if (gpa - IOAPIC_DEFAULT_BASE < IOAPIC_MMIO_SIZE)
+		return ioapic_mmio(&d->ioapic, (uint32_t)(gpa - IOAPIC_DEFAULT_BASE), size, write,
+				   val);
+	return -ENOENT;
+}
+
+int vdev_rdmsr(struct vm_devices *d, unsigned int cpu, uint32_t msr, uint64_t *val,
+	       uint64_t now_ns)
+{
+	if (cpu >= d->nr_cpus)
+		return -EINVAL;
+	if (msr == MSR_KVM_WALL_CLOCK_NEW) {
+		*val = d->kvm_wall_clock;
+		return 0;
+	}
+	if (msr == MSR_KVM_SYSTEM_TIME_NEW) {
+		*val = d->kvm_system_time[cpu];
+		return 0;
+	}
+	return lapic_rdmsr(&d->lapic[cpu], msr, val, now_ns);
+}
+
+/* The kvmclock MSRs: VDEV_MSR_PVCLOCK, LAPIC_GP or -ENOENT. */
+static int pvclock_wrmsr(struct vm_devices *d, unsigned int cpu, uint32_t msr, uint64_t val)
+{
+	uint8_t bits = d->cfg.phys_bits ? d->cfg.phys_bits : LAPIC_PHYS_BITS_DEFAULT;
+
+	if (msr == MSR_KVM_WALL_CLOCK_NEW) {
+		if (val & 3 || val >> bits || (val & 0xfff) + sizeof(struct pvclock_wall) > 0x1000)
+			return LAPIC_GP;
+		d->kvm_wall_clock = val;
+		return VDEV_MSR_PVCLOCK;
+	}
+	if (msr != MSR_KVM_SYSTEM_TIME_NEW)
+		return -ENOENT;
+	if (!pvclock_msr_valid(val, bits))
+		return LAPIC_GP;
+	d->kvm_system_time[cpu] = val;
+	return VDEV_MSR_PVCLOCK;
+}
+
+int vdev_wrmsr(struct vm_devices *d, unsigned int cpu, uint32_t msr, uint64_t val,
+	       uint64_t guest_tsc, uint64_t now_ns)
+{
+	struct lapic_ipi ipi;
+	int rc;
+
+	if (cpu >= d->nr_cpus)
+		return -EINVAL;
+	rc = pvclock_wrmsr(d, cpu, msr, val);
+	if (rc != -ENOENT)
+		return rc;
+	rc = lapic_wrmsr(&d->lapic[cpu], msr, val, guest_tsc, now_ns, &ipi);
+	if (rc == LAPIC_IPI) {
+		send_ipi(d, cpu, &ipi);
+		rc = 0;
+	}
+	return rc;
+}
+
+/* The vector vCPU cpu would take now and where it comes from. */
+static int pending(struct vm_devices *d, unsigned int cpu, uint64_t now, bool *from_pic)
+{
+	struct lapic *a = &d->lapic[cpu];
+	int v = lapic_pending_vector(a, now);
+
+	*from_pic = false;
+	if (v >= 0 || !lapic_accepts_pic(a))
+		return v;
+	*from_pic = true;
+	return pic_pending_vector(&d->pic);
+}
+
+int vdev_pending_vector(struct vm_devices *d, unsigned int cpu, uint64_t now_ns)
+{
+	bool pic;
+
+	if (cpu >= d->nr_cpus)
+		return -1;
+	vdev_tick(d, now_ns);
+	return pending(d, cpu, now_ns, &pic);
+}
+
+int vdev_ack(struct vm_devices *d, unsigned int cpu, uint64_t now_ns)
+{
+	bool pic;
+	int v;
+
+	if (cpu >= d->nr_cpus)
+		return -1;
+	v = pending(d, cpu, now_ns, &pic);
+	if (v < 0)
+		return -1;
+	if (pic)
+		return pic_ack(&d->pic);
+	lapic_ack(&d->lapic[cpu], (uint8_t)v);
+	return v;
+}
+
+enum lapic_event vdev_take_event(struct vm_devices *d, unsigned int cpu, uint8_t *vector,
+				 bool extint_ok)
+{
+	enum lapic_event ev;
+	int v;
+
+	if (cpu >= d->nr_cpus)
+		return LAPIC_EV_NONE;
+	ev = lapic_take_event(&d->lapic[cpu], vector);
+	if (ev != LAPIC_EV_EXTINT)
+		return ev;
+	if (!extint_ok) {	/* it is the last kind taken: put it back */
+		lapic_deliver(&d->lapic[cpu], LAPIC_DM_EXTINT, 0, false);
+		return LAPIC_EV_NONE;
+	}
+	v = pic_ack(&d->pic);	/* the INTA cycle goes to the 8259 */
+	if (v < 0)
+		return LAPIC_EV_NONE;	/* the 8259 is being set up: nothing to take */
+	*vector = (uint8_t)v;
+	return ev;
+}
+
+bool vdev_event_pending(const struct vm_devices *d, unsigned int cpu)
+{
+	return cpu < d->nr_cpus && d->lapic[cpu].events;
+}
+
+uint64_t vdev_take_kicks(struct vm_devices *d)
+{
+	uint64_t k = d->kick;
+
+	d->kick = 0;
+	return k;
+}
