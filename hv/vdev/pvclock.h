@@ -51,7 +51,7 @@ struct pvclock_wall {
 _Static_assert(sizeof(struct pvclock_time) == 32, "pvclock_vcpu_time_info is 32 bytes");
 _Static_assert(sizeof(struct pvclock_wall) == 12, "pvclock_wall_clock is 12 bytes");
 
-/* mul and shift for a TSC of tsc_hz (1 MHz .. 10 GHz): mul in [2^31, 2^32). */
+/* mul and shift for a TSC of tsc_hz (1 MHz .. 10 GHz): mul in about [2^31, 2^32). */
 void pvclock_scale(uint64_t tsc_hz, uint32_t *mul, int8_t *shift);
 
 /* The struct for: TSC tsc at time ns, TSC running at tsc_hz; version
