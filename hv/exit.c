@@ -160,10 +160,31 @@ static enum exit_action do_msr(struct vcpu *v, struct vm_exit *e)
 	return EXIT_RESUME;
 }
 
+/*
+ * HLT sleeps until an interrupt.  With interrupts off nothing but an NMI,
+ * INIT or SIPI could wake it: when that holds for every vCPU of the guest
+ * it is what an operating system without ACPI does to power off (Linux's
+ * `poweroff` with acpi=off ends so), and the guest stops.
+ */
+static bool all_halted_for_good(struct vcpu *v)
+{
+	for (unsigned int i = 0; i < v->vm->nr_vcpus; i++) {
+		struct vcpu *o = v->vm->vcpus[i];
+		if (o->halted_if || vm_event_pending(o) ||
+		    (o != v && vcpu_state(o) != VCPU_HALTED))
+			return false;
+	}
+	return true;
+}
+
 static enum exit_action do_hlt(struct vcpu *v, struct vm_exit *e)
 {
 	vmm->skip_insn(&v->hw, e->inst_len);
 	v->halted_if = vmm->intr_allowed(&v->hw);
+	if (!v->halted_if && all_halted_for_good(v)) {
+		vm_stop(v->vm, "powered off (halted with interrupts off)");
+		return EXIT_STOP;
+	}
 	return EXIT_YIELD_HALT;
 }
 
@@ -198,6 +219,7 @@ static int read_guest(void *ctx, uint64_t gpa, void *buf, size_t len)
 static enum exit_action do_mmio(struct vcpu *v, struct vm_exit *e)
 {
 	uint64_t regs[X86_NR_REGS];
+	struct gwalk_result res = { 0 };
 	struct x86_insn insn;
 	struct cpu_state s;
 	int len, adv;
@@ -211,10 +233,11 @@ static enum exit_action do_mmio(struct vcpu *v, struct vm_exit *e)
 		.rip = s.rip, .cs_base = s.cs.base, .cs_l = s.cs.attr & SEG_ATTR_L,
 		.cs_db = s.cs.attr & SEG_ATTR_DB, .user = ((s.ss.attr >> 5) & 3) == 3,
 	};
-	len = x86_fetch_at_rip(&g, &r, 0, &insn);
+	len = x86_fetch_at_rip(&g, &r, 0, &insn, &res);
 	if (len < 0) {
 		vm_stop(v->vm, "cannot read the instruction at rip %#lx that accessed "
-			"guest-physical %#lx (error %d)", e->rip, e->u.gpa_fault.gpa, len);
+			"guest-physical %#lx (error %d, page fault code %#x at %#lx)", e->rip,
+			e->u.gpa_fault.gpa, len, res.error_code, res.fault_addr);
 		return EXIT_STOP;
 	}
 	memcpy(regs, v->hw.gpr, sizeof(v->hw.gpr));

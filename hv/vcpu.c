@@ -152,6 +152,21 @@ int vcpu_create(struct vm *vm, unsigned int id, const struct cpu_state *initial,
 	return 0;
 }
 
+void vcpu_reset(struct vcpu *v, const struct cpu_state *s)
+{
+	struct percpu *c = this_cpu();
+
+	if (c->fpu_owner == v)
+		c->fpu_owner = NULL;	/* its registers are stale: load v->fpu next */
+	fpu_area_init(v->fpu);
+	v->hw.xcr0 = 1;
+	memcpy(v->hw.gpr, s->gpr, sizeof(v->hw.gpr));
+	vmm->set_state(&v->hw, s);
+	vmm->want_intr_window(&v->hw, false);
+	v->halted_if = false;
+	v->irq_quiet_until_ns = 0;
+}
+
 void vcpu_free(struct vcpu *v)
 {
 	if (!v)
@@ -335,6 +350,11 @@ enum vcpu_state vcpu_run(struct vcpu *v)
 		irq_enable();		/* host interrupts that ended the run land here */
 		enum exit_action a = exit_handle(v, &v->exit);
 		account(v, t0, t1, rdtsc());
+		if (__atomic_exchange_n(&v->vm->reset_pending, false, __ATOMIC_ACQ_REL)) {
+			vm_reboot(v);
+			halted = false;
+			continue;
+		}
 		if (a == EXIT_STOP)
 			return VCPU_RUNNABLE;
 		if (a == EXIT_YIELD_HALT) {

@@ -12,6 +12,9 @@ int vcpu_create(struct vm *vm, unsigned int id, const struct cpu_state *initial,
 /* The multiboot1 machine state (flat 32-bit protected mode) as a CPU state. */
 void vcpu_mb1_state(const struct mb1_entry_state *e, struct cpu_state *s);
 void vcpu_free(struct vcpu *v);
+/* From v's own CPU: v starts again in *s (a reboot), extended state and
+ * XCR0 as at power-on. */
+void vcpu_reset(struct vcpu *v, const struct cpu_state *s);
 
 /*
  * The state machine of hv/vm.h.  vcpu_set_state: v goes from `from` to

@@ -14,6 +14,7 @@
 #include <string.h>
 #include "arch/x86/cpu.h"
 #include "arch/x86/mm.h"
+#include "hv/kvmclock.h"
 #include "hv/lib/log.h"
 #include "hv/mm/gpmap.h"
 #include "hv/mm/memory.h"
@@ -265,13 +266,18 @@ static int write_mptable(struct vm *vm, unsigned int nr_vcpus)
 	return rc;
 }
 
-/* A multiboot1 ELF guest (the test guests). */
-static int build_mb1(struct vm *vm, const struct module *m, const struct vm_config *cfg,
-		     char *err, size_t errlen)
+/* Guest RAM and its EPT/NPT, once: a reboot loads into what is there. */
+static int base_once(struct vm *vm, char *err, size_t errlen)
+{
+	return vm->gpt_ready ? 0 : vm_build_base(vm, err, errlen);
+}
+
+/* A multiboot1 ELF guest (the test guests): its entry state in *st. */
+static int load_mb1(struct vm *vm, const struct module *m, const struct vm_config *cfg,
+		    struct cpu_state *st, char *err, size_t errlen)
 {
 	struct mb1_entry_state entry;
 	struct mb1_plan plan;
-	struct cpu_state st;
 	int rc;
 
 	rc = mb1_prepare(m->data, m->size, vm->mem_size, &plan);
@@ -279,23 +285,23 @@ static int build_mb1(struct vm *vm, const struct module *m, const struct vm_conf
 		snprintf(err, errlen, "'%s' is not a usable guest image: %s", m->name, plan.errmsg);
 		return rc;
 	}
-	if ((rc = vm_build_base(vm, err, errlen)))
+	if ((rc = base_once(vm, err, errlen)))
 		return rc;
 	if ((rc = load_image(vm, m, cfg, &plan, &entry, err, errlen)))
 		return rc;
-	vcpu_mb1_state(&entry, &st);
-	return vm_build_cpu(vm, &st, err, errlen);
+	vcpu_mb1_state(&entry, st);
+	return 0;
 }
 
-/* A Linux bzImage, its initrd and command line (64-bit boot protocol). */
-static int build_linux(struct vm *vm, const struct module *m, const struct vm_config *cfg,
-		       char *err, size_t errlen)
+/* A Linux bzImage, its initrd and command line (64-bit boot protocol):
+ * its entry state in *st. */
+static int load_linux(struct vm *vm, const struct module *m, const struct vm_config *cfg,
+		      struct cpu_state *st, char *err, size_t errlen)
 {
 	struct loader_mem_ops ops = { gpa_copy, gpa_zero, vm };
 	const struct module *rd = NULL;
 	const char *cl = cfg->cmdline ? cfg->cmdline : "";
 	struct e820_entry map[E820_MAX_ENTRIES];
-	struct cpu_state st;
 	struct bz_plan plan;
 	int rc, n;
 
@@ -309,25 +315,28 @@ static int build_linux(struct vm *vm, const struct module *m, const struct vm_co
 		snprintf(err, errlen, "'%s' cannot boot: %s", m->name, plan.errmsg);
 		return rc;
 	}
-	if ((rc = vm_build_base(vm, err, errlen)))
+	if ((rc = base_once(vm, err, errlen)))
 		return rc;
 	n = e820_build(vm->mem_size, map);
-	rc = n < 0 ? n : bz_load(&plan, &ops, rd ? rd->data : NULL, cl, map, (unsigned)n, &st);
+	rc = n < 0 ? n : bz_load(&plan, &ops, rd ? rd->data : NULL, cl, map, (unsigned)n, st);
 	if (rc) {
 		snprintf(err, errlen, "loading '%s' failed: %s", m->name, plan.errmsg);
 		return rc;
 	}
-	if ((rc = write_mptable(vm, 1))) {
+	if ((rc = write_mptable(vm, cfg->vcpus))) {
 		snprintf(err, errlen, "writing the MP table failed (error %d)", rc);
 		return rc;
 	}
-	msr_reset(&st);
-	st.dr6 = 0xffff0ff0;
-	st.dr7 = 0x400;
-	return vm_build_cpu(vm, &st, err, errlen);
+	msr_reset(st);
+	st->dr6 = 0xffff0ff0;
+	st->dr7 = 0x400;
+	return 0;
 }
 
-static int vm_build(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen)
+/* Load cfg's images into vm (its RAM made first if need be); the first
+ * vCPU's entry state in *st. */
+static int vm_load(struct vm *vm, const struct vm_config *cfg, struct cpu_state *st,
+		   char *err, size_t errlen)
 {
 	const struct module *m = modules_find(cfg->kernel);
 	const char *why;
@@ -338,18 +347,56 @@ static int vm_build(struct vm *vm, const struct vm_config *cfg, char *err, size_
 	}
 	switch (loader_probe(m->data, m->size, &why)) {
 	case LOADER_BZIMAGE:
-		return build_linux(vm, m, cfg, err, errlen);
+		return load_linux(vm, m, cfg, st, err, errlen);
 	case LOADER_MB1:
 		if (cfg->initrd) {
 			snprintf(err, errlen, "initrd= is for Linux kernels; '%s' is a multiboot1 "
 				 "kernel", m->name);
 			return -EINVAL;
 		}
-		return build_mb1(vm, m, cfg, err, errlen);
+		return load_mb1(vm, m, cfg, st, err, errlen);
 	default:
 		snprintf(err, errlen, "'%s' is not a usable guest image: %s", m->name, why);
 		return -ENOEXEC;
 	}
+}
+
+static int vm_build(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen)
+{
+	struct cpu_state st;
+	int rc = vm_load(vm, cfg, &st, err, errlen);
+
+	return rc ? rc : vm_build_cpu(vm, &st, err, errlen);
+}
+
+/* The configuration the guest was created with (a reboot loads it again). */
+static void vm_config_of(struct vm *vm, struct vm_config *cfg)
+{
+	*cfg = (struct vm_config){
+		.name = vm->name, .kernel = vm->kernel,
+		.initrd = vm->initrd[0] ? vm->initrd : NULL, .mem_mb = vm->mem_size >> 20,
+		.vcpus = vm->nr_vcpus, .cmdline = vm->cmdline,
+	};
+}
+
+void vm_reboot(struct vcpu *self)
+{
+	struct vm *vm = self->vm;
+	struct vm_config cfg;
+	struct cpu_state st;
+	char err[128];
+
+	/* One vCPU per guest today: the caller is the only one running. */
+	vm_config_of(vm, &cfg);
+	if (vm_load(vm, &cfg, &st, err, sizeof(err))) {
+		vm_stop(vm, "reboot failed: %s", err);
+		return;
+	}
+	vm_devices_reset(vm);
+	vcpu_reset(self, &st);
+	uint64_t n = __atomic_add_fetch(&vm->reboots, 1, __ATOMIC_RELAXED);
+	if (n <= 3 || !(n & (n - 1)))	/* a reboot loop does not flood the log */
+		pr_info("vm %s: rebooted (%lu)", vm->name, n);
 }
 
 /* Publish vm in a free slot; -ENOSPC / -EEXIST if it cannot be. */
@@ -403,6 +450,7 @@ static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 	vm->hw.name = vm->name;
 	vm->hw.read_gpa = hw_read_gpa;
 	snprintf(vm->kernel, sizeof(vm->kernel), "%s", cfg->kernel);
+	snprintf(vm->initrd, sizeof(vm->initrd), "%s", cfg->initrd ? cfg->initrd : "");
 	snprintf(vm->cmdline, sizeof(vm->cmdline), "%s", cfg->cmdline ? cfg->cmdline : "");
 	vm->mem_size = cfg->mem_mb << 20;
 	vm->nr_frames = vm->mem_size / PAGE_SIZE;
@@ -512,6 +560,10 @@ int vm_start(struct vm *vm, char *err, size_t errlen)
 
 int vm_activate(struct vm *vm, bool run, char *err, size_t errlen)
 {
+	/* This host's TSC may run at another rate: the guest's kvmclock must
+	 * say so before its first instruction here (its memory is all in). */
+	if (vm->state == VM_INCOMING)
+		kvmclock_update_all(vm);
 	return place(vm, VM_INCOMING, run ? VM_RUNNING : VM_PAUSED, "activate", err, errlen);
 }
 

@@ -168,6 +168,9 @@ struct vm {
 	bool gpt_ready;			/* (c) vmm->vm_init succeeded */
 	char cmdline[256];		/* (c) */
 	char kernel[32];		/* (c) module name */
+	char initrd[32];		/* (c) module name, "" for none */
+	volatile bool reset_pending;	/* (a) the guest pulled its reset line */
+	uint64_t reboots;		/* (a) resets that restarted it */
 };
 
 /* What `create` asks for. */
@@ -191,6 +194,10 @@ int vm_start(struct vm *vm, char *err, size_t errlen);
 int vm_pause(struct vm *vm, char *err, size_t errlen);
 int vm_resume(struct vm *vm, char *err, size_t errlen);
 void vm_destroy(struct vm *vm);
+/* From the CPU running self, after the guest asked for a reset: load its
+ * images again and start it from their entry state, devices reset (the
+ * CMOS clock runs on), as a PC does after its reset line. */
+void vm_reboot(struct vcpu *self);
 /* From the guest's own CPU: stop it with a reason (printf-style). */
 void vm_stop(struct vm *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 struct vm *vm_find(const char *name);

@@ -30,9 +30,13 @@ static void stop_later(struct vm *vm, const char *why)
 	vm_stop(vm, "%s", why);
 }
 
+/* The reset line: the vCPU that pulled it reboots the guest when it is
+ * back out of the device (vcpu_run), not under dev_lock. */
 static void reset(void *ctx)
 {
-	stop_later(ctx, "the guest asked for a reset (keyboard controller)");
+	struct vm *vm = ctx;
+
+	__atomic_store_n(&vm->reset_pending, true, __ATOMIC_RELEASE);
 }
 
 static void poweroff(void *ctx)
@@ -83,6 +87,14 @@ static void unlock_and_wake(struct vm *vm)
 	kicks = vdev_take_kicks(vm->dev);
 	spin_unlock(&vm->dev_lock);
 	wake(vm, kicks);
+}
+
+void vm_devices_reset(struct vm *vm)
+{
+	spin_lock(&vm->dev_lock);
+	vdev_reset(vm->dev);
+	changed(vm);
+	spin_unlock(&vm->dev_lock);
 }
 
 void vm_devices_changed(struct vm *vm)

@@ -18,6 +18,7 @@ struct vcpu;
 
 int vm_devices_init(struct vm *vm, unsigned int nr_vcpus);
 void vm_devices_free(struct vm *vm);
+void vm_devices_reset(struct vm *vm);	/* the guest's reset line (vdev_reset) */
 
 /* A port access.  Ports no device claims read as all ones; writes to them
  * are dropped and counted. */

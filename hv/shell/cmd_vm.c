@@ -334,6 +334,9 @@ int cmd_info(int argc, char **argv)
 	shell_printf("created:    %lu.%03lu s ago\n", up / 1000, up % 1000);
 	shell_printf("io:         %lu writes dropped, %lu reads of unclaimed ports\n",
 		     vm->io_dropped, vm->io_unhandled_reads);
+	shell_printf("mmio:       %lu writes dropped, %lu reads of unclaimed addresses\n",
+		     vm->mmio_dropped, vm->mmio_unhandled_reads);
+	shell_printf("reboots:    %lu\n", vm->reboots);
 	return 0;
 }
 

@@ -47,6 +47,14 @@ static void power_on(struct vm_devices *d)
 	uart_init(&d->com1, UART_COM1_BASE, com1_irq, com1_tx, d);
 }
 
+void vdev_reset(struct vm_devices *d)
+{
+	power_on(d);
+	d->kvm_wall_clock = 0;
+	memset(d->kvm_system_time, 0, sizeof(d->kvm_system_time));
+	d->kick = 0;
+}
+
 int vdev_create(const struct vdev_config *cfg, struct vm_devices **out)
 {
 	struct vm_devices *d = calloc(1, sizeof(*d));

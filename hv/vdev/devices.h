@@ -125,6 +125,9 @@ struct vm_devices {
 /* Allocate and power on.  Returns 0 or -ENOMEM; *out is NULL on error. */
 int vdev_create(const struct vdev_config *cfg, struct vm_devices **out);
 void vdev_destroy(struct vm_devices *d);		/* NULL is fine */
+/* The guest's reset line: every device as at power-on but the CMOS clock
+ * and its RAM, which run on; kvmclock is off until the guest asks again. */
+void vdev_reset(struct vm_devices *d);
 
 /*
  * A guest port access of size 1, 2 or 4.  For reads *val receives the

@@ -136,6 +136,7 @@ void fake_reset(void)
 	fake_now_ns = 1000000000ull;
 	fake_stops = 0;
 	fake_stop_reason[0] = 0;
+	fake_reboots = 0;
 }
 
 /* ---- host CPUs, clock, FPU, APIC (core_seam.c) ------------------------ */
@@ -227,6 +228,21 @@ void log_printf(enum log_level level, const char *fmt, ...)
 {
 	(void)level;
 	(void)fmt;
+}
+
+/* hv/vm.c's reboot without the loaders: devices and the vCPU as at creation. */
+unsigned int fake_reboots;
+
+void vm_reboot(struct vcpu *self)
+{
+	struct mb1_entry_state zero;
+	struct cpu_state entry;
+
+	memset(&zero, 0, sizeof(zero));
+	vcpu_mb1_state(&zero, &entry);
+	vm_devices_reset(self->vm);
+	vcpu_reset(self, &entry);
+	fake_reboots++;
 }
 
 /* ---- a guest ------------------------------------------------------------ */

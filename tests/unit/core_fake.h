@@ -57,7 +57,8 @@ extern unsigned int fake_cpu;		/* index of "this" CPU */
 extern char fake_stop_reason[160];
 extern unsigned int fake_stops;
 
-void fake_reset(void);			/* clean back end, CPUs, clock */
+void fake_reset(void);
+extern unsigned int fake_reboots;	/* vm_reboot calls */			/* clean back end, CPUs, clock */
 void fake_script(const struct fake_step *s, unsigned int n);
 struct vm *fake_vm_new(const char *name, enum vm_state state);
 void fake_vm_free(struct vm *vm);

@@ -288,19 +288,28 @@ static void test_console_bytes_wake_a_halted_guest(void **state)
 	}
 }
 
-static void test_hlt_with_interrupts_off_sleeps_on(void **state)
+/* HLT with interrupts off: only an NMI could wake it.  One pending goes
+ * in first; with none left, the guest has powered off. */
+static void test_hlt_with_interrupts_off(void **state)
 {
 	static const struct fake_step hlt[] = {
 		{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = -1 },
 	};
+	uint64_t icr = 4u << 8;			/* NMI to APIC id 0: itself */
+	uint64_t base = 0xFEE00000 | 1u << 11 | 1u << 10 | 1u << 8;
 
 	(void)state;
 	fake_guest_timer(vm);
-	assert_int_equal(run(hlt, 1), VCPU_HALTED);
-	fake_now_ns += 20000000;
-	assert_true(vm_pending_vector(v) >= 0);
-	assert_false(v->halted_if);
-	assert_false(vcpu_wants_wake(v));
+	assert_int_equal(vm_apic_msr(v, 0x1B, true, &base, 0), 0);	/* x2APIC */
+	assert_int_equal(vm_apic_msr(v, 0x830, true, &icr, 0), 0);
+	assert_true(vm_event_pending(v));
+	fake_now_ns += 20000000;		/* a timer interrupt is due too */
+	assert_int_equal(run(hlt, 1), VCPU_RUNNABLE);
+	assert_int_equal(fake.nr_injected, 1);	/* the NMI went in before the HLT */
+	assert_int_equal(fake.injected[0].type, EVENT_NMI);
+	assert_int_equal(vm->state, VM_STOPPED);
+	assert_string_equal(fake_stop_reason, "powered off (halted with interrupts off)");
+	assert_true(vm_pending_vector(v) >= 0);	/* the timer could not wake it */
 }
 
 static void test_hlt_with_an_interrupt_due_runs_on(void **state)
@@ -426,6 +435,33 @@ static void test_unclaimed_mmio_reads_all_ones(void **state)
 	assert_int_equal(v->hw.gpr[GPR_RAX], 0x1234);
 }
 
+/* The same through 32-bit PAE paging (the test guest's 4 GiB probe): the
+ * instruction is found through the guest's own tables. */
+static void test_mmio_under_pae_paging(void **state)
+{
+	static const uint8_t load[] = { 0x8b, 0x03 };
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_GPA_FAULT, .rip = 0x3000, .inst_len = 2,
+			    .u.gpa_fault = { .gpa = 0x100000000ull, .read = true } } },
+	};
+	uint64_t pdpt[4] = { 0x11000 | 1, 0, 0, 0x12000 | 1 };
+	uint64_t pde_low = 0x83 | 2, pde_win = 0x100000000ull | 0x83;
+
+	(void)state;
+	guest_insn(load, sizeof(load), 0xC0000000);
+	assert_int_equal(vm_write_gpa(vm, 0x3000, load, sizeof(load)), 0);
+	assert_int_equal(vm_write_gpa(vm, 0x10020, pdpt, sizeof(pdpt)), 0);
+	assert_int_equal(vm_write_gpa(vm, 0x11000, &pde_low, 8), 0);
+	assert_int_equal(vm_write_gpa(vm, 0x12000, &pde_win, 8), 0);
+	fake.state.rip = 0x3000;
+	fake.state.cr0 = 0x80000011;
+	fake.state.cr4 = 0x20;
+	fake.state.cr3 = 0x10020;
+	assert_int_equal(run(s, 1), VCPU_RUNNABLE);
+	assert_string_equal(fake_stop_reason, "");
+	assert_int_equal(v->hw.gpr[GPR_RAX], 0xffffffffu);
+}
+
 /* The xAPIC page is the vCPU's local APIC: a read gives its version. */
 static void test_lapic_mmio(void **state)
 {
@@ -467,6 +503,28 @@ static void test_gpa_fault_stops_the_guest(void **state)
 	assert_int_equal(vm->state, VM_STOPPED);
 	assert_string_equal(fake_stop_reason,
 			    "execution of guest-physical 0x40000000 outside its memory at rip 0x40000000");
+}
+
+/* A reset by the keyboard controller reboots the guest from its own vCPU,
+ * out of the device call; HLT with interrupts off on its only vCPU is a
+ * power-off. */
+static void test_reset_reboots_and_cli_hlt_powers_off(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = IO(0x64, 1, false) },
+		{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = -1 },
+	};
+
+	(void)state;
+	fake_guest_timer(vm);
+	v->hw.gpr[GPR_RAX] = 0xfe;
+	fake.intr_allowed = true;
+	assert_int_equal(run(s, 2), VCPU_RUNNABLE);
+	assert_int_equal(fake_reboots, 1);
+	assert_false(vm->reset_pending);
+	assert_int_equal(vm_pending_vector(v), -1);	/* the 8259 as at power-on */
+	assert_int_equal(vm->state, VM_STOPPED);	/* then the HLT */
+	assert_string_equal(fake_stop_reason, "powered off (halted with interrupts off)");
 }
 
 static void test_triple_fault(void **state)
@@ -561,14 +619,16 @@ int main(void)
 		T(test_string_io_stops_the_guest),
 		T(test_hlt_sleeps_and_an_interrupt_wakes),
 		T(test_console_bytes_wake_a_halted_guest),
-		T(test_hlt_with_interrupts_off_sleeps_on),
+		T(test_hlt_with_interrupts_off),
 		T(test_hlt_with_an_interrupt_due_runs_on),
 		T(test_pending_vector_quiet_time),
 		T(test_interrupt_window),
 		T(test_window_requested_while_blocked),
 		T(test_unclaimed_mmio_reads_all_ones),
+		T(test_mmio_under_pae_paging),
 		T(test_lapic_mmio),
 		T(test_gpa_fault_stops_the_guest),
+		T(test_reset_reboots_and_cli_hlt_powers_off),
 		T(test_triple_fault),
 		T(test_unknown_exit_code),
 		T(test_hypercall_and_virt_insn),

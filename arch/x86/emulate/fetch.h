@@ -33,11 +33,11 @@ struct x86_guest_rip {
 /*
  * x86_fetch_decode() of the instruction at CS:RIP: the mode from g's
  * CR0.PE, RFLAGS.VM, EFER.LMA and CS.L/D; the linear address RIP in
- * 64-bit code, else CS.base + EIP.  Same results; -EINVAL without a
- * g->read_gpa.
+ * 64-bit code, else CS.base + EIP.  Same results (fault details in *res);
+ * -EINVAL without a g->read_gpa.
  */
 int x86_fetch_at_rip(const struct gwalk_env *g, const struct x86_guest_rip *r,
-		     unsigned flags, struct x86_insn *insn);
+		     unsigned flags, struct x86_insn *insn, struct gwalk_result *res);
 
 /*
  * After a #UD: the length of the instruction at CS:RIP if it is either

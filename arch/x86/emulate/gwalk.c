@@ -115,8 +115,11 @@ static uint64_t rsvd_bits(const struct walk *w, unsigned level, uint64_t e)
 			return bits(21, 13 + (m < 40 ? m : 40) - 32);
 		return 0;
 	case PM_PAE:
+		/* PDPTE bits 8:5 are reserved on Intel, but AMD CPUs (and QEMU
+		 * emulating one) set the accessed bit 5 there: a walk for an
+		 * instruction the CPU has just run must not be stricter. */
 		if (level == 3)
-			return bits(63, m) | bits(8, 5) | bits(2, 1);
+			return bits(63, m) | bits(2, 1);
 		return bits(62, m) | xd | (level == 2 && ps ? bits(20, 13) : 0);
 	default:
 		if (level >= 4)

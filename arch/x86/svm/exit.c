@@ -76,9 +76,10 @@ static int decode_at_rip(const struct vmcb *vmcb, const struct svm_exit_env *env
 {
 	struct gwalk_env g;
 	struct x86_guest_rip r;
+	struct gwalk_result res;
 
 	guest_at_rip(vmcb, env, &g, &r);
-	return x86_fetch_at_rip(&g, &r, X86_DF_AMD, insn);
+	return x86_fetch_at_rip(&g, &r, X86_DF_AMD, insn, &res);
 }
 
 static bool sig_matches(const struct insn_sig *sig, const struct x86_insn *insn)

@@ -298,9 +298,10 @@ int vmx_fetch_insn(const struct vmcs_io *io, const struct vmx_config *cfg, struc
 		   struct x86_insn *insn)
 {
 	struct x86_guest_rip r;
+	struct gwalk_result res;
 
 	guest_at_rip(io, cfg, g, &r);
-	return x86_fetch_at_rip(g, &r, 0, insn);
+	return x86_fetch_at_rip(g, &r, 0, insn, &res);
 }
 
 /* After a #UD: x86_ud_hypercall() of the guest's instruction at CS:RIP. */
