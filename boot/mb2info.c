@@ -460,6 +460,16 @@ static void opt_gw(struct mb2_cmdline *c, const char *val)
 	snprintf(c->gw, sizeof(c->gw), "%s", val);
 }
 
+/* Only the length is checked here: drivers/nicsel.c parses the value. */
+static void opt_nic(struct mb2_cmdline *c, const char *val)
+{
+	if (!*val || strlen(val) >= sizeof(c->nic)) {
+		add_warn(c, "nic=%.40s: want pci:BB:DD.F or a MAC address", val);
+		return;
+	}
+	snprintf(c->nic, sizeof(c->nic), "%s", val);
+}
+
 /* One whitespace-free token, copied into a writable buffer. */
 static void parse_token(struct mb2_cmdline *c, char *tok, bool first)
 {
@@ -477,6 +487,8 @@ static void parse_token(struct mb2_cmdline *c, char *tok, bool first)
 		opt_ip(c, eq + 1);
 	else if (eq && !strcmp(tok, "gw"))
 		opt_gw(c, eq + 1);
+	else if (eq && !strcmp(tok, "nic"))
+		opt_nic(c, eq + 1);
 	else
 		add_warn(c, "unknown option '%.40s'", tok);
 }

@@ -122,6 +122,8 @@ struct mb2_cmdline {
 	enum log_level loglevel;
 	char ip[MB2_OPT_STR_LEN];	/* "A.B.C.D/LEN", "" if not given */
 	char gw[MB2_OPT_STR_LEN];	/* "A.B.C.D", "" if not given */
+	char nic[MB2_OPT_STR_LEN];	/* "pci:BB:DD.F" or a MAC, "" if not
+					 * given; checked by drivers/nicsel.c */
 	uint32_t nr_warn;		/* entries in warn[] */
 	uint32_t warn_dropped;		/* warnings beyond MB2_MAX_WARN */
 	char warn[MB2_MAX_WARN][MB2_WARN_LEN];
@@ -130,7 +132,8 @@ struct mb2_cmdline {
 /*
  * Parse `cmdline` (may be NULL) into `out`, starting from the defaults.
  * Options: console=com1..com4[,BAUD] or console=0xPORT[,BAUD];
- * loglevel=0..3 or err|warn|info|debug; ip=A.B.C.D/LEN; gw=A.B.C.D.
+ * loglevel=0..3 or err|warn|info|debug; ip=A.B.C.D/LEN; gw=A.B.C.D;
+ * nic=pci:BB:DD.F or nic=MAC (kept as text: the network code parses it).
  * A first word starting with '/' (the image path) is ignored.  Unknown or
  * malformed options are recorded in out->warn[] and otherwise ignored.
  * Returns the number of warnings.

@@ -4,9 +4,11 @@
  * Software Developer's Manual", 8254x SDM): reset, MAC from the receive
  * address registers (set by the EEPROM load) or the EEPROM, legacy
  * receive descriptors, legacy and (for checksum and segmentation offload)
- * extended transmit descriptors after context descriptors, polling.
+ * extended transmit descriptors after context descriptors, polling.  The
+ * 82574L runs the same code with its own struct e1000_model (e1000e.c).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include "arch/x86/mm.h"
 #include "arch/x86/paging_host.h"
@@ -79,44 +81,70 @@ struct e1000_tx_desc {
 	uint32_t lower, upper;
 } __attribute__((packed));
 
+static struct e1000 *E(struct nic *n) { return (struct e1000 *)n; }
 static uint32_t rd(struct e1000 *n, uint32_t r) { return *(volatile uint32_t *)(n->regs + r); }
 static void wr(struct e1000 *n, uint32_t r, uint32_t v) { *(volatile uint32_t *)(n->regs + r) = v; }
 
+/* EERD (SDM 13.4.4): start bit 0, the word address, done, the data in
+ * 31:16; the 82574L moves the done bit and the address (e1000e.c). */
 static uint16_t eeprom_read(struct e1000 *n, uint8_t word)
 {
-	wr(n, EERD, 1u | (uint32_t)word << 8);
+	uint32_t done = 1u << n->m->eerd_done_bit;
+
+	wr(n, EERD, 1u | (uint32_t)word << n->m->eerd_addr_shift);
 	for (int i = 0; i < 100000; i++) {
 		uint32_t v = rd(n, EERD);
-		if (v & (1u << 4))
+		if (v & done)
 			return v >> 16;
 	}
 	return 0xffff;
 }
 
-static void read_mac(struct e1000 *n)
+/* From the receive address registers (SDM 13.4.62, loaded from the EEPROM
+ * at reset) when valid, else from the EEPROM words 0-2 (false: none). */
+static bool mac_from_card(struct e1000 *n, uint8_t mac[6])
 {
 	uint32_t lo = rd(n, RAL0), hi = rd(n, RAH0);
 
 	if (hi & (1u << 31)) {		/* address valid */
 		for (int i = 0; i < 4; i++)
-			n->mac[i] = lo >> (8 * i);
-		n->mac[4] = hi;
-		n->mac[5] = hi >> 8;
-		return;
+			mac[i] = lo >> (8 * i);
+		mac[4] = hi;
+		mac[5] = hi >> 8;
+		return true;
 	}
 	for (int i = 0; i < 3; i++) {
 		uint16_t w = eeprom_read(n, i);
-		n->mac[2 * i] = w;
-		n->mac[2 * i + 1] = w >> 8;
+		mac[2 * i] = w;
+		mac[2 * i + 1] = w >> 8;
 	}
-	wr(n, RAL0, n->mac[0] | n->mac[1] << 8 | n->mac[2] << 16 | (uint32_t)n->mac[3] << 24);
-	wr(n, RAH0, n->mac[4] | n->mac[5] << 8 | 1u << 31);
+	return !(mac[0] & 1) && (mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]);
+}
+
+static void read_mac(struct e1000 *n)
+{
+	uint8_t *mac = n->nic.mac;
+
+	mac_from_card(n, mac);
+	wr(n, RAL0, mac[0] | mac[1] << 8 | mac[2] << 16 | (uint32_t)mac[3] << 24);
+	wr(n, RAH0, mac[4] | mac[5] << 8 | 1u << 31);
+}
+
+/* Map BAR 0, the registers (128 KiB on both models). */
+static int map_regs(struct e1000 *n, const struct pci_dev *d)
+{
+	uint64_t size, bar = pci_bar_mem(d, 0, &size);
+
+	if (!bar || size < 0x20000)
+		return -EIO;
+	n->regs = ioremap(bar, size);
+	return n->regs ? 0 : -ENOMEM;
 }
 
 /* Rings and buffers in contiguous frames reached through the direct map. */
 static int alloc_rings(struct e1000 *n)
 {
-	size_t rx_pages = (E1000_RX_DESC * E1000_BUF) / 4096, tx_pages = (E1000_TX_DESC * E1000_BUF) / 4096;
+	size_t rx_pages = (E1000_RX_DESC * NIC_BUF) / 4096, tx_pages = (E1000_TX_DESC * NIC_BUF) / 4096;
 
 	n->rx_ring_pa = frame_alloc_contig(1, 1);
 	n->tx_ring_pa = frame_alloc_contig(1, 1);
@@ -136,7 +164,7 @@ static int alloc_rings(struct e1000 *n)
 static void setup_rx(struct e1000 *n)
 {
 	for (int i = 0; i < E1000_RX_DESC; i++)
-		n->rx[i] = (struct e1000_rx_desc){ .addr = n->rx_buf_pa + i * E1000_BUF };
+		n->rx[i] = (struct e1000_rx_desc){ .addr = n->rx_buf_pa + i * NIC_BUF };
 	for (int i = 0; i < 128; i++)
 		wr(n, MTA + 4 * i, 0);
 	wr(n, RDBAL, (uint32_t)n->rx_ring_pa);
@@ -168,10 +196,12 @@ static void tx_put_context(struct e1000 *n, uint32_t tse_paylen, uint32_t hlen,
 	n->tx_unkicked++;
 }
 
+static void tx_kick(struct e1000 *n);
+
 static void setup_tx(struct e1000 *n)
 {
 	for (int i = 0; i < E1000_TX_DESC; i++)
-		n->tx[i] = (struct e1000_tx_desc){ .addr = n->tx_buf_pa + i * E1000_BUF,
+		n->tx[i] = (struct e1000_tx_desc){ .addr = n->tx_buf_pa + i * NIC_BUF,
 						   .upper = TX_DD };
 	wr(n, TDBAL, (uint32_t)n->tx_ring_pa);
 	wr(n, TDBAH, n->tx_ring_pa >> 32);
@@ -182,67 +212,107 @@ static void setup_tx(struct e1000 *n)
 	wr(n, TIPG, 10 | 8 << 10 | 6 << 20);
 	wr(n, TCTL, TCTL_EN | TCTL_PSP | 0x10 << 4 | 0x40 << 12);
 	tx_put_context(n, 0, 0, 0);	/* legacy descriptors ignore it */
-	e1000_tx_kick(n);
+	tx_kick(n);
 }
 
-int e1000_probe(struct e1000 *n)
+bool e1000_model_match(const struct pci_dev *d, const struct e1000_model *m)
 {
-	uint64_t bar, size;
+	return d->vendor == 0x8086 && d->device == m->device;
+}
 
-	memset(n, 0, sizeof(*n));
-	if (!pci_find(0x8086, 0x100e, &n->pci))
-		return -ENODEV;
-	bar = pci_bar_mem(&n->pci, 0, &size);
-	if (!bar || size < 0x20000)
-		return -EIO;
-	n->regs = ioremap(bar, size);
-	if (!n->regs)
-		return -ENOMEM;
-	pci_enable_bus_master(&n->pci);
+int e1000_model_read_mac(const struct pci_dev *d, const struct e1000_model *m, uint8_t mac[6])
+{
+	struct e1000 n = { .m = m };
+	int err = map_regs(&n, d);
+
+	if (err)
+		return err;
+	pci_enable_bus_master(d);	/* memory decoding, for the registers */
+	return mac_from_card(&n, mac) ? 0 : -ENOENT;
+}
+
+static void reset(struct e1000 *n)
+{
 	wr(n, IMC, 0xffffffff);
 	wr(n, CTRL, rd(n, CTRL) | CTRL_RST);
 	udelay(10000);
 	wr(n, IMC, 0xffffffff);
 	(void)rd(n, ICR);
 	wr(n, CTRL, rd(n, CTRL) | CTRL_SLU);
+}
+
+static int start(struct e1000 *n, const struct pci_dev *d)
+{
+	int err = map_regs(n, d);
+
+	if (err)
+		return err;
+	pci_enable_bus_master(d);
+	reset(n);
 	read_mac(n);
 	if (alloc_rings(n))
 		return -ENOMEM;
 	setup_rx(n);
 	setup_tx(n);
 	wr(n, RXCSUM, RXCSUM_IPOFL | RXCSUM_TUOFL);
-	n->tx_csum = true;
-	n->tso = true;
-	pr_info("e1000: %02x:%02x.%x MAC %02x:%02x:%02x:%02x:%02x:%02x, link %s",
-		n->pci.bus, n->pci.dev, n->pci.fn, n->mac[0], n->mac[1], n->mac[2],
-		n->mac[3], n->mac[4], n->mac[5], e1000_link_up(n) ? "up" : "down");
 	return 0;
 }
 
-void e1000_irq_setup(struct e1000 *n)
+static const struct nic_ops e1000_ops;
+static bool e1000_link_up(struct nic *nic);
+
+int e1000_model_probe(const struct pci_dev *d, const struct e1000_model *m, struct nic **out)
 {
+	struct e1000 *n = calloc(1, sizeof(*n));
+	int err;
+
+	*out = NULL;
+	if (!n)
+		return -ENOMEM;
+	n->m = m;
+	n->nic = (struct nic){ .ops = &e1000_ops, .driver = m->driver, .model = m->model,
+			       .pci = *d, .tx_csum = true, .tso = true };
+	err = start(n, d);
+	if (err) {
+		free(n);	/* rings, if any, stay with the card: it may use them */
+		return err;
+	}
+	pr_info("%s: %02x:%02x.%x MAC %02x:%02x:%02x:%02x:%02x:%02x, link %s", m->driver,
+		d->bus, d->dev, d->fn, n->nic.mac[0], n->nic.mac[1], n->nic.mac[2],
+		n->nic.mac[3], n->nic.mac[4], n->nic.mac[5],
+		e1000_link_up(&n->nic) ? "up" : "down");
+	*out = &n->nic;
+	return 0;
+}
+
+static void e1000_irq_setup(struct nic *nic)
+{
+	struct e1000 *n = E(nic);
+
 	wr(n, RDTR, 0);		/* no receive delay, no moderation: wake at once */
 	wr(n, RADV, 0);
-	wr(n, ITR, 0);		/* e1000_probe left every cause masked */
+	wr(n, ITR, 0);		/* probe left every cause masked */
 }
 
-void e1000_irq_mask(struct e1000 *n)
+static void e1000_irq_mask(struct nic *nic)
 {
-	wr(n, IMC, INT_WAKE);
+	wr(E(nic), IMC, INT_WAKE);
 }
 
-void e1000_irq_unmask(struct e1000 *n)
+static void e1000_irq_unmask(struct nic *nic)
 {
-	wr(n, IMS, INT_WAKE);
+	wr(E(nic), IMS, INT_WAKE);
 }
 
-uint32_t e1000_irq_ack(struct e1000 *n)
+static uint32_t e1000_irq_ack(struct nic *nic)
 {
-	return rd(n, ICR);	/* reading clears the causes and drops the line */
+	return rd(E(nic), ICR);	/* reading clears the causes and drops the line */
 }
 
-bool e1000_link_up(struct e1000 *n)
+static bool e1000_link_up(struct nic *nic)
 {
+	struct e1000 *n = E(nic);
+
 	return n->regs && (rd(n, STATUS) & STATUS_LU);
 }
 
@@ -259,24 +329,19 @@ static unsigned int tx_free(const struct e1000 *n)
 
 static uint8_t *tx_slot_buf(const struct e1000 *n)
 {
-	return n->tx_buf + n->tx_tail * E1000_BUF;
+	return n->tx_buf + n->tx_tail * NIC_BUF;
 }
 
-void *e1000_tx_frame(struct e1000 *n)
+static void *e1000_tx_frame(struct nic *nic)
 {
+	struct e1000 *n = E(nic);
+
 	tx_reclaim(n);
 	return tx_free(n) ? tx_slot_buf(n) : NULL;
 }
 
-bool e1000_frame_is_tcp4(const uint8_t *f, size_t len)
-{
-	return len >= OFF_TCP + 20 && f[12] == 0x08 && f[13] == 0x00 &&
-	       f[OFF_IP] == 0x45 && f[OFF_IP + 9] == 6;
-}
-
-
 /* Hand queued frames to the NIC: one register write for a burst. */
-void e1000_tx_kick(struct e1000 *n)
+static void tx_kick(struct e1000 *n)
 {
 	if (!n->tx_unkicked)
 		return;
@@ -285,21 +350,27 @@ void e1000_tx_kick(struct e1000 *n)
 	n->tx_unkicked = 0;
 }
 
-int e1000_xmit(struct e1000 *n, const void *frame, size_t len)
+static void e1000_tx_kick(struct nic *nic)
 {
-	bool csum = n->tx_csum && e1000_frame_is_tcp4(frame, len);
+	tx_kick(E(nic));
+}
+
+static int e1000_xmit(struct nic *nic, const void *frame, size_t len)
+{
+	struct e1000 *n = E(nic);
+	bool csum = n->nic.tx_csum && nic_frame_is_tcp4(frame, len);
 	struct e1000_tx_desc *d;
 
-	if (len > E1000_BUF || len < 14)
+	if (len > NIC_BUF || len < 14)
 		return -EINVAL;
 	tx_reclaim(n);
 	if (!tx_free(n)) {
-		e1000_tx_kick(n);
-		n->stats.tx_busy++;
+		tx_kick(n);
+		n->nic.stats.tx_busy++;
 		return -EAGAIN;
 	}
 	d = &n->tx[n->tx_tail];
-	d->addr = n->tx_buf_pa + n->tx_tail * E1000_BUF;
+	d->addr = n->tx_buf_pa + n->tx_tail * NIC_BUF;
 	if (frame != tx_slot_buf(n))	/* not built in place */
 		memcpy(tx_slot_buf(n), frame, len);
 	d->lower = (uint32_t)len | TX_CMD_EOP | TX_CMD_IFCS | TX_CMD_RS;
@@ -307,13 +378,13 @@ int e1000_xmit(struct e1000 *n, const void *frame, size_t len)
 	if (csum) {
 		d->lower |= TX_CMD_DEXT | TX_DTYP_D;
 		d->upper = TX_POPTS_TXSM;
-		n->stats.tx_csum++;
+		n->nic.stats.tx_csum++;
 	}
 	n->tx_tail = (n->tx_tail + 1) % E1000_TX_DESC;
 	if (++n->tx_unkicked >= 32)
-		e1000_tx_kick(n);
-	n->stats.tx_frames++;
-	n->stats.tx_bytes += len;
+		tx_kick(n);
+	n->nic.stats.tx_frames++;
+	n->nic.stats.tx_bytes += len;
 	return 0;
 }
 
@@ -325,9 +396,9 @@ static unsigned int rx_flags(const struct e1000_rx_desc *d)
 	if (d->status & RX_IXSM)
 		return 0;
 	if ((d->status & RX_IPCS) && !(d->errors & RX_ERR_IPE))
-		f |= E1000_RX_IP_CSUM_OK;
+		f |= NIC_RX_IP_CSUM_OK;
 	if ((d->status & RX_TCPCS) && !(d->errors & RX_ERR_TCPE))
-		f |= E1000_RX_TCP_CSUM_OK;
+		f |= NIC_RX_TCP_CSUM_OK;
 	return f;
 }
 
@@ -338,7 +409,7 @@ static void tx_put_data(struct e1000 *n, const uint8_t *src, size_t len,
 {
 	struct e1000_tx_desc *d = &n->tx[n->tx_tail];
 
-	d->addr = n->tx_buf_pa + n->tx_tail * E1000_BUF;
+	d->addr = n->tx_buf_pa + n->tx_tail * NIC_BUF;
 	if (src != tx_slot_buf(n))
 		memcpy(tx_slot_buf(n), src, len);
 	d->lower = (uint32_t)len | TX_CMD_DEXT | TX_DTYP_D | TX_CMD_IFCS | TX_CMD_RS | cmd;
@@ -349,51 +420,51 @@ static void tx_put_data(struct e1000 *n, const uint8_t *src, size_t len,
 
 static unsigned int tso_descs(const size_t len[2])
 {
-	return 2 + (unsigned int)((len[0] + E1000_BUF - 1) / E1000_BUF +
-				  (len[1] + E1000_BUF - 1) / E1000_BUF);
+	return 2 + (unsigned int)((len[0] + NIC_BUF - 1) / NIC_BUF +
+				  (len[1] + NIC_BUF - 1) / NIC_BUF);
 }
 
-int e1000_xmit_tso(struct e1000 *n, const uint8_t *hdr, size_t hlen,
-		   const uint8_t *const data[2], const size_t len[2], unsigned int mss)
+static int e1000_xmit_tso(struct nic *nic, const uint8_t *hdr, size_t hlen,
+			  const uint8_t *const data[2], const size_t len[2], unsigned int mss)
 {
+	struct e1000 *n = E(nic);
 	size_t total = len[0] + len[1];
 	uint8_t tmp[256];
 
-	if (!n->tso || hlen > 255 || total > E1000_TSO_MAX || !total || !mss ||
-	    hlen + mss > E1000_BUF || !e1000_frame_is_tcp4(hdr, hlen))
+	if (!n->nic.tso || hlen > 255 || total > NIC_TSO_MAX || !total || !mss ||
+	    hlen + mss > NIC_BUF || !nic_frame_is_tcp4(hdr, hlen))
 		return -EINVAL;
 	tx_reclaim(n);
 	if (tx_free(n) < tso_descs(len)) {
-		e1000_tx_kick(n);
-		n->stats.tx_busy++;
+		tx_kick(n);
+		n->nic.stats.tx_busy++;
 		return -EAGAIN;
 	}
 	memcpy(tmp, hdr, hlen);		/* hdr may be the next slot's buffer */
 	tx_put_context(n, (uint32_t)total, (uint32_t)hlen, mss);
 	tx_put_data(n, tmp, hlen, TX_CMD_TSE, TX_POPTS_IXSM | TX_POPTS_TXSM);
 	for (int i = 0; i < 2; i++)
-		for (size_t off = 0; off < len[i]; off += E1000_BUF) {
-			size_t k = len[i] - off < E1000_BUF ? len[i] - off : E1000_BUF;
+		for (size_t off = 0; off < len[i]; off += NIC_BUF) {
+			size_t k = len[i] - off < NIC_BUF ? len[i] - off : NIC_BUF;
 
 			tx_put_data(n, data[i] + off, k,
 				    TX_CMD_TSE | (off + k == len[i] && (i || !len[1]) ? TX_CMD_EOP : 0),
 				    TX_POPTS_IXSM | TX_POPTS_TXSM);
 		}
-	n->stats.tx_tso++;
-	n->stats.tx_frames += (total + mss - 1) / mss;
-	n->stats.tx_bytes += total + hlen * ((total + mss - 1) / mss);
+	n->nic.stats.tx_tso++;
+	n->nic.stats.tx_frames += (total + mss - 1) / mss;
+	n->nic.stats.tx_bytes += total + hlen * ((total + mss - 1) / mss);
 	if (n->tx_unkicked >= 32)
-		e1000_tx_kick(n);
+		tx_kick(n);
 	return 0;
 }
 
-int e1000_poll(struct e1000 *n,
-	       void (*rx)(void *ctx, const void *frame, size_t len, unsigned flags),
-	       void *ctx, int budget)
+static int e1000_poll(struct nic *nic, nic_rx_fn rx, void *ctx, int budget)
 {
+	struct e1000 *n = E(nic);
 	int done = 0, last = -1;
 
-	e1000_tx_kick(n);
+	tx_kick(n);
 	while (done < budget) {
 		struct e1000_rx_desc *d = &n->rx[n->rx_next];
 		if (!(d->status & RX_DD))
@@ -401,15 +472,15 @@ int e1000_poll(struct e1000 *n,
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		/* a bad checksum is the stack's to count: it checks again */
 		if (!(d->status & RX_EOP) || (d->errors & ~(RX_ERR_IPE | RX_ERR_TCPE)) ||
-		    d->length > E1000_BUF) {
-			n->stats.rx_errors++;	/* bad, or spread over buffers: drop */
+		    d->length > NIC_BUF) {
+			n->nic.stats.rx_errors++;	/* bad, or spread over buffers: drop */
 		} else {
 			unsigned int flags = rx_flags(d);
 
-			n->stats.rx_frames++;
-			n->stats.rx_bytes += d->length;
-			n->stats.rx_csum += flags != 0;
-			rx(ctx, n->rx_buf + n->rx_next * E1000_BUF, d->length, flags);
+			n->nic.stats.rx_frames++;
+			n->nic.stats.rx_bytes += d->length;
+			n->nic.stats.rx_csum += flags != 0;
+			rx(ctx, n->rx_buf + n->rx_next * NIC_BUF, d->length, flags);
 		}
 		d->status = 0;
 		d->errors = 0;
@@ -422,6 +493,45 @@ int e1000_poll(struct e1000 *n,
 		wr(n, RDT, last);		/* give the buffers back at once */
 	}
 	if (!done && ++n->idle_polls % 1024 == 0)
-		n->stats.rx_missed += rd(n, MPC);	/* clears on read */
+		n->nic.stats.rx_missed += rd(n, MPC);	/* clears on read */
 	return done;
 }
+
+static const struct nic_ops e1000_ops = {
+	.xmit = e1000_xmit,
+	.tx_frame = e1000_tx_frame,
+	.xmit_tso = e1000_xmit_tso,
+	.tx_kick = e1000_tx_kick,
+	.poll = e1000_poll,
+	.link_up = e1000_link_up,
+	.irq_setup = e1000_irq_setup,
+	.irq_mask = e1000_irq_mask,
+	.irq_unmask = e1000_irq_unmask,
+	.irq_ack = e1000_irq_ack,
+};
+
+/* The 82540EM: EERD done in bit 4, word address in bits 15:8 (SDM 13.4.4). */
+static const struct e1000_model m82540em = {
+	.driver = "e1000", .model = "82540EM", .device = 0x100e,
+	.eerd_done_bit = 4, .eerd_addr_shift = 8,
+};
+
+static bool match_82540em(const struct pci_dev *d)
+{
+	return e1000_model_match(d, &m82540em);
+}
+
+static int read_mac_82540em(const struct pci_dev *d, uint8_t mac[6])
+{
+	return e1000_model_read_mac(d, &m82540em, mac);
+}
+
+static int probe_82540em(const struct pci_dev *d, struct nic **out)
+{
+	return e1000_model_probe(d, &m82540em, out);
+}
+
+const struct nic_driver e1000_driver = {
+	.name = "e1000", .match = match_82540em, .read_mac = read_mac_82540em,
+	.probe = probe_82540em,
+};

@@ -41,6 +41,11 @@ uint16_t pci_read16(const struct pci_dev *d, uint8_t off)
 	return pci_read32(d, off & ~3) >> ((off & 2) * 8);
 }
 
+uint8_t pci_read8(const struct pci_dev *d, uint8_t off)
+{
+	return pci_read32(d, off & ~3) >> ((off & 3) * 8);
+}
+
 void pci_write16(const struct pci_dev *d, uint8_t off, uint16_t v)
 {
 	uint32_t old = pci_read32(d, off & ~3), shift = (off & 2) * 8;
@@ -63,25 +68,47 @@ static bool probe(struct pci_dev *d)
 	return true;
 }
 
-bool pci_find(uint16_t vendor, uint16_t device, struct pci_dev *out)
+void pci_foreach(bool (*fn)(const struct pci_dev *d, void *arg), void *arg)
 {
 	for (unsigned int bus = 0; bus < 256; bus++)
 		for (unsigned int dev = 0; dev < 32; dev++)
-			for (unsigned int fn = 0; fn < 8; fn++) {
-				struct pci_dev d = { .bus = bus, .dev = dev, .fn = fn };
+			for (unsigned int f = 0; f < 8; f++) {
+				struct pci_dev d = { .bus = bus, .dev = dev, .fn = f };
 				if (!probe(&d)) {
-					if (fn == 0)
+					if (f == 0)
 						break;	/* no device: skip its functions */
 					continue;
 				}
-				if (d.vendor == vendor && d.device == device) {
-					*out = d;
-					return true;
-				}
-				if (fn == 0 && !(pci_read32(&d, 0xc) & 0x800000))
+				if (fn(&d, arg))
+					return;
+				if (f == 0 && !(pci_read32(&d, 0xc) & 0x800000))
 					break;	/* single-function device */
 			}
-	return false;
+}
+
+struct find_arg {
+	uint16_t vendor, device;
+	struct pci_dev *out;
+	bool found;
+};
+
+static bool find_one(const struct pci_dev *d, void *arg)
+{
+	struct find_arg *a = arg;
+
+	if (d->vendor != a->vendor || d->device != a->device)
+		return false;
+	*a->out = *d;
+	a->found = true;
+	return true;
+}
+
+bool pci_find(uint16_t vendor, uint16_t device, struct pci_dev *out)
+{
+	struct find_arg a = { vendor, device, out, false };
+
+	pci_foreach(find_one, &a);
+	return a.found;
 }
 
 uint64_t pci_bar_mem(const struct pci_dev *d, int n, uint64_t *size)
@@ -106,4 +133,13 @@ uint64_t pci_bar_mem(const struct pci_dev *d, int n, uint64_t *size)
 void pci_enable_bus_master(const struct pci_dev *d)
 {
 	pci_write16(d, 4, pci_read16(d, 4) | 0x6);	/* memory space, bus master */
+}
+
+/* Command register bit 10, Interrupt Disable (PCI Local Bus 3.0, 6.2.2):
+ * the function keeps its INTx line deasserted while it is set. */
+void pci_intx(const struct pci_dev *d, bool on)
+{
+	uint16_t cmd = pci_read16(d, 4);
+
+	pci_write16(d, 4, on ? cmd & ~0x400 : cmd | 0x400);
 }

@@ -159,7 +159,7 @@ static void setup_network(void)
 	uint32_t ip, gw = 0;
 	unsigned int len;
 
-	if (netif_init() || !boot_cmdline.ip[0])
+	if (netif_init(boot_cmdline.nic) || !boot_cmdline.ip[0])
 		return;
 	if (parse_ipv4_prefix(boot_cmdline.ip, &ip, &len) ||
 	    (boot_cmdline.gw[0] && parse_ipv4(boot_cmdline.gw, &gw)))

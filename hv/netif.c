@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Glue between the e1000 driver and the stack in hv/net. */
+/* Glue between the NIC in use (drivers/nic.h) and the stack in hv/net. */
 #include <errno.h>
 #include <stdio.h>
 #include "arch/x86/apic.h"
@@ -11,10 +11,10 @@
 #include "hv/lib/spinlock.h"
 #include "hv/lib/time.h"
 
-/* The driver's flags and offsets are the stack's. */
-_Static_assert(E1000_RX_IP_CSUM_OK == NET_RX_IP_CSUM_OK, "rx flags");
-_Static_assert(E1000_RX_TCP_CSUM_OK == NET_RX_TCP_CSUM_OK, "rx flags");
-_Static_assert(NET_TCP_OFF == 34, "e1000 offload context: TCP at 34");
+/* The drivers' flags and offsets are the stack's. */
+_Static_assert(NIC_RX_IP_CSUM_OK == NET_RX_IP_CSUM_OK, "rx flags");
+_Static_assert(NIC_RX_TCP_CSUM_OK == NET_RX_TCP_CSUM_OK, "rx flags");
+_Static_assert(NET_TCP_OFF == 34, "offload contexts: TCP at 34");
 
 struct netif host_if;
 static spinlock_t lock = SPINLOCK_INIT;
@@ -25,17 +25,21 @@ uint64_t netif_now_us(void) { return time_now_us(); }
 
 static int xmit(void *ctx, const void *frame, size_t len)
 {
-	return e1000_xmit(ctx, frame, len);
+	return nic_xmit(ctx, frame, len);
 }
 
 static int xmit_tso(void *ctx, const struct net_tso *t)
 {
-	return e1000_xmit_tso(ctx, t->hdr, t->hlen, t->data, t->len, t->mss);
+	struct nic *n = ctx;
+
+	return n->ops->xmit_tso(n, t->hdr, t->hlen, t->data, t->len, t->mss);
 }
 
 static void *tx_frame(void *ctx)
 {
-	return e1000_tx_frame(ctx);
+	struct nic *n = ctx;
+
+	return n->ops->tx_frame(n);
 }
 
 static void rx(void *ctx, const void *frame, size_t len, unsigned flags)
@@ -68,7 +72,7 @@ static uint64_t seed(void)
 static void nic_irq(struct trap_frame *tf)
 {
 	(void)tf;
-	if (e1000_irq_ack(&host_if.nic)) {
+	if (host_if.nic->ops->irq_ack(host_if.nic)) {
 		host_if.irqs++;
 		host_if.spurious_run = 0;
 	} else if (++host_if.spurious_run >= IRQ_STORM && host_if.irq) {
@@ -81,17 +85,17 @@ static void nic_irq(struct trap_frame *tf)
 
 static void setup_irq(void)
 {
-	uint8_t line = host_if.nic.pci.irq_line;
+	uint8_t line = host_if.nic->pci.irq_line;
 
 	host_if.irq_line = line;
 	host_if.irq_cpu = this_cpu()->apic_id;
-	/* masked in the NIC (e1000_probe) until netif_idle unmasks it */
+	/* masked in the NIC (its probe) until netif_idle unmasks it */
 	if (!ioapic_route_pci(line, VEC_IRQ_BASE + line, host_if.irq_cpu)) {
 		pr_info("net: no interrupt line for the NIC (PCI line %u): polling", line);
 		return;
 	}
 	irq_register(VEC_IRQ_BASE + line, nic_irq);
-	e1000_irq_setup(&host_if.nic);
+	host_if.nic->ops->irq_setup(host_if.nic);
 	host_if.irq = true;
 }
 
@@ -113,10 +117,10 @@ void netif_idle(void)
 	bool nic = nic_wakes_me();
 
 	if (nic)
-		e1000_irq_unmask(&host_if.nic);
+		host_if.nic->ops->irq_unmask(host_if.nic);
 	cpu_idle();
 	if (nic)		/* also after a storm switched host_if.irq off */
-		e1000_irq_mask(&host_if.nic);
+		host_if.nic->ops->irq_mask(host_if.nic);
 }
 
 void netif_wait(void)
@@ -127,27 +131,59 @@ void netif_wait(void)
 		cpu_relax();
 }
 
-int netif_init(void)
+/* Find every card, start the chosen one; the error says why none runs. */
+static int start_nic(const char *opt)
+{
+	char want[24];
+	int err;
+
+	host_if.nr_found = nic_scan(host_if.found, NIC_MAX_FOUND);
+	if (nic_sel_parse(opt, &host_if.sel)) {
+		pr_err("net: nic=%s is neither pci:BB:DD.F nor a MAC address: networking is off",
+		       opt);
+		return -EINVAL;
+	}
+	err = nic_start(host_if.found, host_if.nr_found, &host_if.sel, &host_if.nic,
+			&host_if.in_use);
+	nic_sel_format(&host_if.sel, want);
+	if (err == -ENODEV)
+		pr_info("net: %u supported NICs, none is %s: networking is off", host_if.nr_found,
+			want);
+	else if (err)
+		pr_err("net: %s at %02x:%02x.%x did not start (%d): networking is off",
+		       host_if.found[host_if.in_use].drv->name,
+		       host_if.found[host_if.in_use].pci.bus,
+		       host_if.found[host_if.in_use].pci.dev, host_if.found[host_if.in_use].pci.fn,
+		       err);
+	return err;
+}
+
+static void fill_config(struct net_config *cfg, struct nic *n)
+{
+	for (int i = 0; i < 6; i++)
+		cfg->mac[i] = n->mac[i];
+	cfg->xmit = xmit;
+	cfg->xmit_ctx = n;
+	if (n->ops->tx_frame)
+		cfg->tx_frame = tx_frame;
+	if (n->tso && n->ops->xmit_tso) {
+		cfg->xmit_tso = xmit_tso;
+		cfg->tso_max = NIC_TSO_MAX;
+	}
+	cfg->seed = seed();
+	cfg->max_conns = 16;
+	cfg->tx_tcp_csum = n->tx_csum;
+}
+
+int netif_init(const char *nic_opt)
 {
 	struct net_config cfg = { 0 };
-	int err = e1000_probe(&host_if.nic);
+	int err = start_nic(nic_opt);
 
-	if (err) {
-		pr_info("net: no e1000 NIC found (error %d); networking is off", err);
+	host_if.probe_err = err;
+	if (err)
 		return err;
-	}
-	for (int i = 0; i < 6; i++)
-		cfg.mac[i] = host_if.nic.mac[i];
-	cfg.xmit = xmit;
-	cfg.xmit_ctx = &host_if.nic;
-	cfg.tx_frame = tx_frame;
-	if (host_if.nic.tso) {
-		cfg.xmit_tso = xmit_tso;
-		cfg.tso_max = E1000_TSO_MAX;
-	}
-	cfg.seed = seed();
-	cfg.max_conns = 16;
-	cfg.tx_tcp_csum = host_if.nic.tx_csum;
+	fill_config(&cfg, host_if.nic);
 	err = net_init(&host_if.stack, &cfg);
 	if (err)
 		return err;
@@ -168,10 +204,10 @@ void netif_poll(void)
 	}
 	netif_lock();
 	net_set_time(&host_if.stack, time_now_us());
-	while (e1000_poll(&host_if.nic, rx, &host_if.stack, 64) == 64)
+	while (nic_poll(host_if.nic, rx, &host_if.stack, 64) == 64)
 		;
 	net_poll(&host_if.stack, time_now_us());
-	e1000_tx_kick(&host_if.nic);
+	nic_tx_kick(host_if.nic);
 	netif_unlock();
 }
 

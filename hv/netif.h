@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * ferry's own network interface: the e1000 and the TCP/IP stack on it.
+ * ferry's own network interface: a NIC (drivers/nic.h: e1000, e1000e or
+ * virtio-net, chosen by the nic= option) and the TCP/IP stack on it.
  * All stack calls go through netif_lock()/netif_unlock(); netif_poll()
  * moves frames and runs timers and is called from the shell CPU's loop
  * and from long-running network commands.
@@ -9,7 +10,7 @@
 #define FERRY_HV_NETIF_H
 
 #include <stdbool.h>
-#include "drivers/e1000.h"
+#include "drivers/nic.h"
 #include "hv/net/net.h"
 
 struct netif {
@@ -21,13 +22,19 @@ struct netif {
 	uint32_t irq_cpu;		/* APIC id it is routed to (the shell CPU) */
 	uint32_t spurious_run;		/* interrupts in a row with no cause of ours */
 	uint64_t irqs;			/* interrupts with a cause of ours */
-	struct e1000 nic;
+	struct nic *nic;		/* the card in use (NULL: none) */
+	struct nic_found found[NIC_MAX_FOUND];	/* every card a driver knows */
+	unsigned int nr_found, in_use;	/* found[in_use] is nic */
+	struct nic_sel sel;		/* the nic= option */
+	int probe_err;			/* why there is no nic */
 	struct netstack stack;
 };
 
 extern struct netif host_if;
 
-int netif_init(void);			/* boot: find the NIC, start the stack */
+/* Boot: find the NICs, start the one nic_opt ("pci:BB:DD.F", a MAC, or
+ * NULL/"" for the first) chooses and the stack on it. */
+int netif_init(const char *nic_opt);
 void netif_poll(void);			/* frames in and out, timers (takes the lock) */
 void netif_lock(void);
 void netif_unlock(void);

@@ -18,7 +18,12 @@ static bool need_net(const char *cmd)
 {
 	if (host_if.present)
 		return true;
-	shell_error(cmd, "no network interface (ferry found no e1000 NIC)");
+	if (!host_if.nr_found)
+		shell_error(cmd, "no network interface (ferry found no e1000, e1000e or "
+			    "virtio-net NIC)");
+	else
+		shell_error(cmd, "no network interface (%u NICs found, none started: see `net`)",
+			    host_if.nr_found);
 	return false;
 }
 
@@ -32,18 +37,35 @@ static bool wait_step(void)
 	return true;
 }
 
-static void show_net(void)
+static void show_found(const struct nic_found *f, const char *what)
 {
-	struct netstack *s = &host_if.stack;
-	const struct net_stats *st = &s->stats;
-	char mac[18], ip[16], gw[16];
+	char mac[18];
 
-	net_format_mac(s->mac, mac);
-	net_format_ipv4(s->ip, ip);
-	net_format_ipv4(s->gw, gw);
-	shell_printf("nic:   e1000 (82540EM) at %02x:%02x.%x, MAC %s, link %s\n",
-		     host_if.nic.pci.bus, host_if.nic.pci.dev, host_if.nic.pci.fn, mac,
-		     e1000_link_up(&host_if.nic) ? "up" : "down");
+	net_format_mac(f->mac, mac);
+	shell_printf("%s %s at pci:%02x:%02x.%x, MAC %s\n", what, f->drv->name, f->pci.bus,
+		     f->pci.dev, f->pci.fn, f->mac_ok ? mac : "unknown");
+}
+
+/* The other cards ferry found, and how to choose one of them. */
+static void show_others(void)
+{
+	for (unsigned int i = 0; i < host_if.nr_found; i++)
+		if (!host_if.present || i != host_if.in_use)
+			show_found(&host_if.found[i], "other: ");
+	if (host_if.nr_found > 1)
+		shell_printf("       (nic=pci:BB:DD.F or nic=MAC on ferry's command line chooses)\n");
+}
+
+static void show_nic(void)
+{
+	struct nic *n = host_if.nic;
+	char mac[18];
+
+	net_format_mac(n->mac, mac);
+	shell_printf("nic:   %s (%s) at pci:%02x:%02x.%x, MAC %s, link %s\n", n->driver,
+		     n->model, n->pci.bus, n->pci.dev, n->pci.fn, mac,
+		     nic_link_up(n) ? "up" : "down");
+	show_others();
 	if (host_if.irq)
 		shell_printf("irq:   PCI line %u, %lu interrupts (they wake the shell CPU)\n",
 			     host_if.irq_line, host_if.irqs);
@@ -51,17 +73,31 @@ static void show_net(void)
 		shell_printf("irq:   none (PCI line %u%s): polled\n", host_if.irq_line,
 			     host_if.irq_storm ? ", masked: it fired without the NIC" : "");
 	shell_printf("offload: tx checksum %s (%lu frames), TSO %s (%lu frames), "
-		     "rx checksum verified in %lu frames\n", host_if.nic.tx_csum ? "on" : "off",
-		     host_if.nic.stats.tx_csum, host_if.nic.tso ? "on" : "off",
-		     host_if.nic.stats.tx_tso, host_if.nic.stats.rx_csum);
+		     "rx checksum verified in %lu frames\n", n->tx_csum ? "on" : "off",
+		     n->stats.tx_csum, n->tso ? "on" : "off", n->stats.tx_tso, n->stats.rx_csum);
+	if (n->stats.dev_errors)
+		shell_printf("device: %lu values from the NIC refused (bad ids or lengths)\n",
+			     n->stats.dev_errors);
+}
+
+static void show_net(void)
+{
+	struct netstack *s = &host_if.stack;
+	const struct net_stats *st = &s->stats;
+	const struct nic_stats *ns = &host_if.nic->stats;
+	char ip[16], gw[16];
+
+	net_format_ipv4(s->ip, ip);
+	net_format_ipv4(s->gw, gw);
+	show_nic();
 	if (s->ip)
 		shell_printf("ipv4:  %s/%u%s%s\n", ip, net_prefix_len(s), s->gw ? " gateway " : "",
 			     s->gw ? gw : "");
 	else
 		shell_printf("ipv4:  not configured (net ip ADDR/LEN [gw ADDR])\n");
 	shell_printf("rx:    %lu frames, %lu bytes, %lu errors, %lu dropped, %lu missed by the NIC\n",
-		     st->eth.rx_frames, st->eth.rx_bytes, st->eth.rx_errors + host_if.nic.stats.rx_errors,
-		     st->eth.rx_dropped, host_if.nic.stats.rx_missed);
+		     st->eth.rx_frames, st->eth.rx_bytes, st->eth.rx_errors + ns->rx_errors,
+		     st->eth.rx_dropped, ns->rx_missed);
 	shell_printf("tx:    %lu frames, %lu bytes, %lu errors, %lu ring-full\n",
 		     st->eth.tx_frames, st->eth.tx_bytes, st->eth.tx_errors, st->eth.tx_busy);
 	shell_printf("ip:    %lu in, %lu out, %lu bad, %lu bad checksum, %lu fragments dropped\n",
@@ -72,12 +108,30 @@ static void show_net(void)
 		     st->tcp.rx_errors + st->tcp.rx_bad_csum);
 }
 
+/* `net` with no NIC running: what was found, and why none runs. */
+static int show_no_net(void)
+{
+	char want[24];
+
+	nic_sel_format(&host_if.sel, want);
+	if (!host_if.nr_found) {
+		shell_error("net", "no network interface (ferry found no e1000, e1000e or "
+			    "virtio-net NIC)");
+		return -ENODEV;
+	}
+	shell_printf("nic:   none in use (wanted: %s; error %d)\n", want, host_if.probe_err);
+	show_others();
+	return -ENODEV;
+}
+
 int cmd_net(int argc, char **argv)
 {
 	char err[128];
 	uint32_t ip, gwip = 0;
 	unsigned int len;
 
+	if (argc == 1 && !host_if.present)
+		return show_no_net();
 	if (!need_net("net"))
 		return -ENODEV;
 	if (argc == 1) {

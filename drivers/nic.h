@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The NIC interface: what ferry's network code (hv/netif.c, and through it
+ * the stack in hv/net and the migration channel) asks of a network card,
+ * whatever its driver.  Each driver (e1000, e1000e, virtio-net) fills one
+ * `struct nic_ops` and registers a `struct nic_driver` in drivers/nic.c,
+ * which scans PCI for every card some driver claims and starts the one
+ * the `nic=` option chooses (drivers/nicsel.h).
+ *
+ * Polled, like the drivers under it: one caller at a time (the network
+ * lock); the interrupt only wakes a CPU that waits for the network.
+ */
+#ifndef FERRY_DRIVERS_NIC_H
+#define FERRY_DRIVERS_NIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "drivers/nicsel.h"
+#include "drivers/pci.h"
+
+#define NIC_BUF		2048	/* a frame buffer: a frame up to 1514 bytes fits */
+#define NIC_TSO_MAX	32768	/* payload per TSO frame, for drivers that have TSO */
+
+/* Flags for a received frame: the stack's NET_RX_* values. */
+#define NIC_RX_IP_CSUM_OK	(1u << 0)
+#define NIC_RX_TCP_CSUM_OK	(1u << 1)
+
+struct nic_stats {
+	uint64_t rx_frames, rx_bytes, tx_frames, tx_bytes;
+	uint64_t rx_errors;	/* frames the NIC marked bad, or too long */
+	uint64_t rx_missed;	/* frames the NIC dropped (ring full), if it says */
+	uint64_t tx_busy;	/* transmit ring full */
+	uint64_t tx_csum;	/* frames whose TCP checksum the NIC computed */
+	uint64_t tx_tso;	/* TSO frames (each several segments) */
+	uint64_t rx_csum;	/* frames with a checksum the NIC verified */
+	uint64_t dev_errors;	/* values from the device that made no sense */
+};
+
+typedef void (*nic_rx_fn)(void *ctx, const void *frame, size_t len, unsigned flags);
+
+struct nic;
+struct nic_ops {
+	/* Queue one frame (copied unless built in tx_frame's buffer);
+	 * -EAGAIN when the ring is full, -EINVAL for a bad length.  With
+	 * tx_csum, an IPv4 TCP frame (20-byte IP header) gets its TCP
+	 * checksum from the NIC, which adds the field (the pseudo-header
+	 * sum, with the length) to its sum. */
+	int (*xmit)(struct nic *n, const void *frame, size_t len);
+	/* The buffer of the next transmit slot (NULL: ring full). */
+	void *(*tx_frame)(struct nic *n);
+	/* One TSO frame (hv/net/net.h struct net_tso): headers hdr, payload
+	 * data[0] then data[1], cut into mss-byte segments; NULL without TSO. */
+	int (*xmit_tso)(struct nic *n, const uint8_t *hdr, size_t hlen,
+			const uint8_t *const data[2], const size_t len[2], unsigned int mss);
+	void (*tx_kick)(struct nic *n);	/* hand queued frames to the NIC */
+	/* Hand up to budget received frames to rx; returns how many. */
+	int (*poll)(struct nic *n, nic_rx_fn rx, void *ctx, int budget);
+	bool (*link_up)(struct nic *n);
+	/* The PCI interrupt, masked from probe on; causes latch while
+	 * masked; irq_ack returns and clears them (0: not this NIC's). */
+	void (*irq_setup)(struct nic *n);
+	void (*irq_mask)(struct nic *n);
+	void (*irq_unmask)(struct nic *n);
+	uint32_t (*irq_ack)(struct nic *n);
+};
+
+/* What a driver's probe fills in; the driver's own state follows it. */
+struct nic {
+	const struct nic_ops *ops;
+	const char *driver;		/* "e1000", "e1000e", "virtio-net" */
+	const char *model;		/* "82540EM", "82574L", "virtio 1.x" */
+	struct pci_dev pci;
+	uint8_t mac[6];
+	bool tx_csum;			/* TCP checksum offload: clear it before
+					 * netif_init to sum in software */
+	bool tso;			/* segmentation offload (xmit_tso) */
+	struct nic_stats stats;
+};
+
+/* A driver: which PCI functions it takes, how to read their MAC without
+ * starting them, and how to start one (allocating its state). */
+struct nic_driver {
+	const char *name;
+	bool (*match)(const struct pci_dev *d);
+	int (*read_mac)(const struct pci_dev *d, uint8_t mac[6]);
+	int (*probe)(const struct pci_dev *d, struct nic **out);
+};
+
+extern const struct nic_driver e1000_driver, e1000e_driver, virtio_net_driver;
+
+/* A card some driver claims, found by nic_scan. */
+struct nic_found {
+	struct pci_dev pci;
+	const struct nic_driver *drv;
+	uint8_t mac[6];
+	bool mac_ok;			/* read_mac succeeded */
+};
+
+#define NIC_MAX_FOUND	8
+
+/* Every PCI function a driver claims, in bus order, up to max; the count. */
+unsigned int nic_scan(struct nic_found *found, unsigned int max);
+/*
+ * Start the card sel chooses among found[0..n) (the first one when sel is
+ * NIC_SEL_ANY); *which is its index.  -ENODEV when there is none or none
+ * matches, else the driver's probe error.
+ */
+int nic_start(const struct nic_found *found, unsigned int n, const struct nic_sel *sel,
+	      struct nic **out, unsigned int *which);
+
+/* Is this frame IPv4 (20-byte header) carrying TCP, as offloads want? */
+bool nic_frame_is_tcp4(const uint8_t *frame, size_t len);
+
+static inline int nic_xmit(struct nic *n, const void *f, size_t len) { return n->ops->xmit(n, f, len); }
+static inline void nic_tx_kick(struct nic *n) { n->ops->tx_kick(n); }
+static inline bool nic_link_up(struct nic *n) { return n->ops->link_up(n); }
+static inline int nic_poll(struct nic *n, nic_rx_fn rx, void *ctx, int budget)
+{
+	return n->ops->poll(n, rx, ctx, budget);
+}
+
+#endif
