@@ -44,9 +44,22 @@ class NetNS:
         sh("ip", "netns", "del", self.name, check=False)
 
 
-def qemu_nic(tap, mac):
-    return ["-netdev", f"tap,id=n0,ifname={tap},script=no,downscript=no",
-            "-device", f"e1000,netdev=n0,mac={mac}"]
+# QEMU NIC models ferry drives, by the name tests use for them.
+QEMU_NICS = {
+    "e1000": "e1000",
+    "e1000e": "e1000e",
+    "virtio-net": "virtio-net-pci,disable-legacy=on",
+}
+
+
+def qemu_nic(tap, mac, model="e1000", netdev="n0", addr=None):
+    """QEMU options for one NIC of `model` (a QEMU_NICS key) on tap; addr
+    puts it in that PCI slot (00:addr.0)."""
+    dev = f"{QEMU_NICS[model]},netdev={netdev},mac={mac}"
+    if addr is not None:
+        dev += f",addr={addr:#x}"
+    return ["-netdev", f"tap,id={netdev},ifname={tap},script=no,downscript=no",
+            "-device", dev]
 
 
 def bochs_nic(tap, mac):
