@@ -40,7 +40,8 @@ ARCH_SRCS    := arch/x86/desc.c arch/x86/trap.c arch/x86/apic.c arch/x86/time.c 
 	arch/x86/emulate/gwalk.c arch/x86/emulate/fetch.c
 MM_SRCS      := hv/mm/frame.c hv/mm/memory.c hv/mm/dirty.c hv/mm/gpmap.c
 DRIVER_SRCS  := drivers/serial.c drivers/rtc.c drivers/pci.c drivers/nic.c drivers/nicsel.c \
-	drivers/e1000.c drivers/e1000e.c drivers/virtq.c drivers/virtio_pci.c drivers/virtio_net.c
+	drivers/e1000.c drivers/e1000e.c drivers/virtq.c drivers/virtio_pci.c drivers/virtio_net.c \
+	drivers/vnet_hdr.c
 VDEV_SRCS    := hv/vdev/snap.c hv/vdev/pic.c hv/vdev/pit.c hv/vdev/uart.c hv/vdev/rtc.c \
 	hv/vdev/devices.c hv/vdev/lapic.c hv/vdev/ioapic.c hv/vdev/apicbus.c hv/vdev/pvclock.c
 LOADER_SRCS  := hv/loader/mb1elf.c hv/loader/bzimage.c hv/loader/e820.c \

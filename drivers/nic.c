@@ -2,7 +2,6 @@
 /* The NIC drivers, the PCI scan for their cards and the choice of one. */
 #include <errno.h>
 #include "drivers/nic.h"
-#include "hv/lib/log.h"
 
 static const struct nic_driver *const drivers[] = {
 	&e1000_driver, &e1000e_driver, &virtio_net_driver,
@@ -57,11 +56,4 @@ int nic_start(const struct nic_found *found, unsigned int n, const struct nic_se
 		return f->drv->probe(&f->pci, out);
 	}
 	return -ENODEV;
-}
-
-/* Ethernet type IPv4, a 20-byte IP header (version 4, IHL 5), protocol 6. */
-bool nic_frame_is_tcp4(const uint8_t *f, size_t len)
-{
-	return len >= 14 + 20 + 20 && f[12] == 0x08 && f[13] == 0x00 && f[14] == 0x45 &&
-	       f[14 + 9] == 6;
 }

@@ -109,8 +109,13 @@ unsigned int nic_scan(struct nic_found *found, unsigned int max);
 int nic_start(const struct nic_found *found, unsigned int n, const struct nic_sel *sel,
 	      struct nic **out, unsigned int *which);
 
-/* Is this frame IPv4 (20-byte header) carrying TCP, as offloads want? */
-bool nic_frame_is_tcp4(const uint8_t *frame, size_t len);
+/* Is this frame IPv4 with a 20-byte header (version 4, IHL 5) carrying
+ * TCP (protocol 6), as the offloads want? */
+static inline bool nic_frame_is_tcp4(const uint8_t *f, size_t len)
+{
+	return len >= 14 + 20 + 20 && f[12] == 0x08 && f[13] == 0x00 && f[14] == 0x45 &&
+	       f[14 + 9] == 6;
+}
 
 static inline int nic_xmit(struct nic *n, const void *f, size_t len) { return n->ops->xmit(n, f, len); }
 static inline void nic_tx_kick(struct nic *n) { n->ops->tx_kick(n); }
