@@ -215,14 +215,16 @@ static void setup_tx(struct e1000 *n)
 	tx_kick(n);
 }
 
-bool e1000_model_match(const struct pci_dev *d, const struct e1000_model *m)
+bool e1000_model_match(const struct pci_dev *d, const void *model)
 {
+	const struct e1000_model *m = model;
+
 	return d->vendor == 0x8086 && d->device == m->device;
 }
 
-int e1000_model_read_mac(const struct pci_dev *d, const struct e1000_model *m, uint8_t mac[6])
+int e1000_model_read_mac(const struct pci_dev *d, const void *model, uint8_t mac[6])
 {
-	struct e1000 n = { .m = m };
+	struct e1000 n = { .m = model };
 	int err = map_regs(&n, d);
 
 	if (err)
@@ -261,8 +263,9 @@ static int start(struct e1000 *n, const struct pci_dev *d)
 static const struct nic_ops e1000_ops;
 static bool e1000_link_up(struct nic *nic);
 
-int e1000_model_probe(const struct pci_dev *d, const struct e1000_model *m, struct nic **out)
+int e1000_model_probe(const struct pci_dev *d, const void *model, struct nic **out)
 {
+	const struct e1000_model *m = model;
 	struct e1000 *n = calloc(1, sizeof(*n));
 	int err;
 
@@ -516,22 +519,7 @@ static const struct e1000_model m82540em = {
 	.eerd_done_bit = 4, .eerd_addr_shift = 8,
 };
 
-static bool match_82540em(const struct pci_dev *d)
-{
-	return e1000_model_match(d, &m82540em);
-}
-
-static int read_mac_82540em(const struct pci_dev *d, uint8_t mac[6])
-{
-	return e1000_model_read_mac(d, &m82540em, mac);
-}
-
-static int probe_82540em(const struct pci_dev *d, struct nic **out)
-{
-	return e1000_model_probe(d, &m82540em, out);
-}
-
 const struct nic_driver e1000_driver = {
-	.name = "e1000", .match = match_82540em, .read_mac = read_mac_82540em,
-	.probe = probe_82540em,
+	.name = "e1000", .arg = &m82540em, .match = e1000_model_match,
+	.read_mac = e1000_model_read_mac, .probe = e1000_model_probe,
 };

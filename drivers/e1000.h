@@ -53,12 +53,10 @@ struct e1000 {
 	unsigned int idle_polls;
 };
 
-/* The model-independent halves of a struct nic_driver. */
-bool e1000_model_match(const struct pci_dev *d, const struct e1000_model *m);
-int e1000_model_read_mac(const struct pci_dev *d, const struct e1000_model *m,
-			 uint8_t mac[6]);
-/* Reset and start the card; the NIC is allocated (NULL on failure). */
-int e1000_model_probe(const struct pci_dev *d, const struct e1000_model *m,
-		      struct nic **out);
+/* The struct nic_driver callbacks, arg a const struct e1000_model *:
+ * probe resets and starts the card, allocating it (NULL on failure). */
+bool e1000_model_match(const struct pci_dev *d, const void *model);
+int e1000_model_read_mac(const struct pci_dev *d, const void *model, uint8_t mac[6]);
+int e1000_model_probe(const struct pci_dev *d, const void *model, struct nic **out);
 
 #endif

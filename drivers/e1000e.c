@@ -34,22 +34,7 @@ static const struct e1000_model m82574l = {
 	.eerd_done_bit = 1, .eerd_addr_shift = 2,
 };
 
-static bool match_82574l(const struct pci_dev *d)
-{
-	return e1000_model_match(d, &m82574l);
-}
-
-static int read_mac_82574l(const struct pci_dev *d, uint8_t mac[6])
-{
-	return e1000_model_read_mac(d, &m82574l, mac);
-}
-
-static int probe_82574l(const struct pci_dev *d, struct nic **out)
-{
-	return e1000_model_probe(d, &m82574l, out);
-}
-
 const struct nic_driver e1000e_driver = {
-	.name = "e1000e", .match = match_82574l, .read_mac = read_mac_82574l,
-	.probe = probe_82574l,
+	.name = "e1000e", .arg = &m82574l, .match = e1000_model_match,
+	.read_mac = e1000_model_read_mac, .probe = e1000_model_probe,
 };

@@ -15,7 +15,7 @@ struct scan {
 static const struct nic_driver *driver_for(const struct pci_dev *d)
 {
 	for (unsigned int i = 0; i < sizeof(drivers) / sizeof(drivers[0]); i++)
-		if (drivers[i]->match(d))
+		if (drivers[i]->match(d, drivers[i]->arg))
 			return drivers[i];
 	return NULL;
 }
@@ -30,7 +30,7 @@ static bool scan_one(const struct pci_dev *d, void *arg)
 		return false;
 	f = &s->found[s->n++];
 	*f = (struct nic_found){ .pci = *d, .drv = drv };
-	f->mac_ok = drv->read_mac(d, f->mac) == 0;
+	f->mac_ok = drv->read_mac(d, drv->arg, f->mac) == 0;
 	return s->n == s->max;
 }
 
@@ -53,7 +53,7 @@ int nic_start(const struct nic_found *found, unsigned int n, const struct nic_se
 				   f->mac_ok ? f->mac : NULL))
 			continue;
 		*which = i;
-		return f->drv->probe(&f->pci, out);
+		return f->drv->probe(&f->pci, f->drv->arg, out);
 	}
 	return -ENODEV;
 }

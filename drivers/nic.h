@@ -79,12 +79,14 @@ struct nic {
 };
 
 /* A driver: which PCI functions it takes, how to read their MAC without
- * starting them, and how to start one (allocating its state). */
+ * starting them, and how to start one (allocating its state).  Each
+ * callback gets the driver's arg (one code serving several models). */
 struct nic_driver {
 	const char *name;
-	bool (*match)(const struct pci_dev *d);
-	int (*read_mac)(const struct pci_dev *d, uint8_t mac[6]);
-	int (*probe)(const struct pci_dev *d, struct nic **out);
+	const void *arg;
+	bool (*match)(const struct pci_dev *d, const void *arg);
+	int (*read_mac)(const struct pci_dev *d, const void *arg, uint8_t mac[6]);
+	int (*probe)(const struct pci_dev *d, const void *arg, struct nic **out);
 };
 
 extern const struct nic_driver e1000_driver, e1000e_driver, virtio_net_driver;

@@ -88,8 +88,9 @@ static void status_add(struct vnet *v, uint8_t bits)
 }
 
 /* ---- finding the device's regions ---- */
-static bool is_virtio_net(const struct pci_dev *d)
+static bool is_virtio_net(const struct pci_dev *d, const void *arg)
 {
+	(void)arg;
 	/* 0x1041: modern only; 0x1000: transitional, driven through its
 	 * modern capabilities when it has them (4.1.2) */
 	return d->vendor == VIRTIO_PCI_VENDOR && (d->device == 0x1041 || d->device == 0x1000);
@@ -286,11 +287,12 @@ static int start(struct vnet *v, const struct pci_dev *d)
 static const struct nic_ops vnet_ops;
 static bool vnet_link_up(struct nic *nic);
 
-static int vnet_probe(const struct pci_dev *d, struct nic **out)
+static int vnet_probe(const struct pci_dev *d, const void *arg, struct nic **out)
 {
 	struct vnet *v = calloc(1, sizeof(*v));
 	int err;
 
+	(void)arg;
 	*out = NULL;
 	if (!v)
 		return -ENOMEM;
@@ -311,12 +313,13 @@ static int vnet_probe(const struct pci_dev *d, struct nic **out)
 	return 0;
 }
 
-static int vnet_read_mac(const struct pci_dev *d, uint8_t mac[6])
+static int vnet_read_mac(const struct pci_dev *d, const void *arg, uint8_t mac[6])
 {
 	struct vnet v = { 0 };
 	struct virtio_pci_layout l;
 	int err = map_layout(&v, d, &l);
 
+	(void)arg;
 	return err ? err : read_cfg_mac(&v, &l, mac);
 }
 

@@ -147,31 +147,38 @@ void pci_foreach(bool (*fn)(const struct pci_dev *d, void *arg), void *arg)
 			return;
 }
 
-static bool is(const struct pci_dev *d, uint16_t dev) { return d->vendor == 0x8086 && d->device == dev; }
-static bool m_e1000(const struct pci_dev *d) { return is(d, 0x100e); }
-static bool m_e1000e(const struct pci_dev *d) { return is(d, 0x10d3); }
-static bool m_virtio(const struct pci_dev *d) { return d->vendor == 0x1af4; }
+/* arg: the device id the fake driver takes (vendor 0x8086), or 0: virtio */
+static bool fake_match(const struct pci_dev *d, const void *arg)
+{
+	uint16_t dev = *(const uint16_t *)arg;
+
+	return dev ? d->vendor == 0x8086 && d->device == dev : d->vendor == 0x1af4;
+}
 
 /* The MAC is 02:00:00:00:00:<slot>; slot 6 has none readable. */
-static int fake_mac(const struct pci_dev *d, uint8_t mac[6])
+static int fake_mac(const struct pci_dev *d, const void *arg, uint8_t mac[6])
 {
+	(void)arg;
 	if (d->dev == 6)
 		return -ENOENT;
 	memcpy(mac, (uint8_t[6]){ 2, 0, 0, 0, 0, d->dev }, 6);
 	return 0;
 }
 
-static int fake_probe(const struct pci_dev *d, struct nic **out)
+static int fake_probe(const struct pci_dev *d, const void *arg, struct nic **out)
 {
+	(void)arg;
 	probes++;
 	the_nic.pci = *d;
 	*out = probe_rc ? NULL : &the_nic;
 	return probe_rc;
 }
 
-const struct nic_driver e1000_driver = { "e1000", m_e1000, fake_mac, fake_probe };
-const struct nic_driver e1000e_driver = { "e1000e", m_e1000e, fake_mac, fake_probe };
-const struct nic_driver virtio_net_driver = { "virtio-net", m_virtio, fake_mac, fake_probe };
+static const uint16_t id_e1000 = 0x100e, id_e1000e = 0x10d3, id_virtio = 0;
+const struct nic_driver e1000_driver = { "e1000", &id_e1000, fake_match, fake_mac, fake_probe };
+const struct nic_driver e1000e_driver = { "e1000e", &id_e1000e, fake_match, fake_mac, fake_probe };
+const struct nic_driver virtio_net_driver = { "virtio-net", &id_virtio, fake_match, fake_mac,
+					      fake_probe };
 
 static void fake_bus(void)
 {
