@@ -229,7 +229,7 @@ int e1000_model_read_mac(const struct pci_dev *d, const void *model, uint8_t mac
 
 	if (err)
 		return err;
-	pci_enable_bus_master(d);	/* memory decoding, for the registers */
+	pci_enable_mem(d);		/* the registers only: no DMA yet */
 	return mac_from_card(&n, mac) ? 0 : -ENOENT;
 }
 

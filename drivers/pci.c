@@ -130,6 +130,11 @@ uint64_t pci_bar_mem(const struct pci_dev *d, int n, uint64_t *size)
 	return ((uint64_t)hi << 32) | (lo & ~0xfu);
 }
 
+void pci_enable_mem(const struct pci_dev *d)
+{
+	pci_write16(d, 4, pci_read16(d, 4) | 0x2);	/* memory space */
+}
+
 void pci_enable_bus_master(const struct pci_dev *d)
 {
 	pci_write16(d, 4, pci_read16(d, 4) | 0x6);	/* memory space, bus master */

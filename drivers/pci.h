@@ -24,7 +24,8 @@ void pci_foreach(bool (*fn)(const struct pci_dev *d, void *arg), void *arg);
 bool pci_find(uint16_t vendor, uint16_t device, struct pci_dev *out);
 /* Memory BAR n: its physical address and size (0 if it is an I/O BAR). */
 uint64_t pci_bar_mem(const struct pci_dev *d, int n, uint64_t *size);
-void pci_enable_bus_master(const struct pci_dev *d);
+void pci_enable_mem(const struct pci_dev *d);	/* decode its memory BARs */
+void pci_enable_bus_master(const struct pci_dev *d);	/* ... and let it DMA */
 /* Let the function raise its INTx line (on) or keep it quiet. */
 void pci_intx(const struct pci_dev *d, bool on);
 

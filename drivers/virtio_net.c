@@ -130,7 +130,7 @@ static int map_layout(struct vnet *v, const struct pci_dev *d, struct virtio_pci
 
 	if (err)
 		return err;
-	pci_enable_bus_master(d);
+	pci_enable_mem(d);		/* bus mastering waits for the rings */
 	v->notify_pa = bar_pa[l->notify.bar];
 	v->common = map_region(&l->common, bar_pa);
 	v->isr = map_region(&l->isr, bar_pa);
@@ -278,6 +278,7 @@ static int start(struct vnet *v, const struct pci_dev *d)
 		err = setup_queue(v, &l, TXQ);
 	if (err)
 		return err;
+	pci_enable_bus_master(d);
 	pci_intx(d, false);		/* masked until netif_idle wants it */
 	status_add(v, VIRTIO_STATUS_DRIVER_OK);
 	rx_fill(v);

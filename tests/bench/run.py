@@ -12,7 +12,8 @@ guest-vmx: the same ratio on Bochs (Intel VMX).
 exits: microseconds per CPUID exit and per port write under ferry (SVM on
        QEMU); with FERRY_BASE_ISO=other.iso, alternated with that build in
        one run and given as ratios, pair by pair.
-net:   ferry's nettest send vs Linux sending on the same e1000 and bridge.
+net:   ferry's nettest send vs Linux sending on the same NIC and bridge, for
+       each NIC ferry drives (e1000, e1000e, virtio-net).
 migrate: live-migration downtime, time, rounds, bytes and stream rate
        (two QEMU hosts; an idle guest and the dirty guest at 10/50/90%).
 """
