@@ -27,6 +27,7 @@
 struct vnet {
 	struct nic nic;			/* first: the stack's view */
 	volatile uint8_t *common, *isr, *device;
+	uint32_t device_len;		/* bytes of device configuration */
 	volatile uint16_t *doorbell[2];
 	uint64_t features;
 	uint64_t notify_pa;		/* the notify region's BAR */
@@ -135,6 +136,7 @@ static int map_layout(struct vnet *v, const struct pci_dev *d, struct virtio_pci
 	v->common = map_region(&l->common, bar_pa);
 	v->isr = map_region(&l->isr, bar_pa);
 	v->device = l->device.found ? map_region(&l->device, bar_pa) : NULL;
+	v->device_len = l->device.found ? l->device.len : 0;
 	if (!v->common || !v->isr || (l->device.found && !v->device))
 		return -ENOMEM;
 	return 0;
@@ -329,7 +331,7 @@ static bool vnet_link_up(struct nic *nic)
 {
 	struct vnet *v = V(nic);
 
-	if (!has(v, VIRTIO_NET_F_STATUS) || !v->device || !v->common)
+	if (!has(v, VIRTIO_NET_F_STATUS) || !v->device || v->device_len < MAC_LEN_CFG)
 		return true;	/* no status: the link counts as up (5.1.4) */
 	return *(volatile uint16_t *)(v->device + 6) & VNET_S_LINK_UP;
 }
@@ -498,6 +500,7 @@ static void rx_one(struct vnet *v, int rc, uint16_t id, uint32_t len, nic_rx_fn 
 
 	if (rc < 0 || len < VNET_HDR_LEN + 14) {
 		v->nic.stats.rx_errors++;	/* too long for the buffer, or a runt */
+		v->nic.stats.dev_errors += rc < 0;
 	} else {
 		v->nic.stats.rx_frames++;
 		v->nic.stats.rx_bytes += len - VNET_HDR_LEN;
