@@ -19,7 +19,7 @@
 
 #define RXQ	0
 #define TXQ	1
-#define TX_BATCH 32		/* frames queued before a doorbell */
+#define TX_BATCH 32		/* descriptors queued before a doorbell */
 #define TSO_SEGS (2 + NIC_TSO_MAX / NIC_BUF)	/* descriptors of a TSO frame, at most */
 #define MAC_LEN_CFG 8		/* device config: mac[6], status */
 #define VNET_S_LINK_UP 1
@@ -407,11 +407,13 @@ static int tx_full(struct vnet *v)
 	return -EAGAIN;
 }
 
-static void tx_queued(struct vnet *v, uint64_t frames, uint64_t bytes)
+/* Counted in descriptors: a TSO frame takes up to TSO_SEGS of them. */
+static void tx_queued(struct vnet *v, unsigned int descs, uint64_t frames, uint64_t bytes)
 {
 	v->nic.stats.tx_frames += frames;
 	v->nic.stats.tx_bytes += bytes;
-	if (++v->tx_unkicked >= TX_BATCH)
+	v->tx_unkicked += descs;
+	if (v->tx_unkicked >= TX_BATCH)
 		tx_kick(v);
 }
 
@@ -435,7 +437,7 @@ static int vnet_xmit(struct nic *nic, const void *frame, size_t len)
 	seg = (struct virtq_seg){ v->buf_pa[TXQ] + (uint64_t)id * NIC_BUF,
 				  (uint32_t)len + VNET_HDR_LEN, false };
 	virtq_publish(&v->q[TXQ], &id, &seg, 1);
-	tx_queued(v, 1, len);
+	tx_queued(v, 1, 1, len);
 	return 0;
 }
 
@@ -480,7 +482,7 @@ static int vnet_xmit_tso(struct nic *nic, const uint8_t *hdr, size_t hlen,
 	tso_payload(v, ids, segs, &k, data[1], len[1]);
 	virtq_publish(&v->q[TXQ], ids, segs, k);
 	v->nic.stats.tx_tso++;
-	tx_queued(v, (total + mss - 1) / mss, total + hlen * ((total + mss - 1) / mss));
+	tx_queued(v, k, (total + mss - 1) / mss, total + hlen * ((total + mss - 1) / mss));
 	return 0;
 }
 
