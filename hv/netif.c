@@ -134,6 +134,7 @@ void netif_wait(void)
 /* Find every card, start the chosen one; the error says why none runs. */
 static int start_nic(const char *opt)
 {
+	const struct nic_found *f;
 	char want[24];
 	int err;
 
@@ -145,16 +146,14 @@ static int start_nic(const char *opt)
 	}
 	err = nic_start(host_if.found, host_if.nr_found, &host_if.sel, &host_if.nic,
 			&host_if.in_use);
+	f = &host_if.found[host_if.in_use];
 	nic_sel_format(&host_if.sel, want);
 	if (err == -ENODEV)
 		pr_info("net: %u supported NICs, none is %s: networking is off", host_if.nr_found,
 			want);
 	else if (err)
-		pr_err("net: %s at %02x:%02x.%x did not start (%d): networking is off",
-		       host_if.found[host_if.in_use].drv->name,
-		       host_if.found[host_if.in_use].pci.bus,
-		       host_if.found[host_if.in_use].pci.dev, host_if.found[host_if.in_use].pci.fn,
-		       err);
+		pr_err("net: %s at pci:%02x:%02x.%x did not start (%d): networking is off",
+		       f->drv->name, f->pci.bus, f->pci.dev, f->pci.fn, err);
 	return err;
 }
 
