@@ -495,7 +495,8 @@ static void check_status(struct vnet *v)
 	pr_err("virtio-net: the device needs a reset (DEVICE_NEEDS_RESET): it is stuck");
 }
 
-/* One used receive buffer: hand its frame up, then give it back. */
+/* One used receive buffer: hand its frame up, then give a buffer back
+ * (the same one: virtq_get just freed it). */
 static void rx_one(struct vnet *v, int rc, uint16_t id, uint32_t len, nic_rx_fn rx, void *ctx)
 {
 	const uint8_t *b = v->buf[RXQ] + (size_t)id * NIC_BUF;
@@ -508,7 +509,8 @@ static void rx_one(struct vnet *v, int rc, uint16_t id, uint32_t len, nic_rx_fn 
 		v->nic.stats.rx_bytes += len - VNET_HDR_LEN;
 		rx(ctx, b + VNET_HDR_LEN, len - VNET_HDR_LEN, 0);
 	}
-	rx_give(v, id);
+	if (virtq_alloc(&v->q[RXQ], 1, &id) == 0)
+		rx_give(v, id);
 }
 
 static int vnet_poll(struct nic *nic, nic_rx_fn rx, void *ctx, int budget)
