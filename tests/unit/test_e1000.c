@@ -19,20 +19,11 @@
 
 #include "arch/x86/mm.h"
 #include "drivers/e1000.h"
-#include "hv/lib/log.h"
+#include "tests/unit/drv_host.h"
 
 /* ---- the machine around the driver ---- */
 static uint32_t regs[0x20000 / 4];
 
-void log_printf(enum log_level level, const char *fmt, ...)
-{
-	(void)level;
-	(void)fmt;
-}
-
-void udelay(uint64_t us) { (void)us; }
-void pci_enable_mem(const struct pci_dev *d) { (void)d; }
-void pci_enable_bus_master(const struct pci_dev *d) { (void)d; }
 
 void *ioremap(uint64_t pa, uint64_t len)
 {
@@ -45,20 +36,6 @@ uint64_t pci_bar_mem(const struct pci_dev *d, int n, uint64_t *size)
 	(void)d;
 	*size = n == 0 ? sizeof(regs) : 0;
 	return n == 0 ? 0xfebc0000 : 0;
-}
-
-/* Host memory, at "physical" addresses that phys_to_virt maps back. */
-static void *blocks[16];
-static int nblocks;
-
-uint64_t frame_alloc_contig(size_t n, size_t align_frames)
-{
-	void *p = aligned_alloc(4096, n * 4096);
-
-	(void)align_frames;
-	assert_non_null(p);
-	blocks[nblocks++] = p;
-	return (uint64_t)(uintptr_t)p - DIRECT_MAP_BASE;
 }
 
 enum { CTRL = 0, STATUS = 8, RDBAL = 0x2800, RDLEN = 0x2808, RDT = 0x2818, TDBAL = 0x3800,
@@ -86,7 +63,6 @@ static int setup(void **state)
 	R(RAL0) = 0x12005452;			/* 52:54:00:12:34:56, valid */
 	R(RAH0) = 0x5634 | 1u << 31;
 	R(STATUS) = 2;				/* link up */
-	nblocks = 0;
 	assert_int_equal(e1000_driver.probe(&pci, e1000_driver.arg, &nic), 0);
 	return 0;
 }
@@ -95,8 +71,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	free(nic);
-	for (int i = 0; i < nblocks; i++)
-		free(blocks[i]);
+	drv_host_free();
 	return 0;
 }
 

@@ -23,7 +23,7 @@
 #include "drivers/virtio_pci.h"
 #include "drivers/virtq.h"
 #include "hv/lib/bytes.h"
-#include "hv/lib/log.h"
+#include "tests/unit/drv_host.h"
 
 #define BAR_PA	0xfe000000ull
 enum { COMMON = 0x0000, ISR = 0x1000, DEVCFG = 0x2000, NOTIFY = 0x3000, BAR_SIZE = 0x4000 };
@@ -32,15 +32,6 @@ static uint8_t cfg[256];
 static uint8_t bar[BAR_SIZE] __attribute__((aligned(8)));
 static bool intx_on;
 
-void log_printf(enum log_level level, const char *fmt, ...)
-{
-	(void)level;
-	(void)fmt;
-}
-
-void udelay(uint64_t us) { (void)us; }
-void pci_enable_mem(const struct pci_dev *d) { (void)d; }
-void pci_enable_bus_master(const struct pci_dev *d) { (void)d; }
 void pci_intx(const struct pci_dev *d, bool on) { (void)d; intx_on = on; }
 uint32_t pci_read32(const struct pci_dev *d, uint8_t off) { (void)d; return get_le32(cfg + off); }
 
@@ -56,21 +47,6 @@ void *ioremap(uint64_t pa, uint64_t len)
 	if (pa < BAR_PA || pa + len > BAR_PA + BAR_SIZE)
 		return NULL;
 	return bar + (pa - BAR_PA);
-}
-
-/* Host memory at "physical" addresses phys_to_virt maps back; in the
- * order the driver asks: receive ring, its buffers, transmit ring, its. */
-static void *blocks[8];
-static int nblocks;
-
-uint64_t frame_alloc_contig(size_t n, size_t align_frames)
-{
-	void *p = aligned_alloc(4096, n * 4096);
-
-	(void)align_frames;
-	assert_non_null(p);
-	blocks[nblocks++] = p;
-	return (uint64_t)(uintptr_t)p - DIRECT_MAP_BASE;
 }
 
 static void cap(unsigned int at, unsigned int next, uint8_t type, uint32_t off, uint8_t clen)
@@ -163,12 +139,11 @@ static int setup(void **state)
 {
 	(void)state;
 	device();
-	nblocks = 0;
 	intx_on = true;
 	assert_int_equal(virtio_net_driver.probe(&pci, virtio_net_driver.arg, &nic), 0);
-	assert_int_equal(nblocks, 4);
-	dq_at(&rxq, blocks[0]);
-	dq_at(&txq, blocks[2]);
+	assert_int_equal(drv_host_blocks(), 4);
+	dq_at(&rxq, drv_host_block(0));
+	dq_at(&txq, drv_host_block(2));
 	return 0;
 }
 
@@ -176,9 +151,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	free(nic);
-	for (int i = 0; i < nblocks; i++)
-		free(blocks[i]);
-	nblocks = 0;
+	drv_host_free();
 	return 0;
 }
 
