@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "arch/x86/mm.h"
@@ -54,4 +55,12 @@ void drv_host_free(void)
 	for (int i = 0; i < nblocks; i++)
 		free(blocks[i]);
 	nblocks = 0;
+}
+
+void drv_host_tcp4(uint8_t *f, size_t len)
+{
+	memset(f, 0, len);
+	f[12] = 0x08;
+	f[14] = 0x45;
+	f[14 + 9] = 6;
 }

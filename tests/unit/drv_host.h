@@ -9,6 +9,11 @@
 #ifndef FERRY_TESTS_UNIT_DRV_HOST_H
 #define FERRY_TESTS_UNIT_DRV_HOST_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+/* A zeroed frame of len bytes: Ethernet, IPv4 (IHL 5), protocol TCP. */
+void drv_host_tcp4(uint8_t *f, size_t len);
 /* The i-th block the driver allocated, in order. */
 void *drv_host_block(int i);
 int drv_host_blocks(void);

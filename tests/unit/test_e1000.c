@@ -98,15 +98,6 @@ static void test_probe(void **state)
 					e1000_driver.arg));
 }
 
-/* Ethernet + IPv4 (IHL 5) + TCP, len bytes. */
-static void tcp4(uint8_t *f, size_t len)
-{
-	memset(f, 0, len);
-	f[12] = 0x08;
-	f[14] = 0x45;
-	f[14 + 9] = 6;
-}
-
 /* ---- transmit ---- */
 static void test_xmit_descriptors(void **state)
 {
@@ -117,7 +108,7 @@ static void test_xmit_descriptors(void **state)
 	assert_int_equal(nic->ops->xmit(nic, f, sizeof(f)), 0);
 	assert_int_equal(t[1].lower, 60u | 1u << 24 | 1u << 25 | 1u << 27);	/* EOP IFCS RS */
 	assert_memory_equal(phys_to_virt(t[1].addr), f, 60);
-	tcp4(f, sizeof(f));
+	drv_host_tcp4(f, sizeof(f));
 	assert_int_equal(nic->ops->xmit(nic, f, sizeof(f)), 0);
 	assert_int_equal(t[2].lower & (1u << 29 | 0xf << 20), 1u << 29 | 1u << 20);	/* DEXT, data */
 	assert_int_equal(t[2].upper, 1u << 9);				/* TXSM */
@@ -170,7 +161,7 @@ static void test_tso(void **state)
 	struct txd *t = tx_ring();
 
 	(void)state;
-	tcp4(hdr, sizeof(hdr));
+	drv_host_tcp4(hdr, sizeof(hdr));
 	memset(payload, 0x5a, sizeof(payload));
 	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, data, len, 1448), 0);
 	/* context: TSE and PAYLEN 5000; HDRLEN 54, MSS 1448 */

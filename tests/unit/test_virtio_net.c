@@ -271,14 +271,6 @@ static void test_rx_hostile(void **state)
 }
 
 /* ---- transmit ---- */
-static void tcp4(uint8_t *f, size_t len)
-{
-	memset(f, 0, len);
-	f[12] = 0x08;
-	f[14] = 0x45;
-	f[14 + 9] = 6;
-}
-
 static void test_tx(void **state)
 {
 	uint8_t f[60];
@@ -286,7 +278,7 @@ static void test_tx(void **state)
 	int id;
 
 	(void)state;
-	tcp4(f, sizeof(f));
+	drv_host_tcp4(f, sizeof(f));
 	assert_int_equal(nic->ops->xmit(nic, f, sizeof(f)), 0);
 	id = dq_take(&txq);
 	assert_true(id >= 0);
@@ -354,7 +346,7 @@ static void test_tso(void **state)
 	int id, k = 0;
 
 	(void)state;
-	tcp4(hdr, sizeof(hdr));
+	drv_host_tcp4(hdr, sizeof(hdr));
 	put_be16(hdr + 16, 40 + 5000);
 	memset(p0, 0x11, sizeof(p0));
 	memset(p1, 0x22, sizeof(p1));
