@@ -8,12 +8,16 @@
 # DIR/vmlinuz     the kernel of the package linux-image-amd64 depends on,
 #                 as the .deb ships it (downloaded with apt-get download)
 # DIR/initrd      busybox (from busybox-static) whose /init gives a shell on
-#                 the console (tools/mkinitramfs.sh), with e1000 modules
-# Does nothing when both are there.  Needs apt (root for apt-get update).
+#                 the console (tools/mkinitramfs.sh), with the e1000 and
+#                 virtio-net (PCI) modules, which Debian builds as modules
+# Does nothing when both are there and the initrd was made with today's
+# module list (DIR/initrd.modules).  Needs apt (root for apt-get update).
 set -eu
 dir=${1:-build/linux}
 top=$(cd "$(dirname "$0")/.." && pwd)
-[ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd" ] && exit 0
+mods="e1000 virtio_pci virtio_net"
+[ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd" ] &&
+	[ "$(cat "$dir/initrd.modules" 2>/dev/null)" = "$mods" ] && exit 0
 mkdir -p "$dir/root"
 pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
 	sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -n 1)
@@ -23,14 +27,17 @@ if [ -z "$pkg" ]; then
 		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -n 1)
 fi
 [ -n "$pkg" ] || { echo "fetch-linux: apt-cache names no kernel for linux-image-amd64" >&2; exit 1; }
-if ! ls "$dir"/root/boot/vmlinuz-* >/dev/null 2>&1; then
+if ! ls "$dir"/root/boot/vmlinuz-* >/dev/null 2>&1 ||
+	! ls -d "$dir"/root/lib/modules/*/kernel/drivers/virtio >/dev/null 2>&1; then
 	echo "fetch-linux: downloading $pkg into $dir (not installed)"
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 	(cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root "$pkg")
 	dpkg-deb --fsys-tarfile "$tmp"/*.deb |
-		tar -x -C "$dir/root" --wildcards './boot/*' './lib/modules/*/kernel/drivers/net/*'
+		tar -x -C "$dir/root" --wildcards './boot/*' './lib/modules/*/kernel/drivers/net/*' \
+		'./lib/modules/*/kernel/drivers/virtio/*' './lib/modules/*/kernel/net/core/*'
 fi
 cp "$(ls "$dir"/root/boot/vmlinuz-* | tail -n 1)" "$dir/vmlinuz.tmp"
 mv "$dir/vmlinuz.tmp" "$dir/vmlinuz"
-"$top/tools/mkinitramfs.sh" "$dir/root" "$dir/initrd" e1000
+"$top/tools/mkinitramfs.sh" "$dir/root" "$dir/initrd" $mods
+echo "$mods" > "$dir/initrd.modules"

@@ -7,7 +7,12 @@
 #
 # KROOT is an extracted linux-image package (holds boot/vmlinuz-VER and
 # lib/modules/VER/); MODULE names (default: e1000) are copied from it, with
-# the modules they depend on, and loaded by /init in dependency order.
+# the modules they depend on (each .ko's own depends= list, the same as the
+# package's modules.dep: virtio_net pulls in net_failover, failover, virtio,
+# virtio_ring; virtio_pci pulls in virtio_pci_modern_dev and
+# virtio_pci_legacy_dev), and loaded by /init in dependency order: in the
+# shell mode silently, each one that is there (a guest without the device
+# loads the driver and it finds nothing).
 # Needs busybox-static (/bin/busybox) and cpio.  /init reads its orders from
 # the kernel command line:
 #   bench.ip=A.B.C.D/N  bench.dst=A.B.C.D  bench.port=P  bench.mb=M
@@ -92,6 +97,9 @@ for w in $(cat /proc/cmdline); do
 	esac
 done
 if [ -z "${ip:-}${dst:-}${port:-}${mb:-}" ]; then
+	for m in $(cat /etc/modules); do
+		[ -e /lib/modules/$m.ko ] && insmod /lib/modules/$m.ko >/dev/null 2>&1
+	done
 	echo "FERRY-LINUX: init ready, shell on the console"
 	export PS1='linux# ' HOME=/ TERM=vt100
 	exec setsid cttyhack sh

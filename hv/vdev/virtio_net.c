@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * virtio-net: see virtio_net.h.  Frames go through dev->buf; chains are
+ * returned as soon as they are handled.
+ */
+#include <errno.h>
+#include <string.h>
+#include "hv/vdev/virtio_net.h"
+
+#define VNET_SNAP_VERSION	1
+#define CLASS_ETHERNET		0x020000u
+#define TX_BATCH_QUEUES		2	/* chains per doorbell: 2 x queue size */
+
+static const char *const drop_names[VNET_NR_DROP] = {
+	[VNET_DROP_RX_NOT_READY] = "rx not ready",
+	[VNET_DROP_RX_NO_BUFFER] = "rx no buffer",
+	[VNET_DROP_RX_SMALL_BUF] = "rx buffer too small",
+	[VNET_DROP_RX_BAD_FRAME] = "rx bad frame",
+	[VNET_DROP_RX_QUEUE] = "rx queue error",
+	[VNET_DROP_TX_RUNT] = "tx runt",
+	[VNET_DROP_TX_OVERSIZE] = "tx oversize",
+	[VNET_DROP_TX_BAD_HDR] = "tx bad header",
+	[VNET_DROP_TX_QUEUE] = "tx queue error",
+};
+
+const char *vnet_drop_name(enum vnet_drop d)
+{
+	return (unsigned int)d < VNET_NR_DROP ? drop_names[d] : "?";
+}
+
+static void net_reset(void *opaque)
+{
+	(void)opaque;		/* the MAC and link state survive a reset */
+}
+
+static void cfg_rw(void *opaque, uint32_t off, uint8_t size, bool write, uint64_t *val)
+{
+	struct vnet *dev = opaque;
+	uint8_t cfg[VNET_CFG_LEN] = { 0 };
+	uint64_t v = 0;
+
+	if (write)
+		return;
+	memcpy(cfg, dev->cfg.mac, 6);
+	cfg[6] = (uint8_t)dev->net_status;
+	cfg[7] = (uint8_t)(dev->net_status >> 8);
+	for (unsigned int i = 0; i < size && off + i < VNET_CFG_LEN; i++)
+		v |= (uint64_t)cfg[off + i] << (8 * i);
+	*val = v;
+}
+
+static void drop(struct vnet *dev, enum vnet_drop why)
+{
+	dev->stats.drops[why]++;
+}
+
+/* Handle one transmit chain; returns false if the queue broke. */
+static bool tx_one(struct vnet *dev, struct vq *q, const struct vq_mem *m)
+{
+	const struct vq_chain *c = &dev->chain;
+	uint64_t len = c->out_len;
+
+	if (c->nr_in)
+		return vq_fail(q, VQ_ERR_DIR), false;
+	if (len < VNET_HDR_LEN + VNET_MIN_FRAME)
+		drop(dev, VNET_DROP_TX_RUNT);
+	else if (len > VNET_HDR_LEN + VNET_MAX_FRAME)
+		drop(dev, VNET_DROP_TX_OVERSIZE);
+	else if (vq_read_chain(q, m, c, 0, dev->buf, len))
+		return false;
+	else if (dev->buf[0] || dev->buf[1])	/* flags, gso_type: none offered */
+		drop(dev, VNET_DROP_TX_BAD_HDR);
+	else {
+		dev->stats.tx_frames++;
+		dev->stats.tx_bytes += len - VNET_HDR_LEN;
+		dev->cfg.tx(dev->cfg.ctx, dev->buf + VNET_HDR_LEN, len - VNET_HDR_LEN);
+	}
+	return vq_push(q, m, c->head, 0) == 0;
+}
+
+static void tx_queue(struct vnet *dev)
+{
+	struct vq *q = &dev->vp.vq[VNET_TXQ];
+	const struct vq_mem *m = &dev->vp.c.mem;
+	unsigned int done = 0, max = TX_BATCH_QUEUES * q->size;
+	int rc = 0;
+
+	while (done < max && (rc = vq_pop(q, m, &dev->chain)) == 1) {
+		if (!tx_one(dev, q, m)) {
+			rc = -EIO;
+			break;
+		}
+		done++;
+	}
+	if (rc < 0) {
+		drop(dev, VNET_DROP_TX_QUEUE);
+		virtio_pci_queue_failed(&dev->vp, VNET_TXQ);
+	}
+	if (done)
+		virtio_pci_used(&dev->vp, VNET_TXQ);
+}
+
+static void notify(void *opaque, unsigned int queue)
+{
+	if (queue == VNET_TXQ)
+		tx_queue(opaque);
+	/* VNET_RXQ: new receive buffers; frames wait for vnet_rx. */
+}
+
+static const struct virtio_dev_ops net_ops = {
+	.reset = net_reset,
+	.cfg_rw = cfg_rw,
+	.notify = notify,
+};
+
+int vnet_init(struct vnet *dev, const struct vnet_config *cfg)
+{
+	struct virtio_pci_config c = {
+		.type = VIRTIO_ID_NET, .class_code = CLASS_ETHERNET, .num_queues = 2,
+		.features = VIRTIO_NET_F_MAC | VIRTIO_NET_F_STATUS, .cfg_len = VNET_CFG_LEN,
+		.irq = cfg->irq, .ops = &net_ops, .dev = dev, .mem = cfg->mem,
+	};
+
+	if (!cfg->tx || (cfg->mac[0] & 1))
+		return -EINVAL;
+	memset(dev, 0, sizeof(*dev));
+	dev->cfg = *cfg;
+	dev->net_status = VIRTIO_NET_S_LINK_UP;
+	return virtio_pci_init(&dev->vp, &c);
+}
+
+/* Put buf[0..len) (header and frame) into the next receive chain. */
+static int rx_put(struct vnet *dev, size_t len)
+{
+	struct vq *q = &dev->vp.vq[VNET_RXQ];
+	const struct vq_mem *m = &dev->vp.c.mem;
+	int rc = vq_pop(q, m, &dev->chain);
+
+	if (rc == 0)
+		return drop(dev, VNET_DROP_RX_NO_BUFFER), -EAGAIN;
+	if (rc == 1 && dev->chain.nr_out)
+		rc = vq_fail(q, VQ_ERR_DIR);
+	if (rc == 1 && dev->chain.in_len < len) {
+		drop(dev, VNET_DROP_RX_SMALL_BUF);
+		rc = vq_push(q, m, dev->chain.head, 0) ? -EIO : -EAGAIN;
+	} else if (rc == 1) {
+		rc = vq_write_chain(q, m, &dev->chain, 0, dev->buf, len) == 0 &&
+		     vq_push(q, m, dev->chain.head, (uint32_t)len) == 0 ? 0 : -EIO;
+	}
+	if (rc == -EIO) {
+		drop(dev, VNET_DROP_RX_QUEUE);
+		virtio_pci_queue_failed(&dev->vp, VNET_RXQ);
+		return -EAGAIN;
+	}
+	virtio_pci_used(&dev->vp, VNET_RXQ);
+	return rc;
+}
+
+int vnet_rx(struct vnet *dev, const uint8_t *frame, size_t len)
+{
+	struct vq *q = &dev->vp.vq[VNET_RXQ];
+
+	if (len < VNET_MIN_FRAME || len > VNET_MAX_FRAME)
+		return drop(dev, VNET_DROP_RX_BAD_FRAME), -EAGAIN;
+	if (!virtio_pci_driver_ok(&dev->vp) || !q->ready)
+		return drop(dev, VNET_DROP_RX_NOT_READY), -EAGAIN;
+	if (q->err)
+		return drop(dev, VNET_DROP_RX_QUEUE), -EAGAIN;
+	memset(dev->buf, 0, VNET_HDR_LEN);
+	dev->buf[10] = 1;			/* num_buffers = 1 (le16) */
+	memcpy(dev->buf + VNET_HDR_LEN, frame, len);
+	if (rx_put(dev, VNET_HDR_LEN + len))
+		return -EAGAIN;
+	dev->stats.rx_frames++;
+	dev->stats.rx_bytes += len;
+	return 0;
+}
+
+void vnet_set_link(struct vnet *dev, bool up)
+{
+	uint16_t st = up ? VIRTIO_NET_S_LINK_UP : 0;
+
+	if (st == dev->net_status)
+		return;
+	dev->net_status = st;
+	virtio_pci_config_changed(&dev->vp);
+}
+
+int vnet_snapshot(struct vnet *dev, struct snap *s)
+{
+	uint8_t mac[6];
+	uint16_t st = dev->net_status;
+
+	memcpy(mac, dev->cfg.mac, sizeof(mac));
+	if (snap_version(s, VNET_SNAP_VERSION))
+		return s->err;
+	snap_bytes(s, mac, sizeof(mac));
+	snap_u16(s, &st);
+	if (s->restore && !s->err &&
+	    (memcmp(mac, dev->cfg.mac, sizeof(mac)) || (st & ~VIRTIO_NET_S_LINK_UP)))
+		return snap_invalid(s);
+	if (s->err || virtio_pci_snapshot(&dev->vp, s))
+		return s->err;
+	dev->net_status = st;
+	return 0;
+}

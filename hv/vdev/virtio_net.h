@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * virtio-net (Virtio 1.1, 5.1; device type 1) over the PCI transport
+ * (virtio_pci.h): queue 0 receives, queue 1 transmits.  Features offered:
+ * VIRTIO_NET_F_MAC (5), VIRTIO_NET_F_STATUS (16), VIRTIO_F_VERSION_1.  No
+ * checksum offload, no GSO, no mergeable buffers, no control queue: every
+ * frame is one whole Ethernet frame (14 to 1518 bytes with a VLAN tag, no
+ * FCS) behind the 12-byte struct virtio_net_hdr (flags, gso_type, le16
+ * hdr_len, gso_size, csum_start, csum_offset, num_buffers: with VERSION_1
+ * num_buffers is always there, 5.1.6).
+ *
+ * Device configuration: mac[6] at 0, le16 status at 6 (bit 0 LINK_UP).
+ * Writes are ignored.
+ *
+ * Transmit: on the doorbell, each chain (header then frame, readable only)
+ * is copied out and handed to tx(ctx, frame, len) without its header; a
+ * frame that is too short or too long, or whose header asks for an
+ * offload that was not negotiated, is dropped and counted, and its chain
+ * returned.  Receive: vnet_rx() puts one frame in the next receive chain
+ * (writable only) with a zero header; without a buffer the frame is
+ * dropped and counted (the device keeps no frames).  Every chain is
+ * returned before the call ends, so none is in flight at a snapshot.
+ *
+ * Not thread-safe: the owner serializes calls, including vnet_rx.
+ */
+#ifndef FERRY_HV_VDEV_VIRTIO_NET_H
+#define FERRY_HV_VDEV_VIRTIO_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "hv/vdev/snap.h"
+#include "hv/vdev/virtio_pci.h"
+
+#define VIRTIO_ID_NET		1
+#define VIRTIO_NET_F_MAC	(1ull << 5)
+#define VIRTIO_NET_F_STATUS	(1ull << 16)
+#define VIRTIO_NET_S_LINK_UP	1
+#define VNET_HDR_LEN		12
+#define VNET_MIN_FRAME		14
+#define VNET_MAX_FRAME		1518	/* 1500 + Ethernet header + VLAN tag */
+#define VNET_RXQ		0
+#define VNET_TXQ		1
+#define VNET_CFG_LEN		8
+
+enum vnet_drop {
+	VNET_DROP_RX_NOT_READY,	/* driver not running or receive queue off */
+	VNET_DROP_RX_NO_BUFFER,	/* no receive buffer posted */
+	VNET_DROP_RX_SMALL_BUF,	/* buffer shorter than header + frame */
+	VNET_DROP_RX_BAD_FRAME,	/* vnet_rx given a frame of a bad length */
+	VNET_DROP_RX_QUEUE,	/* receive queue broken */
+	VNET_DROP_TX_RUNT,	/* shorter than header + Ethernet header */
+	VNET_DROP_TX_OVERSIZE,	/* frame over VNET_MAX_FRAME */
+	VNET_DROP_TX_BAD_HDR,	/* offload asked for without the feature */
+	VNET_DROP_TX_QUEUE,	/* transmit queue broke on this chain */
+	VNET_NR_DROP
+};
+
+struct vnet_stats {
+	uint64_t rx_frames, rx_bytes;	/* delivered to the guest */
+	uint64_t tx_frames, tx_bytes;	/* sent by the guest, handed to tx() */
+	uint64_t drops[VNET_NR_DROP];
+};
+
+struct vnet_config {
+	uint8_t mac[6];
+	uint8_t irq;			/* INTx line (I/O APIC pin) */
+	struct vq_mem mem;		/* guest RAM */
+	void (*tx)(void *ctx, const uint8_t *frame, size_t len);
+	void *ctx;			/* for tx */
+};
+
+/* (c): set at creation, not saved.  Never copy the struct (the
+ * transport's callbacks point at it). */
+struct vnet {
+	struct virtio_pci vp;
+	struct vnet_config cfg;		/* (c) */
+	uint16_t net_status;		/* VIRTIO_NET_S_*: guest-visible */
+	struct vnet_stats stats;	/* host-side, not saved */
+	struct vq_chain chain;		/* scratch */
+	uint8_t buf[VNET_HDR_LEN + VNET_MAX_FRAME];	/* scratch */
+};
+
+/* Build the device, link up; attach dev->vp.fn to the bus afterwards
+ * (vpci_attach).  -EINVAL for a bad configuration. */
+int vnet_init(struct vnet *dev, const struct vnet_config *cfg);
+
+/* A frame for the guest (no FCS).  0 if delivered, -EAGAIN if dropped
+ * (counted by reason). */
+int vnet_rx(struct vnet *dev, const uint8_t *frame, size_t len);
+
+/* Link state as the guest sees it (a configuration change interrupt). */
+void vnet_set_link(struct vnet *dev, bool up);
+
+const char *vnet_drop_name(enum vnet_drop d);
+
+/* Save or restore the whole device: transport, queues, link.  The MAC is
+ * saved and must match the device's (it is fixed at creation, and the
+ * destination creates the device with the guest's MAC).  Refused
+ * restores (-EINVAL) leave dev unchanged. */
+int vnet_snapshot(struct vnet *dev, struct snap *s);
+
+#endif

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Split virtqueues, device side: see virtqueue.h.  Every value read from
+ * guest memory is checked before it indexes anything.
+ */
+#include <errno.h>
+#include <string.h>
+#include "hv/lib/bytes.h"
+#include "hv/vdev/virtqueue.h"
+
+#define VQ_SNAP_VERSION	1
+#define DESC_SIZE	16
+#define AVAIL_RING	4		/* offset of avail->ring[] */
+#define USED_RING	4		/* offset of used->ring[] */
+#define USED_ELEM	8
+
+static const char *const err_names[VQ_NR_ERR] = {
+	[VQ_OK] = "ok",
+	[VQ_ERR_SIZE] = "queue size",
+	[VQ_ERR_ALIGN] = "ring alignment",
+	[VQ_ERR_RING] = "ring outside RAM",
+	[VQ_ERR_IDX] = "avail index jump",
+	[VQ_ERR_HEAD] = "head index",
+	[VQ_ERR_NEXT] = "next index",
+	[VQ_ERR_LOOP] = "chain loop",
+	[VQ_ERR_ORDER] = "descriptor order",
+	[VQ_ERR_INDIRECT] = "indirect descriptor",
+	[VQ_ERR_BUF] = "buffer outside RAM",
+	[VQ_ERR_DIR] = "buffer direction",
+};
+
+const char *vq_err_name(enum vq_err e)
+{
+	return (unsigned int)e < VQ_NR_ERR ? err_names[e] : "?";
+}
+
+void vq_reset(struct vq *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->size = VQ_MAX_SIZE;
+}
+
+int vq_fail(struct vq *q, enum vq_err reason)
+{
+	if (q->err == VQ_OK)
+		q->err = (uint8_t)reason;
+	return -EIO;
+}
+
+/* Size and alignment (Virtio 1.1, 2.6: desc 16, avail 2, used 4). */
+static enum vq_err layout_err(const struct vq *q)
+{
+	if (!q->size || q->size > VQ_MAX_SIZE || (q->size & (q->size - 1)))
+		return VQ_ERR_SIZE;
+	if ((q->desc & 15) || (q->avail & 1) || (q->used & 3))
+		return VQ_ERR_ALIGN;
+	return VQ_OK;
+}
+
+/* Whether [gpa, gpa + len) is guest RAM: read its first and last byte
+ * (RAM has no holes smaller than a page, and no ring exceeds 4 KiB). */
+static bool ram(const struct vq_mem *m, uint64_t gpa, uint64_t len)
+{
+	uint8_t b;
+
+	if (gpa + len < gpa)
+		return false;
+	return !m->read(m->ctx, gpa, &b, 1) && !m->read(m->ctx, gpa + len - 1, &b, 1);
+}
+
+int vq_enable(struct vq *q, const struct vq_mem *m)
+{
+	enum vq_err e = layout_err(q);
+
+	if (e)
+		return vq_fail(q, e);
+	if (!ram(m, q->desc, (uint64_t)DESC_SIZE * q->size) ||
+	    !ram(m, q->avail, AVAIL_RING + 2ull * q->size) ||
+	    !ram(m, q->used, USED_RING + (uint64_t)USED_ELEM * q->size))
+		return vq_fail(q, VQ_ERR_RING);
+	q->ready = true;
+	return 0;
+}
+
+static int read16(const struct vq_mem *m, uint64_t gpa, uint16_t *v)
+{
+	uint8_t b[2];
+
+	if (m->read(m->ctx, gpa, b, 2))
+		return -EFAULT;
+	*v = get_le16(b);
+	return 0;
+}
+
+/* Read descriptor i (< size) into seg, flags and next. */
+static int read_desc(struct vq *q, const struct vq_mem *m, uint16_t i, struct vq_seg *seg,
+		     uint16_t *flags, uint16_t *next)
+{
+	uint8_t d[DESC_SIZE];
+
+	if (m->read(m->ctx, q->desc + (uint64_t)DESC_SIZE * i, d, sizeof(d)))
+		return vq_fail(q, VQ_ERR_RING);
+	seg->gpa = get_le64(d);
+	seg->len = get_le32(d + 8);
+	*flags = get_le16(d + 12);
+	*next = get_le16(d + 14);
+	if (*flags & VQ_DESC_F_INDIRECT)
+		return vq_fail(q, VQ_ERR_INDIRECT);
+	if (seg->gpa + seg->len < seg->gpa)
+		return vq_fail(q, VQ_ERR_BUF);
+	return 0;
+}
+
+/* Follow the chain from head into c.  A chain may visit at most size
+ * descriptors: one more means it loops (or is longer than the table). */
+static int walk_chain(struct vq *q, const struct vq_mem *m, uint16_t head, struct vq_chain *c)
+{
+	uint16_t i = head, flags, next;
+
+	memset(c, 0, offsetof(struct vq_chain, seg));
+	c->head = head;
+	for (unsigned int n = 0;; n++) {
+		struct vq_seg *seg = &c->seg[n];
+
+		if (n >= q->size)
+			return vq_fail(q, VQ_ERR_LOOP);
+		if (read_desc(q, m, i, seg, &flags, &next))
+			return -EIO;
+		if (flags & VQ_DESC_F_WRITE) {
+			c->nr_in++;
+			c->in_len += seg->len;
+		} else if (c->nr_in) {
+			return vq_fail(q, VQ_ERR_ORDER);
+		} else {
+			c->nr_out++;
+			c->out_len += seg->len;
+		}
+		if (!(flags & VQ_DESC_F_NEXT))
+			return 1;
+		if (next >= q->size)
+			return vq_fail(q, VQ_ERR_NEXT);
+		i = next;
+	}
+}
+
+int vq_pop(struct vq *q, const struct vq_mem *m, struct vq_chain *c)
+{
+	uint16_t avail_idx, head;
+
+	if (q->err || !q->ready)
+		return -EIO;
+	if (read16(m, q->avail + 2, &avail_idx))
+		return vq_fail(q, VQ_ERR_RING);
+	if ((uint16_t)(avail_idx - q->last_avail) > q->size)
+		return vq_fail(q, VQ_ERR_IDX);
+	if (avail_idx == q->last_avail)
+		return 0;
+	if (read16(m, q->avail + AVAIL_RING + 2ull * (q->last_avail & (q->size - 1)), &head))
+		return vq_fail(q, VQ_ERR_RING);
+	if (head >= q->size)
+		return vq_fail(q, VQ_ERR_HEAD);
+	if (walk_chain(q, m, head, c) < 0)
+		return -EIO;
+	q->last_avail++;
+	return 1;
+}
+
+int vq_push(struct vq *q, const struct vq_mem *m, uint16_t head, uint32_t len)
+{
+	uint8_t elem[USED_ELEM], idx[2];
+	uint64_t at = q->used + USED_RING + (uint64_t)USED_ELEM * (q->used_idx & (q->size - 1));
+
+	if (q->err || !q->ready)
+		return -EIO;
+	put_le32(elem, head);
+	put_le32(elem + 4, len);
+	put_le16(idx, (uint16_t)(q->used_idx + 1));
+	/* The element before the index that publishes it (Virtio 1.1 2.6.8.2;
+	 * the host's stores are ordered on x86). */
+	if (m->write(m->ctx, at, elem, sizeof(elem)) || m->write(m->ctx, q->used + 2, idx, 2))
+		return vq_fail(q, VQ_ERR_RING);
+	q->used_idx++;
+	return 0;
+}
+
+bool vq_want_irq(const struct vq *q, const struct vq_mem *m)
+{
+	uint16_t flags;
+
+	if (read16(m, q->avail, &flags))
+		return true;
+	return !(flags & VQ_AVAIL_F_NO_INTERRUPT);
+}
+
+/* Copy between buf and the chain's segments [first, first + nr) from
+ * byte off on.  -ENOSPC if they hold fewer than off + len bytes. */
+static int copy_chain(struct vq *q, const struct vq_mem *m, const struct vq_seg *seg,
+		      unsigned int nr, uint64_t off, uint8_t *buf, size_t len, bool to_guest)
+{
+	for (unsigned int i = 0; i < nr && len; i++) {
+		uint64_t n;
+		int rc;
+
+		if (off >= seg[i].len) {
+			off -= seg[i].len;
+			continue;
+		}
+		n = seg[i].len - off < len ? seg[i].len - off : len;
+		rc = to_guest ? m->write(m->ctx, seg[i].gpa + off, buf, n)
+			      : m->read(m->ctx, seg[i].gpa + off, buf, n);
+		if (rc)
+			return vq_fail(q, VQ_ERR_BUF), -EFAULT;
+		buf += n;
+		len -= n;
+		off = 0;
+	}
+	return len ? -ENOSPC : 0;
+}
+
+int vq_read_chain(struct vq *q, const struct vq_mem *m, const struct vq_chain *c,
+		  uint64_t off, void *buf, size_t len)
+{
+	return copy_chain(q, m, c->seg, c->nr_out, off, buf, len, false);
+}
+
+int vq_write_chain(struct vq *q, const struct vq_mem *m, const struct vq_chain *c,
+		   uint64_t off, const void *buf, size_t len)
+{
+	return copy_chain(q, m, c->seg + c->nr_out, c->nr_in, off, (uint8_t *)buf, len, true);
+}
+
+int vq_snapshot(struct vq *q, struct snap *s)
+{
+	struct vq t = *q;
+
+	if (snap_version(s, VQ_SNAP_VERSION))
+		return s->err;
+	snap_u16(s, &t.size);
+	snap_bool(s, &t.ready);
+	snap_u64(s, &t.desc);
+	snap_u64(s, &t.avail);
+	snap_u64(s, &t.used);
+	snap_u16(s, &t.last_avail);
+	snap_u16(s, &t.used_idx);
+	snap_u8(s, &t.err);
+	if (!s->restore || s->err)
+		return s->err;
+	/* A working queue has nothing in flight: the devices return every
+	 * chain before they return to the caller. */
+	if (t.err >= VQ_NR_ERR || (!t.err && t.used_idx != t.last_avail) ||
+	    (t.ready && !t.err && layout_err(&t)))
+		return snap_invalid(s);
+	*q = t;
+	return 0;
+}
