@@ -144,9 +144,10 @@ static uint64_t common_read(struct virtio_pci *vp, uint32_t off)
 	}
 	if (off >= CC_Q_DESC && off < CC_Q_NDATA) {
 		struct vq *q = selected(vp);
-		unsigned int shift;
+		unsigned int shift = 0;
+		uint64_t *a = q ? queue_addr(q, off, &shift) : NULL;
 
-		return q ? *queue_addr(q, off, &shift) >> shift : 0;
+		return a ? *a >> shift : 0;
 	}
 	return queue_read(vp, off);
 }
@@ -316,9 +317,12 @@ static bool transport_valid(const struct virtio_pci *vp)
 	    ((vp->driver_features & ~all_features(vp)) ||
 	     !(vp->driver_features & VIRTIO_F_VERSION_1)))
 		return false;
-	for (unsigned int i = vp->c.num_queues; i < VIRTIO_MAX_QUEUES; i++)
-		if (vp->vq[i].ready)
+	for (unsigned int i = 0; i < VIRTIO_MAX_QUEUES; i++) {
+		if (i >= vp->c.num_queues && vp->vq[i].ready)
 			return false;
+		if (vp->vq[i].err && !(vp->status & VIRTIO_S_NEEDS_RESET))
+			return false;	/* a broken queue always asks for a reset */
+	}
 	return true;
 }
 
