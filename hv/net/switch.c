@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ferry's software Ethernet switch: see switch.h.  sw_input checks the
+ * frame against its source port, then delivers it to one port or floods.
+ */
+#include <errno.h>
+#include <string.h>
+#include "hv/net/proto.h"
+#include "hv/net/switch.h"
+
+#define ETH_P_RARP	0x8035
+#define ETH_P_8021Q	0x8100
+#define VLAN_HLEN	4
+#define RARP_OP_REQUEST	3		/* RFC 903: request reverse */
+
+static const char *const drop_names[SW_NR_DROP] = {
+	[SW_DROP_RUNT] = "runt",
+	[SW_DROP_OVERSIZE] = "oversize",
+	[SW_DROP_BAD_SRC] = "bad source",
+	[SW_DROP_SPOOF] = "spoofed source",
+	[SW_DROP_MGMT] = "management denied",
+	[SW_DROP_NO_PORT] = "no such port",
+	[SW_DROP_LOOP] = "looped back",
+	[SW_DROP_SELF] = "to itself",
+};
+
+const char *sw_drop_name(enum sw_drop d)
+{
+	return (unsigned int)d < SW_NR_DROP ? drop_names[d] : "?";
+}
+
+static bool is_multicast(const uint8_t *mac)
+{
+	return mac[0] & 1;
+}
+
+static bool is_zero(const uint8_t *mac)
+{
+	return !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]);
+}
+
+void sw_init(struct sw *sw)
+{
+	memset(sw, 0, sizeof(*sw));
+}
+
+int sw_lookup(const struct sw *sw, const uint8_t mac[6])
+{
+	for (int i = 0; i < SW_MAX_PORTS; i++) {
+		const struct sw_port *p = &sw->port[i];
+
+		if (p->used && p->kind != SW_UPLINK && !memcmp(p->mac, mac, ETH_ALEN))
+			return i;
+	}
+	return -ENOENT;
+}
+
+static int find_kind(const struct sw *sw, enum sw_kind kind)
+{
+	for (int i = 0; i < SW_MAX_PORTS; i++)
+		if (sw->port[i].used && sw->port[i].kind == kind)
+			return i;
+	return -ENOENT;
+}
+
+static int free_port(const struct sw *sw)
+{
+	for (int i = 0; i < SW_MAX_PORTS; i++)
+		if (!sw->port[i].used)
+			return i;
+	return -ENOSPC;
+}
+
+int sw_add_port(struct sw *sw, enum sw_kind kind, const uint8_t mac[6], uint8_t flags,
+		void (*out)(void *ctx, const uint8_t *frame, size_t len), void *ctx)
+{
+	bool has_mac = kind != SW_UPLINK;
+	int i;
+
+	if (!out || kind > SW_LOCAL || (kind != SW_GUEST && find_kind(sw, kind) >= 0))
+		return -EINVAL;
+	if (has_mac && (is_multicast(mac) || is_zero(mac)))
+		return -EINVAL;
+	if (has_mac && sw_lookup(sw, mac) >= 0)
+		return -EEXIST;
+	i = free_port(sw);
+	if (i < 0)
+		return i;
+	memset(&sw->port[i], 0, sizeof(sw->port[i]));
+	sw->port[i].used = true;
+	sw->port[i].kind = (uint8_t)kind;
+	sw->port[i].flags = kind == SW_GUEST ? flags : 0;
+	if (has_mac)
+		memcpy(sw->port[i].mac, mac, ETH_ALEN);
+	sw->port[i].out = out;
+	sw->port[i].ctx = ctx;
+	return i;
+}
+
+void sw_del_port(struct sw *sw, int port)
+{
+	if (port >= 0 && port < SW_MAX_PORTS)
+		memset(&sw->port[port], 0, sizeof(sw->port[port]));
+}
+
+int sw_set_flags(struct sw *sw, int port, uint8_t flags)
+{
+	if (port < 0 || port >= SW_MAX_PORTS || !sw->port[port].used ||
+	    sw->port[port].kind != SW_GUEST)
+		return -EINVAL;
+	sw->port[port].flags = flags;
+	return 0;
+}
+
+/* ---- forwarding --------------------------------------------------------- */
+
+/* What is wrong with a frame from src, or SW_NR_DROP if nothing is. */
+static enum sw_drop check(const struct sw *sw, const struct sw_port *src,
+			  const uint8_t *f, size_t len)
+{
+	size_t max = ETH_FRAME_MAX;
+
+	if (len < ETH_HLEN)
+		return SW_DROP_RUNT;
+	if (get_be16(f + ETH_O_TYPE) == ETH_P_8021Q)
+		max += VLAN_HLEN;
+	if (len > max)
+		return SW_DROP_OVERSIZE;
+	if (is_multicast(f + ETH_O_SRC) || is_zero(f + ETH_O_SRC))
+		return SW_DROP_BAD_SRC;
+	if (src->kind == SW_UPLINK)
+		return sw_lookup(sw, f + ETH_O_SRC) >= 0 ? SW_DROP_LOOP : SW_NR_DROP;
+	if (memcmp(f + ETH_O_SRC, src->mac, ETH_ALEN))
+		return SW_DROP_SPOOF;
+	return SW_NR_DROP;
+}
+
+/* Whether a frame from src may be handed to dst at all. */
+static bool may_reach(const struct sw_port *src, const struct sw_port *dst)
+{
+	if (dst->kind != SW_LOCAL || src->kind != SW_GUEST)
+		return true;
+	return src->flags & SW_F_MGMT;
+}
+
+static void deliver(struct sw_port *dst, const uint8_t *f, size_t len)
+{
+	dst->stats.out_frames++;
+	dst->stats.out_bytes += len;
+	dst->out(dst->ctx, f, len);
+}
+
+static int flood(struct sw *sw, int from, const uint8_t *f, size_t len)
+{
+	int n = 0;
+
+	for (int i = 0; i < SW_MAX_PORTS; i++) {
+		struct sw_port *p = &sw->port[i];
+
+		if (i == from || !p->used || !may_reach(&sw->port[from], p))
+			continue;
+		deliver(p, f, len);
+		n++;
+	}
+	return n;
+}
+
+/* Unicast: the port with the destination MAC, else the uplink. */
+static int unicast(struct sw *sw, int from, const uint8_t *f, size_t len, enum sw_drop *why)
+{
+	struct sw_port *src = &sw->port[from];
+	int to = sw_lookup(sw, f + ETH_O_DST);
+
+	if (to < 0 && src->kind == SW_UPLINK) {
+		*why = SW_DROP_NO_PORT;
+		return -EPERM;
+	}
+	if (to < 0)
+		to = find_kind(sw, SW_UPLINK);
+	if (to == from) {
+		*why = SW_DROP_SELF;
+		return -EPERM;
+	}
+	if (to < 0)
+		return 0;			/* no uplink yet: nowhere to go */
+	if (!may_reach(src, &sw->port[to])) {
+		*why = SW_DROP_MGMT;
+		return -EPERM;
+	}
+	deliver(&sw->port[to], f, len);
+	return 1;
+}
+
+int sw_input(struct sw *sw, int port, const uint8_t *frame, size_t len)
+{
+	struct sw_port *src;
+	enum sw_drop why;
+	int n = -EPERM;
+
+	if (port < 0 || port >= SW_MAX_PORTS || !sw->port[port].used)
+		return -EINVAL;
+	src = &sw->port[port];
+	why = check(sw, src, frame, len);
+	if (why == SW_NR_DROP && is_multicast(frame + ETH_O_DST))
+		n = flood(sw, port, frame, len);
+	else if (why == SW_NR_DROP)
+		n = unicast(sw, port, frame, len, &why);
+	if (n < 0) {
+		src->stats.drops[why]++;
+		return n;
+	}
+	src->stats.in_frames++;
+	src->stats.in_bytes += len;
+	return n;
+}
+
+/* ---- announce after migration ------------------------------------------- */
+
+/* The Ethernet/ARP frame both announces share: broadcast, ARP layout. */
+static size_t announce(const uint8_t mac[6], uint16_t type, uint16_t op, uint32_t ip,
+		       const uint8_t *tha, uint8_t *buf)
+{
+	uint8_t *a = buf + ETH_HLEN;
+
+	memset(buf, 0, SW_ANNOUNCE_LEN);
+	memset(buf + ETH_O_DST, 0xFF, ETH_ALEN);
+	memcpy(buf + ETH_O_SRC, mac, ETH_ALEN);
+	put_be16(buf + ETH_O_TYPE, type);
+	put_be16(a + ARP_O_HTYPE, ARP_HTYPE_ETH);
+	put_be16(a + ARP_O_PTYPE, ETH_P_IP);
+	a[ARP_O_HLEN] = ETH_ALEN;
+	a[ARP_O_PLEN] = 4;
+	put_be16(a + ARP_O_OP, op);
+	memcpy(a + ARP_O_SHA, mac, ETH_ALEN);
+	put_be32(a + ARP_O_SPA, ip);
+	memcpy(a + ARP_O_THA, tha, ETH_ALEN);
+	put_be32(a + ARP_O_TPA, ip);
+	return SW_ANNOUNCE_LEN;
+}
+
+size_t sw_announce_rarp(const uint8_t mac[6], uint8_t *buf)
+{
+	return announce(mac, ETH_P_RARP, RARP_OP_REQUEST, 0, mac, buf);
+}
+
+size_t sw_announce_garp(const uint8_t mac[6], uint32_t ip, uint8_t *buf)
+{
+	static const uint8_t zero[ETH_ALEN];
+
+	return announce(mac, ETH_P_ARP, ARP_OP_REQUEST, ip, zero, buf);
+}
+
+int sw_announce_delay_ms(unsigned int round)
+{
+	if (round >= SW_ANNOUNCE_ROUNDS)
+		return -1;
+	return round ? 50 * ((1 << round) - 1) : 0;	/* 0, 50, 150, 350, 750 */
+}

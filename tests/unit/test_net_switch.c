@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* ferry's software switch (hv/net/switch.c): forwarding by destination,
+ * flooding, privacy between guests, anti-spoofing, the management
+ * filter, malformed frames, and the announce frames after migration. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <cmocka.h>
+#include "hv/lib/bytes.h"
+#include "hv/net/switch.h"
+
+static const uint8_t GA[6] = { 0x52, 0x54, 0x00, 0, 0, 0xA };
+static const uint8_t GB[6] = { 0x52, 0x54, 0x00, 0, 0, 0xB };
+static const uint8_t HOST[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };	/* e1000 */
+static const uint8_t PEER[6] = { 0x02, 0, 0, 0, 0, 0x77 };		/* on the LAN */
+static const uint8_t BCAST[6] = { 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF };
+static const uint8_t MCAST[6] = { 0x01, 0x00, 0x5E, 0, 0, 1 };
+
+/* What each port received. */
+struct sink {
+	unsigned int frames;
+	size_t last_len;
+	uint8_t last[1600];
+};
+
+struct rig {
+	struct sw sw;
+	struct sink s[4];
+	int ga, gb, up, local;
+};
+
+static void out_cb(void *ctx, const uint8_t *frame, size_t len)
+{
+	struct sink *k = ctx;
+
+	assert_true(len <= sizeof(k->last));
+	k->frames++;
+	k->last_len = len;
+	memcpy(k->last, frame, len);
+}
+
+static struct rig *rig_new(void)
+{
+	struct rig *r = calloc(1, sizeof(*r));
+
+	sw_init(&r->sw);
+	r->up = sw_add_port(&r->sw, SW_UPLINK, NULL, 0, out_cb, &r->s[0]);
+	r->local = sw_add_port(&r->sw, SW_LOCAL, HOST, 0, out_cb, &r->s[1]);
+	r->ga = sw_add_port(&r->sw, SW_GUEST, GA, 0, out_cb, &r->s[2]);
+	r->gb = sw_add_port(&r->sw, SW_GUEST, GB, 0, out_cb, &r->s[3]);
+	assert_int_equal(r->up, 0);
+	assert_int_equal(r->local, 1);
+	assert_int_equal(r->ga, 2);
+	assert_int_equal(r->gb, 3);
+	return r;
+}
+
+static size_t frame(uint8_t *f, const uint8_t *dst, const uint8_t *src, size_t len)
+{
+	memcpy(f, dst, 6);
+	memcpy(f + 6, src, 6);
+	put_be16(f + 12, 0x0800);
+	memset(f + 14, 0x5A, len - 14);
+	return len;
+}
+
+/* Frames received per port: uplink, local, guest A, guest B. */
+static void expect(struct rig *r, unsigned int up, unsigned int local, unsigned int a,
+		   unsigned int b)
+{
+	assert_int_equal(r->s[0].frames, up);
+	assert_int_equal(r->s[1].frames, local);
+	assert_int_equal(r->s[2].frames, a);
+	assert_int_equal(r->s[3].frames, b);
+}
+
+static void test_ports(void **state)
+{
+	struct rig *r = rig_new();
+	struct sw sw;
+
+	(void)state;
+	assert_int_equal(sw_add_port(&r->sw, SW_GUEST, GA, 0, out_cb, NULL), -EEXIST);
+	assert_int_equal(sw_add_port(&r->sw, SW_GUEST, HOST, 0, out_cb, NULL), -EEXIST);
+	assert_int_equal(sw_add_port(&r->sw, SW_GUEST, MCAST, 0, out_cb, NULL), -EINVAL);
+	assert_int_equal(sw_add_port(&r->sw, SW_GUEST, (uint8_t[6]){ 0 }, 0, out_cb, NULL),
+			 -EINVAL);
+	assert_int_equal(sw_add_port(&r->sw, SW_UPLINK, NULL, 0, out_cb, NULL), -EINVAL);
+	assert_int_equal(sw_add_port(&r->sw, SW_LOCAL, PEER, 0, out_cb, NULL), -EINVAL);
+	assert_int_equal(sw_add_port(&r->sw, SW_GUEST, PEER, 0, NULL, NULL), -EINVAL);
+	assert_int_equal(sw_lookup(&r->sw, GB), r->gb);
+	assert_int_equal(sw_lookup(&r->sw, PEER), -ENOENT);
+	sw_init(&sw);
+	for (int i = 0; i < SW_MAX_PORTS; i++) {
+		uint8_t mac[6] = { 0x02, 0, 0, 0, 1, (uint8_t)i };
+
+		assert_int_equal(sw_add_port(&sw, SW_GUEST, mac, 0, out_cb, NULL), i);
+	}
+	assert_int_equal(sw_add_port(&sw, SW_GUEST, PEER, 0, out_cb, NULL), -ENOSPC);
+	sw_del_port(&sw, 4);
+	assert_int_equal(sw_add_port(&sw, SW_GUEST, PEER, 0, out_cb, NULL), 4);
+	free(r);
+}
+
+/* Unicast goes to exactly one port; the LAN's unicast for others is not
+ * ours; unknown unicast from a guest goes to the wire only. */
+static void test_unicast(void **state)
+{
+	struct rig *r = rig_new();
+	uint8_t f[1600];
+
+	(void)state;
+	assert_int_equal(sw_input(&r->sw, r->ga, f, frame(f, GB, GA, 100)), 1);
+	expect(r, 0, 0, 0, 1);
+	assert_int_equal(r->s[3].last_len, 100);
+	assert_memory_equal(r->s[3].last, f, 100);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, frame(f, PEER, GA, 60)), 1);
+	expect(r, 1, 0, 0, 1);
+	assert_int_equal(sw_input(&r->sw, r->up, f, frame(f, GA, PEER, 60)), 1);
+	expect(r, 1, 0, 1, 1);
+	assert_int_equal(sw_input(&r->sw, r->up, f, frame(f, HOST, PEER, 60)), 1);
+	expect(r, 1, 1, 1, 1);
+	/* the LAN's frame for another host (promiscuous NIC) */
+	assert_int_equal(sw_input(&r->sw, r->up, f, frame(f, (uint8_t[6]){ 2, 0, 0, 0, 0, 9 },
+							  PEER, 60)), -EPERM);
+	assert_int_equal(r->sw.port[r->up].stats.drops[SW_DROP_NO_PORT], 1);
+	/* ferry's own stack reaches guests and the wire */
+	assert_int_equal(sw_input(&r->sw, r->local, f, frame(f, GB, HOST, 60)), 1);
+	assert_int_equal(sw_input(&r->sw, r->local, f, frame(f, PEER, HOST, 60)), 1);
+	expect(r, 2, 1, 1, 2);
+	/* to itself */
+	assert_int_equal(sw_input(&r->sw, r->ga, f, frame(f, GA, GA, 60)), -EPERM);
+	assert_int_equal(r->sw.port[r->ga].stats.drops[SW_DROP_SELF], 1);
+	assert_int_equal(r->sw.port[r->ga].stats.in_frames, 2);
+	assert_int_equal(r->sw.port[r->ga].stats.out_frames, 1);
+	assert_int_equal(r->sw.port[r->gb].stats.out_bytes, 160);
+	free(r);
+}
+
+static void test_flood(void **state)
+{
+	struct rig *r = rig_new();
+	uint8_t f[100];
+
+	(void)state;
+	/* from the wire: everyone here */
+	assert_int_equal(sw_input(&r->sw, r->up, f, frame(f, BCAST, PEER, 60)), 3);
+	expect(r, 0, 1, 1, 1);
+	/* from a guest: the other guest and the wire, not ferry */
+	assert_int_equal(sw_input(&r->sw, r->ga, f, frame(f, BCAST, GA, 60)), 2);
+	expect(r, 1, 1, 1, 2);
+	assert_int_equal(sw_input(&r->sw, r->gb, f, frame(f, MCAST, GB, 60)), 2);
+	expect(r, 2, 1, 2, 2);
+	/* from ferry */
+	assert_int_equal(sw_input(&r->sw, r->local, f, frame(f, BCAST, HOST, 60)), 3);
+	expect(r, 3, 1, 3, 3);
+	free(r);
+}
+
+/* Management: a guest reaches ferry only with SW_F_MGMT. */
+static void test_mgmt(void **state)
+{
+	struct rig *r = rig_new();
+	uint8_t f[100];
+
+	(void)state;
+	assert_int_equal(sw_input(&r->sw, r->ga, f, frame(f, HOST, GA, 60)), -EPERM);
+	expect(r, 0, 0, 0, 0);			/* not to the wire either */
+	assert_int_equal(r->sw.port[r->ga].stats.drops[SW_DROP_MGMT], 1);
+	assert_int_equal(sw_set_flags(&r->sw, r->ga, SW_F_MGMT), 0);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, frame(f, HOST, GA, 60)), 1);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, frame(f, BCAST, GA, 60)), 3);
+	expect(r, 1, 2, 0, 1);
+	assert_int_equal(sw_set_flags(&r->sw, r->up, SW_F_MGMT), -EINVAL);
+	assert_int_equal(sw_set_flags(&r->sw, 9, SW_F_MGMT), -EINVAL);
+	free(r);
+}
+
+static void test_spoof(void **state)
+{
+	struct rig *r = rig_new();
+	uint8_t f[100];
+
+	(void)state;
+	/* guest A as guest B, as ferry, as a LAN host */
+	assert_int_equal(sw_input(&r->sw, r->ga, f, frame(f, PEER, GB, 60)), -EPERM);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, frame(f, BCAST, HOST, 60)), -EPERM);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, frame(f, GB, PEER, 60)), -EPERM);
+	assert_int_equal(r->sw.port[r->ga].stats.drops[SW_DROP_SPOOF], 3);
+	/* the wire posing as guest B (or our own frame looped back) */
+	assert_int_equal(sw_input(&r->sw, r->up, f, frame(f, GA, GB, 60)), -EPERM);
+	assert_int_equal(r->sw.port[r->up].stats.drops[SW_DROP_LOOP], 1);
+	/* multicast or zero sources */
+	assert_int_equal(sw_input(&r->sw, r->up, f, frame(f, GA, MCAST, 60)), -EPERM);
+	assert_int_equal(sw_input(&r->sw, r->up, f, frame(f, GA, (uint8_t[6]){ 0 }, 60)), -EPERM);
+	assert_int_equal(r->sw.port[r->up].stats.drops[SW_DROP_BAD_SRC], 2);
+	expect(r, 0, 0, 0, 0);
+	assert_int_equal(r->sw.port[r->ga].stats.in_frames, 0);
+	free(r);
+}
+
+static void test_malformed(void **state)
+{
+	struct rig *r = rig_new();
+	uint8_t f[1600];
+
+	(void)state;
+	frame(f, BCAST, GA, 1600);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, 13), -EPERM);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, 0), -EPERM);
+	assert_int_equal(r->sw.port[r->ga].stats.drops[SW_DROP_RUNT], 2);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, 1515), -EPERM);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, 1514), 2);
+	put_be16(f + 12, 0x8100);			/* tagged: four more */
+	assert_int_equal(sw_input(&r->sw, r->ga, f, 1518), 2);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, 1519), -EPERM);
+	assert_int_equal(r->sw.port[r->ga].stats.drops[SW_DROP_OVERSIZE], 2);
+	assert_int_equal(sw_input(&r->sw, r->up, f, 1519), -EPERM);
+	assert_int_equal(sw_input(&r->sw, 7, f, 60), -EINVAL);
+	assert_int_equal(sw_input(&r->sw, -1, f, 60), -EINVAL);
+	assert_int_equal(sw_input(&r->sw, SW_MAX_PORTS, f, 60), -EINVAL);
+	expect(r, 2, 0, 0, 2);
+	free(r);
+}
+
+/* A guest moves away: its port goes, frames for it go to the wire, and
+ * its MAC is free for the port of a guest that arrives. */
+static void test_move(void **state)
+{
+	struct rig *r = rig_new();
+	uint8_t f[100];
+
+	(void)state;
+	sw_del_port(&r->sw, r->gb);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, frame(f, GB, GA, 60)), 1);
+	expect(r, 1, 0, 0, 0);
+	assert_int_equal(sw_input(&r->sw, r->up, f, frame(f, GA, GB, 60)), 1);
+	expect(r, 1, 0, 1, 0);
+	assert_int_equal(sw_add_port(&r->sw, SW_GUEST, GB, 0, out_cb, &r->s[3]), r->gb);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, frame(f, GB, GA, 60)), 1);
+	expect(r, 1, 0, 1, 1);
+	free(r);
+}
+
+static void test_announce(void **state)
+{
+	uint8_t buf[SW_ANNOUNCE_LEN + 4];
+	struct rig *r = rig_new();
+
+	(void)state;
+	memset(buf, 0xEE, sizeof(buf));
+	assert_int_equal(sw_announce_rarp(GA, buf), 60);
+	assert_memory_equal(buf, BCAST, 6);
+	assert_memory_equal(buf + 6, GA, 6);
+	assert_int_equal(get_be16(buf + 12), 0x8035);
+	assert_int_equal(get_be16(buf + 14), 1);		/* Ethernet */
+	assert_int_equal(get_be16(buf + 16), 0x0800);
+	assert_int_equal(buf[18], 6);
+	assert_int_equal(buf[19], 4);
+	assert_int_equal(get_be16(buf + 20), 3);		/* reverse request */
+	assert_memory_equal(buf + 22, GA, 6);
+	assert_memory_equal(buf + 32, GA, 6);
+	assert_int_equal(get_be32(buf + 28), 0);
+	assert_int_equal(buf[59], 0);
+	assert_int_equal(buf[60], 0xEE);
+	/* the guest's port may send it: its own source */
+	assert_int_equal(sw_input(&r->sw, r->ga, buf, 60), 3 - 1);
+	assert_int_equal(sw_announce_garp(GB, 0x0A000205, buf), 60);
+	assert_int_equal(get_be16(buf + 12), 0x0806);
+	assert_int_equal(get_be16(buf + 20), 1);
+	assert_int_equal(get_be32(buf + 28), 0x0A000205);
+	assert_int_equal(get_be32(buf + 38), 0x0A000205);
+	assert_memory_equal(buf + 32, (uint8_t[6]){ 0 }, 6);
+	assert_int_equal(sw_announce_delay_ms(0), 0);
+	assert_int_equal(sw_announce_delay_ms(1), 50);
+	assert_int_equal(sw_announce_delay_ms(4), 750);
+	assert_int_equal(sw_announce_delay_ms(5), -1);
+	free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ports),
+		cmocka_unit_test(test_unicast),
+		cmocka_unit_test(test_flood),
+		cmocka_unit_test(test_mgmt),
+		cmocka_unit_test(test_spoof),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_move),
+		cmocka_unit_test(test_announce),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
