@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A guest's PCI bus with its NIC: see vnic.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hv/vdev/vnic.h"
+
+static int build(struct vnic *n, const struct vnic_config *cfg)
+{
+	struct vnet_config nc = {
+		.irq = cfg->irq, .mem = cfg->mem, .tx = cfg->tx, .ctx = cfg->ctx,
+	};
+	int rc;
+
+	memcpy(nc.mac, cfg->mac, sizeof(nc.mac));
+	n->cfg = *cfg;
+	vpci_bus_init(&n->bus, cfg->irq_fn, cfg->ctx);
+	rc = vnet_init(&n->net, &nc);
+	if (!rc)
+		rc = vpci_attach(&n->bus, &n->net.vp.fn, VNIC_SLOT);
+	if (!rc)
+		vpci_place_bars(&n->bus);
+	return rc;
+}
+
+int vnic_create(const struct vnic_config *cfg, struct vnic **out)
+{
+	struct vnic *n;
+	int rc;
+
+	*out = NULL;
+	if (!cfg->irq_fn || cfg->irq >= 24)
+		return -EINVAL;
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	rc = build(n, cfg);
+	if (rc) {
+		free(n);
+		return rc;
+	}
+	*out = n;
+	return 0;
+}
+
+void vnic_destroy(struct vnic *n)
+{
+	free(n);
+}
+
+int vnic_io(struct vnic *n, uint16_t port, uint8_t size, bool in, uint32_t *val)
+{
+	return vpci_io(&n->bus, port, size, in, val);
+}
+
+int vnic_mmio(struct vnic *n, uint64_t gpa, uint8_t size, bool write, uint32_t *val)
+{
+	uint64_t v = *val;
+	int rc = vpci_mmio(&n->bus, gpa, size, write, &v);
+
+	if (!rc && !write)
+		*val = (uint32_t)v;
+	return rc;
+}
+
+int vnic_rx(struct vnic *n, const uint8_t *frame, size_t len)
+{
+	return vnet_rx(&n->net, frame, len);
+}
+
+static int walk(struct vnic *n, struct snap *s)
+{
+	if (vpci_bus_snapshot(&n->bus, s))
+		return s->err;
+	return vnet_snapshot(&n->net, s);
+}
+
+/* Interrupts of the trial copy go nowhere. */
+static void no_irq(void *ctx, unsigned int line, int level)
+{
+	(void)ctx, (void)line, (void)level;
+}
+
+/* Restore into a trial NIC built the same way; only if every part is
+ * accepted does the real one take the same bytes (which then pass). */
+int vnic_snapshot(struct vnic *n, struct snap *s)
+{
+	struct vnic_config cfg = n->cfg;
+	struct snap trial = *s;
+	struct vnic *t;
+	int rc;
+
+	if (!s->restore)
+		return walk(n, s);
+	cfg.irq_fn = no_irq;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return s->err = -ENOMEM;
+	rc = build(t, &cfg) ? -EINVAL : walk(t, &trial);
+	free(t);
+	if (rc) {
+		*s = trial;
+		return s->err ? s->err : snap_invalid(s);
+	}
+	return walk(n, s);
+}

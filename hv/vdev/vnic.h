@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A guest's PCI bus with its virtio-net NIC at 00:01.0, as one object the
+ * device set (devices.c) can hold: what the core needs to give a guest a
+ * network card, in five calls.
+ *
+ *	create:	 cfg = { mac, irq = VNIC_IRQ, mem = guest RAM (gpmap_read/
+ *		 gpmap_write), tx = into the switch, irq_fn = apicbus_set_irq };
+ *		 vnic_create(&cfg, &n)  (BARs placed in the hole, link up)
+ *	I/O:	 vnic_io(n, port, ...)        ports 0xCF8-0xCFF
+ *	MMIO:	 vnic_mmio(n, gpa, ...)       BARs in 0xC0000000-0xFEBFFFFF
+ *	frames:	 vnic_rx(n, frame, len)       from the switch to the guest
+ *	migrate: vnic_snapshot(n, s)          all or nothing
+ *
+ * Interrupts: INTx of 00:01.0 is pin A on line cfg.irq; the guest needs it
+ * in its MP table as an I/O interrupt entry from the PCI bus, source bus
+ * IRQ (1 << 2) | 0 (device 1, INTA#), level-triggered active-low, to I/O
+ * APIC pin cfg.irq.  The level reaches irq_fn as a logical 1/0.
+ *
+ * Guest RAM must not overlap the hole: a guest with a NIC has at most
+ * 3 GiB below 4 GiB (the rest above 4 GiB).
+ *
+ * Not thread-safe: the owner serializes every call (vm->dev_lock); the
+ * callbacks run inside vnic_io/vnic_mmio/vnic_rx under it.
+ */
+#ifndef FERRY_HV_VDEV_VNIC_H
+#define FERRY_HV_VDEV_VNIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "hv/vdev/snap.h"
+#include "hv/vdev/virtio_net.h"
+#include "hv/vdev/vpci.h"
+
+#define VNIC_SLOT	1
+#define VNIC_IRQ	11	/* I/O APIC pin (and 8259 line) of INTA# */
+
+struct vnic_config {
+	uint8_t mac[6];
+	uint8_t irq;
+	struct vq_mem mem;
+	void (*tx)(void *ctx, const uint8_t *frame, size_t len);
+	void (*irq_fn)(void *ctx, unsigned int line, int level);
+	void *ctx;			/* for tx and irq_fn */
+};
+
+/* Never copied: the devices' callbacks point into it. */
+struct vnic {
+	struct vnic_config cfg;
+	struct vpci_bus bus;
+	struct vnet net;
+};
+
+/* Allocate and power on.  0, -EINVAL or -ENOMEM; *out NULL on error. */
+int vnic_create(const struct vnic_config *cfg, struct vnic **out);
+void vnic_destroy(struct vnic *n);		/* NULL is fine */
+
+/* Port access (size 1/2/4): 0, or -ENOENT when not 0xCF8-0xCFF. */
+int vnic_io(struct vnic *n, uint16_t port, uint8_t size, bool in, uint32_t *val);
+/* MMIO access (size 1/2/4): 0, or -ENOENT when no BAR decodes gpa. */
+int vnic_mmio(struct vnic *n, uint64_t gpa, uint8_t size, bool write, uint32_t *val);
+/* A frame for the guest: 0, or -EAGAIN when dropped (counted). */
+int vnic_rx(struct vnic *n, const uint8_t *frame, size_t len);
+
+/* Save or restore bus and NIC.  A refused restore (-EINVAL, or -ENOMEM
+ * for the trial copy) leaves n exactly as it was. */
+int vnic_snapshot(struct vnic *n, struct snap *s);
+
+#endif
