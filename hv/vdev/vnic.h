@@ -12,10 +12,14 @@
  *	frames:	 vnic_rx(n, frame, len)       from the switch to the guest
  *	migrate: vnic_snapshot(n, s)          all or nothing
  *
- * Interrupts: INTx of 00:01.0 is pin A on line cfg.irq; the guest needs it
- * in its MP table as an I/O interrupt entry from the PCI bus, source bus
- * IRQ (1 << 2) | 0 (device 1, INTA#), level-triggered active-low, to I/O
- * APIC pin cfg.irq.  The level reaches irq_fn as a logical 1/0.
+ * Interrupts: INTx of 00:01.0 is pin A on line cfg.irq (VNIC_IRQ = 16, an
+ * I/O APIC pin no ISA IRQ uses: Linux sets a pin it also knows as an ISA
+ * IRQ up edge-triggered); the guest needs it in its MP table as an I/O
+ * interrupt entry from the PCI bus, which must be MP bus 0 (Linux
+ * compares the PCI bus number with the source bus ID), source bus IRQ
+ * (1 << 2) | 0 (device 1, INTA#), level-triggered active-low, to I/O APIC
+ * pin cfg.irq (hv/loader/mptable.c does so).  The level reaches irq_fn as
+ * a logical 1/0.  A guest booted with `noapic` gets no NIC interrupts.
  *
  * Guest RAM must not overlap the hole: a guest with a NIC has at most
  * 3 GiB below 4 GiB (the rest above 4 GiB).
@@ -34,7 +38,7 @@
 #include "hv/vdev/vpci.h"
 
 #define VNIC_SLOT	1
-#define VNIC_IRQ	11	/* I/O APIC pin (and 8259 line) of INTA# */
+#define VNIC_IRQ	16	/* I/O APIC pin of INTA#: 16-23 are no ISA IRQ's */
 
 struct vnic_config {
 	uint8_t mac[6];
