@@ -15,6 +15,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/mm.h"
 #include "hv/kvmclock.h"
+#include "hv/lib/crc32.h"
 #include "hv/lib/log.h"
 #include "hv/mm/gpmap.h"
 #include "hv/mm/memory.h"
@@ -249,6 +250,20 @@ static int vm_build_cpu(struct vm *vm, const struct cpu_state *entry, char *err,
 	return 0;
 }
 
+/* A locally administered MAC (bit 1 of the first byte) from the
+ * guest's name, stable for its life; a mac= option is still to come. */
+static void mac_of(const char *name, uint8_t mac[6])
+{
+	uint32_t h = crc32_update(0, name, strlen(name));
+
+	mac[0] = 0x52;
+	mac[1] = 0x54;
+	mac[2] = 0x00;
+	mac[3] = (uint8_t)(h >> 16);
+	mac[4] = (uint8_t)(h >> 8);
+	mac[5] = (uint8_t)h;
+}
+
 /* The MP tables that tell a Linux guest its CPUs, local APICs and I/O
  * APIC (hv/loader/mptable.h), in the BIOS area it scans. */
 static int write_mptable(struct vm *vm, unsigned int nr_vcpus)
@@ -453,6 +468,8 @@ static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 	snprintf(vm->initrd, sizeof(vm->initrd), "%s", cfg->initrd ? cfg->initrd : "");
 	snprintf(vm->cmdline, sizeof(vm->cmdline), "%s", cfg->cmdline ? cfg->cmdline : "");
 	vm->mem_size = cfg->mem_mb << 20;
+	vm->nic = cfg->nic;
+	mac_of(vm->name, vm->mac);
 	vm->nr_frames = vm->mem_size / PAGE_SIZE;
 	vm->created_ns = time_now_ns();
 	return vm;

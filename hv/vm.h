@@ -171,6 +171,8 @@ struct vm {
 	char initrd[32];		/* (c) module name, "" for none */
 	volatile bool reset_pending;	/* (a) the guest pulled its reset line */
 	uint64_t reboots;		/* (a) resets that restarted it */
+	bool nic;			/* (c) */
+	uint8_t mac[6];			/* (c) */
 };
 
 /* What `create` asks for. */
@@ -181,6 +183,7 @@ struct vm_config {
 	uint64_t mem_mb;
 	unsigned int vcpus;
 	const char *cmdline;
+	bool nic;		/* a virtio-net NIC on PCI */
 };
 
 /* Lifecycle (hv/vm.c).  Errors: negative errno, reason in words in err. */

@@ -6,9 +6,12 @@
  * reason; the operator decides what next).
  */
 #include <errno.h>
+#include <string.h>
+#include "hv/lib/log.h"
 #include "drivers/rtc.h"
 #include "hv/cpuid.h"
 #include "hv/lib/time.h"
+#include "hv/mm/dirty.h"
 #include "hv/mm/gpmap.h"
 #include "hv/vdev/devices.h"
 #include "hv/vcpu.h"
@@ -44,6 +47,35 @@ static void poweroff(void *ctx)
 	stop_later(ctx, "powered off by the guest");
 }
 
+static int nic_read(void *ctx, uint64_t gpa, void *buf, size_t len)
+{
+	return vm_read_gpa(ctx, gpa, buf, len);
+}
+
+/* The NIC's writes bypass EPT/NPT: they feed the dirty log by hand, so
+ * that a migration re-sends the pages (used rings, received frames). */
+static int nic_write(void *ctx, uint64_t gpa, const void *buf, size_t len)
+{
+	struct vm *vm = ctx;
+	int rc = vm_write_gpa(vm, gpa, buf, len);
+
+	if (rc || !len || !vm->dirty.nr_pages)
+		return rc;
+	for (uint64_t gfn = gpa >> 12; gfn <= (gpa + len - 1) >> 12; gfn++)
+		dirty_log_mark(&vm->dirty, gfn);
+	return 0;
+}
+
+/* Frames the guest's NIC sends: nowhere to go until the switch
+ * (hv/net/switch.c) is wired to the e1000. */
+static void nic_tx(void *ctx, const uint8_t *f, size_t len)
+{
+	struct vm *vm = ctx;
+
+	pr_debug("vm %s: nic tx %zu bytes type %02x%02x (no switch yet)", vm->name, len,
+		 f[12], f[13]);
+}
+
 int vm_devices_init(struct vm *vm, unsigned int nr_vcpus)
 {
 	struct vdev_config cfg = {
@@ -51,7 +83,10 @@ int vm_devices_init(struct vm *vm, unsigned int nr_vcpus)
 		.now_ns = vm_clock_ns(vm),
 		.ctx = vm, .tx = tx, .reset = reset, .poweroff = poweroff,
 		.nr_cpus = nr_vcpus, .tsc_hz = tsc_hz(), .phys_bits = CPUID_GUEST_PHYS_BITS,
+		.nic_on = vm->nic, .nic_mem = { vm, nic_read, nic_write }, .nic_tx = nic_tx,
 	};
+
+	memcpy(cfg.nic_mac, vm->mac, sizeof(cfg.nic_mac));
 
 	gpmap_ram_split(vm->mem_size, &cfg.ram_below_4g, &cfg.ram_above_4g);
 	return vdev_create(&cfg, &vm->dev);

@@ -19,7 +19,7 @@
 size_t mptable_size(unsigned int nr_cpus)
 {
 	return FPS_LEN + HDR_LEN + nr_cpus * CPU_LEN +
-	       SMALL_LEN * (2 + NR_ISA_IRQS - 1 + NR_LINTS);
+	       SMALL_LEN * (2 + NR_ISA_IRQS - 1 + NR_LINTS + 2);
 }
 
 static uint8_t checksum(const uint8_t *p, size_t n)
@@ -56,7 +56,7 @@ static uint8_t *isa_irqs(uint8_t *e, uint8_t ioapic)
 
 		if (irq != 2)
 			e = small_entry(e, (const uint8_t[]){ MP_ENT_IOINT, MP_INT_INT, 0, 0,
-							    0, irq, ioapic, pin });
+							    MPTABLE_ISA_BUS, irq, ioapic, pin });
 	}
 	return e;
 }
@@ -86,14 +86,19 @@ long mptable_build(void *buf, size_t len, uint32_t gpa, unsigned int nr_cpus)
 	memset(buf, 0, size);
 	for (unsigned int i = 0; i < nr_cpus; i++)
 		e = cpu_entry(e, i);
-	e = small_entry(e, (const uint8_t[]){ MP_ENT_BUS, 0, 'I', 'S', 'A', ' ', ' ', ' ' });
+	e = small_entry(e, (const uint8_t[]){ MP_ENT_BUS, MPTABLE_PCI_BUS, 'P', 'C', 'I', ' ', ' ', ' ' });
+	e = small_entry(e, (const uint8_t[]){ MP_ENT_BUS, MPTABLE_ISA_BUS, 'I', 'S', 'A', ' ', ' ', ' ' });
 	e = small_entry(e, (const uint8_t[SMALL_LEN]){ MP_ENT_IOAPIC, ioapic, IOAPIC_VERSION, 1 });
 	put_le32(e - 4, MPTABLE_IOAPIC_PA);
 	e = isa_irqs(e, ioapic);
+	/* INTA# of 00:01.0: source IRQ = device << 2 | pin (MP spec D.3),
+	 * flags 0xf = level-triggered, active low (4.3.4) */
+	e = small_entry(e, (const uint8_t[]){ MP_ENT_IOINT, MP_INT_INT, 0x0f, 0, MPTABLE_PCI_BUS,
+					    1 << 2, ioapic, MPTABLE_PCI_PIN });
 	/* LINT0 ExtINT and LINT1 NMI on every local APIC (id 0xff) */
 	e = small_entry(e, (const uint8_t[]){ MP_ENT_LINT, MP_INT_EXTINT, 0, 0, 0, 0, 0xff, 0 });
 	e = small_entry(e, (const uint8_t[]){ MP_ENT_LINT, MP_INT_NMI, 0, 0, 0, 0, 0xff, 1 });
-	header(cfg, (size_t)(e - cfg), (uint16_t)(nr_cpus + 1 + 1 + NR_ISA_IRQS - 1 + NR_LINTS));
+	header(cfg, (size_t)(e - cfg), (uint16_t)(nr_cpus + 1 + 1 + NR_ISA_IRQS - 1 + NR_LINTS + 2));
 	memcpy(fps, "_MP_", 4);
 	put_le32(fps + 4, gpa + FPS_LEN);
 	fps[8] = 1;					/* length in 16-byte units */

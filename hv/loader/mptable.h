@@ -5,7 +5,12 @@
  * configuration table with one processor entry per vCPU, an ISA bus, one
  * I/O APIC (24 pins at 0xfec00000), the ISA IRQs on its pins (IRQ 0 on
  * pin 2, as on a PC, the others on their own number) and LINT0 = ExtINT,
- * LINT1 = NMI on every local APIC.
+ * LINT1 = NMI on every local APIC, and PCI bus 0 with INTA# of device
+ * 00:01.0 (the guest's NIC, hv/vdev/vnic.h) on pin MPTABLE_PCI_PIN,
+ * level-triggered, active low.  The PCI bus is MP bus 0 and ISA bus 1:
+ * Linux looks a PCI interrupt up by comparing the PCI bus number with the
+ * entry's source bus ID, and a PCI pin shared with an ISA IRQ would be
+ * set up as the ISA IRQ (edge).
  *
  * Why an MP table and not ACPI: Debian's kernel has X86_MPPARSE, and these
  * tables say all Linux needs of a VM without firmware in a few hundred
@@ -23,6 +28,9 @@
 #define MPTABLE_IOAPIC_PA	0xfec00000u
 #define MPTABLE_LAPIC_PA	0xfee00000u
 #define MPTABLE_IOAPIC_PINS	24u
+#define MPTABLE_PCI_PIN		16u	/* INTA# of 00:01.0 */
+#define MPTABLE_PCI_BUS		0u
+#define MPTABLE_ISA_BUS		1u
 
 /* Entry types and sizes (MP spec 4.3). */
 #define MP_ENT_CPU		0

@@ -37,8 +37,8 @@ static struct vm *named_vm(const char *cmd, int argc, char **argv)
 
 static int create_args(int argc, char **argv, struct vm_config *cfg)
 {
-	static const char *const keys[] = { "kernel", "mem", "vcpus", "cmdline", "initrd", NULL };
-	const char *vals[5];
+	static const char *const keys[] = { "kernel", "mem", "vcpus", "cmdline", "initrd", "nic", NULL };
+	const char *vals[6];
 	uint64_t n;
 	int bad, rc;
 
@@ -74,6 +74,7 @@ static int create_args(int argc, char **argv, struct vm_config *cfg)
 	}
 	cfg->cmdline = vals[3] ? vals[3] : "";
 	cfg->initrd = vals[4];
+	cfg->nic = vals[5] && !strcmp(vals[5], "on");
 	return 0;
 }
 

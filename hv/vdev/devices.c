@@ -47,12 +47,44 @@ static void power_on(struct vm_devices *d)
 	uart_init(&d->com1, UART_COM1_BASE, com1_irq, com1_tx, d);
 }
 
+static void nic_irq(void *ctx, unsigned int line, int level)
+{
+	struct vm_devices *d = ctx;
+
+	if (line < 16)
+		apicbus_set_irq(d, line, level);
+	else
+		ioapic_set_irq(&d->ioapic, line, level);
+}
+
+static void nic_tx(void *ctx, const uint8_t *frame, size_t len)
+{
+	struct vm_devices *d = ctx;
+
+	d->cfg.nic_tx(d->cfg.ctx, frame, len);
+}
+
+static int nic_create(struct vm_devices *d)
+{
+	struct vnic_config c = {
+		.irq = VNIC_IRQ, .mem = d->cfg.nic_mem, .tx = nic_tx, .irq_fn = nic_irq, .ctx = d,
+	};
+
+	memcpy(c.mac, d->cfg.nic_mac, sizeof(c.mac));
+	return d->cfg.nic_on ? vnic_create(&c, &d->nic) : 0;
+}
+
 void vdev_reset(struct vm_devices *d)
 {
 	power_on(d);
 	d->kvm_wall_clock = 0;
 	memset(d->kvm_system_time, 0, sizeof(d->kvm_system_time));
 	d->kick = 0;
+	/* the NIC as new: no queue of the old system's may write RAM on */
+	vnic_destroy(d->nic);
+	d->nic = NULL;
+	if (nic_create(d))
+		d->stats.nic_lost++;
 }
 
 int vdev_create(const struct vdev_config *cfg, struct vm_devices **out)
@@ -71,12 +103,18 @@ int vdev_create(const struct vdev_config *cfg, struct vm_devices **out)
 	d->nr_cpus = cfg->nr_cpus;
 	power_on(d);
 	rtc_init(&d->rtc, cfg->epoch_s, cfg->now_ns, cfg->ram_below_4g, cfg->ram_above_4g);
+	if (nic_create(d)) {
+		free(d);
+		return -ENOMEM;
+	}
 	*out = d;
 	return 0;
 }
 
 void vdev_destroy(struct vm_devices *d)
 {
+	if (d)
+		vnic_destroy(d->nic);
 	free(d);
 }
 
@@ -189,6 +227,8 @@ int vdev_io(struct vm_devices *d, uint16_t port, uint8_t size, bool in, uint32_t
 	vdev_tick(d, now_ns);
 	if (port == VDEV_CTL_PORT)
 		return ctl_io(d, size, in, val);
+	if (d->nic && port >= VPCI_ADDR_PORT && port <= VPCI_DATA_PORT + 3)
+		return vnic_io(d->nic, port, size, in, val);
 	return portio_split(&a, dispatch_byte, port, size, in, val);
 }
 
@@ -228,6 +268,20 @@ static bool wiring_valid(const struct vm_devices *d)
 	       !(d->ioapic.lines & (1u << VDEV_IOAPIC_PIT_PIN));
 }
 
+/* Last, because a restore of the NIC is final (vnic_snapshot is all or
+ * nothing by itself): whether there is one, then its bus and state. */
+static int nic_fields(struct vm_devices *t, struct snap *s)
+{
+	bool nic = t->nic != NULL;
+
+	snap_bool(s, &nic);
+	if (s->restore && !s->err && nic != (t->nic != NULL))
+		return snap_invalid(s);	/* the peer made the guest with a NIC too */
+	if (t->nic && !s->err)
+		vnic_snapshot(t->nic, s);
+	return s->err;
+}
+
 static int devices_fields(struct vm_devices *t, struct snap *s, uint64_t now)
 {
 	uint32_t magic = VDEV_SNAP_MAGIC, nr = t->nr_cpus;
@@ -254,7 +308,7 @@ static int devices_fields(struct vm_devices *t, struct snap *s, uint64_t now)
 	}
 	if (s->restore && !s->err && !wiring_valid(t))
 		return snap_invalid(s);
-	return s->err;
+	return nic_fields(t, s);
 }
 
 int vdev_snapshot(struct vm_devices *d, struct snap *s, uint64_t now_ns)

@@ -65,6 +65,7 @@
 #include "hv/vdev/rtc.h"
 #include "hv/vdev/snap.h"
 #include "hv/vdev/uart.h"
+#include "hv/vdev/vnic.h"
 
 #define VDEV_COM1_IRQ	4
 #define VDEV_PIT_IRQ	0
@@ -76,7 +77,7 @@
 #define VDEV_CTL_POWEROFF 0x2000
 /* Format version of vdev_snapshot() as a whole (for a migration stream's
  * header); bumped whenever any device's own version byte changes. */
-#define VDEV_SNAP_VERSION 2
+#define VDEV_SNAP_VERSION 3
 #define VDEV_MAX_CPUS	64	/* vCPUs (local APICs) of one guest */
 #define VDEV_IOAPIC_PIT_PIN 2	/* IRQ 0's I/O APIC pin (the MP table says so) */
 
@@ -93,6 +94,12 @@ struct vdev_config {
 	void (*tx)(void *ctx, uint8_t byte);	/* a byte of COM1 output */
 	void (*reset)(void *ctx);		/* the guest asked for a reset */
 	void (*poweroff)(void *ctx);		/* the guest powered off */
+	/* A virtio-net NIC on PCI (vnic.h) when nic_on; frames it sends go
+	 * to nic_tx(ctx, ...), guest RAM through nic_mem. */
+	bool nic_on;
+	uint8_t nic_mac[6];
+	struct vq_mem nic_mem;
+	void (*nic_tx)(void *ctx, const uint8_t *frame, size_t len);
 };
 
 struct vdev_stats {
@@ -101,6 +108,7 @@ struct vdev_stats {
 	uint64_t resets;	/* reset requests */
 	uint64_t poweroffs;	/* power-off requests */
 	uint64_t ipis_lost;	/* IPIs no local APIC accepted */
+	uint64_t nic_lost;	/* resets after which the NIC could not be made again */
 };
 
 /* Fields (c): set at creation.  The devices' own fields: see their
@@ -120,6 +128,7 @@ struct vm_devices {
 	uint64_t kvm_wall_clock;	/* MSR_KVM_WALL_CLOCK_NEW as last written */
 	uint64_t kvm_system_time[VDEV_MAX_CPUS];	/* MSR_KVM_SYSTEM_TIME_NEW per vCPU */
 	struct lapic lapic[VDEV_MAX_CPUS];	/* vCPU n's local APIC, n < nr_cpus */
+	struct vnic *nic;			/* (c) NULL: none */
 };
 
 /* Allocate and power on.  Returns 0 or -ENOMEM; *out is NULL on error. */

@@ -333,7 +333,7 @@ static uint8_t sum(const uint8_t *p, size_t n)
 static void test_mptable(void **state)
 {
 	uint8_t buf[1024];
-	unsigned int cpus = 3, ioints = 0, lints = 0, seen_cpus = 0;
+	unsigned int cpus = 3, ioints = 0, lints = 0, seen_cpus = 0, buses = 0, pci_ints = 0;
 
 	(void)state;
 	long n = mptable_build(buf, sizeof(buf), MPTABLE_GPA, cpus);
@@ -356,7 +356,9 @@ static void test_mptable(void **state)
 			e += 20;
 			continue;
 		case MP_ENT_BUS:
-			assert_memory_equal(e + 2, "ISA   ", 6);
+			assert_int_equal(e[1], buses);
+			assert_memory_equal(e + 2, buses ? "ISA   " : "PCI   ", 6);
+			buses++;
 			break;
 		case MP_ENT_IOAPIC:
 			assert_int_equal(e[1], cpus);
@@ -364,6 +366,14 @@ static void test_mptable(void **state)
 			break;
 		case MP_ENT_IOINT:
 			assert_int_equal(e[6], cpus);
+			if (e[4] == MPTABLE_PCI_BUS) {	/* 00:01.0 INTA#, level, low */
+				assert_int_equal(e[5], 1 << 2);
+				assert_int_equal(e[7], MPTABLE_PCI_PIN);
+				assert_int_equal(get_le16(e + 2), 0x0f);
+				pci_ints++;
+				break;
+			}
+			assert_int_equal(e[4], MPTABLE_ISA_BUS);
 			assert_int_equal(e[7], e[5] == 0 ? 2 : e[5]);
 			assert_int_not_equal(e[5], 2);
 			ioints++;
@@ -381,6 +391,8 @@ static void test_mptable(void **state)
 	assert_int_equal(e - buf, n);
 	assert_int_equal(seen_cpus, cpus);
 	assert_int_equal(ioints, 15);
+	assert_int_equal(pci_ints, 1);
+	assert_int_equal(buses, 2);
 	assert_int_equal(lints, 2);
 	assert_int_equal(mptable_build(buf, sizeof(buf), MPTABLE_GPA, 0), -EINVAL);
 	assert_int_equal(mptable_build(buf, sizeof(buf), MPTABLE_GPA, MPTABLE_MAX_CPUS + 1),
