@@ -75,6 +75,16 @@ static int create_args(int argc, char **argv, struct vm_config *cfg)
 	cfg->cmdline = vals[3] ? vals[3] : "";
 	cfg->initrd = vals[4];
 	cfg->nic = vals[5] && !strcmp(vals[5], "on");
+	if (vals[5] && !cfg->nic && strcmp(vals[5], "off")) {
+		shell_error("create", "nic=%s: on or off", vals[5]);
+		return -EINVAL;
+	}
+	/* the NIC's BARs go in the 32-bit hole at 3 GiB, which RAM fills in
+	 * a bigger guest (hv/vdev/vpci.h) */
+	if (cfg->nic && cfg->mem_mb > 3072) {
+		shell_error("create", "nic=on: at most mem=3072 (the PCI hole starts at 3 GiB)");
+		return -EINVAL;
+	}
 	return 0;
 }
 
