@@ -271,6 +271,22 @@ uint64_t vm_guest_tsc_hz(struct vm *vm)
 	return vm->dev->lapic[0].cfg.tsc_hz;	/* set at creation or by a restore */
 }
 
+bool vm_nic_info(struct vm *vm, struct vm_nic_info *out)
+{
+	const struct vnic *n;
+
+	spin_lock(&vm->dev_lock);
+	n = vm->dev ? vm->dev->nic : NULL;
+	if (n) {
+		memcpy(out->mac, n->cfg.mac, sizeof(out->mac));
+		out->status = n->net.vp.status;
+		out->net = n->net.stats;
+		memcpy(out->queue_errors, n->net.vp.stats.queue_errors, sizeof(out->queue_errors));
+	}
+	spin_unlock(&vm->dev_lock);
+	return n != NULL;
+}
+
 bool vm_console_input(struct vm *vm, uint8_t byte)
 {
 	bool ok;

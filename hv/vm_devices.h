@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "hv/vdev/lapic.h"
+#include "hv/vdev/virtio_net.h"
 
 struct vm;
 struct vcpu;
@@ -45,6 +46,15 @@ uint64_t vm_guest_tsc_hz(struct vm *vm);
 /* The devices or the guest clock changed behind vm_devices' back
  * (a restore, a new clock offset): ask them again. */
 void vm_devices_changed(struct vm *vm);
+
+/* The guest's NIC, copied under dev_lock: false when it has none. */
+struct vm_nic_info {
+	uint8_t mac[6];
+	uint8_t status;			/* virtio device status */
+	struct vnet_stats net;
+	uint64_t queue_errors[VQ_NR_ERR];
+};
+bool vm_nic_info(struct vm *vm, struct vm_nic_info *out);
 
 /* Console: bytes typed by the operator, and the output history. */
 bool vm_console_input(struct vm *vm, uint8_t byte);	/* false: RX FIFO full */

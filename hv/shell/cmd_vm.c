@@ -323,6 +323,27 @@ static void print_migration(const struct vm *vm)
 			     "does not run it, else `destroy` it\n", m->id, m->peer, m->peer);
 }
 
+/* The NIC: MAC, frames and bytes each way, drops and queue errors. */
+static void print_nic(struct vm *vm)
+{
+	struct vm_nic_info n;
+	const uint8_t *m = n.mac;
+
+	if (!vm_nic_info(vm, &n))
+		return;
+	shell_printf("nic:        virtio-net %02x:%02x:%02x:%02x:%02x:%02x, status %#x\n",
+		     m[0], m[1], m[2], m[3], m[4], m[5], n.status);
+	shell_printf("nic rx:     %lu frames, %lu bytes\n", n.net.rx_frames, n.net.rx_bytes);
+	shell_printf("nic tx:     %lu frames, %lu bytes\n", n.net.tx_frames, n.net.tx_bytes);
+	for (unsigned int i = 0; i < VNET_NR_DROP; i++)
+		if (n.net.drops[i])
+			shell_printf("nic drop:   %lu %s\n", n.net.drops[i], vnet_drop_name(i));
+	for (unsigned int i = 1; i < VQ_NR_ERR; i++)
+		if (n.queue_errors[i])
+			shell_printf("nic error:  %lu queue stopped: %s\n", n.queue_errors[i],
+				     vq_err_name(i));
+}
+
 int cmd_info(int argc, char **argv)
 {
 	struct vm *vm = named_vm("info", argc, argv);
@@ -348,6 +369,7 @@ int cmd_info(int argc, char **argv)
 	shell_printf("mmio:       %lu writes dropped, %lu reads of unclaimed addresses\n",
 		     vm->mmio_dropped, vm->mmio_unhandled_reads);
 	shell_printf("reboots:    %lu\n", vm->reboots);
+	print_nic(vm);
 	return 0;
 }
 
