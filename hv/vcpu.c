@@ -117,6 +117,36 @@ void vcpu_mb1_state(const struct mb1_entry_state *e, struct cpu_state *s)
 	msr_reset(s);
 }
 
+/* The state INIT leaves (SDM vol. 3A 9.1.1, table 9-1): real mode at
+ * F000:FFF0, caches off, everything else cleared. */
+void vcpu_init_state(struct cpu_state *s)
+{
+	const struct seg data = { .attr = 0x93, .limit = 0xffff };
+
+	memset(s, 0, sizeof(*s));
+	s->rip = 0xfff0;
+	s->rflags = 2;
+	s->cr0 = 0x60000010;			/* CD, NW, ET */
+	s->cs = (struct seg){ .sel = 0xf000, .base = 0xffff0000, .limit = 0xffff, .attr = 0x9b };
+	s->ds = s->es = s->fs = s->gs = s->ss = data;
+	s->tr = (struct seg){ .attr = 0x8b, .limit = 0xffff };
+	s->ldtr = (struct seg){ .attr = 0x82, .limit = 0xffff };
+	s->gdtr.limit = s->idtr.limit = 0xffff;
+	s->dr6 = 0xffff0ff0;
+	s->dr7 = 0x400;
+	s->xcr0 = 1;
+	msr_reset(s);
+}
+
+/* A SIPI with vector v starts the processor at v << 12 in real mode. */
+static void sipi_state(struct cpu_state *s, uint8_t vector)
+{
+	vcpu_init_state(s);
+	s->cs.sel = (uint16_t)(vector << 8);
+	s->cs.base = (uint64_t)vector << 12;
+	s->rip = 0;
+}
+
 int vcpu_create(struct vm *vm, unsigned int id, const struct cpu_state *initial,
 		struct vcpu **out)
 {
@@ -206,11 +236,11 @@ static bool inject_nmi(struct vcpu *v)
 }
 
 /*
- * Events from the local APIC first: an NMI (put back into the APIC when it
- * cannot go in now), an ExtINT message (the 8259's vector, taken only
- * when an interrupt can go in).  INIT and SIPI are for application
- * processors, which multi-vCPU guests will bring; until then they are
- * counted and dropped.  Returns true if an event was injected.
+ * Events from the local APIC first: INIT (the vCPU resets and waits for a
+ * SIPI), SIPI (it starts in real mode at the vector's page), an NMI (put
+ * back into the APIC when it cannot go in now), an ExtINT message (the
+ * 8259's vector, taken only when an interrupt can go in).  Returns true
+ * if nothing else may go in at this entry.
  */
 static bool inject_event(struct vcpu *v, bool intr_ok)
 {
@@ -234,8 +264,21 @@ static bool inject_event(struct vcpu *v, bool intr_ok)
 			vmm->inject(&v->hw, &e);
 			return true;
 		}
+		case LAPIC_EV_INIT: {	/* the APIC is in wait-for-SIPI now */
+			struct cpu_state s;
+			vcpu_init_state(&s);
+			vcpu_reset(v, &s);
+			v->stats.inits++;
+			break;
+		}
+		case LAPIC_EV_SIPI: {
+			struct cpu_state s;
+			sipi_state(&s, vec);
+			vcpu_reset(v, &s);
+			v->stats.sipis++;
+			return true;
+		}
 		default:
-			v->stats.events_dropped++;
 			break;
 		}
 	}
@@ -333,7 +376,14 @@ enum vcpu_state vcpu_run(struct vcpu *v)
 				return VCPU_HALTED;
 			halted = false;
 		}
+		if (vcpu_take_request(v, VCPU_REQ_INIT)) {
+			struct cpu_state s;
+			vcpu_init_state(&s);
+			vcpu_reset(v, &s);
+		}
 		inject_pending(v);
+		if (vm_waits_for_sipi(v))
+			return VCPU_HALTED;	/* an application processor before its SIPI */
 		irq_disable();
 		/* checked with interrupts off: a kick IPI from now on ends the run */
 		if (vcpu_take_request(v, VCPU_REQ_KICK) ||

@@ -9,6 +9,9 @@
 /* A vCPU that starts in *initial (from a loader). */
 int vcpu_create(struct vm *vm, unsigned int id, const struct cpu_state *initial,
 		struct vcpu **out);
+/* The state after INIT (real mode at F000:FFF0), as application processors
+ * start before their SIPI. */
+void vcpu_init_state(struct cpu_state *s);
 /* The multiboot1 machine state (flat 32-bit protected mode) as a CPU state. */
 void vcpu_mb1_state(const struct mb1_entry_state *e, struct cpu_state *s);
 void vcpu_free(struct vcpu *v);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include "arch/x86/cpu.h"
 #include "arch/x86/mm.h"
+#include "arch/x86/percpu.h"
 #include "hv/kvmclock.h"
 #include "hv/lib/crc32.h"
 #include "hv/lib/log.h"
@@ -232,21 +233,27 @@ static int vm_build_base(struct vm *vm, char *err, size_t errlen)
 	return 0;
 }
 
-static int vm_build_cpu(struct vm *vm, const struct cpu_state *entry, char *err,
-			size_t errlen)
+/* The devices and n vCPUs: the first in *entry, the others (application
+ * processors) in the INIT state, waiting for a SIPI from the guest. */
+static int vm_build_cpu(struct vm *vm, const struct cpu_state *entry, unsigned int n,
+			char *err, size_t errlen)
 {
-	int rc = vm_devices_init(vm, 1);
+	struct cpu_state init;
+	int rc = vm_devices_init(vm, n);
 
 	if (rc) {
 		snprintf(err, errlen, "creating the virtual devices failed (error %d)", rc);
 		return rc;
 	}
-	rc = vcpu_create(vm, 0, entry, &vm->vcpus[0]);
-	if (rc) {
-		snprintf(err, errlen, "creating the vCPU failed (error %d)", rc);
-		return rc;
+	vcpu_init_state(&init);
+	for (unsigned int i = 0; i < n; i++) {
+		rc = vcpu_create(vm, i, i ? &init : entry, &vm->vcpus[i]);
+		if (rc) {
+			snprintf(err, errlen, "creating vCPU %u failed (error %d)", i, rc);
+			return rc;
+		}
+		vm->nr_vcpus = i + 1;
 	}
-	vm->nr_vcpus = 1;
 	return 0;
 }
 
@@ -381,7 +388,7 @@ static int vm_build(struct vm *vm, const struct vm_config *cfg, char *err, size_
 	struct cpu_state st;
 	int rc = vm_load(vm, cfg, &st, err, errlen);
 
-	return rc ? rc : vm_build_cpu(vm, &st, err, errlen);
+	return rc ? rc : vm_build_cpu(vm, &st, cfg->vcpus, err, errlen);
 }
 
 /* The configuration the guest was created with (a reboot loads it again). */
@@ -401,14 +408,39 @@ void vm_reboot(struct vcpu *self)
 	struct cpu_state st;
 	char err[128];
 
-	/* One vCPU per guest today: the caller is the only one running. */
+	bool paused;
+
+	/* The other vCPUs out of the guest first; they come back in the INIT
+	 * state, waiting for the new system's SIPIs. */
+	spin_lock(&vm->lock);
+	paused = vm->state == VM_RUNNING;
+	if (paused)
+		vm->state = VM_PAUSED;
+	spin_unlock(&vm->lock);
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		if (vm->vcpus[i] != self)
+			vcpu_kick_and_wait(vm->vcpus[i]);
 	vm_config_of(vm, &cfg);
 	if (vm_load(vm, &cfg, &st, err, sizeof(err))) {
+		spin_lock(&vm->lock);
+		if (paused && vm->state == VM_PAUSED)
+			vm->state = VM_RUNNING;	/* so that vm_stop takes it */
+		spin_unlock(&vm->lock);
 		vm_stop(vm, "reboot failed: %s", err);
 		return;
 	}
 	vm_devices_reset(vm);
 	vcpu_reset(self, &st);
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		if (vm->vcpus[i] != self)
+			vcpu_request(vm->vcpus[i], VCPU_REQ_INIT);
+	spin_lock(&vm->lock);
+	if (paused && vm->state == VM_PAUSED)
+		vm->state = VM_RUNNING;
+	spin_unlock(&vm->lock);
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		if (vm->vcpus[i] != self)
+			sched_wake(vm->vcpus[i]);
 	uint64_t n = __atomic_add_fetch(&vm->reboots, 1, __ATOMIC_RELAXED);
 	if (n <= 3 || !(n & (n - 1)))	/* a reboot loop does not flood the log */
 		pr_info("vm %s: rebooted (%lu)", vm->name, n);
@@ -451,9 +483,13 @@ static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "a guest named '%s' exists already", cfg->name);
 		return NULL;
 	}
-	if (cfg->vcpus < 1 || cfg->vcpus > VM_MAX_VCPUS) {
-		snprintf(err, errlen, "vcpus=%u: only %d vCPU per guest is supported yet",
-			 cfg->vcpus, VM_MAX_VCPUS);
+	if (cfg->vcpus < 1 || cfg->vcpus > VM_MAX_VCPUS ||
+	    cfg->vcpus > VM_VCPUS_PER_CPU * cpu_count) {
+		snprintf(err, errlen, "vcpus=%u: a guest may have 1 to %u vCPUs here (%u per "
+			 "host CPU, at most %u)", cfg->vcpus,
+			 cpu_count * VM_VCPUS_PER_CPU < VM_MAX_VCPUS ?
+			 cpu_count * VM_VCPUS_PER_CPU : VM_MAX_VCPUS,
+			 VM_VCPUS_PER_CPU, VM_MAX_VCPUS);
 		return NULL;
 	}
 	vm = calloc(1, sizeof(*vm));
@@ -481,7 +517,8 @@ static int vm_error_code(const struct vm_config *cfg, unsigned int vcpus_max)
 		return -ENODEV;
 	if (vm_find(cfg->name))
 		return -EEXIST;
-	return cfg->vcpus < 1 || cfg->vcpus > vcpus_max ? -EINVAL : -ENOMEM;
+	return cfg->vcpus < 1 || cfg->vcpus > vcpus_max ||
+	       cfg->vcpus > VM_VCPUS_PER_CPU * cpu_count ? -EINVAL : -ENOMEM;
 }
 
 int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen)
@@ -518,7 +555,7 @@ int vm_create_incoming(const struct vm_config *cfg, struct vm **out, char *err, 
 	vm->mig_owned = true;
 	rc = vm_build_base(vm, err, errlen);
 	if (!rc)
-		rc = vm_build_cpu(vm, &entry, err, errlen);
+		rc = vm_build_cpu(vm, &entry, cfg->vcpus, err, errlen);
 	if (!rc)
 		rc = vm_register(vm, err, errlen);
 	if (rc) {
@@ -556,12 +593,15 @@ static int place(struct vm *vm, enum vm_state from, enum vm_state to, const char
 
 	if (rc)
 		return rc;
-	rc = sched_add(vm->vcpus[0]);
+	for (unsigned int i = 0; i < vm->nr_vcpus && !rc; i++)
+		rc = sched_add(vm->vcpus[i]);
 	if (rc) {
 		spin_lock(&vm->lock);
 		vm->state = from;
 		spin_unlock(&vm->lock);
-		snprintf(err, errlen, "no CPU can run guests");
+		for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+			sched_remove(vm->vcpus[i]);
+		snprintf(err, errlen, "no CPU can run its vCPUs (run queues full)");
 	}
 	return rc;
 }
@@ -637,6 +677,8 @@ void vm_stop(struct vm *vm, const char *fmt, ...)
 		va_end(ap);
 	}
 	spin_unlock(&vm->lock);
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		vcpu_kick(vm->vcpus[i]);	/* the others leave the guest too */
 	pr_info("vm %s: stopped: %s", vm->name, vm->stop_reason);
 }
 

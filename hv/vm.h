@@ -29,7 +29,8 @@
 
 #define VM_NAME_MAX	32
 #define VM_MAX		16
-#define VM_MAX_VCPUS	1	/* multi-vCPU guests need a virtual LAPIC: later */
+#define VM_MAX_VCPUS	64	/* the device set's local APICs (VDEV_MAX_CPUS) */
+#define VM_VCPUS_PER_CPU 4	/* overcommit: at most this many vCPUs per host CPU */
 #define VM_MAX_MEM_MB	(64 * 1024)
 
 /* VM_INCOMING: memory and state are arriving from a migration source. */
@@ -71,6 +72,9 @@ struct vm_mig_status {
  * add WAIT_SIPI for an application processor after INIT (RUNNING ->
  * WAIT_SIPI by its own CPU; WAIT_SIPI -> RUNNABLE when a SIPI arrives),
  * and an IPI is a pending interrupt plus VCPU_REQ_KICK, as for devices.
+ * An application processor waiting for its SIPI (after INIT, or from
+ * power-on) is HALTED with interrupts off; the wait itself is the local
+ * APIC's (vm_waits_for_sipi), so it travels with the device state.
  */
 enum vcpu_state {
 	VCPU_IDLE,		/* not placed on a CPU */
@@ -87,10 +91,11 @@ enum vcpu_state {
 #define VCPU_REQ_KICK		(1u << 0)	/* leave the guest, look at vm->state */
 #define VCPU_REQ_FPU_SYNC	(1u << 1)	/* save its extended state to v->fpu */
 #define VCPU_REQ_REMOVE		(1u << 2)	/* drop it from the run queue */
+#define VCPU_REQ_INIT		(1u << 3)	/* go to the INIT state (guest reboot) */
 
 struct vcpu_stats {
 	uint64_t exits[EXIT_COUNT];
-	uint64_t events_dropped;	/* INIT/SIPI to a guest without application processors */
+	uint64_t inits, sipis;		/* INIT and SIPI taken */
 	uint64_t guest_ns;		/* time inside the guest */
 	uint64_t host_ns;		/* time in ferry handling its exits */
 };

@@ -235,6 +235,11 @@ bool vm_event_pending(struct vcpu *v)
 	return __atomic_load_n(&v->vm->dev->lapic[v->hw.id].events, __ATOMIC_ACQUIRE);
 }
 
+bool vm_waits_for_sipi(struct vcpu *v)
+{
+	return __atomic_load_n(&v->vm->dev->wait_sipi[v->hw.id], __ATOMIC_ACQUIRE);
+}
+
 enum lapic_event vm_take_event(struct vcpu *v, uint8_t *vector, bool extint_ok)
 {
 	struct vm *vm = v->vm;

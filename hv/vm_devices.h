@@ -40,6 +40,7 @@ int vm_ack_vector(struct vcpu *v);
 bool vm_event_pending(struct vcpu *v);	/* cheap, may say true spuriously */
 enum lapic_event vm_take_event(struct vcpu *v, uint8_t *vector, bool extint_ok);
 void vm_return_nmi(struct vcpu *v);	/* an NMI that could not go in yet */
+bool vm_waits_for_sipi(struct vcpu *v);	/* after INIT, until a SIPI */
 uint64_t vm_next_event_ns(struct vcpu *v);
 /* The guest's TSC rate (fixed for its life: CPUID 0x15, TSC deadlines). */
 uint64_t vm_guest_tsc_hz(struct vm *vm);

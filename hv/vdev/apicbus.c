@@ -110,6 +110,7 @@ void apicbus_power_on(struct vm_devices *d)
 			.phys_bits = d->cfg.phys_bits, .ctx = d, .eoi = lapic_eoi,
 		};
 		lapic_init(&d->lapic[c], &cfg);
+		d->wait_sipi[c] = c != 0;	/* application processors wait for a SIPI */
 	}
 	d->lowest_next = 0;
 }
@@ -252,6 +253,13 @@ enum lapic_event vdev_take_event(struct vm_devices *d, unsigned int cpu, uint8_t
 	if (cpu >= d->nr_cpus)
 		return LAPIC_EV_NONE;
 	ev = lapic_take_event(&d->lapic[cpu], vector);
+	if (ev == LAPIC_EV_INIT)
+		d->wait_sipi[cpu] = true;
+	if (ev == LAPIC_EV_SIPI) {
+		if (!d->wait_sipi[cpu])
+			return vdev_take_event(d, cpu, vector, extint_ok);	/* ignored */
+		d->wait_sipi[cpu] = false;
+	}
 	if (ev != LAPIC_EV_EXTINT)
 		return ev;
 	if (!extint_ok) {	/* it is the last kind taken: put it back */
@@ -268,6 +276,11 @@ enum lapic_event vdev_take_event(struct vm_devices *d, unsigned int cpu, uint8_t
 bool vdev_event_pending(const struct vm_devices *d, unsigned int cpu)
 {
 	return cpu < d->nr_cpus && d->lapic[cpu].events;
+}
+
+bool vdev_wait_sipi(const struct vm_devices *d, unsigned int cpu)
+{
+	return cpu < d->nr_cpus && d->wait_sipi[cpu];
 }
 
 uint64_t vdev_take_kicks(struct vm_devices *d)

@@ -302,6 +302,7 @@ static int devices_fields(struct vm_devices *t, struct snap *s, uint64_t now)
 		lapic_snapshot(&t->lapic[c], s, now);
 	snap_u64(s, &t->kvm_wall_clock);
 	for (unsigned int c = 0; c < t->nr_cpus && !s->err; c++) {
+		snap_bool(s, &t->wait_sipi[c]);
 		snap_u64(s, &t->kvm_system_time[c]);
 		if (s->restore && !s->err && !pvclock_msr_valid(t->kvm_system_time[c], 64))
 			return snap_invalid(s);

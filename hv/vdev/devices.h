@@ -127,6 +127,8 @@ struct vm_devices {
 	struct vdev_stats stats;	/* host-side counters, not saved */
 	uint64_t kvm_wall_clock;	/* MSR_KVM_WALL_CLOCK_NEW as last written */
 	uint64_t kvm_system_time[VDEV_MAX_CPUS];	/* MSR_KVM_SYSTEM_TIME_NEW per vCPU */
+	bool wait_sipi[VDEV_MAX_CPUS];	/* vCPU n is in wait-for-SIPI (after INIT; APs
+					 * from power-on) */
 	struct lapic lapic[VDEV_MAX_CPUS];	/* vCPU n's local APIC, n < nr_cpus */
 	struct vnic *nic;			/* (c) NULL: none */
 };
@@ -181,10 +183,12 @@ int vdev_ack(struct vm_devices *d, unsigned int cpu, uint64_t now_ns);
 /* NMI, INIT and SIPI for vCPU cpu, one at a time (lapic_take_event); an
  * ExtINT message comes back with the 8259's vector in *vector, and stays
  * pending (LAPIC_EV_NONE) unless extint_ok: the vCPU can take an
- * interrupt now. */
+ * interrupt now.  INIT puts the vCPU in wait-for-SIPI; a SIPI is taken
+ * only there (SDM 10.4.7.3: otherwise ignored) and ends it. */
 enum lapic_event vdev_take_event(struct vm_devices *d, unsigned int cpu, uint8_t *vector,
 				 bool extint_ok);
 bool vdev_event_pending(const struct vm_devices *d, unsigned int cpu);
+bool vdev_wait_sipi(const struct vm_devices *d, unsigned int cpu);
 
 /* The vCPUs (bit n: vCPU n) that were sent an interrupt or event since
  * the last call; the caller wakes them. */
