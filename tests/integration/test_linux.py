@@ -127,3 +127,35 @@ def test_bad_linux_images_are_refused(machine_factory, linux_iso):
         assert re.search(r"error: create: .*(" + reason + ")", out), out
         assert not re.search(r"^bad ", m.cmd("list"), re.M)
         assert re.search(r"free:\s+" + free + " KiB", m.cmd("mem")), "memory not returned"
+
+
+def test_linux_with_four_vcpus(machine_factory, linux_iso):
+    """Issue 13: a 4-vCPU Debian guest on a 3-CPU host (two CPUs for
+    guests: overcommitted) finds its CPUs in the MP table, starts them by
+    INIT-SIPI-SIPI, and runs work on all of them: IPIs for rescheduling,
+    function calls and TLB shootdowns flow, and no stall or lockup shows."""
+    m = machine_factory("qemu", cpus=3, mem=512, iso=linux_iso)
+    out = m.cmd(f'create smp kernel=vmlinuz initrd=initrd mem=256 vcpus=4 cmdline="{CMDLINE}"')
+    assert "error" not in out, out
+    m.cmd("start smp")
+    m.send("console smp\r")
+    m.expect(r"escape character is \^\]\)", timeout=30)
+    m.expect("FERRY-LINUX: init ready", timeout=240)
+    m.expect(SHELL, timeout=60)
+    assert re.search(r"^4$", talk(m, "nproc"), re.M)
+    talk(m, "for i in 1 2 3 4; do (dd if=/dev/zero bs=1M count=16 2>/dev/null | sha256sum "
+            ">/dev/null) & done; wait", timeout=240)
+    irqs = talk(m, "grep -e LOC -e RES -e CAL -e TLB /proc/interrupts")
+    counts = {k: [int(x) for x in re.search(k + r":((?:\s+\d+){4})", irqs).group(1).split()]
+              for k in ("LOC", "RES", "CAL", "TLB")}
+    assert all(n > 0 for n in counts["LOC"]), irqs          # every CPU's timer runs
+    assert sum(counts["RES"]) + sum(counts["CAL"]) + sum(counts["TLB"]) > 0, irqs
+    bad = talk(m, "dmesg | grep -i -e 'kernel panic' -e oops -e 'WARNING:' -e 'soft lockup' "
+                  "-e 'self-detected stall' -e 'rcu.*stall' -e 'unchecked MSR' "
+                  "-e 'clocksource.*unstable'")
+    assert not re.search(r"^\[ *\d+\.\d+\]", bad, re.M), bad
+    m.send(b"\x1d")
+    m.expect(PROMPT, timeout=30)
+    info = m.cmd("info smp")
+    assert len(re.findall(r"^vcpu \d:\s+on CPU [12],", info, re.M)) == 4, info
+    m.cmd("destroy smp")
