@@ -243,9 +243,13 @@ void sched_loop(void)
 	struct runq *q = &runqs[this_cpu()->index];
 
 	irq_enable();
-	for (;;)
-		if (!run_one(q))
-			cpu_idle();
+	for (;;) {
+		if (run_one(q))
+			continue;
+		uint64_t t0 = rdtsc();
+		cpu_idle();
+		this_cpu()->idle_tsc += rdtsc() - t0;	/* for `top` */
+	}
 }
 
 void sched_poll(void)

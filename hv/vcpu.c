@@ -63,6 +63,11 @@ void vcpu_set_state(struct vcpu *v, enum vcpu_state from, enum vcpu_state to)
 	if (!vcpu_state_legal(from, to) || now != from)
 		panic("vCPU %u of %s: %s -> %s asked while %s", v->hw.id, v->vm->name,
 		      vcpu_state_name(from), vcpu_state_name(to), vcpu_state_name(now));
+	/* steal: the time it could run but waited for its CPU */
+	if (to == VCPU_RUNNABLE)
+		v->runnable_since_ns = time_now_ns();
+	else if (from == VCPU_RUNNABLE && to == VCPU_RUNNING)
+		v->stats.steal_ns += time_now_ns() - v->runnable_since_ns;
 	__atomic_store_n(&v->state, to, __ATOMIC_RELEASE);
 }
 

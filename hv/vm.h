@@ -98,6 +98,7 @@ struct vcpu_stats {
 	uint64_t inits, sipis;		/* INIT and SIPI taken */
 	uint64_t guest_ns;		/* time inside the guest */
 	uint64_t host_ns;		/* time in ferry handling its exits */
+	uint64_t steal_ns;		/* time runnable but waiting for its CPU (Q) */
 };
 
 /* XSAVE area in the standard format (Intel SDM Vol. 1 13.4). */
@@ -121,6 +122,7 @@ struct vcpu {
 	uint64_t thr_until_ns;		/* (o) throttled: not picked until then */
 	bool halted_if;			/* (v) halted with interrupts enabled; read by
 					 * its CPU's scheduler and racily by `list` */
+	uint64_t runnable_since_ns;	/* (Q) when it last became runnable */
 	uint64_t irq_quiet_until_ns;	/* (D, read atomically) no interrupt or event can
 					 * be pending for it before this guest-clock time:
 					 * set when none was, cleared by anything that

@@ -190,6 +190,8 @@ const struct shell_cmd shell_commands[] = {
 	{ "list", "", "the guests: state, memory, vCPUs, CPU time, stop reason", cmd_list },
 	{ "info", "NAME", "details of one guest", cmd_info },
 	{ "stats", "NAME", "VM exits by reason, time in guest vs in ferry", cmd_stats },
+	{ "top", "[-n 1]", "guests' vCPUs and host CPUs over each second: state, CPU, %CPU, exits/s, "
+	  "steal; until a key (-n 1: once)", cmd_top },
 	{ "console", "NAME", "attach to a guest's serial console (Ctrl-] leaves)", cmd_console },
 	{ "net", "[ip ADDR/LEN [gw ADDR]]", "the NIC, IPv4 configuration and counters; or set the address", cmd_net },
 	{ "ping", "HOST [COUNT]", "ICMP echo to HOST, with round-trip times", cmd_ping },
