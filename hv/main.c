@@ -189,6 +189,7 @@ void kmain(uint32_t magic, uint32_t info_pa)
 	vmm_detect_this_cpu();
 	cpu_mark_online();
 	apic_calibrate();
+	sched_init();
 	if (vmm_init() == 0) {
 		enable_guests_here();
 		check_baseline();

@@ -4,33 +4,59 @@
  * removed by the CPU that runs it, so no other CPU ever frees a vCPU that
  * a CPU may still touch (its FPU state included).
  *
- * Mechanism and policy are apart.  The mechanism: the queues and their
- * locks, the vCPU state changes made under them (hv/vm.h's table), the
- * requests (kick, FPU sync, remove), IPIs, the loop and idling.  The
- * policy, round robin today: which CPU a vCPU is placed on (pick_cpu),
- * which queued vCPU runs next (pick_next) and whether the running one
- * should yield (sched_contended); it sees only run queues and
- * sched_runnable().
+ * Mechanism and policy are apart.  The mechanism (this file): which CPU a
+ * vCPU is placed on (the least loaded one its pinning allows), the
+ * membership lists and their locks, the vCPU state changes made under
+ * them (hv/vm.h's table), the requests (kick, FPU sync, remove, move),
+ * IPIs, the loop and idling.  The policy (hv/sched/sched_ops.h, the credit
+ * policy by default): which runnable vCPU of a CPU runs next, for how
+ * long, and at what share (weight, cap, wake-up boost).
+ *
+ * The policy sees each vCPU pinned to the one CPU the mechanism placed it
+ * on, so it never moves one by itself: moving a vCPU (pinning, balancing)
+ * is the mechanism's, by its CPU dropping it and another adding it, which
+ * keeps "a vCPU is removed only by its own CPU" and its FPU state saved
+ * on the way.  Before each choice a CPU tells the policy which of its
+ * vCPUs can run (a halted one woken by its timer or an interrupt, a
+ * resumed or no longer throttled one); vcpu_notify() wakes one at once,
+ * so that a woken interactive vCPU preempts a CPU hog (boost).
  */
 #include <errno.h>
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/fpu.h"
 #include "arch/x86/percpu.h"
+#include "hv/lib/time.h"
 #include "hv/sched.h"
+#include "hv/sched/sched_ops.h"
 #include "hv/vcpu.h"
 
 #define RUNQ_MAX 16
+#define SHELL_SLICE_TICKS (TIMER_HZ / 100 + 1)	/* the boot CPU: about 10 ms */
 
 struct runq {
 	spinlock_t lock;
 	struct vcpu *v[RUNQ_MAX];	/* (lock) */
 	unsigned int n;			/* (lock) */
-	unsigned int next;		/* owner CPU: round-robin cursor */
+	uint64_t last_tick;		/* owner CPU: the tick the policy last saw */
 	bool usable;			/* the back end is enabled on this CPU */
 };
 
 static struct runq runqs[MAX_CPUS];
+static const struct sched_ops *policy = &sched_credit_ops;
+
+/* Boot CPU, before any CPU can run guests: empty queues. */
+void sched_init(void)
+{
+	for (unsigned int i = 0; i < MAX_CPUS; i++)
+		runqs[i] = (struct runq){ .lock = SPINLOCK_INIT };
+	policy->init(MAX_CPUS < SCHED_MAX_CPUS ? MAX_CPUS : SCHED_MAX_CPUS);
+}
+
+static struct vcpu *vcpu_of(struct sched_entity *se)
+{
+	return (struct vcpu *)((char *)se - offsetof(struct vcpu, se));
+}
 
 /* Mechanism: can v run now (or go on running)?  Its CPU only. */
 static bool sched_runnable(struct vcpu *v)
@@ -56,46 +82,31 @@ unsigned int sched_load(unsigned int cpu)
 	return cpu < MAX_CPUS ? runqs[cpu].n : 0;
 }
 
-/* ---- policy: round robin ------------------------------------------------------ */
+/* ---- placement ----------------------------------------------------------------- */
 
-/* Least loaded usable CPU; the boot CPU only when nothing else can. */
-static int pick_cpu(void)
+static bool may_run_on(const struct vcpu *v, unsigned int cpu)
+{
+	return cpu < SCHED_MAX_CPUS && (v->affinity & (1ull << cpu)) && runqs[cpu].usable &&
+	       cpus[cpu].online && runqs[cpu].n < RUNQ_MAX;
+}
+
+/* Least loaded CPU v may run on; the boot CPU only when nothing else can. */
+static int pick_cpu(const struct vcpu *v)
 {
 	int best = -1;
 
 	for (unsigned int i = 1; i < cpu_count; i++)
-		if (runqs[i].usable && cpus[i].online && runqs[i].n < RUNQ_MAX &&
-		    (best < 0 || runqs[i].n < runqs[best].n))
+		if (may_run_on(v, i) && (best < 0 || runqs[i].n < runqs[best].n))
 			best = i;
-	if (best < 0 && runqs[0].usable && runqs[0].n < RUNQ_MAX)
+	if (best < 0 && may_run_on(v, 0))
 		best = 0;
 	return best;
 }
 
-/* The next runnable vCPU after the last one picked.  q->lock held. */
-static struct vcpu *pick_next(struct runq *q)
-{
-	for (unsigned int i = 0; i < q->n; i++) {
-		struct vcpu *v = q->v[(q->next + i) % q->n];
-		if (sched_runnable(v)) {
-			q->next = (q->next + i + 1) % q->n;
-			return v;
-		}
-	}
-	return NULL;
-}
-
+/* On the boot CPU the shell waits for guests' slices to end. */
 bool sched_contended(void)
 {
-	struct percpu *c = this_cpu();
-	struct runq *q = &runqs[c->index];
-	unsigned int n = 0;
-
-	if (c->index == 0)
-		return true;	/* the shell shares this CPU */
-	for (unsigned int i = 0; i < q->n; i++)
-		n += sched_runnable(q->v[i]);
-	return n > 1;
+	return this_cpu()->index == 0;
 }
 
 /* ---- mechanism ------------------------------------------------------------------ */
@@ -110,13 +121,23 @@ static void poke(int cpu)
 		apic_send_ipi(cpus[cpu].apic_id, VEC_KICK);
 }
 
-int sched_add(struct vcpu *v)
+/* The policy's view of v: its share, pinned to the CPU it is placed on. */
+static struct sched_params params_on(const struct vcpu *v, unsigned int cpu)
 {
-	int cpu = pick_cpu();
+	return (struct sched_params){ .weight = v->weight, .cap_bp = v->cap_bp,
+				      .affinity = 1ull << cpu };
+}
+
+static int add_on(struct vcpu *v, int cpu)
+{
+	struct sched_params p;
 	struct runq *q;
 
 	if (cpu < 0)
 		return -EBUSY;
+	p = params_on(v, (unsigned int)cpu);
+	if (policy->add_vcpu(&v->se, &p, time_now_ns()))
+		return -EINVAL;
 	q = &runqs[cpu];
 	spin_lock(&q->lock);
 	q->v[q->n++] = v;
@@ -124,13 +145,31 @@ int sched_add(struct vcpu *v)
 		vcpu_set_state(v, VCPU_IDLE, VCPU_RUNNABLE);
 	__atomic_store_n(&v->cpu, cpu, __ATOMIC_RELEASE);
 	spin_unlock(&q->lock);
+	policy->wake(&v->se, time_now_ns());
 	poke(cpu);
 	return 0;
 }
 
+int sched_add(struct vcpu *v)
+{
+	int cpu;
+
+	if (!v->weight)
+		v->weight = SCHED_WEIGHT_DEFAULT;
+	if (!v->affinity)
+		v->affinity = SCHED_AFFINITY_ANY;
+	cpu = pick_cpu(v);
+	return add_on(v, cpu);
+}
+
 void sched_wake(struct vcpu *v)
 {
-	poke(v->cpu);
+	int cpu = __atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE);
+
+	if (cpu < 0)
+		return;
+	cpu = policy->wake(&v->se, time_now_ns());
+	poke(cpu >= 0 ? cpu : __atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE));
 }
 
 /* On the CPU a vCPU is placed on: its extended state to memory. */
@@ -187,8 +226,11 @@ static void reap(struct runq *q)
 			continue;
 		}
 		q->v[i] = q->v[--q->n];
-		if (c->fpu_owner == v)
+		if (c->fpu_owner == v) {
+			fpu_save(v->fpu);	/* it may go on elsewhere (pin) */
 			c->fpu_owner = NULL;
+		}
+		policy->remove_vcpu(&v->se);
 		vcpu_take_request(v, VCPU_REQ_FPU_SYNC | VCPU_REQ_REMOVE);
 		vcpu_set_state(v, vcpu_state(v), VCPU_IDLE);
 		__atomic_store_n(&v->cpu, -1, __ATOMIC_RELEASE);
@@ -215,28 +257,120 @@ void sched_remove(struct vcpu *v)
 	}
 }
 
+/* Tell the policy which of this CPU's vCPUs can run now and which cannot. */
+static void sync_policy(struct runq *q, uint64_t now)
+{
+	struct vcpu *list[RUNQ_MAX];
+	unsigned int n;
+
+	spin_lock(&q->lock);
+	n = q->n;
+	for (unsigned int i = 0; i < n; i++)
+		list[i] = q->v[i];
+	spin_unlock(&q->lock);	/* only this CPU removes them: they stay */
+	for (unsigned int i = 0; i < n; i++) {
+		struct sched_usage u;
+		bool can;
+
+		if (list[i] == this_cpu()->vcpu)
+			continue;	/* the running one: the policy knows */
+		can = sched_runnable(list[i]);
+		policy->usage(&list[i]->se, now, &u);
+		if (can && u.state == SE_SLEEPING)
+			policy->wake(&list[i]->se, now);
+		else if (!can && u.state == SE_QUEUED)
+			policy->sleep(&list[i]->se, now);
+	}
+}
+
 static bool run_one(struct runq *q)
 {
 	struct percpu *c = this_cpu();
+	struct sched_entity *se;
 	enum vcpu_state next;
 	struct vcpu *v;
 
 	reap(q);
-	spin_lock(&q->lock);
-	v = pick_next(q);
-	if (v)
-		vcpu_set_state(v, vcpu_state(v), VCPU_RUNNING);
-	spin_unlock(&q->lock);
-	if (!v)
+	if (!q->n)
 		return false;
+	sync_policy(q, time_now_ns());
+	se = policy->pick_next(c->index, time_now_ns());
+	if (!se)
+		return false;
+	v = vcpu_of(se);
+	spin_lock(&q->lock);
+	if (!sched_runnable(v)) {
+		spin_unlock(&q->lock);
+		policy->sleep(se, time_now_ns());
+		return true;	/* something changed since the sync: choose again */
+	}
+	vcpu_set_state(v, vcpu_state(v), VCPU_RUNNING);
+	spin_unlock(&q->lock);
 	c->vcpu = v;
+	q->last_tick = c->timer_ticks;
 	next = vcpu_run(v);
 	c->vcpu = NULL;
 	spin_lock(&q->lock);
 	vcpu_set_state(v, VCPU_RUNNING, next);	/* from here others may use it */
 	spin_unlock(&q->lock);
+	if (next == VCPU_HALTED || !sched_runnable(v))
+		policy->sleep(se, time_now_ns());
 	return true;
 }
+
+/* From vcpu_run on this CPU, after an exit: should the running vCPU give
+ * the CPU back?  The policy is asked once per timer tick; the boot CPU
+ * lets the shell in every slice. */
+bool sched_preempt(uint64_t start_tick)
+{
+	struct percpu *c = this_cpu();
+	struct runq *q = &runqs[c->index];
+
+	if (c->index == 0)
+		return c->timer_ticks - start_tick >= SHELL_SLICE_TICKS;
+	if (c->timer_ticks == q->last_tick)
+		return false;
+	q->last_tick = c->timer_ticks;
+	sync_policy(q, time_now_ns());	/* halted ones whose timer is due wait now */
+	return policy->tick(c->index, time_now_ns());
+}
+
+/* ---- shares, pinning, accounting (the shell) ---------------------------------- */
+
+int sched_set_share(struct vcpu *v, uint32_t weight, uint32_t cap_bp)
+{
+	int cpu = __atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE);
+
+	if (weight < SCHED_WEIGHT_MIN || weight > SCHED_WEIGHT_MAX || cap_bp > SCHED_CAP_BP_MAX)
+		return -EINVAL;
+	v->weight = weight;
+	v->cap_bp = cap_bp;
+	if (cpu >= 0) {
+		struct sched_params p = params_on(v, (unsigned int)cpu);
+		int k = policy->set_params(&v->se, &p, time_now_ns());
+		if (k < -1)
+			return k;
+		poke(k);
+	}
+	return 0;
+}
+
+int sched_pin(struct vcpu *v, uint64_t affinity)
+{
+	int cpu = __atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE);
+	bool any = false;
+
+	for (unsigned int i = 0; i < cpu_count && i < SCHED_MAX_CPUS; i++)
+		any |= (affinity & (1ull << i)) && runqs[i].usable && cpus[i].online;
+	if (!any)
+		return -EINVAL;
+	v->affinity = affinity;
+	if (cpu < 0 || (affinity & (1ull << cpu)))
+		return 0;	/* placed later, or already where it may be */
+	sched_remove(v);	/* its CPU drops it, its FPU state saved */
+	return add_on(v, pick_cpu(v));
+}
+
 
 void sched_loop(void)
 {

@@ -20,7 +20,6 @@
 #include "hv/vcpu.h"
 #include "hv/vm_devices.h"
 
-#define SLICE_TICKS (TIMER_HZ / 100 + 1)	/* about 10 ms */
 #define THROTTLE_PERIOD_US 40000	/* 10 timer ticks */
 
 /* ---- the state machine (hv/vm.h) ---------------------------------------- */
@@ -325,6 +324,10 @@ void vcpu_notify(struct vcpu *v)
 {
 	int cpu = __atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE);
 
+	if (vcpu_state(v) == VCPU_HALTED) {
+		sched_wake(v);	/* with credit left it may preempt a CPU hog */
+		return;
+	}
 	if (cpu >= 0 && (unsigned int)cpu != this_cpu()->index)
 		apic_send_ipi(cpus[cpu].apic_id, VEC_KICK);
 }
@@ -416,8 +419,7 @@ enum vcpu_state vcpu_run(struct vcpu *v)
 			halted = true;
 			continue;	/* an interrupt may be due already */
 		}
-		if (throttled(v) ||
-		    (this_cpu()->timer_ticks - start >= SLICE_TICKS && sched_contended()))
+		if (throttled(v) || sched_preempt(start))
 			return VCPU_RUNNABLE;
 	}
 }

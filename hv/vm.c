@@ -508,6 +508,7 @@ static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 	mac_of(vm->name, vm->mac);
 	vm->nr_frames = vm->mem_size / PAGE_SIZE;
 	vm->created_ns = time_now_ns();
+	vm->weight = SCHED_WEIGHT_DEFAULT;
 	return vm;
 }
 

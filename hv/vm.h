@@ -26,6 +26,7 @@
 #include "hv/vmm.h"
 #include "hv/lib/ring.h"
 #include "hv/mm/dirty.h"
+#include "hv/sched/sched_ops.h"
 
 #define VM_NAME_MAX	32
 #define VM_MAX		16
@@ -123,6 +124,9 @@ struct vcpu {
 	bool halted_if;			/* (v) halted with interrupts enabled; read by
 					 * its CPU's scheduler and racily by `list` */
 	uint64_t runnable_since_ns;	/* (Q) when it last became runnable */
+	struct sched_entity se;		/* the scheduling policy's part (hv/sched.c) */
+	uint32_t weight, cap_bp;	/* its share: `sched` (0 weight: the default) */
+	uint64_t affinity;		/* host CPUs it may run on: `pin` (0: any) */
 	uint64_t irq_quiet_until_ns;	/* (D, read atomically) no interrupt or event can
 					 * be pending for it before this guest-clock time:
 					 * set when none was, cleared by anything that
@@ -178,6 +182,7 @@ struct vm {
 	char initrd[32];		/* (c) module name, "" for none */
 	volatile bool reset_pending;	/* (a) the guest pulled its reset line */
 	uint64_t reboots;		/* (a) resets that restarted it */
+	uint32_t weight, cap_pct;	/* its CPU share (`sched`): set by the shell */
 	bool nic;			/* (c) */
 	uint8_t mac[6];			/* (c) */
 };

@@ -12,6 +12,8 @@ int cmd_list(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_top(int argc, char **argv);	/* cmd_top.c */
+int cmd_sched(int argc, char **argv);	/* cmd_sched.c */
+int cmd_pin(int argc, char **argv);
 int cmd_console(int argc, char **argv);
 /* `debug bad-entry NAME`, dispatched by `debug` in commands.c. */
 int cmd_debug_bad_entry(int argc, char **argv);

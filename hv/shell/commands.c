@@ -190,6 +190,10 @@ const struct shell_cmd shell_commands[] = {
 	{ "list", "", "the guests: state, memory, vCPUs, CPU time, stop reason", cmd_list },
 	{ "info", "NAME", "details of one guest", cmd_info },
 	{ "stats", "NAME", "VM exits by reason, time in guest vs in ferry", cmd_stats },
+	{ "sched", "NAME [weight=W] [cap=PCT]", "a guest's CPU share: weight (256 default) and "
+	  "cap in % of one CPU; no options: show them", cmd_sched },
+	{ "pin", "NAME VCPU CPULIST|any", "the host CPUs a vCPU may run on (1,3 or 2-5), or any",
+	  cmd_pin },
 	{ "top", "[-n 1]", "guests' vCPUs and host CPUs over each second: state, CPU, %CPU, exits/s, "
 	  "steal; until a key (-n 1: once)", cmd_top },
 	{ "console", "NAME", "attach to a guest's serial console (Ctrl-] leaves)", cmd_console },

@@ -179,7 +179,10 @@ def test_create_errors_change_nothing(host):
     assert "error: create: bad name" in m.cmd("create -bad kernel=testguest")
     assert "error: create: not enough memory" in m.cmd("create a kernel=testguest mem=4000")
     assert "error: create: unknown key" in m.cmd("create a kernel=testguest colour=red")
-    assert "error: create: vcpus=2" in m.cmd("create a kernel=testguest vcpus=2")
+    # at most 4 vCPUs per host CPU: 8 on this 2-CPU host
+    assert "error: create: vcpus=9: a guest may have 1 to 8 vCPUs" in \
+        m.cmd("create a kernel=testguest vcpus=9")
+    assert "error: create: vcpus=0" in m.cmd("create a kernel=testguest vcpus=0")
     m.cmd('create a kernel=testguest cmdline="hello"')
     assert "exists already" in m.cmd('create a kernel=testguest')
     assert "error: start: no guest named 'zz'" in m.cmd("start zz")
@@ -256,6 +259,36 @@ def test_top_shows_shares_and_steal(machine_factory):
     assert busy > 80, out
     assert "error" in m.cmd("top -x")
     for g in ("w1", "w2", "hb"):
+        m.cmd(f"destroy {g}")
+
+
+def test_weights_caps_and_pinning(machine_factory):
+    """Issue 13: `sched` weights share a CPU 2:1, a cap holds a guest below
+    its percentage, `pin` moves a running vCPU; bad input changes nothing."""
+    m = machine_factory("qemu", cpus=3, mem=256)
+    for g in ("w1", "w2", "c"):
+        m.cmd(f'create {g} kernel=testguest mem=16 cmdline="work secs=120"')
+        m.cmd(f"start {g}")
+    for g in ("w1", "w2"):
+        assert "on CPU 1" in m.cmd(f"pin {g} 0 1")
+    assert "on CPU 2" in m.cmd("pin c 0 2")
+    assert "weight 512" in m.cmd("sched w1 weight=512")
+    assert "cap 25%" in m.cmd("sched c cap=25")
+    time.sleep(1)
+    rows = top_rows(m.cmd("top -n 1", timeout=30))
+    w1, w2, c = rows[("w1", 0)], rows[("w2", 0)], rows[("c", 0)]
+    assert w1["cpu"] == w2["cpu"] == 1 and c["cpu"] == 2, rows
+    assert 1.4 <= w1["use"] / max(w2["use"], 0.1) <= 2.8, rows
+    assert 15 <= c["use"] <= 32, rows
+    for bad in ("sched w1 weight=0", "sched w1 cap=500", "sched nosuch weight=3",
+                "pin w1 0 9", "pin w1 3 1", "pin w1 0 1-", "pin w1"):
+        assert "error" in m.cmd(bad), bad
+    assert "weight 512, cap 0%" in m.cmd("sched w1")
+    # unpinned again: w2 may go where there is room
+    assert "may run on any" in m.cmd("pin w2 0 any")
+    assert "on CPU 2" in m.cmd("pin w2 0 2")
+    assert re.search(r"^vcpu 0:\s+on CPU 2,", m.cmd("info w2"), re.M)
+    for g in ("w1", "w2", "c"):
         m.cmd(f"destroy {g}")
 
 
@@ -465,7 +498,7 @@ def test_spinning_guest_cannot_starve_a_one_cpu_host(machine_factory):
     assert time.time() - t0 < 5, "the shell answered slowly beside a spinning guest"
     first = listed(m, "spin")
     assert first["state"] == "running", first
-    assert "halted, interrupts off" in state_of(m, "z")
+    assert "powered off (halted with interrupts off)" in state_of(m, "z")
     tick, _ = wait_tick(m, "w", tick + 30)
     assert listed(m, "spin")["cpu"] > first["cpu"], "the spinning guest never ran"
     assert "destroyed spin" in m.cmd("destroy spin")

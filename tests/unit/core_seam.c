@@ -19,11 +19,11 @@
 #include "hv/vcpu.c"
 #include "hv/sched.c"
 
-/* For the tests only: empty run queues (the product never needs to) and
- * one round of a CPU's scheduler loop. */
+/* For the tests: empty run queues and policy, as at boot, and one round
+ * of a CPU's scheduler loop. */
 void fake_sched_reset(void)
 {
-	memset(runqs, 0, sizeof(runqs));
+	sched_init();
 }
 
 bool fake_sched_run(unsigned int cpu)
