@@ -29,7 +29,7 @@ HV_ASFLAGS := -I. -I$(BUILD) -D__ASSEMBLY__
 # Each layer is an archive, linked top first, so that a layer can only call
 # what lies below it: a call upwards finds nothing to link against.
 # tools/check-layers.py checks the includes the same way.
-CRYPTO_SRCS  := hv/crypto/selftest.c hv/crypto/noise.c
+CRYPTO_SRCS  := hv/crypto/selftest.c hv/crypto/noise.c hv/crypto/keyfile.c hv/crypto/random.c
 LIB_SRCS     := hv/lib/log.c hv/lib/panic.c hv/lib/ring.c hv/lib/crc32.c hv/lib/time.c \
 	hv/lib/heap.c hv/lib/errtext.c
 BOOT_SRCS    := boot/mb2info.c
@@ -60,7 +60,8 @@ CORE_SRCS    := hv/console.c hv/version.c hv/modules.c hv/power.c hv/vmm.c hv/vm
 	hv/vcpu.c hv/exit.c hv/sched.c hv/cpuid.c hv/msr.c hv/vm_devices.c hv/vmstate.c \
 	hv/netif.c hv/sched/credit.c hv/kvmclock.c
 MIGRATE_SRCS := hv/migrate/stream.c hv/migrate/statecheck.c hv/migrate/sparse.c hv/migrate/policy.c hv/migrate/chan.c \
-	hv/migrate/send.c hv/migrate/recv.c hv/migrate/history.c hv/migrate/doubt.c
+	hv/migrate/send.c hv/migrate/recv.c hv/migrate/history.c hv/migrate/doubt.c \
+	hv/migrate/trust.c hv/migrate/identity.c
 SHELL_SRCS   := hv/shell/lineedit.c hv/shell/parse.c hv/shell/shell.c \
 	hv/shell/script.c hv/shell/repl.c hv/shell/commands.c hv/shell/cmd_vm.c \
 	hv/shell/cmd_net.c hv/shell/cmd_migrate.c hv/shell/cmd_top.c hv/shell/cmd_sched.c
@@ -93,7 +94,7 @@ all: $(BUILD)/ferry.elf
 help:
 	@echo "make            build $(BUILD)/ferry.elf"
 	@echo "make iso        build $(BUILD)/ferry.iso (GUESTS=\"a.elf b.elf\" SCRIPT=ferry.rc"
-	@echo "                CMDLINE=\"loglevel=debug\" ISO=other.iso)"
+	@echo "                KEY=dir/ferry.key CMDLINE=\"loglevel=debug\" ISO=other.iso)"
 	@echo "make run        boot ferry in QEMU (AMD SVM), shell on this terminal"
 	@echo "make run-uefi   the same ISO under UEFI firmware (OVMF) in QEMU"
 	@echo "make run-bochs  boot ferry in Bochs (Intel VMX)"
@@ -173,15 +174,16 @@ ISO     ?= $(BUILD)/ferry.iso
 GUESTS  ?=
 SCRIPT  ?=
 CMDLINE ?=
-$(ISO): $(BUILD)/ferry.elf $(GUEST_ELFS) $(GUESTS) $(SCRIPT) tools/mkiso.sh FORCE
-	tools/mkiso.sh $@ $(BUILD)/ferry.elf "$(GUEST_ELFS) $(GUESTS)" "$(SCRIPT)" "$(CMDLINE)"
+KEY     ?=
+$(ISO): $(BUILD)/ferry.elf $(GUEST_ELFS) $(GUESTS) $(SCRIPT) $(KEY) tools/mkiso.sh FORCE
+	tools/mkiso.sh $@ $(BUILD)/ferry.elf "$(GUEST_ELFS) $(GUESTS)" "$(SCRIPT)" "$(CMDLINE)" "$(KEY)"
 iso: $(ISO)
 
 QEMU_CPUS ?= 2
 QEMU_MEM  ?= 512
 run: deps
 	$(MAKE) iso
-	qemu-system-x86_64 -accel tcg -cpu qemu64,+svm,+npt -smp $(QEMU_CPUS) \
+	qemu-system-x86_64 -accel tcg -cpu qemu64,+svm,+npt,+rdrand -smp $(QEMU_CPUS) \
 		-m $(QEMU_MEM) -cdrom $(ISO) -display none -no-reboot \
 		-serial mon:stdio -device isa-debug-exit,iobase=0xf4,iosize=0x04 || true
 
@@ -191,7 +193,7 @@ OVMF_VARS ?= /usr/share/OVMF/OVMF_VARS.fd
 run-uefi: deps
 	$(MAKE) iso
 	cp $(OVMF_VARS) $(BUILD)/OVMF_VARS.fd
-	qemu-system-x86_64 -accel tcg -cpu qemu64,+svm,+npt -smp $(QEMU_CPUS) \
+	qemu-system-x86_64 -accel tcg -cpu qemu64,+svm,+npt,+rdrand -smp $(QEMU_CPUS) \
 		-m $(QEMU_MEM) -machine q35 \
 		-drive if=pflash,format=raw,readonly=on,file=$(OVMF_CODE) \
 		-drive if=pflash,format=raw,file=$(BUILD)/OVMF_VARS.fd \

@@ -31,6 +31,7 @@
 #include "drivers/rtc.h"
 #include "hv/version.h"
 #include "hv/crypto/crypto.h"
+#include "hv/migrate/migrate.h"
 
 void kmain(uint32_t magic, uint32_t info_pa);
 
@@ -197,7 +198,7 @@ void kmain(uint32_t magic, uint32_t info_pa)
 	smp_start(ap_start);
 	setup_console_irq();
 	report_cpus();
-	crypto_selftest();
+	mig_identity_init(crypto_selftest() == 0);
 	pr_info("boot: ready in %lu ms", time_now_us() / 1000);
 	setup_network();
 	repl_set_background(shell_cpu_work);

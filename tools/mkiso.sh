@@ -1,12 +1,14 @@
 #!/bin/sh
 # Build a GRUB2 ISO: mkiso.sh OUT.iso ferry.elf "guest.elf ..." [ferry.rc] [ferry cmdline]
+#                   [ferry.key]
 # Each guest becomes a module2 named after its file name without extension;
-# the boot script (if any) becomes the module named ferry.rc.
+# the boot script (if any) becomes the module named ferry.rc, the host key
+# (tools/ferry-keygen) the module named ferry.key.
 # grub-mkrescue puts in a boot path for every GRUB platform installed:
 # with grub-pc-bin and grub-efi-amd64-bin the one image boots from BIOS
 # and from UEFI, with the same grub.cfg.
 set -eu
-out=$1 elf=$2 guests=$3 script=${4:-} cmdline=${5:-}
+out=$1 elf=$2 guests=$3 script=${4:-} cmdline=${5:-} key=${6:-}
 # A private staging tree: OUT may be anywhere (make iso ISO=...), and two
 # builds at once must not share one.
 dir=$(mktemp -d "${TMPDIR:-/tmp}/ferry-iso.XXXXXX")
@@ -31,6 +33,10 @@ done
 if [ -n "$script" ]; then
 	cp "$script" "$dir/boot/ferry.rc"
 	echo "	module2 /boot/ferry.rc ferry.rc" >> "$cfg"
+fi
+if [ -n "$key" ]; then
+	cp "$key" "$dir/boot/ferry.key"
+	echo "	module2 /boot/ferry.key ferry.key" >> "$cfg"
 fi
 echo "}" >> "$cfg"
 [ -d /usr/lib/grub/x86_64-efi ] ||

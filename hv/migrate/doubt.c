@@ -8,7 +8,10 @@
  * so ours resumes; "unknown" (rebooted, forgotten, still in progress) keeps
  * asking and leaves the decision to the operator (`resume` or `destroy`).
  * Never both copies running, never none: each answer is the destination's
- * own record of whether COMMIT arrived.
+ * own record of whether COMMIT arrived.  The QUERY travels over the same
+ * secure channel as the migration, pinned to the key the destination proved
+ * then (mig_doubt_note), so no one else can talk this host into freeing or
+ * resuming its copy.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,11 +19,40 @@
 #include "hv/lib/log.h"
 #include "hv/migrate/chan.h"
 #include "hv/migrate/migrate.h"
+#include "hv/migrate/trust.h"
 #include "hv/netif.h"
 #include "hv/vm.h"
 
 #define ASK_EVERY_US	(5ull * 1000000)
 #define ASK_TIMEOUT_US	(5ull * 1000000)
+#define NOTES		8	/* migrations remembered for their QUERY */
+
+/* How each recent migration out reached its destination. */
+static struct note {
+	uint64_t id;
+	bool secure;
+	struct mig_peer peer;		/* secure: the key it proved */
+} notes[NOTES];
+static unsigned int notes_n;
+
+void mig_doubt_note(uint64_t id, const struct mig_peer *peer)
+{
+	struct note *n = &notes[notes_n++ % NOTES];
+
+	memset(n, 0, sizeof(*n));
+	n->id = id;
+	n->secure = peer != NULL;
+	if (peer)
+		n->peer = *peer;
+}
+
+static const struct note *note_of(uint64_t id)
+{
+	for (unsigned int i = 0; i < NOTES; i++)
+		if (notes[i].id == id && id)
+			return &notes[i];
+	return NULL;
+}
 
 static struct {
 	struct mig_chan ch;
@@ -89,7 +121,9 @@ static void ask_next(void)
 							 * never answered does not
 							 * starve the others */
 		struct vm *vm = vm_at(i);
-		if (!vm || vm->mig.kind != VM_MIG_IN_DOUBT || vm->mig_owned || !vm->mig.peer_ip)
+		const struct note *n = vm ? note_of(vm->mig.id) : NULL;
+		if (!vm || vm->mig.kind != VM_MIG_IN_DOUBT || vm->mig_owned || !vm->mig.peer_ip ||
+		    !n)
 			continue;
 		if (chan_init(&Q.ch, MIG_SRC, NULL, MIG_HDR_SIZE + 64))
 			return;
@@ -98,6 +132,8 @@ static void ask_next(void)
 			c = NULL;
 		netif_unlock();
 		Q.ch.conn = c;
+		if (c && n->secure && chan_hs_start_src(&Q.ch, mig_keyring(), &n->peer))
+			c = NULL;
 		snprintf(Q.name, sizeof(Q.name), "%s", vm->name);
 		Q.id = vm->mig.id;
 		Q.slot = i + 1;
@@ -111,17 +147,35 @@ static void ask_next(void)
 	Q.next_us = netif_now_us() + ASK_EVERY_US;
 }
 
+/* The handshake of a secure QUERY: 1 done, 0 not yet, < 0 failed. */
+static int secure(bool late)
+{
+	int rc = chan_handshake(&Q.ch);
+
+	if (rc < 0 && Q.told_unknown != Q.id) {
+		Q.told_unknown = Q.id;
+		pr_warn("vm %s: cannot ask about migration %016lx: %s", Q.name, Q.id,
+			Q.ch.hs_err.msg);
+	}
+	if (rc < 0 || (rc == 0 && late))
+		finish();
+	return rc;
+}
+
 static void step(void)
 {
 	const struct mig_rec *r;
 	struct mig_rec q = { .type = MIG_QUERY };
+	bool late = netif_now_us() - Q.started_us > ASK_TIMEOUT_US;
 	int rc;
 
 	if (!Q.sent) {
 		netif_lock();
 		rc = tcp_connected(Q.ch.conn);
 		netif_unlock();
-		if (rc == 0 && netif_now_us() - Q.started_us < ASK_TIMEOUT_US)
+		if (rc == 0 && !late)
+			return;
+		if (rc == 1 && Q.ch.mode == CHAN_HANDSHAKE && secure(late) <= 0)
 			return;
 		q.query.proto_version = MIG_PROTO_VERSION;
 		q.query.mig_id = Q.id;

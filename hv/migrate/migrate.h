@@ -17,6 +17,13 @@
 #define MIG_SILENCE_US		(10ull * 1000000)	/* a peer this quiet is gone */
 #define MIG_ALLOW_MAX		8			/* `from` addresses */
 #define MIG_HISTORY		16			/* `migrations` keeps these */
+#define MIG_KEY_MODULE		"ferry.key"		/* the GRUB module of the host key */
+
+/* ---- the host key (identity.c) ---- */
+
+/* At boot: the host key from the `ferry.key` module and the random source;
+ * without them (or with crypto_ok false) secure migration is off. */
+void mig_identity_init(bool crypto_ok);
 
 /* ---- sender ---- */
 
@@ -45,6 +52,9 @@ struct mig_out_args {
 					 * (the host tests give a simulated one) */
 	uint32_t ip;			/* destination, host order */
 	uint16_t port;
+	const char *peer_name;		/* the trusted peer to pin; NULL: the one
+					 * trusted at ip */
+	bool insecure;			/* plaintext, unauthenticated (warns) */
 	uint64_t bandwidth_Bps;		/* 0: unlimited */
 	struct mig_policy_cfg policy;	/* downtime, converge, ... */
 };
@@ -60,6 +70,7 @@ struct mig_listen_cfg {
 	uint16_t port;
 	uint32_t allow[MIG_ALLOW_MAX];	/* host order; none: anyone */
 	unsigned int nr_allow;
+	bool insecure;			/* plaintext only (warns at every migration) */
 };
 
 /* Start (or move) the listener: 0 or -errno, reason in err. */
@@ -71,6 +82,11 @@ bool mig_listening(struct mig_listen_cfg *out);
  * may be ready at once (do not sleep). */
 enum mig_in_work { MIG_IN_NONE, MIG_IN_WAITING, MIG_IN_BUSY };
 enum mig_in_work mig_in_poll(void);
+
+/* Remember how migration id reached its destination, for the QUERY that
+ * settles it in doubt: the same pinned key (peer NULL: insecure). */
+struct mig_peer;
+void mig_doubt_note(uint64_t id, const struct mig_peer *peer);
 
 /* Settle in-doubt guests by asking their destination (QUERY); idle: the
  * shell runs no command now (only then may a guest be freed or resumed). */
@@ -87,6 +103,7 @@ struct mig_entry {
 	bool out;			/* we were the source */
 	char guest[32];
 	char peer[24];			/* "a.b.c.d:port" */
+	char key[48];			/* "NAME,SHA256:..." of the proved peer, "insecure" */
 	enum mig_outcome outcome;
 	uint64_t total_us, downtime_us;
 	uint32_t rounds;

@@ -17,6 +17,7 @@
 #include "hv/migrate/chan.h"
 #include "hv/migrate/migrate.h"
 #include "hv/migrate/sparse.h"
+#include "hv/migrate/trust.h"
 #include "hv/mm/memory.h"
 #include "hv/netif.h"
 #include "hv/lib/time.h"
@@ -36,6 +37,8 @@ struct in {
 	struct mig_entry *hist;
 	char peer[24];
 	char name[MIG_NAME_MAX + 1];
+	char key[48];			/* the proved peer, "NAME,SHA256:..." or "insecure" */
+	bool hs_done;			/* the handshake is over (or there is none) */
 	uint64_t t_start;
 	uint64_t t_last_round;		/* the last ROUND_END came */
 	uint64_t t_round_start;		/* this round began (HELLO, last ROUND_END) */
@@ -81,11 +84,17 @@ static bool busy_besides(const struct in *in)
 int mig_listen(const struct mig_listen_cfg *cfg, char *err, size_t errlen)
 {
 	struct tcp_conn *l = NULL;
+	char why[160];
 	int rc;
 
 	if (!host_if.present) {
 		snprintf(err, errlen, "no network interface");
 		return -ENODEV;
+	}
+	if (!cfg->insecure && (rc = mig_secure_ready(mig_keyring(), why, sizeof(why)))) {
+		snprintf(err, errlen, "no secure channel here: %s (or `migrate listen ... "
+			 "insecure`)", why);
+		return rc;
 	}
 	netif_lock();
 	if (L.listener && L.cfg.port != cfg->port) {
@@ -268,6 +277,10 @@ static void on_hello(struct in *in, const struct mig_hello *h)
 
 	snprintf(in->name, sizeof(in->name), "%s", h->name);
 	in->hist = mig_history_add(h->mig_id, false, h->name, in->peer, h->mem_size);
+	snprintf(in->hist->key, sizeof(in->hist->key), "%s", in->key);
+	if (in->ch.mode == CHAN_PLAIN)
+		pr_warn("migrate in %s from %s: insecure: plaintext and unauthenticated (the "
+			"listener is `insecure`)", h->name, in->peer);
 	host_facts(in, &host);
 	if (mig_admit(h, &host, &e) || create_guest(in, h, &e)) {
 		refuse(in, &e);
@@ -279,8 +292,9 @@ static void on_hello(struct in *in, const struct mig_hello *h)
 	}
 	in->t_round_start = netif_now_us();
 	in->round_bytes0 = in->ch.bytes_in;
-	pr_info("migrate in %s from %s: id %016lx, %lu MiB%s%s", h->name, in->peer, h->mig_id,
-		h->mem_size >> 20, e.msg[0] ? "; " : "", e.msg);
+	pr_info("migrate in %s from %s: id %016lx, %lu MiB, %s%s%s", h->name, in->peer,
+		h->mig_id, h->mem_size >> 20, in->ch.mode == CHAN_SEALED ? "sealed" : "insecure",
+		e.msg[0] ? "; " : "", e.msg);
 }
 
 /* ---- memory and state ---- */
@@ -481,13 +495,30 @@ static bool on_record(struct in *in, const struct mig_rec *r)
 	return alive(in) && !in->held_at;
 }
 
+/* The handshake was refused (or a plaintext listener was asked for one):
+ * no guest exists yet; the source has heard why. */
+static void hs_refused(struct in *in)
+{
+	struct mig_entry *e = mig_history_add(0, false, "-", in->peer, 0);
+
+	pr_info("migrate in: refused %s: %s", in->peer, in->ch.hs_err.msg);
+	e->outcome = MIG_REFUSED;
+	snprintf(e->why, sizeof(e->why), "%s", in->ch.hs_err.msg);
+	in->closing = true;
+	in_free(in);
+}
+
 static void pull_error(struct in *in, int rc)
 {
-	if (rc == -EPROTO)
+	if (rc == -ECONNREFUSED && !in->vm)
+		hs_refused(in);
+	else if (rc == -EBADMSG || rc == -ECONNREFUSED)
+		discard(in, in->ch.hs_err.code, "%s", in->ch.hs_err.msg);
+	else if (rc == -EPROTO)
 		discard(in, in->ch.st.rx_err.code, "%s", in->ch.st.rx_err.msg);
 	else if (rc == -EPIPE)
 		discard(in, 0, "%s closed the connection%s", in->peer,
-			mig_stream_partial(&in->ch.st) ? " in the middle of a record" : "");
+			chan_partial(&in->ch) ? " in the middle of a record" : "");
 	else
 		discard(in, 0, "connection from %s lost (error %d)", in->peer, rc);
 }
@@ -505,12 +536,41 @@ static void unhold(struct in *in)
 		finish(in);
 }
 
+static bool silent(struct in *in)
+{
+	if (netif_now_us() - in->ch.last_rx_us <= MIG_SILENCE_US)
+		return false;
+	discard(in, MIG_E_TIMEOUT, "%s silent for %llu s", in->peer,
+		(unsigned long long)(MIG_SILENCE_US / 1000000));
+	return true;
+}
+
+/* The handshake, before any record: true if it moved (or ended). */
+static bool hs_step(struct in *in)
+{
+	int rc = chan_handshake(&in->ch);
+
+	if (rc < 0) {
+		hs_refused(in);
+		return true;
+	}
+	if (rc == 0)
+		return silent(in);
+	in->hs_done = true;
+	snprintf(in->key, sizeof(in->key), "%s,%s", in->ch.peer.name, in->ch.peer.fp_text);
+	pr_info("migrate in: %s proved the key of '%s' (%s)", in->peer, in->ch.peer.name,
+		in->ch.peer.fp_text);
+	return true;
+}
+
 /* One look at the connection; true if it did something (more may wait). */
 static bool in_step(struct in *in)
 {
 	const struct mig_rec *r;
 	int rc = 0, i;
 
+	if (!in->hs_done)
+		return hs_step(in);
 	if (in->held_at) {
 		if (netif_now_us() < in->hold_end_us)
 			return false;
@@ -528,11 +588,8 @@ static bool in_step(struct in *in)
 		pull_error(in, rc);
 		return true;
 	}
-	if (netif_now_us() - in->ch.last_rx_us > MIG_SILENCE_US) {
-		discard(in, MIG_E_TIMEOUT, "%s silent for %llu s", in->peer,
-			(unsigned long long)(MIG_SILENCE_US / 1000000));
+	if (silent(in))
 		return true;
-	}
 	return i > 0;
 }
 
@@ -571,6 +628,13 @@ static void accept_one(void)
 	}
 	in->ch.peer_ip = ti.rip;
 	in->t_start = netif_now_us();
+	if (L.cfg.insecure) {
+		chan_plain_dst(&in->ch);
+		in->hs_done = true;
+		snprintf(in->key, sizeof(in->key), "insecure");
+	} else {
+		chan_hs_start_dst(&in->ch, mig_keyring());
+	}
 	net_format_ipv4(ti.rip, ip);
 	snprintf(in->peer, sizeof(in->peer), "%s", ip);
 	L.slot[free_slot] = in;

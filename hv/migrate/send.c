@@ -19,6 +19,7 @@
 #include "hv/migrate/chan.h"
 #include "hv/migrate/migrate.h"
 #include "hv/migrate/sparse.h"
+#include "hv/migrate/trust.h"
 #include "hv/netif.h"
 #include "hv/lib/time.h"
 #include "hv/vdev/devices.h"
@@ -50,6 +51,7 @@ struct out {
 	size_t words;
 	uint64_t id;
 	char peer[24];
+	struct mig_peer pin;		/* the key the destination must prove */
 	bool was_paused;		/* the operator had paused it */
 	bool logging;			/* dirty log started */
 	bool paused;			/* we paused it for stop and copy */
@@ -112,6 +114,8 @@ static void refuse(struct out *o, const char *fmt, ...)
 
 static int conn_error(struct out *o, int rc)
 {
+	if (rc == -EBADMSG || rc == -ECONNREFUSED)
+		return failf(o, o->ch.hs_err.code, "%s: %s", o->peer, o->ch.hs_err.msg);
 	if (rc == -EPROTO)
 		return failf(o, o->ch.st.rx_err.code, "%s sent a bad record: %s", o->peer,
 			     o->ch.st.rx_err.msg);
@@ -311,6 +315,56 @@ static int connect_peer(struct out *o)
 	netif_lock();
 	tcp_set_nodelay(c, true);
 	netif_unlock();
+	return 0;
+}
+
+/* ---- the secure channel ---- */
+
+/* The trusted peer to pin: by name, else by the address.  Nothing moves
+ * (nothing is even sent) to a host that is not trusted. */
+static int pin_peer(struct out *o)
+{
+	struct mig_keyring *kr = mig_keyring();
+	const struct mig_peer *p;
+	char why[160], ip[16];
+
+	if (mig_secure_ready(kr, why, sizeof(why)))
+		return failf(o, MIG_E_NOT_ALLOWED, "no secure channel here: %s (or say `insecure` "
+			     "on both ends)", why);
+	p = o->a->peer_name ? mig_trust_by_name(kr, o->a->peer_name) : mig_trust_by_ip(kr, o->a->ip);
+	net_format_ipv4(o->a->ip, ip);
+	if (!p)
+		return failf(o, MIG_E_NOT_ALLOWED, "%s is not a trusted peer: `migrate trust NAME "
+			     "PUBKEY %s` first (or say `insecure` on both ends)",
+			     o->a->peer_name ? o->a->peer_name : ip, ip);
+	o->pin = *p;
+	return 0;
+}
+
+/* The Noise handshake: the destination proves o->pin, or nothing moves. */
+static int handshake(struct out *o)
+{
+	int rc;
+
+	if (chan_hs_start_src(&o->ch, mig_keyring(), &o->pin))
+		return failf(o, o->ch.hs_err.code, "%s", o->ch.hs_err.msg);
+	o->last_progress = netif_now_us();
+	for (;;) {
+		netif_poll();
+		rc = chan_handshake(&o->ch);
+		if (rc == 1)
+			break;
+		if (rc < 0)
+			return failf(o, o->ch.hs_err.code, "%s %s", o->peer, o->ch.hs_err.msg);
+		if ((rc = cancelled(o)))
+			return rc;
+		if (netif_now_us() - o->ch.last_rx_us > MIG_SILENCE_US &&
+		    netif_now_us() - o->last_progress > MIG_SILENCE_US)
+			return failf(o, MIG_E_TIMEOUT, "no handshake from %s within %llu s", o->peer,
+				     (unsigned long long)(MIG_SILENCE_US / 1000000));
+		netif_wait();
+	}
+	snprintf(o->hist->key, sizeof(o->hist->key), "%s,%s", o->pin.name, o->pin.fp_text);
 	return 0;
 }
 
@@ -707,6 +761,7 @@ static void finish_failed(struct out *o)
 	o->hist->total_us = netif_now_us() - o->t_start;
 	snprintf(o->hist->why, sizeof(o->hist->why), "%s", o->fail.msg);
 	if (doubt) {
+		mig_doubt_note(o->id, o->ch.mode == CHAN_SEALED ? &o->ch.peer : NULL);
 		o->hist->outcome = MIG_IN_DOUBT;
 		release(o, VM_MIG_IN_DOUBT);
 		say(o, "migrate %s: in doubt: %s; %s is paused here: check %s, then "
@@ -747,10 +802,22 @@ static int run(struct out *o)
 			  MIG_HDR_SIZE + 8192 + 4 * MIG_HDR_SIZE + 48;
 	mig_policy_init(&o->pol, &cfg);
 	mig_pace_init(&o->pace, o->a->bandwidth_Bps, netif_now_us());
-	if ((rc = connect_peer(o)) || (rc = hello(o)))
+	if (o->a->insecure) {
+		say(o, "migrate %s: warning: insecure: the guest's memory and state cross the "
+		    "network in the clear, to a peer no key vouches for", o->vm->name);
+		snprintf(o->hist->key, sizeof(o->hist->key), "insecure");
+	} else if ((rc = pin_peer(o))) {
 		return rc;
-	say(o, "migrate %s: to %s, id %016lx, %lu MiB", o->vm->name, o->peer, o->id,
-	    o->vm->mem_size >> 20);
+	}
+	if ((rc = connect_peer(o)) || (!o->a->insecure && (rc = handshake(o))) ||
+	    (rc = hello(o)))
+		return rc;
+	if (o->a->insecure)
+		say(o, "migrate %s: to %s, id %016lx, %lu MiB, insecure (plaintext)", o->vm->name,
+		    o->peer, o->id, o->vm->mem_size >> 20);
+	else
+		say(o, "migrate %s: to %s, id %016lx, %lu MiB, peer %s %s (sealed)", o->vm->name,
+		    o->peer, o->id, o->vm->mem_size >> 20, o->pin.name, o->pin.fp_text);
 	if (!o->was_paused && (rc = start_log(o)))
 		return rc;
 	if (o->was_paused)

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Migration commands: migrate, migrate listen, migrations, debug migrate. */
+/*
+ * Migration commands: migrate, migrate listen, migrate key, trust, untrust,
+ * trusted, migrations, debug migrate.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "hv/crypto/keyfile.h"
 #include "hv/migrate/migrate.h"
+#include "hv/migrate/trust.h"
 #include "hv/net/net.h"
 #include "hv/netif.h"
 #include "hv/shell/cmd_migrate.h"
@@ -57,6 +62,10 @@ static int listen_cmd(int argc, char **argv)
 		shell_printf("migrate: listener off\n");
 		return 0;
 	}
+	if (argc > 2 && !strcmp(argv[argc - 1], "insecure")) {
+		cfg.insecure = true;
+		argc--;
+	}
 	if (i < argc && strcmp(argv[i], "from")) {
 		if (parse_u64(argv[i], 1, 65535, &port)) {
 			shell_error("migrate", "bad port '%s' (1-65535)", argv[i]);
@@ -75,8 +84,8 @@ static int listen_cmd(int argc, char **argv)
 		i += 2;
 	}
 	if (i != argc) {
-		shell_error("migrate", "usage: migrate listen [PORT] [from ADDR[,ADDR...]] | "
-			    "migrate listen off");
+		shell_error("migrate", "usage: migrate listen [PORT] [from ADDR[,ADDR...]] "
+			    "[insecure] | migrate listen off");
 		return -EINVAL;
 	}
 	if ((rc = mig_listen(&cfg, err, sizeof(err)))) {
@@ -84,7 +93,39 @@ static int listen_cmd(int argc, char **argv)
 		return rc;
 	}
 	allow_text(&cfg, allow, sizeof(allow));
-	shell_printf("migrate: listening on port %u (from %s)\n", cfg.port, allow);
+	shell_printf("migrate: listening on port %u (from %s)%s\n", cfg.port, allow,
+		     cfg.insecure ? ", insecure" : ", trusted keys only");
+	if (cfg.insecure)
+		shell_printf("warning: migrate: insecure listener: guests arrive in the clear from "
+			     "anyone who can reach this port; every migration will warn\n");
+	return 0;
+}
+
+/* HOST[:PORT]: an address, or the name of a trusted peer with one. */
+static int target(char *host, struct mig_out_args *a)
+{
+	const struct mig_peer *p;
+	char *colon = strchr(host, ':');
+	uint64_t port = MIG_PORT;
+
+	if (!parse_host_port(host, MIG_PORT, &a->ip, &a->port))
+		return 0;
+	if (colon)
+		*colon = 0;
+	p = mig_trust_by_name(mig_keyring(), host);
+	if (!p || (colon && parse_u64(colon + 1, 1, 65535, &port))) {
+		shell_error("migrate", "'%s%s%s' is not HOST[:PORT] (an IPv4 address, or the name "
+			    "of a trusted peer)", host, colon ? ":" : "", colon ? colon + 1 : "");
+		return -EINVAL;
+	}
+	if (!p->ip) {
+		shell_error("migrate", "trusted peer '%s' has no address: give it (migrate NAME "
+			    "ADDR), or trust it with one", host);
+		return -EINVAL;
+	}
+	a->ip = p->ip;
+	a->port = (uint16_t)port;
+	a->peer_name = p->name;
 	return 0;
 }
 
@@ -100,10 +141,12 @@ static int out_args(int argc, char **argv, struct mig_out_args *a)
 	memset(a, 0, sizeof(*a));
 	a->name = argv[1];
 	a->net = &host_if.stack;
-	if (parse_host_port(argv[2], MIG_PORT, &a->ip, &a->port)) {
-		shell_error("migrate", "'%s' is not HOST[:PORT] (an IPv4 address)", argv[2]);
-		return -EINVAL;
+	if (argc > 3 && !strcmp(argv[argc - 1], "insecure")) {
+		a->insecure = true;
+		argc--;
 	}
+	if ((rc = target(argv[2], a)))
+		return rc;
 	if ((rc = kv_parse(argc - 3, argv + 3, keys, v, &bad))) {
 		shell_error("migrate", "%s: '%s'", kv_strerror(rc), argv[3 + bad]);
 		return rc;
@@ -134,6 +177,106 @@ bad_value:
 	return -EINVAL;
 }
 
+/* ---- keys and trust ---- */
+
+static int key_show(void)
+{
+	struct mig_keyring *kr = mig_keyring();
+	char hex[KEY_HEX_LEN + 1], why[160];
+
+	if (!kr->have_key) {
+		shell_error("migrate", "%s", kr->why[0] ? kr->why : "no host key");
+		return -ENOENT;
+	}
+	key_to_hex(kr->key.pub, hex);
+	shell_printf("migrate: this host's public key: %s\n", hex);
+	shell_printf("migrate: fingerprint %s\n", kr->fp_text);
+	if (mig_secure_ready(kr, why, sizeof(why)))
+		shell_printf("warning: migrate: %s\n", why);
+	return 0;
+}
+
+static int trust_cmd(int argc, char **argv)
+{
+	uint8_t pub[NOISE_KEY];
+	uint32_t ip = 0;
+	const char *why;
+	char err[160];
+	int rc;
+
+	if (argc != 4 && argc != 5) {
+		shell_error("migrate", "usage: migrate trust NAME PUBKEY [ADDR]");
+		return -EINVAL;
+	}
+	if (key_from_hex(argv[3], pub, &why)) {
+		shell_error("migrate", "bad PUBKEY: %s", why);
+		return -EINVAL;
+	}
+	if (argc == 5 && parse_ipv4(argv[4], &ip)) {
+		shell_error("migrate", "'%s' is not an IPv4 address", argv[4]);
+		return -EINVAL;
+	}
+	if (argc == 5 && !ip) {
+		shell_error("migrate", "0.0.0.0 is no peer's address");
+		return -EINVAL;
+	}
+	if ((rc = mig_trust_add(mig_keyring(), argv[2], pub, ip, err, sizeof(err)))) {
+		shell_error("migrate", "%s", err);
+		return rc;
+	}
+	shell_printf("migrate: trusting '%s' (%s)%s%s\n", argv[2],
+		     mig_trust_by_name(mig_keyring(), argv[2])->fp_text,
+		     argc == 5 ? " at " : " from any address", argc == 5 ? argv[4] : "");
+	return 0;
+}
+
+static int trusted_list(void)
+{
+	const struct mig_keyring *kr = mig_keyring();
+	char ip[16];
+
+	if (!kr->nr_peers) {
+		shell_printf("migrate: no trusted peers\n");
+		return 0;
+	}
+	shell_printf("%-16s %-23s %-15s %s\n", "NAME", "FINGERPRINT", "ADDRESS", "PUBKEY");
+	for (unsigned int i = 0; i < kr->nr_peers; i++) {
+		const struct mig_peer *p = &kr->peer[i];
+		char hex[KEY_HEX_LEN + 1];
+		key_to_hex(p->pub, hex);
+		if (p->ip)
+			net_format_ipv4(p->ip, ip);
+		shell_printf("%-16s %-23s %-15s %s\n", p->name, p->fp_text, p->ip ? ip : "any", hex);
+	}
+	return 0;
+}
+
+static bool is_key_cmd(const char *w)
+{
+	return !strcmp(w, "key") || !strcmp(w, "trust") || !strcmp(w, "untrust") ||
+	       !strcmp(w, "trusted");
+}
+
+static int key_cmd(int argc, char **argv)
+{
+	if (!strcmp(argv[1], "trust"))
+		return trust_cmd(argc, argv);
+	if (argc != (strcmp(argv[1], "untrust") ? 2 : 3)) {
+		shell_error("migrate", "usage: migrate key | migrate untrust NAME | migrate trusted");
+		return -EINVAL;
+	}
+	if (!strcmp(argv[1], "key"))
+		return key_show();
+	if (!strcmp(argv[1], "trusted"))
+		return trusted_list();
+	if (mig_trust_remove(mig_keyring(), argv[2])) {
+		shell_error("migrate", "no trusted peer named '%s'", argv[2]);
+		return -ENOENT;
+	}
+	shell_printf("migrate: no longer trusting '%s'\n", argv[2]);
+	return 0;
+}
+
 /* The foreground `migrate`: lines to the console, Ctrl-C cancels. */
 static void sink_print(void *ctx, const char *line)
 {
@@ -162,9 +305,12 @@ int cmd_migrate(int argc, char **argv)
 
 	if (argc >= 2 && !strcmp(argv[1], "listen"))
 		return listen_cmd(argc, argv);
+	if (argc >= 2 && is_key_cmd(argv[1]))
+		return key_cmd(argc, argv);
 	if (argc < 3) {
 		shell_error("migrate", "usage: migrate NAME HOST[:PORT] [downtime=MS] "
-			    "[bandwidth=MB/s] [converge=auto|off] | migrate listen ...");
+			    "[bandwidth=MB/s] [converge=auto|off] [insecure] | migrate listen ... | "
+			    "migrate key | trust NAME PUBKEY [ADDR] | untrust NAME | trusted");
 		return -EINVAL;
 	}
 	if (!host_if.present) {
@@ -195,19 +341,21 @@ int cmd_migrations(int argc, char **argv)
 	}
 	if (mig_listening(&cfg)) {
 		allow_text(&cfg, allow, sizeof(allow));
-		shell_printf("listener: port %u (from %s)\n", cfg.port, allow);
+		shell_printf("listener: port %u (from %s)%s\n", cfg.port, allow,
+			     cfg.insecure ? ", insecure" : ", trusted keys only");
 	} else {
 		shell_printf("listener: off\n");
 	}
-	shell_printf("%-16s  %-3s  %-16s %-21s %-9s %9s %13s %7s %9s  %s\n", "ID", "DIR", "GUEST",
-		     "PEER", "OUTCOME", "TOTAL(s)", "DOWNTIME(ms)", "ROUNDS", "SENT/MEM", "WHY");
+	shell_printf("%-16s  %-3s  %-16s %-21s %-9s %9s %13s %7s %9s  %-30s %s\n", "ID", "DIR",
+		     "GUEST", "PEER", "OUTCOME", "TOTAL(s)", "DOWNTIME(ms)", "ROUNDS", "SENT/MEM",
+		     "KEY", "WHY");
 	for (unsigned int i = 0; (e = mig_history_at(i)); i++) {
 		uint64_t x100 = e->mem_bytes ? e->bytes * 100 / e->mem_bytes : 0;
-		shell_printf("%016lx  %-3s  %-16s %-21s %-9s %5lu.%03lu %9lu.%03lu %7u %6lu.%02lu  %s\n",
-			     e->id, e->out ? "out" : "in", e->guest, e->peer,
+		shell_printf("%016lx  %-3s  %-16s %-21s %-9s %5lu.%03lu %9lu.%03lu %7u %6lu.%02lu  "
+			     "%-30s %s\n", e->id, e->out ? "out" : "in", e->guest, e->peer,
 			     mig_outcome_name(e->outcome), e->total_us / 1000000,
 			     e->total_us / 1000 % 1000, e->downtime_us / 1000, e->downtime_us % 1000,
-			     e->rounds, x100 / 100, x100 % 100, e->why);
+			     e->rounds, x100 / 100, x100 % 100, e->key[0] ? e->key : "-", e->why);
 	}
 	return 0;
 }
