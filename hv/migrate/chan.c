@@ -181,8 +181,8 @@ static void srx_consume(struct mig_chan *ch, size_t used)
 
 static int open_failed(struct mig_chan *ch)
 {
-	mig_error_set(&ch->hs_err, MIG_E_INTEGRITY, "a sealed record did not open: altered, "
-		      "replayed, reordered or dropped on the way");
+	mig_error_set(&ch->hs_err, MIG_E_INTEGRITY, "a sealed record did not open (altered, "
+		      "replayed, reordered or dropped)");
 	return -EBADMSG;
 }
 
@@ -327,14 +327,15 @@ static int refuse(struct mig_chan *ch, uint32_t code, const char *fmt, ...)
 static int refuse(struct mig_chan *ch, uint32_t code, const char *fmt, ...)
 {
 	uint8_t body[4 + MIG_MSG_MAX];
+	char why[MIG_MSG_MAX + 1];
 	struct mig_error e;
 	va_list ap;
 	size_t n;
 
 	va_start(ap, fmt);
-	vsnprintf(e.msg, sizeof(e.msg), fmt, ap);
+	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	mig_error_set(&e, code, "%s", e.msg);	/* printable only */
+	mig_error_set(&e, code, "%s", why);	/* printable only */
 	n = strlen(e.msg);
 	memcpy(body, &(uint32_t){ code }, 4);	/* little-endian host */
 	memcpy(body + 4, e.msg, n);
@@ -412,8 +413,8 @@ void chan_plain_dst(struct mig_chan *ch)
  * source expects. */
 static int refuse_secure(struct mig_chan *ch)
 {
-	refuse(ch, MIG_E_NOT_ALLOWED, "this listener is `insecure` (plaintext): say `insecure` "
-	       "on both ends, or listen without it");
+	refuse(ch, MIG_E_NOT_ALLOWED, "listener is insecure (plaintext): both ends must say "
+	       "`insecure`");
 	return -ECONNREFUSED;
 }
 
@@ -441,25 +442,25 @@ static int dst_msg1(struct mig_chan *ch, const uint8_t *body, size_t len)
 		return refuse(ch, MIG_E_PROTOCOL, "malformed handshake (%zu bytes)", len);
 	if (memcmp(hint_dst, ch->kr->fp, KEY_FP_BYTES)) {
 		key_fp_text(hint_dst, fp);
-		return refuse(ch, MIG_E_NOT_ALLOWED, "wrong key: the source pinned %s for this "
-			      "host, whose key is %s", fp, ch->kr->fp_text);
+		return refuse(ch, MIG_E_NOT_ALLOWED, "wrong key: source pinned %s, this host "
+			      "is %s", fp, ch->kr->fp_text);
 	}
 	p = mig_trust_by_fp(ch->kr, hint_src);
 	if (!p) {
 		key_fp_text(hint_src, fp);
-		return refuse(ch, MIG_E_NOT_ALLOWED, "not trusted: the source's key %s is not "
-			      "trusted here (`migrate trust`)", fp);
+		return refuse(ch, MIG_E_NOT_ALLOWED, "not trusted: source key %s (migrate "
+			      "trust)", fp);
 	}
 	if (p->ip && p->ip != ch->peer_ip)
-		return refuse(ch, MIG_E_NOT_ALLOWED, "not trusted from this address: key %s is "
-			      "trusted here as '%s' from another address", p->fp_text, p->name);
+		return refuse(ch, MIG_E_NOT_ALLOWED, "not trusted: source key %s is '%s' from "
+			      "another address", p->fp_text, p->name);
 	ch->peer = *p;
 	prologue(pro, hint_src, hint_dst);
 	if (hs_begin(ch, NOISE_RESPONDER, p->pub, pro))
 		return refuse(ch, MIG_E_INTERNAL, "no ephemeral key here (no random source)");
 	if (noise_hs_read(ch->hs, body + 2 * KEY_FP_BYTES, NOISE_HS_OVERHEAD, pl, sizeof(pl), &n))
-		return refuse(ch, MIG_E_NOT_ALLOWED, "the handshake did not prove key %s ('%s'): "
-			      "a forged key or an altered message", p->fp_text, p->name);
+		return refuse(ch, MIG_E_NOT_ALLOWED, "handshake did not prove key %s ('%s')",
+			      p->fp_text, p->name);
 	if (noise_hs_write(ch->hs, NULL, 0, msg2, sizeof(msg2), &n))
 		return refuse(ch, MIG_E_INTERNAL, "cannot answer the handshake");
 	queue_frame(ch, CHAN_HS_MSG2, msg2, n);
@@ -479,15 +480,14 @@ static int src_answer(struct mig_chan *ch, unsigned int type, const uint8_t *bod
 		memcpy(msg, body + 4, len - 4);
 		msg[len - 4] = 0;
 		return hs_fail(ch, code >= 1 && code <= MIG_CODE_LAST ? code : MIG_E_NOT_ALLOWED,
-			       "refused the handshake: %s", msg);
+			       "refused: %s", msg);
 	}
 	if (type != CHAN_HS_MSG2 || len != CHAN_HS_MSG2_LEN)
 		return hs_fail(ch, MIG_E_PROTOCOL, "does not speak the secure channel (is it "
 			       "listening `insecure`?)");
 	if (noise_hs_read(ch->hs, body, len, pl, sizeof(pl), &n))
-		return hs_fail(ch, MIG_E_NOT_ALLOWED, "did not prove key %s (trusted as '%s'): "
-			       "an impostor, or an altered message", ch->peer.fp_text,
-			       ch->peer.name);
+		return hs_fail(ch, MIG_E_NOT_ALLOWED, "did not prove key %s ('%s'): an impostor?",
+			       ch->peer.fp_text, ch->peer.name);
 	return split(ch);
 }
 
@@ -534,10 +534,10 @@ static int not_a_frame(struct mig_chan *ch, int rc)
 			      "secure channel");
 	if (rc == -EPROTONOSUPPORT && dst) {
 		ch->mode = CHAN_PLAIN;		/* answer in the source's language */
-		chan_abort(ch, MIG_E_NOT_ALLOWED, "this host takes only the secure channel: trust "
-			   "each other's keys, or say `insecure` on both ends");
-		return hs_fail(ch, MIG_E_NOT_ALLOWED, "the source speaks plaintext (`insecure`); "
-			       "this listener takes only the secure channel");
+		chan_abort(ch, MIG_E_NOT_ALLOWED, "secure channel only: trust each other's keys, "
+			   "or say `insecure` on both ends");
+		return hs_fail(ch, MIG_E_NOT_ALLOWED, "source speaks plaintext (`insecure`); this "
+			       "listener is secure only");
 	}
 	if (rc == -EBADMSG || rc == -EPROTONOSUPPORT)
 		return hs_fail(ch, MIG_E_PROTOCOL, "does not speak the secure channel (is it "

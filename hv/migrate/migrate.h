@@ -103,7 +103,7 @@ struct mig_entry {
 	bool out;			/* we were the source */
 	char guest[32];
 	char peer[24];			/* "a.b.c.d:port" */
-	char key[48];			/* "NAME,SHA256:..." of the proved peer, "insecure" */
+	char key[64];			/* "NAME,SHA256:..." of the proved peer, "insecure" */
 	enum mig_outcome outcome;
 	uint64_t total_us, downtime_us;
 	uint32_t rounds;

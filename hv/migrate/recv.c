@@ -37,7 +37,7 @@ struct in {
 	struct mig_entry *hist;
 	char peer[24];
 	char name[MIG_NAME_MAX + 1];
-	char key[48];			/* the proved peer, "NAME,SHA256:..." or "insecure" */
+	char key[64];			/* the proved peer, "NAME,SHA256:..." or "insecure" */
 	bool hs_done;			/* the handshake is over (or there is none) */
 	uint64_t t_start;
 	uint64_t t_last_round;		/* the last ROUND_END came */

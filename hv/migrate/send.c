@@ -329,8 +329,8 @@ static int pin_peer(struct out *o)
 	char why[160], ip[16];
 
 	if (mig_secure_ready(kr, why, sizeof(why)))
-		return failf(o, MIG_E_NOT_ALLOWED, "no secure channel here: %s (or say `insecure` "
-			     "on both ends)", why);
+		return failf(o, MIG_E_NOT_ALLOWED, "no secure channel here: %s; or `insecure` on "
+			     "both ends", why);
 	p = o->a->peer_name ? mig_trust_by_name(kr, o->a->peer_name) : mig_trust_by_ip(kr, o->a->ip);
 	net_format_ipv4(o->a->ip, ip);
 	if (!p)

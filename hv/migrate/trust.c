@@ -153,8 +153,8 @@ int mig_secure_ready(const struct mig_keyring *kr, char *why, size_t len)
 		return -ENOENT;
 	}
 	if (!rng_source()) {
-		snprintf(why, len, "no random source for ephemeral keys (the CPU has neither "
-			 "RDSEED nor RDRAND)");
+		snprintf(why, len, "no random source for ephemeral keys (no RDSEED or "
+			 "RDRAND)");
 		return -ENODEV;
 	}
 	return 0;

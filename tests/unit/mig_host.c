@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Two fake ferry hosts for the migration end-to-end test (mig_host.h). */
+#define _GNU_SOURCE		/* memmem */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +11,9 @@
 #include <cmocka.h>
 
 #include "arch/x86/vmx/ept.h"
+#include "hv/crypto/noise.h"
+#include "hv/crypto/random.h"
+#include "hv/net/cksum.h"
 #include "hv/lib/time.h"
 #include "hv/migrate/migrate.h"
 #include "hv/mm/memory.h"
@@ -27,8 +31,8 @@ const char ferry_version[] = "0.1.0-test";
 
 /* ---- the network (hv/netif.h) ---- */
 
-/* A COMMIT record at the start of a TCP payload: type 0x4d0a, LE. */
-static bool is_commit(const uint8_t *f, size_t len, size_t *payload)
+/* Where a TCP segment's header and payload are in frame f, if it is one. */
+static bool tcp_of(const uint8_t *f, size_t len, size_t *tcp, size_t *payload)
 {
 	size_t ihl, thl, tot;
 
@@ -38,11 +42,60 @@ static bool is_commit(const uint8_t *f, size_t len, size_t *payload)
 	ihl = (size_t)(f[14] & 0xf) * 4;
 	tot = (size_t)f[16] << 8 | f[17];
 	thl = (size_t)(f[14 + ihl + 12] >> 4) * 4;
-	if (tot < ihl + thl)
+	if (tot < ihl + thl || 14 + tot > len)
 		return false;
+	*tcp = 14 + ihl;
 	*payload = tot - ihl - thl;
-	return *payload == MIG_HDR_SIZE + 12 && f[14 + ihl + thl] == (MIG_COMMIT & 0xff) &&
-	       f[14 + ihl + thl + 1] == MIG_COMMIT >> 8;
+	return true;
+}
+
+/*
+ * A COMMIT record at the start of a TCP payload: type 0x4d0a, LE; or,
+ * sealed, the one record of its size the source sends (46 bytes: the
+ * length 44, then COMMIT's 28 bytes and the tag).
+ */
+static bool is_commit(const uint8_t *f, size_t len, size_t *payload)
+{
+	size_t tcp, at;
+
+	if (!tcp_of(f, len, &tcp, payload))
+		return false;
+	at = tcp + (size_t)(f[tcp + 12] >> 4) * 4;
+	if (*payload == MIG_HDR_SIZE + 12 + NOISE_REC_OVERHEAD)
+		return f[at] == MIG_HDR_SIZE + 12 + NOISE_TAG && f[at + 1] == 0;
+	return *payload == MIG_HDR_SIZE + 12 && f[at] == (MIG_COMMIT & 0xff) &&
+	       f[at + 1] == MIG_COMMIT >> 8;
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* The attacker: flip a bit of stream byte W.flip_at, TCP checksum fixed. */
+static void flip(uint8_t *f, size_t len)
+{
+	size_t tcp, payload, at;
+	uint32_t seq, off;
+	uint16_t tcp_len;
+
+	if (!tcp_of(f, len, &tcp, &payload) || (f[tcp + 2] << 8 | f[tcp + 3]) != MIG_PORT)
+		return;
+	seq = be32(f + tcp + 4);
+	if (f[tcp + 13] & 0x02) {		/* SYN */
+		W.src_isn = seq;
+		return;
+	}
+	at = tcp + (size_t)(f[tcp + 12] >> 4) * 4;
+	off = seq - W.src_isn;			/* the first data byte is offset 1 */
+	if (!payload || W.flip_at < off || W.flip_at >= off + payload)
+		return;
+	f[at + (W.flip_at - off)] ^= 0x10;
+	W.flipped = true;
+	tcp_len = (uint16_t)(at + payload - tcp);
+	f[tcp + 16] = f[tcp + 17] = 0;
+	csum_store(f + tcp + 16, csum_finish(csum_add(csum_pseudo(be32(f + 26), be32(f + 30), 6,
+								   tcp_len), f + tcp, tcp_len)));
 }
 
 /* The source host's wire, with the test's faults. */
@@ -50,6 +103,15 @@ static int src_xmit(void *ctx, const void *frame, size_t len)
 {
 	size_t payload;
 	bool commit = is_commit(frame, len, &payload);
+	uint8_t copy[2048];
+
+	if (W.watch && len >= W.watch_len && memmem(frame, len, W.watch, W.watch_len))
+		W.watch_seen = true;
+	if (W.flip_at && len <= sizeof(copy)) {
+		memcpy(copy, frame, len);
+		flip(copy, len);
+		frame = copy;
+	}
 
 	W.commit_seen |= commit;
 	W.src_payload += payload;
@@ -116,12 +178,64 @@ static void stack_up(struct netstack *s, int side, uint32_t ip)
 	assert_int_equal(net_set_ipv4(s, ip, 24, 0), 0);
 }
 
+/* ---- keys (identity.c, doubt.c) ---- */
+
+struct mig_keyring *mig_keyring(void)
+{
+	return &W.kr[W.running];
+}
+
+void mig_doubt_note(uint64_t id, const struct mig_peer *peer)
+{
+	W.doubt_id = id;
+	W.doubt_secure = peer != NULL;
+}
+
+void mh_key(struct host_key *k, uint8_t n)
+{
+	memset(k, 0, sizeof(*k));
+	for (int i = 0; i < NOISE_KEY; i++)
+		k->priv[i] = (uint8_t)(n * 41 + i * 3 + 1);
+	assert_int_equal(noise_pubkey(k->pub, k->priv), 0);
+}
+
+static uint64_t fake_rng_state;
+
+static bool fake_hw(uint64_t *out)
+{
+	fake_rng_state = fake_rng_state * 6364136223846793005ull + 1442695040888963407ull;
+	*out = fake_rng_state;
+	return true;
+}
+
+/* Each host its key; each trusts the other at its address. */
+static void keys_up(void)
+{
+	struct host_key ks, kd;
+	char err[160];
+
+	mh_key(&ks, 1);
+	mh_key(&kd, 2);
+	mig_keyring_set_key(&W.kr[MH_SRC], &ks);
+	mig_keyring_set_key(&W.kr[MH_DST], &kd);
+	assert_int_equal(mig_trust_add(&W.kr[MH_SRC], "dst", kd.pub, MH_DST_IP, err, sizeof(err)), 0);
+	assert_int_equal(mig_trust_add(&W.kr[MH_DST], "src", ks.pub, MH_SRC_IP, err, sizeof(err)), 0);
+	fake_rng_state = 12345;
+	assert_int_equal(rng_setup(fake_hw, "FAKE", "seed", 4), 0);
+}
+
 void mh_up(const struct netsim_cfg *link)
 {
-	struct mig_listen_cfg lc = { .port = MIG_PORT };
-	char err[96];
+	mh_up_listen(link, false);
+}
+
+void mh_up_listen(const struct netsim_cfg *link, bool insecure)
+{
+	struct mig_listen_cfg lc = { .port = MIG_PORT, .insecure = insecure };
+	char err[160];
 
 	memset(&W, 0, sizeof(W));
+	keys_up();
 	memset(&host_if, 0, sizeof(host_if));
 	netsim_init(&W.sim, link);
 	stack_up(&W.src, 0, MH_SRC_IP);

@@ -22,6 +22,11 @@
  *                 test can look at them.
  *   hv/vmstate.c  the CPU state, XSAVE area, device bytes and times are
  *                 plain copies kept in struct mh_vm.
+ *   identity.c    mig_keyring() is the running host's W.kr[]: by default
+ *                 each has its own key and trusts the other's at its
+ *                 address; the DRBG draws from a seeded fake hardware
+ *                 source (random.c runs as in the product).
+ *   doubt.c       mig_doubt_note() remembers the last note in W.
  *   the rest      mem_get_stats (1 GiB free), tsc_hz (2 GHz), time_now_us
  *                 (simulated, for the log), ferry_version.
  */
@@ -30,6 +35,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "hv/migrate/trust.h"
 #include "hv/net/net.h"
 #include "hv/vm.h"
 #include "tests/unit/netsim.h"
@@ -74,12 +80,29 @@ struct mh_world {
 	uint64_t cut_after, src_payload;
 	void (*tick)(void);		/* runs at every poll and wait */
 	bool in_tick;
+	/* an attacker on the wire: flips a bit of the source's byte at
+	 * stream offset flip_at (1-based; 0: never) on its way to MIG_PORT,
+	 * fixing the TCP checksum so that TCP passes it up */
+	uint64_t flip_at;
+	uint32_t src_isn;
+	bool flipped;
+	/* a guest pattern to look for in the source's frames */
+	const uint8_t *watch;
+	size_t watch_len;
+	bool watch_seen;
+	struct mig_keyring kr[2];	/* each host's keys and trusted peers */
+	uint64_t doubt_id;		/* the last mig_doubt_note */
+	bool doubt_secure;
 };
 
 extern struct mh_world W;
 
-/* Set up both hosts and the link; the destination listens on MIG_PORT. */
+/* Set up both hosts and the link, each with a key and trusting the
+ * other; the destination listens on MIG_PORT (insecure: in plaintext). */
 void mh_up(const struct netsim_cfg *link);
+void mh_up_listen(const struct netsim_cfg *link, bool insecure);
+/* A deterministic host key from n. */
+void mh_key(struct host_key *k, uint8_t n);
 /* Free everything (guests too). */
 void mh_down(void);
 /* A running source guest of mb MiB: memory in a pattern of zero, sparse

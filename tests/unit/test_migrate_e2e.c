@@ -6,7 +6,11 @@
  * (tests/unit/mig_host.h lists the seams).  A clean run, where the
  * destination's memory and state equal the source's; a link cut mid-round;
  * a cancel before COMMIT; silence after COMMIT (in doubt); a lost COMMIT;
- * and lying peers on either side.
+ * and lying peers on either side.  Every migration runs over the secure
+ * channel unless a test says `insecure`: then the keys and the channel's
+ * own failures, an untrusted source, a destination with the wrong key, an
+ * impostor, a byte altered on the wire, and records replayed, dropped,
+ * reordered or cut short by a source that holds the keys.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -18,6 +22,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "hv/crypto/crypto.h"
+#include "hv/crypto/random.h"
 #include "hv/migrate/chan.h"
 #include "hv/migrate/migrate.h"
 #include "hv/migrate/stream.h"
@@ -354,8 +360,9 @@ static void lying_dst_tick(void)
 
 static void lying_destination(const uint8_t *lie, size_t len, uint32_t code, const char *words)
 {
+	/* a plaintext source: these lies test the record checks, not the keys */
 	struct mig_out_args a = { .name = "g1", .sink = &sink, .net = &W.src, .ip = MH_DST_IP,
-				  .port = 7448 };
+				  .port = 7448, .insecure = true };
 	uint16_t abort_type = MIG_ABORT;
 
 	memset(&LD, 0, sizeof(LD));
@@ -426,10 +433,36 @@ static void ls_send(const struct mig_rec *r)
 	assert_true(chan_tx_idle(&LS));
 }
 
+/* Bytes straight onto the wire, then a little time for them to arrive. */
+static void ls_raw(const uint8_t *b, size_t len)
+{
+	assert_int_equal(tcp_send(LS.conn, b, len), (long)len);
+	for (int i = 0; i < 5; i++)
+		netif_wait();
+}
+
+/* A hand-made record, sealed with the channel's key as the liar holds it. */
 static void ls_lie(uint8_t *rec, size_t len)
 {
+	uint8_t sealed[256];
+	size_t n;
+
 	forge_seal(rec, len, LS.st.tx_seq);
-	assert_int_equal(tcp_send(LS.conn, rec, len), (long)len);
+	assert_int_equal(noise_rec_seal(&LS.ctx, rec, len, sealed, sizeof(sealed), &n), 0);
+	ls_raw(sealed, n);
+}
+
+/* Queue r sealed, and take its wire bytes instead of sending them. */
+static size_t ls_capture(const struct mig_rec *r, uint8_t *out, size_t cap)
+{
+	size_t n;
+
+	assert_int_equal(chan_queue(&LS, r), 0);
+	n = LS.tx_len;
+	assert_true(n <= cap);
+	memcpy(out, LS.tx, n);
+	LS.tx_len = LS.tx_off = 0;
+	return n;
 }
 
 /* Connect, say HELLO for a 2 MiB guest "liar", be accepted. */
@@ -444,6 +477,11 @@ static void ls_hello(void)
 		netif_wait();
 	assert_int_equal(tcp_connected(c), 1);
 	assert_int_equal(chan_init(&LS, MIG_SRC, c, 64 * 1024), 0);
+	W.running = MH_SRC;
+	assert_int_equal(chan_hs_start_src(&LS, &W.kr[MH_SRC], &W.kr[MH_SRC].peer[0]), 0);
+	for (int i = 0; i < 100 && chan_handshake(&LS) == 0; i++)
+		netif_wait();
+	assert_int_equal(LS.mode, CHAN_SEALED);
 	h.hello = (struct mig_hello){ .proto_version = MIG_PROTO_VERSION,
 		.cpu_state_version = MIG_CPU_STATE_VERSION, .dev_version = VDEV_SNAP_VERSION,
 		.vcpus = 1, .mig_id = 0x4c494152, .mem_size = MB << 20,
@@ -530,6 +568,287 @@ static void test_lying_source_record_after_end(void **st)
 	assert_int_equal(mh_vm_on(MH_DST, "liar")->cpu_loads, 1);	/* it got that far */
 }
 
+/* ---- the secure channel ---- */
+
+/* 48 bytes of a dense page of the guest, as they sit in its memory. */
+static void watch_guest(void)
+{
+	W.watch = src_vm->mem + 7 * MIG_PAGE_SIZE + 1000;	/* page 7: dense */
+	W.watch_len = 48;
+}
+
+static void test_sealed_run_shows_no_guest_bytes(void **st)
+{
+	(void)st;
+	watch_guest();
+	assert_int_equal(migrate(), 0);
+	assert_true(said("peer dst SHA256:"));
+	assert_true(said("(sealed)"));
+	assert_false(W.watch_seen);			/* nothing of it on the wire */
+	assert_non_null(strstr(last_entry(true)->key, "dst,SHA256:"));
+	assert_non_null(strstr(last_entry(false)->key, "src,SHA256:"));
+	mh_run_for(100000);
+	assert_memory_equal(mh_vm_on(MH_DST, "g1")->mem, src_vm->mem, (size_t)MB << 20);
+}
+
+static int migrate_insecure(void)
+{
+	struct mig_out_args a = { .name = "g1", .sink = &sink, .net = &W.src, .ip = MH_DST_IP,
+				  .port = MIG_PORT, .insecure = true };
+
+	W.running = MH_SRC;
+	return mig_out_run(&a);
+}
+
+static int setup_insecure(void **st)
+{
+	(void)st;
+	memset(&S, 0, sizeof(S));
+	mh_up_listen(&lan, true);
+	src_vm = mh_source_vm("g1", MB);
+	next_write_us = 0;
+	W.tick = guest_tick;
+	return 0;
+}
+
+/* insecure on both ends: it works, in the clear, and says so. */
+static void test_insecure_both_ends(void **st)
+{
+	(void)st;
+	watch_guest();
+	assert_int_equal(migrate_insecure(), 0);
+	assert_true(said("warning: insecure"));
+	assert_true(said("insecure (plaintext)"));
+	assert_true(W.watch_seen);			/* the check above can fail */
+	assert_string_equal(last_entry(true)->key, "insecure");
+	assert_string_equal(last_entry(false)->key, "insecure");
+}
+
+/* The refusal, on the source, before anything moved; B has no guest. */
+static void refused_before_data(const char *src_words, const char *dst_words)
+{
+	assert_true(said(src_words));
+	assert_true(said("error: "));
+	source_kept();
+	assert_int_equal(last_entry(true)->outcome, MIG_FAILED);
+	assert_int_equal(last_entry(true)->rounds, 0);
+	mh_run_for(100000);
+	assert_null(mh_vm_on(MH_DST, "g1"));		/* no guest was even made */
+	if (dst_words) {
+		assert_int_equal(last_entry(false)->outcome, MIG_REFUSED);
+		assert_non_null(strstr(last_entry(false)->why, dst_words));
+	}
+}
+
+/* Only the source says insecure: the secure listener refuses it. */
+static void test_insecure_source_refused(void **st)
+{
+	(void)st;
+	assert_int_equal(migrate_insecure(), -ECANCELED);
+	refused_before_data("secure channel only", "speaks plaintext");
+}
+
+/* Only the listener says insecure: the secure source is refused. */
+static void test_insecure_listener_refused(void **st)
+{
+	(void)st;
+	assert_int_equal(migrate(), -ECANCELED);
+	refused_before_data("refused: listener is insecure", "listener is insecure");
+}
+
+/* B does not trust A's key. */
+static void test_untrusted_source(void **st)
+{
+	(void)st;
+	assert_int_equal(mig_trust_remove(&W.kr[MH_DST], "src"), 0);
+	assert_int_equal(migrate(), -ECANCELED);
+	refused_before_data("refused: not trusted: source key SHA256:", "not trusted");
+}
+
+/* B trusts A's key, but only from another address. */
+static void test_trusted_from_elsewhere(void **st)
+{
+	char err[160];
+
+	(void)st;
+	assert_int_equal(mig_trust_remove(&W.kr[MH_DST], "src"), 0);
+	assert_int_equal(mig_trust_add(&W.kr[MH_DST], "src", W.kr[MH_SRC].key.pub, 0x0a000063,
+				       err, sizeof(err)), 0);
+	assert_int_equal(migrate(), -ECANCELED);
+	refused_before_data("is 'src' from another address", "another address");
+}
+
+/* A pinned another key for B's address: B says so, A says B refused. */
+static void test_destination_with_the_wrong_key(void **st)
+{
+	struct host_key other;
+	char err[160];
+
+	(void)st;
+	mh_key(&other, 9);
+	assert_int_equal(mig_trust_remove(&W.kr[MH_SRC], "dst"), 0);
+	assert_int_equal(mig_trust_add(&W.kr[MH_SRC], "dst", other.pub, MH_DST_IP, err,
+				       sizeof(err)), 0);
+	assert_int_equal(migrate(), -ECANCELED);
+	refused_before_data("refused: wrong key: source pinned", "wrong key");
+}
+
+/* No trust entry for the address at all: nothing is even sent. */
+static void test_destination_not_trusted(void **st)
+{
+	(void)st;
+	assert_int_equal(mig_trust_remove(&W.kr[MH_SRC], "dst"), 0);
+	assert_int_equal(migrate(), -ECANCELED);
+	assert_true(said("is not a trusted peer"));
+	source_kept();
+	assert_int_equal(W.src_payload, 0);
+}
+
+/*
+ * An impostor at B's address that knows B's public key (and so its
+ * fingerprint) but not its private key: the handshake cannot complete,
+ * nothing moves.
+ */
+static void test_impostor_destination(void **st)
+{
+	struct host_key fake;
+	uint8_t fp[KEY_FP_BYTES];
+	char fp_text[KEY_FP_LEN + 1];
+
+	(void)st;
+	mh_key(&fake, 7);
+	memcpy(fp, W.kr[MH_DST].fp, sizeof(fp));
+	memcpy(fp_text, W.kr[MH_DST].fp_text, sizeof(fp_text));
+	memcpy(fake.pub, W.kr[MH_DST].key.pub, NOISE_KEY);	/* claims B's public key */
+	W.kr[MH_DST].key = fake;
+	assert_int_equal(migrate(), -ECANCELED);
+	assert_true(said("refused: handshake did not prove key"));
+	source_kept();
+	assert_int_equal(last_entry(true)->rounds, 0);
+	mh_run_for(100000);
+	assert_null(mh_vm_on(MH_DST, "g1"));
+}
+
+/* Without a random source there are no ephemeral keys: refused here. */
+static void test_no_random_source(void **st)
+{
+	(void)st;
+	assert_int_equal(rng_setup(NULL, NULL, NULL, 0), -ENODEV);
+	assert_int_equal(migrate(), -ECANCELED);
+	assert_true(said("no random source"));
+	source_kept();
+	assert_int_equal(W.src_payload, 0);
+}
+
+/* One bit altered on the wire in round 0, TCP checksum fixed: B cannot
+ * open that record, discards, and tells A, whose guest runs on. */
+static void test_byte_altered_on_the_wire(void **st)
+{
+	(void)st;
+	W.flip_at = 300 * 1024;
+	assert_int_equal(migrate(), -ECANCELED);
+	assert_true(W.flipped);
+	assert_true(said("integrity error"));
+	assert_true(said("g1 runs here as before"));
+	source_kept();
+	mh_run_for(100000);
+	destination_discarded();
+	assert_non_null(strstr(last_entry(false)->why, "did not open"));
+}
+
+/* A source with the keys that replays, drops or reorders sealed records. */
+static void ls_pages_rec(struct mig_rec *r, struct mig_page *pg, uint64_t gfn)
+{
+	*pg = (struct mig_page){ .gfn = gfn, .kind = MIG_PAGE_ZERO };
+	*r = (struct mig_rec){ .type = MIG_PAGES, .pages = { 1, pg } };
+}
+
+static void test_sealed_record_replayed(void **st)
+{
+	struct mig_page pg;
+	struct mig_rec r;
+	uint8_t a[128];
+	size_t n;
+
+	(void)st;
+	ls_hello();
+	ls_pages_rec(&r, &pg, 1);
+	n = ls_capture(&r, a, sizeof(a));
+	ls_raw(a, n);
+	ls_raw(a, n);				/* the same record again */
+	ls_refused(MIG_E_INTEGRITY, "did not open");
+}
+
+static void test_sealed_record_dropped(void **st)
+{
+	struct mig_page pg;
+	struct mig_rec r;
+	uint8_t a[128], b[128];
+	size_t na, nb;
+
+	(void)st;
+	ls_hello();
+	ls_pages_rec(&r, &pg, 1);
+	na = ls_capture(&r, a, sizeof(a));
+	ls_pages_rec(&r, &pg, 2);
+	nb = ls_capture(&r, b, sizeof(b));
+	(void)na;
+	ls_raw(b, nb);				/* a never arrives */
+	ls_refused(MIG_E_INTEGRITY, "did not open");
+}
+
+static void test_sealed_records_reordered(void **st)
+{
+	struct mig_page pg;
+	struct mig_rec r;
+	uint8_t a[128], b[128];
+	size_t na, nb;
+
+	(void)st;
+	ls_hello();
+	ls_pages_rec(&r, &pg, 1);
+	na = ls_capture(&r, a, sizeof(a));
+	ls_pages_rec(&r, &pg, 2);
+	nb = ls_capture(&r, b, sizeof(b));
+	ls_raw(b, nb);
+	ls_raw(a, na);
+	ls_refused(MIG_E_INTEGRITY, "did not open");
+}
+
+/* Half a sealed record, then the end of the stream. */
+static void test_sealed_record_cut_short(void **st)
+{
+	struct mig_page pg;
+	struct mig_rec r;
+	uint8_t a[128];
+	size_t n;
+
+	(void)st;
+	ls_hello();
+	ls_pages_rec(&r, &pg, 1);
+	n = ls_capture(&r, a, sizeof(a));
+	ls_raw(a, n / 2);
+	tcp_close(LS.conn);
+	LS.conn = NULL;
+	mh_run_for(100000);
+	assert_true(mh_vm_on(MH_DST, "liar")->destroyed);
+	assert_int_equal(last_entry(false)->outcome, MIG_FAILED);
+	assert_non_null(strstr(last_entry(false)->why, "in the middle of a record"));
+	chan_close(&LS, true);
+}
+
+/* In doubt after a sealed migration: the QUERY will pin the same key. */
+static void test_doubt_remembers_the_key(void **st)
+{
+	(void)st;
+	W.cut_at_commit = true;
+	assert_int_equal(migrate(), -ECANCELED);
+	assert_int_equal(src_vm->vm.mig.kind, VM_MIG_IN_DOUBT);
+	assert_int_equal(W.doubt_id, src_vm->vm.mig.id);
+	assert_true(W.doubt_secure);
+	mh_run_for(MIG_SILENCE_US + SEC);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -544,6 +863,23 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lying_source_page_out_of_range, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lying_source_wrong_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lying_source_record_after_end, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sealed_run_shows_no_guest_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_insecure_both_ends, setup_insecure, teardown),
+		cmocka_unit_test_setup_teardown(test_insecure_source_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_insecure_listener_refused, setup_insecure,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_untrusted_source, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trusted_from_elsewhere, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_destination_with_the_wrong_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_destination_not_trusted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_impostor_destination, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_random_source, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_byte_altered_on_the_wire, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sealed_record_replayed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sealed_record_dropped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sealed_records_reordered, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sealed_record_cut_short, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_doubt_remembers_the_key, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
