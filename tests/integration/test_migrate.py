@@ -8,17 +8,19 @@ inside: `dirty` and `memtest` verify every page, `fpu` its registers,
 guest runs with its memory intact, or the copies are "in doubt" and the test
 resolves them as an operator would.  Hosts are booted once per module (a
 QEMU ferry boots in about a second, so a killed or confused host is simply
-booted again)."""
+booted again).  Each host has its own key (tools/ferry-keygen, an ISO with
+the module ferry.key) and trusts the others at their addresses, so every
+migration here runs over the secure channel unless it says `insecure`."""
 
 import os
 import re
-import shutil
 import subprocess
 import time
 
 import pytest
 
-from ferry_harness import ISO, PROMPT, Machine, Timeout
+from ferry_harness import PROMPT, Machine, Timeout
+from hostkeys import QEMU_RDRAND, IsoMaker, keygen
 from netns import BRIDGE_IP, NetNS, bochs_nic, qemu_nic
 
 HERE = os.path.dirname(__file__)
@@ -63,17 +65,32 @@ class Host:
         self.m = None
         self.boots = 0
         self.free = None      # `mem` free KiB with no guests
+        kdir = os.path.join(net.isos.tmp, f"key-{label}")
+        self.pub = keygen(kdir)
+        self.iso = net.isos.iso(f"ferry-{label}", key=os.path.join(kdir, "ferry.key"))
+
+    def trust_line(self):
+        return f"migrate trust {self.label.lower()} {self.pub} {self.ip}"
+
+    def trust(self, other):
+        out = self.cmd(other.trust_line())
+        assert f"trusting '{other.label.lower()}'" in out, out
 
     def boot(self):
         self.boots += 1
         name = f"migrate-{self.label}" + (f"-boot{self.boots}" if self.boots > 1 else "")
         nic = (qemu_nic if self.kind == "qemu" else bochs_nic)(self.tap, self.mac)
+        if self.kind == "qemu":
+            nic = nic + QEMU_RDRAND
         m = Machine(name, kind=self.kind, cpus=2, mem=256 if self.kind == "qemu" else 128,
-                    iso=self.net.iso, extra=nic, netns=self.net.ns.name)
+                    iso=self.iso, extra=nic, netns=self.net.ns.name)
         self.m = m
         m.start(boot_timeout=180 if self.kind == "qemu" else 600)
         m.slow = 1 if self.kind == "qemu" else 4
         assert "ipv4 address" in m.cmd(f"net ip {self.ip}/24", timeout=60)
+        for other in self.net.hosts:
+            if other is not self:
+                self.trust(other)
         self.free = free_kib(self)
         return self
 
@@ -97,23 +114,26 @@ class Host:
 
 
 class MigNet:
-    def __init__(self, ns, iso):
-        self.ns, self.iso, self.hosts = ns, iso, []
+    def __init__(self, ns, isos):
+        self.ns, self.isos, self.hosts = ns, isos, []
 
     def add(self, kind, label):
         h = Host(self, kind, label)
         self.hosts.append(h)
-        return h.boot()
+        h.boot()
+        for other in self.hosts:
+            if other is not h and other.alive():
+                other.trust(h)
+        return h
 
 
 @pytest.fixture(scope="module")
 def net(tmp_path_factory):
     """The namespace and hosts A and B (QEMU), booted once for the module.
-    ferry's ISO is copied first: a rebuild meanwhile does not change it."""
-    iso = str(tmp_path_factory.mktemp("migrate") / "ferry.iso")
-    shutil.copy(ISO, iso)
+    ferry's build is copied first: a rebuild meanwhile does not change it."""
+    isos = IsoMaker(tmp_path_factory.mktemp("migrate"))
     with NetNS(f"fmig{os.getpid()}") as ns:
-        n = MigNet(ns, iso)
+        n = MigNet(ns, isos)
         try:
             n.a = n.add("qemu", "A")
             n.b = n.add("qemu", "B")
@@ -692,6 +712,11 @@ def test_hostile_streams_leave_the_listener_working(net, ab, tmp_path):
     every byte of memory back, and real migrations still work."""
     a, b = ab
     ns = net.ns
+    # Linux speaks the plaintext stream: both listeners and every migration
+    # here say `insecure` (tidy() makes the listeners secure again)
+    for h in (a, b):
+        h.cmd("migrate listen off")
+        assert "insecure" in h.cmd("migrate listen insecure")
     create(a, "hs", "dirty")
     p = progress(a, "hs", "dirty")
     hello = tmp_path / "hello.bin"
@@ -699,7 +724,7 @@ def test_hostile_streams_leave_the_listener_working(net, ab, tmp_path):
 
     # 1. a Linux "destination" that keeps the HELLO and hangs up
     cap = peer_bg(ns, "capture", 7450, hello, "--hello-only")
-    r = migrate(a, "hs", None, host=BRIDGE_IP, port=7450, timeout=60)
+    r = migrate(a, "hs", None, "insecure", host=BRIDGE_IP, port=7450, timeout=60)
     out = cap.communicate(timeout=30)[0]
     assert r.what in ("error", "failed"), r.line_out
     assert re.search(r"capture: HELLO from 10\.200\.0\.2 name=hs mem_mib=16", out), out
@@ -731,7 +756,7 @@ def test_hostile_streams_leave_the_listener_working(net, ab, tmp_path):
 
     # 3. a real migration through a relay that records it
     cap = peer_bg(ns, "capture", 7451, stream, "--to", f"{b.ip}:{PORT}")
-    r = migrate(a, "hs", None, host=BRIDGE_IP, port=7451, timeout=120)
+    r = migrate(a, "hs", None, "insecure", host=BRIDGE_IP, port=7451, timeout=120)
     out = cap.communicate(timeout=60)[0]
     assert r.what == "done", r.line_out + "\n" + out
     assert re.search(r"COMMIT=1", out), out
@@ -759,7 +784,7 @@ def test_hostile_streams_leave_the_listener_working(net, ab, tmp_path):
     since = mark(a)
     cap = peer_bg(ns, "capture", 7452, tmp_path / "cut.bin", "--to", f"{a.ip}:{PORT}",
                   "--cut", size // 2)
-    r = migrate(b, "hs", None, host=BRIDGE_IP, port=7452, timeout=90)
+    r = migrate(b, "hs", None, "insecure", host=BRIDGE_IP, port=7452, timeout=90)
     cap.communicate(timeout=60)
     assert r.what == "failed", r.line_out
     assert is_running(state(b, "hs"))
@@ -771,7 +796,7 @@ def test_hostile_streams_leave_the_listener_working(net, ab, tmp_path):
     progress(b, "hs", "dirty", above=p)
     since = mark(a)
     a.cmd("debug migrate hold precopy 6")
-    mig = Migration(b, "hs", a)
+    mig = Migration(b, "hs", a, "insecure")
     wait_log(a, r"migrate in hs: held at precopy", since)
     out = peer(ns, "replay", a.ip, PORT, stream, "--rename", "hs5")
     assert re.search(r"replay-hello: answer=REPLY code=13", out), out
@@ -780,7 +805,7 @@ def test_hostile_streams_leave_the_listener_working(net, ab, tmp_path):
     assert r.what == "done", r.line_out
     assert free_kib(b) == b.free
     p = progress(a, "hs", "dirty", above=p)
-    migrate_ok(a, "hs", b)
+    migrate_ok(a, "hs", b, "insecure")
     assert free_kib(a) == a.free
     progress(b, "hs", "dirty", above=p)
     rows = migrations(b)

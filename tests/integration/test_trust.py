@@ -1,0 +1,197 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Issue 15: the secure migration channel as an operator meets it.  Two QEMU
+hosts in a network namespace, each with its own key (tools/ferry-keygen,
+`module2 /boot/ferry.key ferry.key` on its ISO) and a ferry.rc that trusts
+the other and listens.  A trusted migration runs sealed and both sides
+name the peer and its fingerprint; an untrusted source and a destination
+with the wrong key are refused with the reason on both hosts, the guest
+running on at the source; `insecure` works only when both ends say it; a
+host whose key file is damaged runs without secure migration."""
+
+import os
+import re
+import subprocess
+
+import pytest
+
+from ferry_harness import Machine
+from hostkeys import QEMU_RDRAND, IsoMaker, keygen
+from netns import NetNS, qemu_nic
+from test_migrate import (LOGLINE, create, is_running, mark, migrate, migrate_ok,
+                          migrations, progress, state, wait_log)
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+
+
+class TrustHost:
+    """A QEMU ferry host booted from its own ISO; cmd() as in test_migrate."""
+
+    def __init__(self, net, label, ip, pub, iso):
+        self.net, self.label, self.ip, self.pub = net, label, ip, pub
+        self.kind = "qemu"
+        tap = net.add_tap()
+        self.m = Machine(f"trust-{label}", kind="qemu", cpus=2, mem=256, iso=iso,
+                         extra=qemu_nic(tap, f"52:54:00:15:00:{ord(label):02x}") + QEMU_RDRAND,
+                         netns=net.name)
+        self.m.start(boot_timeout=180)
+        self.m.slow = 1
+
+    def alive(self):
+        return self.m.proc.poll() is None
+
+    def cmd(self, line, timeout=30):
+        from test_migrate import shell
+        return shell(self.m, line, timeout)
+
+
+@pytest.fixture(scope="module")
+def hosts(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("trust")
+    isos = IsoMaker(tmp)
+    ip = {"A": "10.200.0.2", "B": "10.200.0.3"}
+    pub = {h: keygen(str(tmp / f"key{h}")) for h in ip}
+    pub["C"] = keygen(str(tmp / "keyC"))        # a third key no host has
+    made = {}
+    for h, other in (("A", "B"), ("B", "A")):
+        rc = tmp / f"ferry-{h}.rc"
+        rc.write_text(f"net ip {ip[h]}/24\n"
+                      f"migrate trust {other.lower()} {pub[other]} {ip[other]}\n"
+                      "migrate listen\n")
+        made[h] = isos.iso(f"trust-{h}", key=str(tmp / f"key{h}" / "ferry.key"), script=str(rc))
+    with NetNS(f"ftru{os.getpid()}") as ns:
+        started = []
+        try:
+            for h in ("A", "B"):
+                started.append(TrustHost(ns, h, ip[h], pub[h], made[h]))
+            a, b = started
+            a.pub_c = pub["C"]
+            a.isos, a.tmp = isos, tmp
+            yield a, b
+        finally:
+            for h in started:
+                h.m.close()
+
+
+def boot_log(m):
+    """What a machine printed before its first prompt."""
+    return m.buf[:m.buf.find("ferry> ")]
+
+
+def test_keys_and_trust_from_ferry_rc(hosts):
+    """The key from the module, the trust line from ferry.rc; bad input
+    says error and changes nothing."""
+    a, b = hosts
+    assert re.search(r"migrate: host key SHA256:[0-9a-f]{16} \(ferry.key\), ephemeral keys "
+                     r"from RDRAND", boot_log(a.m)), boot_log(a.m)
+    out = a.cmd("migrate key")
+    assert f"public key: {a.pub}" in out, out
+    fp = re.search(r"fingerprint (SHA256:[0-9a-f]{16})", out).group(1)
+    listed = b.cmd("migrate trusted")
+    assert re.search(rf"^a\s+{fp}\s+10\.200\.0\.2\s+{a.pub}$", listed, re.M), listed
+    for bad, why in ((f"migrate trust c {a.pub[:-1]}", "64 hex digits"),
+                     (f"migrate trust c {'z' * 64}", "hex digits only"),
+                     (f"migrate trust c {a.pub}", "that key is trusted as 'a'"),
+                     (f"migrate trust c {'1' * 64} 10.200.0.2", "that address"),
+                     ("migrate trust 10.0.0.5 " + "1" * 64, "bad peer name"),
+                     ("migrate untrust nobody", "no trusted peer named 'nobody'")):
+        out = b.cmd(bad)
+        assert out.startswith("error: migrate: ") and why in out, (bad, out)
+    assert b.cmd("migrate trusted") == listed
+
+
+def test_trusted_migration_is_sealed(hosts):
+    """A -> B by the peer's name and back by address: both sides show the
+    peer's name and fingerprint, in progress lines and `migrations`."""
+    a, b = hosts
+    create(a, "tg", "dirty")
+    p = progress(a, "tg", "dirty")
+    since = mark(b)
+    r = migrate(a, "tg", b, host="b")
+    assert r.what == "done", r.line_out
+    assert re.search(r"migrate tg: to 10\.200\.0\.3:7447, id [0-9a-f]{16}, 16 MiB, peer b "
+                     r"SHA256:[0-9a-f]{16} \(sealed\)", r.text), r.text
+    wait_log(b, r"migrate in: 10\.200\.0\.2 proved the key of 'a' \(SHA256:[0-9a-f]{16}\)", since)
+    wait_log(b, r"migrate in tg from 10\.200\.0\.2: id [0-9a-f]{16}, 16 MiB, sealed", since)
+    p = progress(b, "tg", "dirty", above=p)
+    assert re.search(r"done\s+.*\s+b,SHA256:[0-9a-f]{16}", a.cmd("migrations")), a.cmd("migrations")
+    assert re.search(r"done\s+.*\s+a,SHA256:[0-9a-f]{16}", b.cmd("migrations"))
+    migrate_ok(b, "tg", a)
+    progress(a, "tg", "dirty", above=p)
+
+
+def refused(a, b, since, src_words, dst_words):
+    r = migrate(a, "tg", b, timeout=60)
+    assert r.what == "error", r.line_out
+    assert re.search(src_words, r.rest), r.line_out
+    wait_log(b, r"migrate in: refused 10\.200\.0\.2: .*" + dst_words, since)
+    assert is_running(state(a, "tg")), state(a, "tg")
+    assert "tg" not in b.cmd("list")
+    return r
+
+
+def test_untrusted_source_and_wrong_key_refused(hosts):
+    """B forgets A: refused, both say why.  A pins another key for B:
+    refused as the wrong key.  The guest runs on at A throughout."""
+    a, b = hosts
+    if "tg" not in a.cmd("list"):
+        create(a, "tg", "dirty")
+    p = progress(a, "tg", "dirty")
+    assert "no longer trusting 'a'" in b.cmd("migrate untrust a")
+    refused(a, b, mark(b), r"refused: not trusted: source key SHA256:", r"not trusted")
+    assert "trusting 'a'" in b.cmd(f"migrate trust a {a.pub} 10.200.0.2")
+    a.cmd("migrate untrust b")
+    assert "trusting 'b'" in a.cmd(f"migrate trust b {a.pub_c} 10.200.0.3")
+    refused(a, b, mark(b), r"refused: wrong key: source pinned SHA256:", r"wrong key")
+    a.cmd("migrate untrust b")
+    assert "trusting 'b'" in a.cmd(f"migrate trust b {b.pub} 10.200.0.3")
+    rows = [x for x in migrations(b) if x["outcome"] == "refused"]
+    assert len(rows) >= 2, b.cmd("migrations")
+    progress(a, "tg", "dirty", above=p)
+
+
+def test_insecure_needs_both_ends(hosts):
+    """insecure on one end only is refused either way; on both it works
+    and warns on both hosts."""
+    a, b = hosts
+    if "tg" not in a.cmd("list"):
+        create(a, "tg", "dirty")
+    p = progress(a, "tg", "dirty")
+    since = mark(b)
+    r = migrate(a, "tg", b, "insecure", timeout=60)
+    assert r.what == "error" and "secure channel only" in r.rest, r.line_out
+    wait_log(b, r"migrate in: refused 10\.200\.0\.2: source speaks plaintext", since)
+    out = b.cmd("migrate listen insecure")     # the same port: the listener stays
+    assert "insecure" in out and "warning: migrate: insecure listener" in out, out
+    since = mark(b)
+    r = migrate(a, "tg", b, timeout=60)
+    assert r.what == "error" and "refused: listener is insecure" in r.rest, r.line_out
+    assert is_running(state(a, "tg"))
+    r = migrate_ok(a, "tg", b, "insecure")
+    assert "warning: insecure" in LOGLINE.sub("", r.text), r.text
+    wait_log(b, r"migrate in tg from 10\.200\.0\.2: insecure", since)
+    progress(b, "tg", "dirty", above=p)
+    assert "trusted keys only" in b.cmd("migrate listen")
+    b.cmd("destroy tg")
+
+
+def test_damaged_key_file_means_no_secure_migration(hosts, tmp_path):
+    """A truncated key file: refused at boot with a clear line; `migrate
+    listen` says why; `migrate listen insecure` still works."""
+    a, _ = hosts
+    key = tmp_path / "short.key"
+    with open(os.path.join(str(a.tmp), "keyA", "ferry.key"), "rb") as f:
+        key.write_bytes(f.read()[:100])
+    iso = a.isos.iso("trust-short", key=str(key))
+    m = Machine("trust-shortkey", kind="qemu", cpus=1, mem=128, iso=iso, extra=QEMU_RDRAND)
+    try:
+        m.start(boot_timeout=180)
+        log = boot_log(m)
+        assert "migrate: ferry.key (100 bytes) refused: the key file is truncated; secure " \
+               "migration is off" in log, log
+        out = m.cmd("migrate listen")
+        assert out.startswith("error: migrate: no secure channel here: the ferry.key module "
+                              "was refused at boot: the key file is truncated"), out
+        assert "error: migrate:" in m.cmd("migrate key")
+        assert "listening on port 7447" in m.cmd("migrate listen insecure")
+    finally:
+        m.close()
