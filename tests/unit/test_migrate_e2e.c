@@ -665,15 +665,20 @@ static void test_untrusted_source(void **st)
 	refused_before_data("refused: not trusted: source key SHA256:", "not trusted");
 }
 
-/* B trusts A's key, but only from another address. */
-static void test_trusted_from_elsewhere(void **st)
+/* Host h trusts name with pub at ip instead. */
+static void retrust(enum mh_host h, const char *name, const uint8_t *pub, uint32_t ip)
 {
 	char err[160];
 
+	assert_int_equal(mig_trust_remove(&W.kr[h], name), 0);
+	assert_int_equal(mig_trust_add(&W.kr[h], name, pub, ip, err, sizeof(err)), 0);
+}
+
+/* B trusts A's key, but only from another address. */
+static void test_trusted_from_elsewhere(void **st)
+{
 	(void)st;
-	assert_int_equal(mig_trust_remove(&W.kr[MH_DST], "src"), 0);
-	assert_int_equal(mig_trust_add(&W.kr[MH_DST], "src", W.kr[MH_SRC].key.pub, 0x0a000063,
-				       err, sizeof(err)), 0);
+	retrust(MH_DST, "src", W.kr[MH_SRC].key.pub, 0x0a000063);
 	assert_int_equal(migrate(), -ECANCELED);
 	refused_before_data("is 'src' from another address", "another address");
 }
@@ -682,13 +687,10 @@ static void test_trusted_from_elsewhere(void **st)
 static void test_destination_with_the_wrong_key(void **st)
 {
 	struct host_key other;
-	char err[160];
 
 	(void)st;
 	mh_key(&other, 9);
-	assert_int_equal(mig_trust_remove(&W.kr[MH_SRC], "dst"), 0);
-	assert_int_equal(mig_trust_add(&W.kr[MH_SRC], "dst", other.pub, MH_DST_IP, err,
-				       sizeof(err)), 0);
+	retrust(MH_SRC, "dst", other.pub, MH_DST_IP);
 	assert_int_equal(migrate(), -ECANCELED);
 	refused_before_data("refused: wrong key: source pinned", "wrong key");
 }
@@ -779,37 +781,37 @@ static void test_sealed_record_replayed(void **st)
 	ls_refused(MIG_E_INTEGRITY, "did not open");
 }
 
-static void test_sealed_record_dropped(void **st)
+/* Two sealed PAGES records, captured in order (a then b), not sent. */
+static void ls_two(uint8_t *a, size_t *na, uint8_t *b, size_t *nb)
 {
 	struct mig_page pg;
 	struct mig_rec r;
+
+	ls_hello();
+	ls_pages_rec(&r, &pg, 1);
+	*na = ls_capture(&r, a, 128);
+	ls_pages_rec(&r, &pg, 2);
+	*nb = ls_capture(&r, b, 128);
+}
+
+static void test_sealed_record_dropped(void **st)
+{
 	uint8_t a[128], b[128];
 	size_t na, nb;
 
 	(void)st;
-	ls_hello();
-	ls_pages_rec(&r, &pg, 1);
-	na = ls_capture(&r, a, sizeof(a));
-	ls_pages_rec(&r, &pg, 2);
-	nb = ls_capture(&r, b, sizeof(b));
-	(void)na;
+	ls_two(a, &na, b, &nb);
 	ls_raw(b, nb);				/* a never arrives */
 	ls_refused(MIG_E_INTEGRITY, "did not open");
 }
 
 static void test_sealed_records_reordered(void **st)
 {
-	struct mig_page pg;
-	struct mig_rec r;
 	uint8_t a[128], b[128];
 	size_t na, nb;
 
 	(void)st;
-	ls_hello();
-	ls_pages_rec(&r, &pg, 1);
-	na = ls_capture(&r, a, sizeof(a));
-	ls_pages_rec(&r, &pg, 2);
-	nb = ls_capture(&r, b, sizeof(b));
+	ls_two(a, &na, b, &nb);
 	ls_raw(b, nb);
 	ls_raw(a, na);
 	ls_refused(MIG_E_INTEGRITY, "did not open");
