@@ -292,9 +292,14 @@ static void on_hello(struct in *in, const struct mig_hello *h)
 	}
 	in->t_round_start = netif_now_us();
 	in->round_bytes0 = in->ch.bytes_in;
-	pr_info("migrate in %s from %s: id %016lx, %lu MiB, %s%s%s", h->name, in->peer,
-		h->mig_id, h->mem_size >> 20, in->ch.mode == CHAN_SEALED ? "sealed" : "insecure",
-		e.msg[0] ? "; " : "", e.msg);
+	if (in->ch.mode == CHAN_SEALED)
+		pr_info("migrate in %s from %s: id %016lx, %lu MiB, peer %s %s (sealed)%s%s",
+			h->name, in->peer, h->mig_id, h->mem_size >> 20, in->ch.peer.name,
+			in->ch.peer.fp_text, e.msg[0] ? "; " : "", e.msg);
+	else
+		pr_info("migrate in %s from %s: id %016lx, %lu MiB, insecure (plaintext)%s%s",
+			h->name, in->peer, h->mig_id, h->mem_size >> 20, e.msg[0] ? "; " : "",
+			e.msg);
 }
 
 /* ---- memory and state ---- */

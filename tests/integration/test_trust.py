@@ -111,7 +111,8 @@ def test_trusted_migration_is_sealed(hosts):
     assert re.search(r"migrate tg: to 10\.200\.0\.3:7447, id [0-9a-f]{16}, 16 MiB, peer b "
                      r"SHA256:[0-9a-f]{16} \(sealed\)", r.text), r.text
     wait_log(b, r"migrate in: 10\.200\.0\.2 proved the key of 'a' \(SHA256:[0-9a-f]{16}\)", since)
-    wait_log(b, r"migrate in tg from 10\.200\.0\.2: id [0-9a-f]{16}, 16 MiB, sealed", since)
+    wait_log(b, r"migrate in tg from 10\.200\.0\.2: id [0-9a-f]{16}, 16 MiB, peer a "
+             r"SHA256:[0-9a-f]{16} \(sealed\)", since)
     p = progress(b, "tg", "dirty", above=p)
     assert re.search(r"done\s+.*\s+b,SHA256:[0-9a-f]{16}", a.cmd("migrations")), a.cmd("migrations")
     assert re.search(r"done\s+.*\s+a,SHA256:[0-9a-f]{16}", b.cmd("migrations"))
