@@ -10,7 +10,9 @@ host whose key file is damaged runs without secure migration."""
 
 import os
 import re
+import signal
 import subprocess
+import time
 
 import pytest
 
@@ -64,6 +66,7 @@ def hosts(tmp_path_factory):
             for h in ("A", "B"):
                 started.append(TrustHost(ns, h, ip[h], pub[h], made[h]))
             a, b = started
+            a.ns = ns
             a.pub_c = pub["C"]
             a.isos, a.tmp = isos, tmp
             yield a, b
@@ -196,3 +199,70 @@ def test_damaged_key_file_means_no_secure_migration(hosts, tmp_path):
         assert "listening on port 7447" in m.cmd("migrate listen insecure")
     finally:
         m.close()
+
+
+def guest_code_chunks(n=16, size=64):
+    """n pieces of the test guest's code, as they sit in its memory (the
+    first loadable segment of build/guest/testguest.elf, a 32-bit ELF)."""
+    import struct
+    from hostkeys import ROOT
+    with open(os.path.join(ROOT, "build", "guest", "testguest.elf"), "rb") as f:
+        elf = f.read()
+    phoff, = struct.unpack_from("<I", elf, 28)
+    _, off, _, _, filesz, _, _, _ = struct.unpack_from("<8I", elf, phoff)
+    chunks = []
+    for k in range(0, filesz - size, 211):
+        c = elf[off + k:off + k + size]
+        if c.count(0) < 8 and len(set(c)) > 24:
+            chunks.append(c)
+    assert len(chunks) >= n, len(chunks)
+    return chunks[:n]
+
+
+class Capture:
+    """tcpdump on every interface of the namespace (the taps), port 7447."""
+
+    def __init__(self, ns, path):
+        self.path = path
+        self.p = subprocess.Popen(["ip", "netns", "exec", ns.name, "tcpdump", "-i", "any",
+                                   "--immediate-mode", "-U", "-s", "0", "-w", path, "tcp", "port", "7447"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(1.0)
+
+    def stop(self):
+        time.sleep(1.5)
+        self.p.send_signal(signal.SIGINT)
+        self.p.wait(10)
+        self.summary = self.p.stderr.read().decode(errors="replace")
+        with open(self.path, "rb") as f:
+            return f.read()
+
+
+def test_capture_holds_no_guest_bytes(hosts, tmp_path):
+    """tcpdump of a sealed migration holds none of the guest's code; of an
+    insecure one (the control), it does."""
+    a, b = hosts
+    chunks = guest_code_chunks()
+    for name in ("tg", "cap"):
+        for h in (a, b):
+            if name in h.cmd("list"):
+                h.cmd(f"destroy {name}")
+    create(a, "cap", "heartbeat")
+    progress(a, "cap", "heartbeat")
+    cap = Capture(a.ns, str(tmp_path / "sealed.pcap"))
+    migrate_ok(a, "cap", b)
+    sealed = cap.stop()
+    assert len(sealed) > 32 << 10, cap.summary         # the guest's pages went by
+    assert not [c for c in chunks if c in sealed]
+    assert "insecure" in b.cmd("migrate listen insecure")
+    cap = Capture(a.ns, str(tmp_path / "plain.pcap"))
+    r = migrate(b, "cap", a, "insecure", timeout=60)   # A listens securely: refused
+    assert r.what == "error", r.line_out
+    assert "insecure" in a.cmd("migrate listen insecure")
+    migrate_ok(b, "cap", a, "insecure")
+    plain = cap.stop()
+    found = [c for c in chunks if c in plain]
+    assert len(found) >= len(chunks) // 2, f"{len(found)} of {len(chunks)}"
+    for h in (a, b):
+        assert "trusted keys only" in h.cmd("migrate listen")
+    a.cmd("destroy cap")
