@@ -266,3 +266,32 @@ def test_capture_holds_no_guest_bytes(hosts, tmp_path):
     for h in (a, b):
         assert "trusted keys only" in h.cmd("migrate listen")
     a.cmd("destroy cap")
+
+
+def test_python_peer_speaks_the_channel(hosts):
+    """A second implementation (tests/tools/noise_kk.py, from Linux): while
+    B does not trust its key it is refused in the handshake; trusted, it
+    completes the handshake and B answers its sealed QUERY."""
+    a, b = hosts
+    kdir = str(a.tmp / "keyPy")
+    py_pub = keygen(kdir)
+
+    def ask():
+        r = subprocess.run(["ip", "netns", "exec", a.ns.name, "/usr/bin/python3",
+                            os.path.join(os.path.dirname(__file__), "noisepeer.py"), b.ip,
+                            "7447", os.path.join(kdir, "ferry.key"), b.pub, "5059504545520001"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.stdout.startswith("noisepeer: "), r.stdout + r.stderr
+        return r.stdout
+
+    since = mark(b)
+    out = ask()
+    assert re.search(r"refused code=7: not trusted: source key SHA256:[0-9a-f]{16}", out), out
+    wait_log(b, r"migrate in: refused 10\.200\.0\.1: not trusted", since)
+    assert "trusting 'py'" in b.cmd(f"migrate trust py {py_pub} 10.200.0.1")
+    since = mark(b)
+    out = ask()
+    assert "QUERY_REPLY id=5059504545520001 outcome=0" in out, out
+    wait_log(b, r"migrate in: 10\.200\.0\.1 proved the key of 'py'", since)
+    wait_log(b, r"migrate in: 10\.200\.0\.1 asks about migration 5059504545520001: unknown", since)
+    b.cmd("migrate untrust py")
