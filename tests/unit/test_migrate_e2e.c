@@ -839,6 +839,59 @@ static void test_sealed_record_cut_short(void **st)
 	chan_close(&LS, true);
 }
 
+/* Bytes that are no good handshake, to the secure listener: it answers
+ * with a refusal frame naming why, notes it, and goes on listening. */
+static void hostile_handshake(const uint8_t *bytes, size_t n, const char *words)
+{
+	struct tcp_conn *c = NULL;
+	uint8_t got[256];
+	long k = 0;
+
+	W.running = MH_SRC;
+	assert_int_equal(tcp_connect(&W.src, MH_DST_IP, MIG_PORT, &c), 0);
+	for (int i = 0; i < 100 && tcp_connected(c) == 0; i++)
+		netif_wait();
+	assert_int_equal(tcp_send(c, bytes, n), (long)n);
+	for (int i = 0; i < 200 && k <= 0; i++) {
+		netif_wait();
+		k = tcp_recv(c, got, sizeof(got) - 1);
+	}
+	assert_true(k > 8);
+	got[k] = 0;
+	assert_int_equal(got[0] | got[1] << 8, CHAN_HS_REFUSE);
+	assert_non_null(strstr((char *)got + 8, words));
+	assert_int_equal(last_entry(false)->outcome, MIG_REFUSED);
+	assert_non_null(strstr(last_entry(false)->why, words));
+	tcp_abort(c);
+	mh_run_for(10000);
+}
+
+static void test_hostile_handshakes(void **st)
+{
+	static const uint8_t http[] = "GET / HTTP/1.0\r\n\r\n";
+	uint8_t f[4 + CHAN_HS_MSG1_LEN] = { 0x01, 0x4e, 10, 0 };
+
+	(void)st;
+	hostile_handshake(http, sizeof(http) - 1, "not a handshake");
+	hostile_handshake(f, 4 + 10, "malformed handshake (10 bytes)");
+	f[2] = f[3] = 0xff;			/* longer than any frame */
+	hostile_handshake(f, 4, "not a handshake");
+	f[0] = 0x02;				/* message 2, from a source */
+	f[2] = CHAN_HS_MSG2_LEN;
+	f[3] = 0;
+	hostile_handshake(f, 4 + CHAN_HS_MSG2_LEN, "unexpected handshake frame");
+	/* the right hints, then no real handshake */
+	f[0] = 0x01;
+	f[2] = CHAN_HS_MSG1_LEN;
+	memcpy(f + 4, W.kr[MH_SRC].fp, KEY_FP_BYTES);
+	memcpy(f + 4 + KEY_FP_BYTES, W.kr[MH_DST].fp, KEY_FP_BYTES);
+	memset(f + 4 + 2 * KEY_FP_BYTES, 0x42, NOISE_HS_OVERHEAD);
+	hostile_handshake(f, sizeof(f), "handshake did not prove key");
+	assert_null(mh_vm_on(MH_DST, "g1"));
+	/* and the listener works on */
+	assert_int_equal(migrate(), 0);
+}
+
 /* In doubt after a sealed migration: the QUERY will pin the same key. */
 static void test_doubt_remembers_the_key(void **st)
 {
@@ -882,6 +935,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sealed_records_reordered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sealed_record_cut_short, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doubt_remembers_the_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hostile_handshakes, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
