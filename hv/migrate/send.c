@@ -52,6 +52,7 @@ struct out {
 	uint64_t id;
 	char peer[24];
 	struct mig_peer pin;		/* the key the destination must prove */
+	uint64_t hs_us;			/* how long the handshake took */
 	bool was_paused;		/* the operator had paused it */
 	bool logging;			/* dirty log started */
 	bool paused;			/* we paused it for stop and copy */
@@ -346,9 +347,11 @@ static int handshake(struct out *o)
 {
 	int rc;
 
+	uint64_t t0 = netif_now_us();
+
 	if (chan_hs_start_src(&o->ch, mig_keyring(), &o->pin))
 		return failf(o, o->ch.hs_err.code, "%s", o->ch.hs_err.msg);
-	o->last_progress = netif_now_us();
+	o->last_progress = t0;
 	for (;;) {
 		netif_poll();
 		rc = chan_handshake(&o->ch);
@@ -364,6 +367,7 @@ static int handshake(struct out *o)
 				     (unsigned long long)(MIG_SILENCE_US / 1000000));
 		netif_wait();
 	}
+	o->hs_us = netif_now_us() - t0;
 	snprintf(o->hist->key, sizeof(o->hist->key), "%s,%s", o->pin.name, o->pin.fp_text);
 	return 0;
 }
@@ -816,8 +820,9 @@ static int run(struct out *o)
 		say(o, "migrate %s: to %s, id %016lx, %lu MiB, insecure (plaintext)", o->vm->name,
 		    o->peer, o->id, o->vm->mem_size >> 20);
 	else
-		say(o, "migrate %s: to %s, id %016lx, %lu MiB, peer %s %s (sealed)", o->vm->name,
-		    o->peer, o->id, o->vm->mem_size >> 20, o->pin.name, o->pin.fp_text);
+		say(o, "migrate %s: to %s, id %016lx, %lu MiB, peer %s %s (sealed, handshake "
+		    "%lu.%03lu ms)", o->vm->name, o->peer, o->id, o->vm->mem_size >> 20, o->pin.name,
+		    o->pin.fp_text, o->hs_us / 1000, o->hs_us % 1000);
 	if (!o->was_paused && (rc = start_log(o)))
 		return rc;
 	if (o->was_paused)

@@ -207,7 +207,8 @@ def bench_guest_vmx(pairs=2):
 BENCHES = {"boot": bench_boot, "guest": bench_guest, "guest-vmx": bench_guest_vmx,
            "exits": bench_exits,
            "net": lambda: __import__("net_vs_linux").main([]),
-           "migrate": lambda: __import__("migrate_bench").main([])}
+           "migrate": lambda: __import__("migrate_bench").main([]),
+           "channel": lambda: __import__("channel_bench").main([])}
 
 if __name__ == "__main__":
     names = sys.argv[1:] or list(BENCHES)

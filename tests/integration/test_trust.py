@@ -112,7 +112,7 @@ def test_trusted_migration_is_sealed(hosts):
     r = migrate(a, "tg", b, host="b")
     assert r.what == "done", r.line_out
     assert re.search(r"migrate tg: to 10\.200\.0\.3:7447, id [0-9a-f]{16}, 16 MiB, peer b "
-                     r"SHA256:[0-9a-f]{16} \(sealed\)", r.text), r.text
+                     r"SHA256:[0-9a-f]{16} \(sealed, handshake [\d.]+ ms\)", r.text), r.text
     wait_log(b, r"migrate in: 10\.200\.0\.2 proved the key of 'a' \(SHA256:[0-9a-f]{16}\)", since)
     wait_log(b, r"migrate in tg from 10\.200\.0\.2: id [0-9a-f]{16}, 16 MiB, peer a "
              r"SHA256:[0-9a-f]{16} \(sealed\)", since)

@@ -583,7 +583,7 @@ static void test_sealed_run_shows_no_guest_bytes(void **st)
 	watch_guest();
 	assert_int_equal(migrate(), 0);
 	assert_true(said("peer dst SHA256:"));
-	assert_true(said("(sealed)"));
+	assert_true(said("(sealed, handshake "));
 	assert_false(W.watch_seen);			/* nothing of it on the wire */
 	assert_non_null(strstr(last_entry(true)->key, "dst,SHA256:"));
 	assert_non_null(strstr(last_entry(false)->key, "src,SHA256:"));
