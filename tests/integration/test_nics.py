@@ -9,7 +9,6 @@ purpose: each costs time."""
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 
@@ -17,6 +16,7 @@ import pytest
 
 import test_migrate
 from ferry_harness import ISO, Machine, PROMPT
+from hostkeys import IsoMaker
 from netns import BRIDGE_IP, NetNS, qemu_nic
 from test_boot_shell import make_iso
 
@@ -93,10 +93,8 @@ def mignet(request, tmp_path, monkeypatch):
     model = request.param
     monkeypatch.setattr(test_migrate, "qemu_nic",
                         lambda tap, mac: qemu_nic(tap, mac, model))
-    iso = str(tmp_path / "ferry.iso")
-    shutil.copy(ISO, iso)
     with NetNS(f"fnic{os.getpid()}") as ns:
-        n = test_migrate.MigNet(ns, iso)
+        n = test_migrate.MigNet(ns, IsoMaker(tmp_path))    # hosts with keys
         try:
             n.a = n.add("qemu", f"{model}-A")
             n.b = n.add("qemu", f"{model}-B")
