@@ -249,22 +249,26 @@ def test_capture_holds_no_guest_bytes(hosts, tmp_path):
                 h.cmd(f"destroy {name}")
     create(a, "cap", "heartbeat")
     progress(a, "cap", "heartbeat")
-    cap = Capture(a.ns, str(tmp_path / "sealed.pcap"))
-    migrate_ok(a, "cap", b)
-    sealed = cap.stop()
-    assert len(sealed) > 32 << 10, cap.summary         # the guest's pages went by
-    assert not [c for c in chunks if c in sealed]
-    assert "insecure" in b.cmd("migrate listen insecure")
-    cap = Capture(a.ns, str(tmp_path / "plain.pcap"))
-    r = migrate(b, "cap", a, "insecure", timeout=60)   # A listens securely: refused
-    assert r.what == "error", r.line_out
-    assert "insecure" in a.cmd("migrate listen insecure")
-    migrate_ok(b, "cap", a, "insecure")
-    plain = cap.stop()
-    found = [c for c in chunks if c in plain]
-    assert len(found) >= len(chunks) // 2, f"{len(found)} of {len(chunks)}"
-    for h in (a, b):
-        assert "trusted keys only" in h.cmd("migrate listen")
+    try:
+        cap = Capture(a.ns, str(tmp_path / "sealed.pcap"))
+        migrate_ok(a, "cap", b)
+        sealed = cap.stop()
+        assert len(sealed) > 32 << 10, cap.summary     # the guest's pages went by
+        assert not [c for c in chunks if c in sealed]
+        assert "insecure" in b.cmd("migrate listen insecure")
+        cap = Capture(a.ns, str(tmp_path / "plain.pcap"))
+        r = migrate(b, "cap", a, "insecure", timeout=60)   # A listens securely: refused
+        assert r.what == "error", r.line_out
+        assert "insecure" in a.cmd("migrate listen insecure")
+        migrate_ok(b, "cap", a, "insecure")
+        plain = cap.stop()
+        # a piece may straddle two segments, and the capture may miss a
+        # frame: some pieces found show that the search sees plaintext
+        found = [c for c in chunks if c in plain]
+        assert len(found) >= 4, f"{len(found)} of {len(chunks)}"
+    finally:
+        for h in (a, b):
+            assert "trusted keys only" in h.cmd("migrate listen")
     a.cmd("destroy cap")
 
 
