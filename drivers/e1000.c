@@ -37,6 +37,8 @@ enum {
 #define CTRL_RST	(1u << 26)
 #define STATUS_LU	(1u << 1)
 #define RCTL_EN		(1u << 1)
+#define RCTL_UPE	(1u << 3)	/* unicast promiscuous (SDM 13.4.22) */
+#define RCTL_MPE	(1u << 4)	/* multicast promiscuous */
 #define RCTL_BAM	(1u << 15)
 #define RCTL_SECRC	(1u << 26)	/* strip the Ethernet CRC */
 #define TCTL_EN		(1u << 1)
@@ -500,6 +502,14 @@ static int e1000_poll(struct nic *nic, nic_rx_fn rx, void *ctx, int budget)
 	return done;
 }
 
+static void e1000_set_promisc(struct nic *nic, bool on)
+{
+	struct e1000 *n = E(nic);
+	uint32_t rctl = rd(n, RCTL) & ~(RCTL_UPE | RCTL_MPE);
+
+	wr(n, RCTL, rctl | (on ? RCTL_UPE | RCTL_MPE : 0));
+}
+
 static const struct nic_ops e1000_ops = {
 	.xmit = e1000_xmit,
 	.tx_frame = e1000_tx_frame,
@@ -507,6 +517,7 @@ static const struct nic_ops e1000_ops = {
 	.tx_kick = e1000_tx_kick,
 	.poll = e1000_poll,
 	.link_up = e1000_link_up,
+	.set_promisc = e1000_set_promisc,
 	.irq_setup = e1000_irq_setup,
 	.irq_mask = e1000_irq_mask,
 	.irq_unmask = e1000_irq_unmask,

@@ -57,6 +57,9 @@ struct nic_ops {
 	/* Hand up to budget received frames to rx; returns how many. */
 	int (*poll)(struct nic *n, nic_rx_fn rx, void *ctx, int budget);
 	bool (*link_up)(struct nic *n);
+	/* Receive frames for every MAC (and every multicast), for the guests
+	 * behind ferry's switch; NULL when the card needs nothing for that. */
+	void (*set_promisc)(struct nic *n, bool on);
 	/* The PCI interrupt, masked from probe on; causes latch while
 	 * masked; irq_ack returns and clears them (0: not this NIC's). */
 	void (*irq_setup)(struct nic *n);

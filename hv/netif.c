@@ -5,6 +5,7 @@
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
+#include "hv/gnet.h"
 #include "hv/lib/log.h"
 #include "hv/netif.h"
 #include "hv/sched.h"
@@ -23,9 +24,60 @@ void netif_lock(void) { spin_lock(&lock); }
 void netif_unlock(void) { spin_unlock(&lock); }
 uint64_t netif_now_us(void) { return time_now_us(); }
 
+/* ---- the switch's local and uplink ports -------------------------------- */
+
+/* What the local port was handed during one sw_input (one frame at most:
+ * the switch never sends a frame back to its source port). */
+static const void *local_frame;
+static size_t local_len;
+static int uplink_rc;			/* the NIC's answer to the last frame */
+
+static void local_out(void *ctx, const uint8_t *frame, size_t len)
+{
+	(void)ctx;
+	local_frame = frame;
+	local_len = len;
+}
+
+/* A frame built in the NIC's tx_frame buffer goes without a copy. */
+static void uplink_out(void *ctx, const uint8_t *frame, size_t len)
+{
+	uplink_rc = nic_xmit(ctx, frame, len);
+	if (uplink_rc == -EAGAIN) {
+		nic_tx_kick(ctx);
+		uplink_rc = nic_xmit(ctx, frame, len);
+	}
+	if (uplink_rc)
+		host_if.uplink_busy++;
+}
+
+int netif_switch_input(int port, const void *frame, size_t len, unsigned flags)
+{
+	const void *f;
+	int n;
+
+	local_frame = NULL;
+	n = sw_input(&host_if.sw, port, frame, len);
+	f = local_frame;
+	local_frame = NULL;
+	if (f)		/* the stack may send again: sw_input is over */
+		net_input_flags(&host_if.stack, f, local_len, flags);
+	return n;
+}
+
+void netif_uplink_kick(void)
+{
+	if (host_if.nic)
+		nic_tx_kick(host_if.nic);
+}
+
+/* The stack's frames: through the switch, to the wire or to a guest. */
 static int xmit(void *ctx, const void *frame, size_t len)
 {
-	return nic_xmit(ctx, frame, len);
+	(void)ctx;
+	uplink_rc = 0;
+	netif_switch_input(host_if.local_port, frame, len, 0);
+	return uplink_rc;
 }
 
 static int xmit_tso(void *ctx, const struct net_tso *t)
@@ -42,9 +94,11 @@ static void *tx_frame(void *ctx)
 	return n->ops->tx_frame(n);
 }
 
+/* The NIC's frames: through the switch, to the stack or a guest. */
 static void rx(void *ctx, const void *frame, size_t len, unsigned flags)
 {
-	net_input_flags(ctx, frame, len, flags);
+	(void)ctx;
+	netif_switch_input(host_if.uplink_port, frame, len, flags);
 }
 
 static uint64_t seed(void)
@@ -174,16 +228,40 @@ static void fill_config(struct net_config *cfg, struct nic *n)
 	cfg->tx_tcp_csum = n->tx_csum;
 }
 
+/*
+ * The switch's ports for the stack and the NIC.  The NIC must hear the
+ * guests' MACs: e1000/e1000e go promiscuous (RCTL.UPE/MPE) and the switch
+ * drops what is for no port; virtio-net has no set_promisc and needs none
+ * while VIRTIO_NET_F_CTRL_RX is not negotiated (it filters nothing then).
+ */
+static int start_switch(struct nic *n)
+{
+	host_if.local_port = sw_add_port(&host_if.sw, SW_LOCAL, n->mac, 0, local_out, NULL);
+	host_if.uplink_port = sw_add_port(&host_if.sw, SW_UPLINK, n->mac, 0, uplink_out, n);
+	if (host_if.local_port < 0 || host_if.uplink_port < 0)
+		return -EINVAL;
+	if (n->ops->set_promisc) {
+		n->ops->set_promisc(n, true);
+		host_if.promisc = true;
+	}
+	return 0;
+}
+
 int netif_init(const char *nic_opt)
 {
 	struct net_config cfg = { 0 };
-	int err = start_nic(nic_opt);
+	int err;
 
+	sw_init(&host_if.sw);
+	host_if.local_port = host_if.uplink_port = -1;
+	err = start_nic(nic_opt);
 	host_if.probe_err = err;
 	if (err)
 		return err;
 	fill_config(&cfg, host_if.nic);
 	err = net_init(&host_if.stack, &cfg);
+	if (!err)
+		err = start_switch(host_if.nic);
 	if (err)
 		return err;
 	net_set_time(&host_if.stack, time_now_us());
@@ -206,8 +284,10 @@ void netif_poll(void)
 	while (nic_poll(host_if.nic, rx, &host_if.stack, 64) == 64)
 		;
 	net_poll(&host_if.stack, time_now_us());
+	gnet_timers(time_now_us());
 	nic_tx_kick(host_if.nic);
 	netif_unlock();
+	gnet_deliver();
 }
 
 int netif_configure(uint32_t ip, unsigned int len, uint32_t gw, char *err, size_t errlen)

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include "drivers/nic.h"
 #include "hv/net/net.h"
+#include "hv/net/switch.h"
 
 struct netif {
 	bool present;
@@ -28,6 +29,14 @@ struct netif {
 	struct nic_sel sel;		/* the nic= option */
 	int probe_err;			/* why there is no nic */
 	struct netstack stack;
+	/* The switch (hv/net/switch.h) between the stack (local port), the
+	 * NIC (uplink) and the guests' NICs (hv/gnet.c): every frame of the
+	 * stack and of the NIC passes it, except TSO frames, which go
+	 * straight to the NIC.  Under the lock. */
+	struct sw sw;
+	int local_port, uplink_port;	/* -1: none (no NIC) */
+	bool promisc;			/* the NIC receives every MAC */
+	uint64_t uplink_busy;		/* frames for the wire dropped: ring full */
 };
 
 extern struct netif host_if;
@@ -49,6 +58,14 @@ uint64_t netif_now_us(void);
 void netif_wait(void);
 /* Sleep until any interrupt, the NIC's included (the shell's idle prompt). */
 void netif_idle(void);
+/*
+ * A frame into the switch from port (under the lock); a frame it hands to
+ * the local port goes into the stack (with the NIC's rx flags) after
+ * sw_input returns.  sw_input's result.
+ */
+int netif_switch_input(int port, const void *frame, size_t len, unsigned flags);
+/* Hand the frames queued for the wire to the NIC (under the lock). */
+void netif_uplink_kick(void);
 /* Configure from text ("10.0.0.2/24", "10.0.0.1" or NULL); error message in err. */
 int netif_configure(uint32_t ip, unsigned int len, uint32_t gw, char *err, size_t errlen);
 

@@ -23,6 +23,7 @@
 #include "hv/sched.h"
 #include "hv/lib/time.h"
 #include "hv/vcpu.h"
+#include "hv/gnet.h"
 #include "hv/vm.h"
 #include "hv/modules.h"
 #include "hv/loader/bzimage.h"
@@ -257,8 +258,8 @@ static int vm_build_cpu(struct vm *vm, const struct cpu_state *entry, unsigned i
 	return 0;
 }
 
-/* A locally administered MAC (bit 1 of the first byte) from the
- * guest's name, stable for its life; a mac= option is still to come. */
+/* A MAC in QEMU's 52:54:00 range (locally administered) from the guest's
+ * name, when create has no mac=; stable for the guest's life. */
 static void mac_of(const char *name, uint8_t mac[6])
 {
 	uint32_t h = crc32_update(0, name, strlen(name));
@@ -505,7 +506,16 @@ static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 	snprintf(vm->cmdline, sizeof(vm->cmdline), "%s", cfg->cmdline ? cfg->cmdline : "");
 	vm->mem_size = cfg->mem_mb << 20;
 	vm->nic = cfg->nic;
-	mac_of(vm->name, vm->mac);
+	if (cfg->mac)
+		memcpy(vm->mac, cfg->mac, sizeof(vm->mac));
+	else
+		mac_of(vm->name, vm->mac);
+	if (vm->nic && gnet_mac_taken(vm->mac)) {
+		snprintf(err, errlen, "MAC %02x:%02x:%02x:%02x:%02x:%02x is in use here",
+			 vm->mac[0], vm->mac[1], vm->mac[2], vm->mac[3], vm->mac[4], vm->mac[5]);
+		free(vm);
+		return NULL;
+	}
 	vm->nr_frames = vm->mem_size / PAGE_SIZE;
 	vm->created_ns = time_now_ns();
 	vm->weight = SCHED_WEIGHT_DEFAULT;
@@ -622,6 +632,8 @@ int vm_activate(struct vm *vm, bool run, char *err, size_t errlen)
 	 * say so before its first instruction here (its memory is all in). */
 	if (vm->state == VM_INCOMING)
 		kvmclock_update_all(vm);
+	if (vm->state == VM_INCOMING && vm->nic)
+		gnet_arrived(vm);	/* the LAN learns where its MAC went */
 	return place(vm, VM_INCOMING, run ? VM_RUNNING : VM_PAUSED, "activate", err, errlen);
 }
 

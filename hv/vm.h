@@ -196,6 +196,7 @@ struct vm_config {
 	unsigned int vcpus;
 	const char *cmdline;
 	bool nic;		/* a virtio-net NIC on PCI */
+	const uint8_t *mac;	/* its MAC (unicast, not zero), or NULL: from the name */
 };
 
 /* Lifecycle (hv/vm.c).  Errors: negative errno, reason in words in err. */

@@ -10,6 +10,7 @@
 #include "hv/lib/log.h"
 #include "drivers/rtc.h"
 #include "hv/cpuid.h"
+#include "hv/gnet.h"
 #include "hv/lib/time.h"
 #include "hv/mm/dirty.h"
 #include "hv/mm/gpmap.h"
@@ -66,14 +67,11 @@ static int nic_write(void *ctx, uint64_t gpa, const void *buf, size_t len)
 	return 0;
 }
 
-/* Frames the guest's NIC sends: nowhere to go until the switch
- * (hv/net/switch.c) is wired to the e1000. */
+/* Frames the guest's NIC sends: queued for the switch (hv/gnet.h), which
+ * takes them after the exit, once dev_lock is dropped (gnet_flush). */
 static void nic_tx(void *ctx, const uint8_t *f, size_t len)
 {
-	struct vm *vm = ctx;
-
-	pr_debug("vm %s: nic tx %zu bytes type %02x%02x (no switch yet)", vm->name, len,
-		 f[12], f[13]);
+	gnet_guest_tx(ctx, f, len);
 }
 
 int vm_devices_init(struct vm *vm, unsigned int nr_vcpus)
@@ -85,15 +83,25 @@ int vm_devices_init(struct vm *vm, unsigned int nr_vcpus)
 		.nr_cpus = nr_vcpus, .tsc_hz = tsc_hz(), .phys_bits = CPUID_GUEST_PHYS_BITS,
 		.nic_on = vm->nic, .nic_mem = { vm, nic_read, nic_write }, .nic_tx = nic_tx,
 	};
+	int rc;
 
 	memcpy(cfg.nic_mac, vm->mac, sizeof(cfg.nic_mac));
 
 	gpmap_ram_split(vm->mem_size, &cfg.ram_below_4g, &cfg.ram_above_4g);
-	return vdev_create(&cfg, &vm->dev);
+	rc = vdev_create(&cfg, &vm->dev);
+	if (rc || !vm->nic)
+		return rc;
+	rc = gnet_attach(vm);		/* its port on the switch */
+	if (rc) {
+		vdev_destroy(vm->dev);
+		vm->dev = NULL;
+	}
+	return rc;
 }
 
 void vm_devices_free(struct vm *vm)
 {
+	gnet_detach(vm);
 	vdev_destroy(vm->dev);
 	vm->dev = NULL;
 }
@@ -145,6 +153,7 @@ void vm_io(struct vm *vm, uint16_t port, uint8_t size, bool in, uint32_t *val)
 	spin_lock(&vm->dev_lock);
 	rc = vdev_io(vm->dev, port, size, in, val, vm_clock_ns(vm));
 	unlock_and_wake(vm);
+	gnet_flush(vm);
 	if (rc == 0)
 		return;
 	if (in) {
@@ -163,6 +172,7 @@ bool vm_mmio(struct vcpu *v, uint64_t gpa, uint8_t size, bool write, uint32_t *v
 	spin_lock(&vm->dev_lock);
 	rc = vdev_mmio(vm->dev, v->hw.id, gpa, size, write, val, vm_clock_ns(vm));
 	unlock_and_wake(vm);
+	gnet_flush(vm);
 	if (rc == 0)
 		return true;
 	if (write) {
@@ -290,6 +300,17 @@ bool vm_nic_info(struct vm *vm, struct vm_nic_info *out)
 	}
 	spin_unlock(&vm->dev_lock);
 	return n != NULL;
+}
+
+int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len)
+{
+	int rc = -ENODEV;
+
+	spin_lock(&vm->dev_lock);
+	if (vm->dev && vm->dev->nic)
+		rc = vnic_rx(vm->dev->nic, frame, len);
+	unlock_and_wake(vm);
+	return rc;
 }
 
 bool vm_console_input(struct vm *vm, uint8_t byte)

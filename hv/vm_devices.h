@@ -57,6 +57,10 @@ struct vm_nic_info {
 };
 bool vm_nic_info(struct vm *vm, struct vm_nic_info *out);
 
+/* A frame for the guest's NIC (hv/gnet.c), not under dev_lock: 0, or
+ * -EAGAIN (no receive buffer, counted by the NIC) or -ENODEV (no NIC). */
+int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len);
+
 /* Console: bytes typed by the operator, and the output history. */
 bool vm_console_input(struct vm *vm, uint8_t byte);	/* false: RX FIFO full */
 size_t vm_console_read(struct vm *vm, uint64_t *pos, char *buf, size_t max);

@@ -246,6 +246,8 @@ static void walk_hello(struct walk *w, struct mig_rec *r)
 	snap_u64(&w->s, &h->cpu_baseline);
 	snap_u64(&w->s, &h->tsc_hz);
 	snap_u64(&w->s, &h->guest_tsc);
+	w_bool(w, &h->nic, "HELLO nic");
+	snap_bytes(&w->s, h->mac, sizeof(h->mac));
 	w_str(w, h->ferry_version, MIG_VERSTR_MAX, "HELLO ferry version");
 	w_str(w, h->name, MIG_NAME_MAX, "HELLO name");
 	w_str(w, h->kernel, MIG_KERNEL_MAX, "HELLO kernel");
@@ -403,6 +405,9 @@ static int check_hello(const struct mig_stream *s, const struct mig_rec *r, stru
 			    (unsigned long long)h->tsc_hz);
 	if (!name_ok(h->name))
 		return NOPE(MIG_E_PROTOCOL, "HELLO: bad guest name");
+	if (h->nic && ((h->mac[0] & 1) || !(h->mac[0] | h->mac[1] | h->mac[2] | h->mac[3] |
+					      h->mac[4] | h->mac[5])))
+		return NOPE(MIG_E_PROTOCOL, "HELLO: the NIC's MAC is multicast or zero");
 	if (!text_ok(h->ferry_version, true) || !text_ok(h->kernel, false) ||
 	    !text_ok(h->cmdline, true))
 		return NOPE(MIG_E_PROTOCOL, "HELLO: non-printable characters in a string");

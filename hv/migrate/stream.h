@@ -31,7 +31,7 @@
 #include "hv/cpuid.h"
 
 #define MIG_PORT		7447	/* default TCP port of `migrate listen` */
-#define MIG_PROTO_VERSION	2	/* 2: SPARSE pages, halted vCPUs */
+#define MIG_PROTO_VERSION	3	/* 2: SPARSE pages, halted vCPUs; 3: HELLO nic, mac */
 #define MIG_CPU_STATE_VERSION	1	/* layout of struct cpu_state on the wire */
 
 /* Record header: u16 type, u16 flags, u32 len, u32 seq, u32 crc; LE. */
@@ -138,6 +138,8 @@ struct mig_hello {
 	uint64_t cpu_baseline;		/* mig_cpu_baseline() of the source */
 	uint64_t tsc_hz;		/* source TSC rate: the guest calibrated on it */
 	uint64_t guest_tsc;		/* guest TSC when HELLO was sent (for logs) */
+	bool nic;			/* the guest has a NIC (create nic=on) ... */
+	uint8_t mac[6];			/* ... with this MAC: unicast, not zero */
 	char ferry_version[MIG_VERSTR_MAX + 1];	/* printable */
 	char name[MIG_NAME_MAX + 1];		/* shell name rule */
 	char kernel[MIG_KERNEL_MAX + 1];	/* printable, no spaces */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "hv/lib/errtext.h"
 #include "arch/x86/cpu.h"
+#include "hv/gnet.h"
 #include "hv/lib/crc32.h"
 #include "hv/net/nettest.h"
 #include "hv/netif.h"
@@ -13,6 +14,7 @@
 #include "hv/shell/cmd_net.h"
 #include "hv/shell/parse.h"
 #include "hv/shell/shell.h"
+#include "hv/vm.h"
 
 static bool need_net(const char *cmd)
 {
@@ -108,6 +110,73 @@ static void show_net(void)
 		     st->tcp.rx_errors + st->tcp.rx_bad_csum);
 }
 
+/* A guest's port on the switch: frames each way, drops by reason. */
+static void show_port(const char *pfx, const struct gnet_stats *st)
+{
+	static const char *const q[] = { "tx queue full", "rx queue full", "no rx buffer",
+					 "still arriving" };
+	const uint64_t qn[] = { st->tx_qfull, st->rx_qfull, st->rx_nobuf, st->rx_arriving };
+
+	shell_printf("%sfrom guest %lu frames, %lu bytes; to guest %lu frames, %lu bytes; "
+		     "management %s\n", pfx, st->sw.in_frames, st->sw.in_bytes, st->sw.out_frames,
+		     st->sw.out_bytes, st->mgmt ? "on" : "off");
+	for (int i = 0; i < SW_NR_DROP; i++)
+		if (st->sw.drops[i])
+			shell_printf("%sdropped %lu: %s\n", pfx, st->sw.drops[i], sw_drop_name(i));
+	for (int i = 0; i < 4; i++)
+		if (qn[i])
+			shell_printf("%sdropped %lu: %s\n", pfx, qn[i], q[i]);
+	if (st->announces)
+		shell_printf("%sannounced %lu times (RARP) after migration\n", pfx, st->announces);
+}
+
+void net_show_guest(struct vm *vm)
+{
+	struct gnet_stats st;
+
+	if (!gnet_stats(vm, &st))
+		show_port("switch:     ", &st);
+}
+
+static void guest_row(struct vm *vm, const uint8_t mac[6], const struct gnet_stats *st,
+		      void *arg)
+{
+	char m[18];
+
+	(void)arg;
+	net_format_mac(mac, m);
+	shell_printf("guest: %s, MAC %s\n", vm->name, m);
+	show_port("       ", st);
+}
+
+static void show_guests(void)
+{
+	if (host_if.local_port >= 0)
+		shell_printf("switch: guests beside ferry's address%s; %lu frames for the wire "
+			     "dropped (ring full)\n", host_if.promisc ? ", NIC promiscuous" : "",
+			     host_if.uplink_busy);
+	gnet_for_each(guest_row, NULL);
+}
+
+/* net mgmt NAME on|off: may the guest reach ferry's own address? */
+static int net_mgmt(int argc, char **argv)
+{
+	struct vm *vm = argc == 4 ? vm_find(argv[2]) : NULL;
+	bool on = argc == 4 && !strcmp(argv[3], "on");
+
+	if (argc != 4 || (!on && strcmp(argv[3], "off"))) {
+		shell_error("net", "usage: net mgmt NAME on|off");
+		return -EINVAL;
+	}
+	if (!vm || gnet_set_mgmt(vm, on)) {
+		shell_error("net", "no guest named '%s' with a NIC", argv[2]);
+		return -ENOENT;
+	}
+	shell_printf("guest %s: ferry's own address (migration, nettest) %s\n", vm->name,
+		     on ? "reachable" : "unreachable");
+	return 0;
+}
+
 /* `net` with no NIC running: what was found, and why none runs. */
 static int show_no_net(void)
 {
@@ -130,6 +199,8 @@ int cmd_net(int argc, char **argv)
 	uint32_t ip, gwip = 0;
 	unsigned int len;
 
+	if (argc > 1 && !strcmp(argv[1], "mgmt"))
+		return net_mgmt(argc, argv);
 	if (argc == 1 && !host_if.present)
 		return show_no_net();
 	if (!need_net("net"))
@@ -137,12 +208,13 @@ int cmd_net(int argc, char **argv)
 	if (argc == 1) {
 		netif_lock();
 		show_net();
+		show_guests();
 		netif_unlock();
 		return 0;
 	}
 	bool gw = argc == 5 && !strcmp(argv[3], "gw");
 	if (strcmp(argv[1], "ip") || (argc != 3 && !gw)) {
-		shell_error("net", "usage: net [ip ADDR/LEN [gw ADDR]]");
+		shell_error("net", "usage: net [ip ADDR/LEN [gw ADDR] | mgmt NAME on|off]");
 		return -EINVAL;
 	}
 	if (parse_ipv4_prefix(argv[2], &ip, &len)) {

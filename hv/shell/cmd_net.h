@@ -9,4 +9,8 @@ int cmd_arp(int argc, char **argv);
 int cmd_netstat(int argc, char **argv);
 int cmd_nettest(int argc, char **argv);
 
+struct vm;
+/* `info NAME`: the guest's port on ferry's switch (nothing without a NIC). */
+void net_show_guest(struct vm *vm);
+
 #endif

@@ -10,12 +10,14 @@
 #include "hv/console.h"
 #include "hv/lib/log.h"
 #include "hv/sched.h"
+#include "hv/shell/cmd_net.h"
 #include "hv/shell/cmd_vm.h"
 #include "hv/shell/parse.h"
 #include "hv/shell/repl.h"
 #include "hv/shell/shell.h"
 #include "hv/lib/time.h"
 #include "hv/vcpu.h"
+#include "drivers/nicsel.h"
 #include "hv/vm.h"
 #include "hv/vm_devices.h"
 
@@ -35,10 +37,26 @@ static struct vm *named_vm(const char *cmd, int argc, char **argv)
 	return vm;
 }
 
+/* mac=: a unicast MAC, not all zero (the guest keeps it for life). */
+static int parse_guest_mac(const char *text, const uint8_t **out)
+{
+	static struct nic_sel sel;
+
+	if (nic_sel_parse(text, &sel) || sel.kind != NIC_SEL_MAC || (sel.mac[0] & 1) ||
+	    !(sel.mac[0] | sel.mac[1] | sel.mac[2] | sel.mac[3] | sel.mac[4] | sel.mac[5])) {
+		shell_error("create", "mac=%s: a unicast MAC such as 52:54:00:12:34:56, not zero",
+			    text);
+		return -EINVAL;
+	}
+	*out = sel.mac;
+	return 0;
+}
+
 static int create_args(int argc, char **argv, struct vm_config *cfg)
 {
-	static const char *const keys[] = { "kernel", "mem", "vcpus", "cmdline", "initrd", "nic", NULL };
-	const char *vals[6];
+	static const char *const keys[] = { "kernel", "mem", "vcpus", "cmdline", "initrd", "nic",
+					    "mac", NULL };
+	const char *vals[7];
 	uint64_t n;
 	int bad, rc;
 
@@ -79,6 +97,13 @@ static int create_args(int argc, char **argv, struct vm_config *cfg)
 		shell_error("create", "nic=%s: on or off", vals[5]);
 		return -EINVAL;
 	}
+	cfg->mac = NULL;
+	if (vals[6] && !cfg->nic) {
+		shell_error("create", "mac= needs nic=on");
+		return -EINVAL;
+	}
+	if (vals[6] && parse_guest_mac(vals[6], &cfg->mac))
+		return -EINVAL;
 	/* the NIC's BARs go in the 32-bit hole at 3 GiB, which RAM fills in
 	 * a bigger guest (hv/vdev/vpci.h) */
 	if (cfg->nic && cfg->mem_mb > 3072) {
@@ -342,6 +367,7 @@ static void print_nic(struct vm *vm)
 		if (n.queue_errors[i])
 			shell_printf("nic error:  %lu queue stopped: %s\n", n.queue_errors[i],
 				     vq_err_name(i));
+	net_show_guest(vm);
 }
 
 int cmd_info(int argc, char **argv)

@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Guests' NICs on ferry's switch: see gnet.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hv/gnet.h"
+#include "hv/lib/log.h"
+#include "hv/lib/spinlock.h"
+#include "hv/net/cksum.h"
+#include "hv/netif.h"
+#include "hv/vm.h"
+#include "hv/vm_devices.h"
+
+#define FRAME_MAX	1518		/* what the switch lets through, tagged */
+
+struct slot {
+	uint16_t len;
+	uint8_t data[FRAME_MAX];
+};
+
+/* Single producer, single consumer: head and tail only grow. */
+struct fq {
+	uint32_t head, tail;		/* (a) consumer's, producer's */
+	struct slot *slot;		/* GNET_QLEN */
+};
+
+struct gport {
+	struct vm *vm;
+	int port;			/* on host_if.sw */
+	struct fq tx, rx;
+	struct gnet_stats st;		/* all but st.sw; under the side's lock */
+	unsigned int round;		/* announce round due next */
+	bool announcing;
+	uint64_t announce_t0;		/* us */
+};
+
+static struct gport *ports[SW_MAX_PORTS];	/* by switch port; written under the
+						 * network lock, read atomically */
+static spinlock_t deliver_lock = SPINLOCK_INIT;	/* gnet_deliver, gnet_detach */
+static bool pending;				/* (a) some rx queue has frames */
+
+/* ---- queues ------------------------------------------------------------- */
+
+static struct slot *fq_space(struct fq *q)
+{
+	uint32_t head = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE);
+
+	return q->tail - head < GNET_QLEN ? &q->slot[q->tail % GNET_QLEN] : NULL;
+}
+
+static void fq_push(struct fq *q)
+{
+	__atomic_store_n(&q->tail, q->tail + 1, __ATOMIC_RELEASE);
+}
+
+static struct slot *fq_peek(struct fq *q)
+{
+	uint32_t tail = __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE);
+
+	return q->head != tail ? &q->slot[q->head % GNET_QLEN] : NULL;
+}
+
+static void fq_pop(struct fq *q)
+{
+	__atomic_store_n(&q->head, q->head + 1, __ATOMIC_RELEASE);
+}
+
+/* ---- ports -------------------------------------------------------------- */
+
+static struct gport *find(const struct vm *vm)
+{
+	for (int i = 0; i < SW_MAX_PORTS; i++) {
+		struct gport *g = __atomic_load_n(&ports[i], __ATOMIC_ACQUIRE);
+
+		if (g && g->vm == vm)
+			return g;
+	}
+	return NULL;
+}
+
+/* The stack leaves TCP checksums to the NIC (tx_csum): a frame of its
+ * that goes to a guest instead gets its checksum here (the field holds
+ * the pseudo-header sum, as for the NIC). */
+static void finish_csum(uint8_t *f, size_t len)
+{
+	if (!host_if.nic || !host_if.nic->tx_csum || !nic_frame_is_tcp4(f, len) ||
+	    memcmp(f + 6, host_if.nic->mac, 6))
+		return;
+	csum_store(f + NET_TCP_OFF + 16, csum_finish(csum_add(0, f + NET_TCP_OFF,
+							      len - NET_TCP_OFF)));
+}
+
+/* The switch's out() for a guest port: into its rx queue. */
+static void port_out(void *ctx, const uint8_t *frame, size_t len)
+{
+	struct gport *g = ctx;
+	struct slot *s = fq_space(&g->rx);
+
+	if (!s || len > FRAME_MAX) {
+		g->st.rx_qfull++;
+		return;
+	}
+	memcpy(s->data, frame, len);
+	s->len = (uint16_t)len;
+	finish_csum(s->data, len);
+	fq_push(&g->rx);
+	__atomic_store_n(&pending, true, __ATOMIC_RELEASE);
+}
+
+static struct gport *gport_new(struct vm *vm)
+{
+	struct gport *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return NULL;
+	g->vm = vm;
+	g->tx.slot = malloc(GNET_QLEN * sizeof(struct slot));
+	g->rx.slot = malloc(GNET_QLEN * sizeof(struct slot));
+	if (!g->tx.slot || !g->rx.slot) {
+		free(g->tx.slot);
+		free(g->rx.slot);
+		free(g);
+		return NULL;
+	}
+	return g;
+}
+
+static void gport_free(struct gport *g)
+{
+	free(g->tx.slot);
+	free(g->rx.slot);
+	free(g);
+}
+
+int gnet_attach(struct vm *vm)
+{
+	struct gport *g = gport_new(vm);
+	int port;
+
+	if (!g)
+		return -ENOMEM;
+	netif_lock();
+	port = sw_add_port(&host_if.sw, SW_GUEST, vm->mac, 0, port_out, g);
+	if (port >= 0) {
+		g->port = port;
+		__atomic_store_n(&ports[port], g, __ATOMIC_RELEASE);
+	}
+	netif_unlock();
+	if (port < 0)
+		gport_free(g);
+	return port < 0 ? port : 0;
+}
+
+void gnet_detach(struct vm *vm)
+{
+	struct gport *g;
+
+	netif_lock();
+	g = find(vm);
+	if (g) {
+		sw_del_port(&host_if.sw, g->port);
+		__atomic_store_n(&ports[g->port], NULL, __ATOMIC_RELEASE);
+	}
+	netif_unlock();
+	if (!g)
+		return;
+	spin_lock(&deliver_lock);	/* no delivery still looks at it */
+	spin_unlock(&deliver_lock);
+	gport_free(g);
+}
+
+bool gnet_mac_taken(const uint8_t mac[6])
+{
+	bool taken;
+
+	netif_lock();
+	taken = sw_lookup(&host_if.sw, mac) >= 0;
+	netif_unlock();
+	return taken;
+}
+
+/* ---- frames ------------------------------------------------------------- */
+
+void gnet_guest_tx(struct vm *vm, const uint8_t *frame, size_t len)
+{
+	struct gport *g = find(vm);
+	struct slot *s = g ? fq_space(&g->tx) : NULL;
+
+	if (!g)
+		return;
+	if (!s || len > FRAME_MAX) {	/* the switch counts no oversize then */
+		g->st.tx_qfull += !s;
+		if (s)
+			g->st.sw.drops[SW_DROP_OVERSIZE]++;
+		return;
+	}
+	memcpy(s->data, frame, len);
+	s->len = (uint16_t)len;
+	fq_push(&g->tx);
+}
+
+void gnet_flush(struct vm *vm)
+{
+	struct gport *g = find(vm);
+	struct slot *s;
+
+	if (!g || !fq_peek(&g->tx))
+		return;
+	netif_lock();
+	while ((s = fq_peek(&g->tx))) {
+		netif_switch_input(g->port, s->data, s->len, 0);
+		fq_pop(&g->tx);
+	}
+	netif_uplink_kick();
+	netif_unlock();
+	gnet_deliver();
+}
+
+static void deliver_port(struct gport *g)
+{
+	bool arriving = __atomic_load_n(&g->vm->state, __ATOMIC_ACQUIRE) == VM_INCOMING;
+	struct slot *s;
+
+	while ((s = fq_peek(&g->rx))) {
+		if (arriving)
+			g->st.rx_arriving++;
+		else if (vm_nic_rx(g->vm, s->data, s->len))
+			g->st.rx_nobuf++;
+		fq_pop(&g->rx);
+	}
+}
+
+void gnet_deliver(void)
+{
+	if (!__atomic_load_n(&pending, __ATOMIC_ACQUIRE))
+		return;
+	spin_lock(&deliver_lock);
+	__atomic_store_n(&pending, false, __ATOMIC_RELEASE);
+	for (int i = 0; i < SW_MAX_PORTS; i++) {
+		struct gport *g = __atomic_load_n(&ports[i], __ATOMIC_ACQUIRE);
+
+		if (g)
+			deliver_port(g);
+	}
+	spin_unlock(&deliver_lock);
+}
+
+/* ---- announce after migration ------------------------------------------- */
+
+static void announce_due(struct gport *g, uint64_t now_us)
+{
+	uint8_t buf[SW_ANNOUNCE_LEN];
+	int ms;
+
+	while (g->announcing) {
+		ms = sw_announce_delay_ms(g->round);
+		if (ms < 0) {
+			g->announcing = false;
+			return;
+		}
+		if (now_us < g->announce_t0 + (uint64_t)ms * 1000)
+			return;
+		netif_switch_input(g->port, buf, sw_announce_rarp(g->vm->mac, buf), 0);
+		g->st.announces++;
+		g->round++;
+	}
+}
+
+void gnet_timers(uint64_t now_us)
+{
+	for (int i = 0; i < SW_MAX_PORTS; i++)
+		if (ports[i] && ports[i]->announcing)
+			announce_due(ports[i], now_us);
+}
+
+void gnet_arrived(struct vm *vm)
+{
+	struct gport *g;
+
+	netif_lock();
+	g = find(vm);
+	if (g) {
+		g->announcing = true;
+		g->round = 0;
+		g->announce_t0 = netif_now_us();
+		announce_due(g, g->announce_t0);	/* round 0 now */
+		netif_uplink_kick();
+	}
+	netif_unlock();
+	if (g)
+		pr_info("vm %s: announcing its MAC (RARP, %d rounds)", vm->name,
+			SW_ANNOUNCE_ROUNDS);
+	gnet_deliver();
+}
+
+/* ---- operator ----------------------------------------------------------- */
+
+int gnet_set_mgmt(struct vm *vm, bool on)
+{
+	struct gport *g;
+	int rc = -ENOENT;
+
+	netif_lock();
+	g = find(vm);
+	if (g)
+		rc = sw_set_flags(&host_if.sw, g->port, on ? SW_F_MGMT : 0);
+	netif_unlock();
+	return rc;
+}
+
+static void fill_stats(const struct gport *g, struct gnet_stats *out)
+{
+	const struct sw_port *p = &host_if.sw.port[g->port];
+
+	*out = g->st;
+	out->sw = p->stats;
+	for (int i = 0; i < SW_NR_DROP; i++)	/* the oversize ones counted here */
+		out->sw.drops[i] += g->st.sw.drops[i];
+	out->mgmt = p->flags & SW_F_MGMT;
+}
+
+int gnet_stats(struct vm *vm, struct gnet_stats *out)
+{
+	struct gport *g;
+
+	netif_lock();
+	g = find(vm);
+	if (g)
+		fill_stats(g, out);
+	netif_unlock();
+	return g ? 0 : -ENOENT;
+}
+
+void gnet_for_each(void (*fn)(struct vm *vm, const uint8_t mac[6],
+			      const struct gnet_stats *st, void *arg), void *arg)
+{
+	struct gnet_stats st;
+
+	for (int i = 0; i < SW_MAX_PORTS; i++) {
+		if (!ports[i])
+			continue;
+		fill_stats(ports[i], &st);
+		fn(ports[i]->vm, ports[i]->vm->mac, &st, arg);
+	}
+}

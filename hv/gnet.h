@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Guests' NICs on ferry's switch (hv/net/switch.h, run by hv/netif.c):
+ * one switch port per guest with `nic=on`, and two frame queues that keep
+ * the guest's device lock (vm->dev_lock) and the network lock apart.
+ *
+ *   guest -> switch:  the NIC's tx callback (under dev_lock) copies the
+ *	frame into the port's tx queue; after the exit, with dev_lock
+ *	dropped, gnet_flush() puts it through the switch under the network
+ *	lock (to the wire, the stack, or other guests' rx queues).
+ *   switch -> guest:  the port's out() copies the frame into its rx queue
+ *	(under the network lock); gnet_deliver(), with neither lock held,
+ *	hands it to the guest's NIC under its dev_lock (vm_nic_rx).  It runs
+ *	after netif_poll (frames from the wire) and after gnet_flush (frames
+ *	from a guest), so never inside a guest's own tx callback.
+ *
+ * Locks: dev_lock and the network lock are never held together; the
+ * queues are single-producer single-consumer rings (each side under its
+ * own lock).  A queue that is full drops the frame (counted).  Frames for
+ * a guest that is still arriving by migration are dropped (counted): its
+ * NIC's rings are not in its memory yet.
+ *
+ * Management: a guest port reaches ferry's own stack only with SW_F_MGMT,
+ * which `net mgmt NAME on` sets (off at creation; not migrated).
+ *
+ * After a migration, gnet_arrived() announces the guest's MAC with RARP
+ * frames from its port, at the switch's growing intervals
+ * (sw_announce_delay_ms), before the guest runs.
+ */
+#ifndef FERRY_HV_GNET_H
+#define FERRY_HV_GNET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "hv/net/switch.h"
+
+struct vm;
+
+#define GNET_QLEN	256		/* frames per queue, each way */
+
+struct gnet_stats {
+	struct sw_port_stats sw;	/* in = from the guest, out = to it */
+	uint64_t tx_qfull;		/* from the guest: its tx queue was full */
+	uint64_t rx_qfull;		/* for the guest: its rx queue was full */
+	uint64_t rx_nobuf;		/* its NIC had no receive buffer (or was off) */
+	uint64_t rx_arriving;		/* it was still arriving by migration */
+	uint64_t announces;		/* RARP frames sent for it */
+	bool mgmt;			/* SW_F_MGMT */
+};
+
+/* A port for vm's MAC: 0, -EEXIST (the MAC is taken), -ENOSPC, -ENOMEM. */
+int gnet_attach(struct vm *vm);
+void gnet_detach(struct vm *vm);		/* no port: nothing */
+/* Does a port (a guest's or ferry's own) have this MAC? */
+bool gnet_mac_taken(const uint8_t mac[6]);
+
+/* Under vm->dev_lock: a frame the guest's NIC sent. */
+void gnet_guest_tx(struct vm *vm, const uint8_t *frame, size_t len);
+/* Without dev_lock, after an exit that may have sent frames. */
+void gnet_flush(struct vm *vm);
+/* Without locks: frames queued for guests into their NICs. */
+void gnet_deliver(void);
+/* Under the network lock (netif_poll): announce rounds that are due. */
+void gnet_timers(uint64_t now_us);
+/* An incoming guest is about to run here: announce its MAC. */
+void gnet_arrived(struct vm *vm);
+
+/* 0, or -ENOENT when vm has no port. */
+int gnet_set_mgmt(struct vm *vm, bool on);
+int gnet_stats(struct vm *vm, struct gnet_stats *out);
+/* Each guest port, under the network lock: fn(vm, stats, arg). */
+void gnet_for_each(void (*fn)(struct vm *vm, const uint8_t mac[6],
+			      const struct gnet_stats *st, void *arg), void *arg);
+
+#endif
