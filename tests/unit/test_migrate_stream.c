@@ -123,6 +123,8 @@ static void pb_hello(const struct mig_hello *h)
 	pb_u64(h->cpu_baseline);
 	pb_u64(h->tsc_hz);
 	pb_u64(h->guest_tsc);
+	pb_u8(h->nic);
+	pb_bytes(h->mac, sizeof(h->mac));
 	pb_str(h->ferry_version);
 	pb_str(name_override ? name_override : h->name);
 	pb_str(h->kernel);
@@ -292,7 +294,8 @@ static void hello_init(struct mig_hello *h, uint32_t vcpus)
 				 .cpu_state_version = MIG_CPU_STATE_VERSION, .dev_version = 1,
 				 .vcpus = vcpus, .mig_id = 0x0123456789abcdefull,
 				 .mem_size = G_PAGES * MIG_PAGE_SIZE, .tsc_hz = 2100000000ull,
-				 .guest_tsc = 123456789 };
+				 .guest_tsc = 123456789, .nic = true,
+				 .mac = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 } };
 	h->cpu_baseline = mig_cpu_baseline(cpuid_guest);
 	strcpy(h->ferry_version, "0.1.0 (test)");
 	strcpy(h->name, "web-1.a_b");
@@ -903,6 +906,8 @@ static void test_truncated_records(void **st)
 	pb_reset();
 	for (int i = 0; i < 14; i++)
 		pb_u32(i == 0 ? MIG_PROTO_VERSION : 1);
+	pb_u8(0);				/* no NIC, MAC zero */
+	pb_bytes("\0\0\0\0\0\0", 6);
 	pb_u16(40);
 	pb_bytes("abc", 3);
 	d_refuses(MIG_HELLO, MIG_E_PROTOCOL, "truncated");
@@ -925,6 +930,8 @@ static void hello_mut(struct mig_hello *h, int i)
 	case 9: h->tsc_hz = 0; break;
 	case 10: strcpy(h->cmdline, "a\033[2J"); break;
 	case 11: strcpy(h->kernel, "a b"); break;
+	case 12: h->mac[0] = 0x01; break;			/* multicast */
+	case 13: memset(h->mac, 0, sizeof(h->mac)); break;
 	}
 }
 
@@ -935,7 +942,8 @@ static void test_hello_fields_refused(void **st)
 		{ MIG_E_PROTOCOL, "name" }, { MIG_E_PROTOCOL, "MiB" }, { MIG_E_PROTOCOL, "MiB" },
 		{ MIG_E_LIMIT, "memory" }, { MIG_E_PROTOCOL, "vCPUs" }, { MIG_E_LIMIT, "vCPUs" },
 		{ MIG_E_PROTOCOL, "TSC" }, { MIG_E_PROTOCOL, "non-printable" },
-		{ MIG_E_PROTOCOL, "non-printable" },
+		{ MIG_E_PROTOCOL, "non-printable" }, { MIG_E_PROTOCOL, "MAC" },
+		{ MIG_E_PROTOCOL, "MAC" },
 	};
 	struct mig_hello h;
 
@@ -954,7 +962,7 @@ static void test_hello_fields_refused(void **st)
 	strcpy(h.name, "abc");
 	pb_reset();
 	pb_hello(&h);
-	P.b[4 * 4 + 8 * 5 + 2 + strlen(h.ferry_version) + 2 + 1] = 0;	/* "a\0c" */
+	P.b[4 * 4 + 8 * 5 + 1 + 6 + 2 + strlen(h.ferry_version) + 2 + 1] = 0;	/* "a\0c" */
 	assert_int_equal(mig_stream_init(&D, MIG_DST), 0);
 	dseq = 0;
 	d_refuses(MIG_HELLO, MIG_E_PROTOCOL, "NUL");
