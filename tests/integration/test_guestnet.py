@@ -1,0 +1,167 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Issue 14: guests on the network.  Debian's kernel in a guest with
+`nic=on` (virtio-net on PCI) reaches the Linux peer in the test namespace
+through ferry's switch and the host's e1000: ping, TCP each way with
+checksums at both ends, ferry's own address only with `net mgmt`, a
+spoofed source MAC dropped and counted; and a live migration between two
+ferry hosts that a TCP connection from the peer survives."""
+
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+from ferry_harness import Machine, PROMPT
+from netns import BRIDGE_IP, NetNS, qemu_nic
+from test_linux import CMDLINE, SHELL, linux_iso, talk  # noqa: F401 (fixture)
+
+HERE = os.path.dirname(__file__)
+PEER = ["/usr/bin/python3", os.path.join(HERE, "guestpeer.py")]
+GUEST_MAC = "52:54:00:aa:00:01"
+GUEST_IP = "10.200.0.50"
+MB = 8
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+
+
+@pytest.fixture
+def ns():
+    with NetNS() as n:
+        yield n
+
+
+@pytest.fixture
+def hosts(ns, linux_iso, request):
+    started = []
+
+    def start():
+        i = len(started)
+        tap = ns.add_tap()
+        name = request.node.name + f"-{i}"
+        m = Machine(name, kind="qemu", cpus=2, mem=768, iso=linux_iso,
+                    extra=qemu_nic(tap, f"52:54:00:12:00:{i + 2:02x}"), netns=ns.name).start()
+        started.append(m)
+        m.ip = f"10.200.0.{i + 2}"
+        assert "ipv4 address" in m.cmd(f"net ip {m.ip}/24", timeout=60)
+        return m
+
+    yield start
+    for m in started:
+        m.close()
+
+
+def peer(ns, *args):
+    return subprocess.Popen(["ip", "netns", "exec", ns.name] + PEER + [str(a) for a in args],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def attach(m, name="lx"):
+    m.send(f"console {name}\r")
+    m.expect(r"escape character is \^\]\)", timeout=30)
+    m.send("\r")
+    m.expect(SHELL, timeout=30)
+
+
+def detach(m, name="lx"):
+    m.send(b"\x1d")
+    m.expect(f"Disconnected from {name}", timeout=30)
+    m.expect(PROMPT, timeout=30)
+
+
+def boot_guest(m, up=True):
+    out = m.cmd(f'create lx kernel=vmlinuz initrd=initrd mem=256 nic=on mac={GUEST_MAC} '
+                f'cmdline="{CMDLINE}"')
+    assert "error" not in out, out
+    m.cmd("start lx")
+    m.send("console lx\r")
+    m.expect(r"escape character is \^\]\)", timeout=30)
+    m.expect("FERRY-LINUX: init ready", timeout=240)
+    m.expect(SHELL, timeout=60)
+    addr = talk(m, f"ip addr add {GUEST_IP}/24 dev eth0; ip link set eth0 up; sleep 2; "
+                   "cat /sys/class/net/eth0/address /sys/class/net/eth0/operstate")
+    assert GUEST_MAC in addr and "up" in addr, addr
+
+
+def received(text):
+    r = re.search(r"(\d+) packets transmitted, (\d+) packets received", text)
+    assert r, text
+    return int(r.group(2))
+
+
+def md5_of(text):
+    return re.search(r"^([0-9a-f]{32})\s", text, re.M).group(1)
+
+
+def test_linux_guest_on_the_wire(ns, hosts):
+    m = hosts()
+    for bad in ("01:00:5e:00:00:01", "00:00:00:00:00:00", "52:54:00:zz:00:01"):
+        out = m.cmd(f"create bad kernel=vmlinuz initrd=initrd mem=64 nic=on mac={bad}")
+        assert re.search(r"error: create: mac=.*unicast", out), out
+    boot_guest(m)
+    assert received(talk(m, f"ping -c 3 -W 3 {BRIDGE_IP}", timeout=60)) == 3
+    # ferry's own address: only with `net mgmt lx on`
+    assert received(talk(m, f"ping -c 2 -W 1 {m.ip}", timeout=60)) == 0
+    detach(m)
+    assert "reachable" in m.cmd("net mgmt lx on")
+    attach(m)
+    assert received(talk(m, f"ping -c 3 -W 3 {m.ip}", timeout=60)) == 3
+    # TCP, the peer to the guest: checksums at both ends
+    talk(m, "(nc -l -p 5001 > /tmp/in < /dev/null &)")
+    p = peer(ns, "send", GUEST_IP, 5001, MB << 20)
+    sent = p.communicate(timeout=600)[0]
+    s = re.search(r"sent (\d+) md5 ([0-9a-f]{32})", sent)
+    assert s and int(s.group(1)) == MB << 20, sent
+    assert md5_of(talk(m, "sleep 1; md5sum /tmp/in")) == s.group(2)
+    # ... and the guest to the peer
+    p = peer(ns, "recv", 5002, 600)
+    assert p.stdout.readline().strip() == "listening"
+    mine = md5_of(talk(m, f"dd if=/dev/urandom of=/tmp/out bs=1M count={MB} 2>/dev/null; "
+                          f"md5sum /tmp/out; nc {BRIDGE_IP} 5002 -e cat /tmp/out", timeout=600))
+    got = p.communicate(timeout=120)[0]
+    r = re.search(r"received (\d+) md5 ([0-9a-f]{32})", got)
+    assert r and int(r.group(1)) == MB << 20 and r.group(2) == mine, got
+    # another MAC from the guest: dropped at its port, never on the wire
+    spoof = "52:54:00:aa:00:99"
+    out = talk(m, f"ip link set eth0 down; ip link set eth0 address {spoof}; "
+                  f"ip link set eth0 up; sleep 1; ping -c 2 -W 1 {BRIDGE_IP}", timeout=60)
+    assert received(out) == 0, out
+    detach(m)
+    info = m.cmd("info lx")
+    assert re.search(rf"nic:\s+virtio-net {GUEST_MAC}", info), info
+    d = re.search(r"dropped (\d+): spoofed source", info)
+    assert d and int(d.group(1)) >= 2, info
+    assert spoof not in ns.ex("bridge", "fdb", "show").stdout
+    net = m.cmd("net")
+    g = re.search(rf"guest: lx, MAC {GUEST_MAC}\n\s+from guest (\d+) frames, (\d+) bytes; "
+                  rf"to guest (\d+) frames, (\d+) bytes; management on", net)
+    assert g, net
+    assert int(g.group(2)) > MB << 20 and int(g.group(4)) > MB << 20, net
+    m.cmd("destroy lx")
+    assert "guest: lx" not in m.cmd("net")
+
+
+def test_linux_guest_migrates_keeping_its_tcp_connection(ns, hosts):
+    a, b = hosts(), hosts()
+    assert "listening on port" in b.cmd("migrate listen")
+    boot_guest(a)
+    talk(a, "(nc -l -p 5003 -e cat < /dev/null &)")
+    time.sleep(1)
+    p = peer(ns, "echo", GUEST_IP, 5003, 150)
+    assert p.stdout.readline().strip() == "echo connected"
+    detach(a)
+    time.sleep(5)
+    a.send(f"migrate lx {b.ip}\r")
+    r = a.expect(r"migrate lx: (done|failed|in doubt)[^\n]*|error: migrate: [^\n]*", timeout=600)
+    assert r.group(1) == "done", r.group(0)
+    a.expect(PROMPT, timeout=60)
+    assert "lx" not in a.cmd("list")
+    info = b.cmd("info lx")
+    assert re.search(rf"nic:\s+virtio-net {GUEST_MAC}", info), info
+    assert re.search(r"announced [1-5] times \(RARP\)", info), info
+    out = p.communicate(timeout=400)[0]
+    assert re.search(r"echoed \d+ bytes intact", out), out
+    attach(b)
+    assert received(talk(b, f"ping -c 3 -W 3 {BRIDGE_IP}", timeout=60)) == 3
+    detach(b)
