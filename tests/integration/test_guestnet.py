@@ -60,6 +60,8 @@ def peer(ns, *args):
 def attach(m, name="lx"):
     m.send(f"console {name}\r")
     m.expect(r"escape character is \^\]\)", timeout=30)
+    m.drain_quiet(1, 10)            # the console's history comes first
+    m.pos = len(m.buf)
     m.send("\r")
     m.expect(SHELL, timeout=30)
 
