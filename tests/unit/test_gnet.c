@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Guests' NICs on ferry's switch (hv/gnet.c) over a stand-in for
+ * hv/netif.c (the switch with an uplink and a local port that record what
+ * they get) and for vm_nic_rx (records what a guest's NIC is handed):
+ * frames queued each way and delivered only by gnet_flush/gnet_deliver,
+ * ports and MACs, anti-spoofing counted per guest, full queues, guests
+ * without buffers or still arriving, and the announce rounds.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <cmocka.h>
+#include "hv/gnet.h"
+#include "hv/lib/log.h"
+#include "hv/netif.h"
+#include "hv/vm.h"
+#include "hv/vm_devices.h"
+
+static const uint8_t HOST[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+static const uint8_t MA[6] = { 0x52, 0x54, 0x00, 0xaa, 0, 1 };
+static const uint8_t MB[6] = { 0x52, 0x54, 0x00, 0xaa, 0, 2 };
+static const uint8_t PEER[6] = { 0x02, 0, 0, 0, 0, 0x77 };
+
+/* ---- the stand-ins ------------------------------------------------------ */
+
+struct netif host_if;
+static uint64_t now_us;
+static int locked;			/* the network lock, as a count */
+
+struct sink {
+	unsigned int frames;
+	size_t len;
+	uint8_t last[1600];
+};
+static struct sink wire, local;
+
+void netif_lock(void) { assert_int_equal(locked++, 0); }
+void netif_unlock(void) { assert_int_equal(--locked, 0); }
+uint64_t netif_now_us(void) { return now_us; }
+void netif_uplink_kick(void) { assert_int_equal(locked, 1); }
+
+int netif_switch_input(int port, const void *frame, size_t len, unsigned flags)
+{
+	(void)flags;
+	assert_int_equal(locked, 1);
+	return sw_input(&host_if.sw, port, frame, len);
+}
+
+void log_printf(enum log_level level, const char *fmt, ...)
+{
+	(void)level;
+	(void)fmt;
+}
+
+static void sink_out(void *ctx, const uint8_t *f, size_t len)
+{
+	struct sink *k = ctx;
+
+	k->frames++;
+	k->len = len;
+	memcpy(k->last, f, len);
+}
+
+/* What each guest's NIC was handed by vm_nic_rx, and what it answers. */
+static struct vm va, vb;
+static unsigned int rx_a, rx_b;
+static int nic_rc;
+static uint8_t rx_last[1600];
+
+int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len)
+{
+	assert_int_equal(locked, 0);	/* never under the network lock */
+	if (nic_rc)
+		return nic_rc;
+	*(vm == &va ? &rx_a : &rx_b) += 1;
+	memcpy(rx_last, frame, len);
+	return 0;
+}
+
+/* ---- rig ---------------------------------------------------------------- */
+
+static size_t frame(uint8_t *f, const uint8_t *dst, const uint8_t *src, uint8_t tag)
+{
+	memset(f, tag, 64);
+	memcpy(f, dst, 6);
+	memcpy(f + 6, src, 6);
+	f[12] = 0x08;
+	f[13] = 0x00;
+	return 64;
+}
+
+static int setup(void **st)
+{
+	(void)st;
+	memset(&host_if, 0, sizeof(host_if));
+	memset(&wire, 0, sizeof(wire));
+	memset(&local, 0, sizeof(local));
+	sw_init(&host_if.sw);
+	host_if.local_port = sw_add_port(&host_if.sw, SW_LOCAL, HOST, 0, sink_out, &local);
+	host_if.uplink_port = sw_add_port(&host_if.sw, SW_UPLINK, HOST, 0, sink_out, &wire);
+	memset(&va, 0, sizeof(va));
+	memset(&vb, 0, sizeof(vb));
+	strcpy(va.name, "a");
+	strcpy(vb.name, "b");
+	memcpy(va.mac, MA, 6);
+	memcpy(vb.mac, MB, 6);
+	va.state = vb.state = VM_RUNNING;
+	rx_a = rx_b = 0;
+	nic_rc = 0;
+	now_us = 1000000;
+	assert_int_equal(gnet_attach(&va), 0);
+	assert_int_equal(gnet_attach(&vb), 0);
+	return 0;
+}
+
+static int teardown(void **st)
+{
+	(void)st;
+	gnet_detach(&va);
+	gnet_detach(&vb);
+	return 0;
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+/* A frame from A for B waits in A's queue until the flush, then in B's
+ * until the delivery; the wire and ferry see nothing of it. */
+static void test_guest_to_guest_queued(void **st)
+{
+	uint8_t f[64];
+	struct gnet_stats s;
+
+	(void)st;
+	gnet_guest_tx(&va, f, frame(f, MB, MA, 0x11));
+	assert_int_equal(rx_b, 0);
+	gnet_flush(&va);		/* ... which also delivers */
+	assert_int_equal(rx_b, 1);
+	assert_int_equal(rx_a, 0);
+	assert_int_equal(rx_last[20], 0x11);
+	assert_int_equal(wire.frames + local.frames, 0);
+	assert_int_equal(gnet_stats(&va, &s), 0);
+	assert_int_equal(s.sw.in_frames, 1);
+	assert_int_equal(s.sw.in_bytes, 64);
+	assert_int_equal(gnet_stats(&vb, &s), 0);
+	assert_int_equal(s.sw.out_frames, 1);
+	gnet_flush(&va);		/* nothing queued: nothing again */
+	assert_int_equal(rx_b, 1);
+}
+
+/* From the wire: only the guest owning the destination gets it, and only
+ * once gnet_deliver runs; a broadcast reaches both guests and ferry. */
+static void test_from_the_wire(void **st)
+{
+	uint8_t f[64];
+	static const uint8_t bc[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+	(void)st;
+	netif_lock();
+	assert_int_equal(netif_switch_input(host_if.uplink_port, f, frame(f, MA, PEER, 1), 0), 1);
+	assert_int_equal(netif_switch_input(host_if.uplink_port, f, frame(f, bc, PEER, 2), 0), 3);
+	netif_unlock();
+	assert_int_equal(rx_a + rx_b, 0);
+	gnet_deliver();
+	assert_int_equal(rx_a, 2);
+	assert_int_equal(rx_b, 1);
+	assert_int_equal(local.frames, 1);
+}
+
+/* Another source MAC: dropped, counted on the guest's port, not sent. */
+static void test_spoof_counted(void **st)
+{
+	uint8_t f[64];
+	struct gnet_stats s;
+
+	(void)st;
+	gnet_guest_tx(&va, f, frame(f, PEER, MB, 3));
+	gnet_guest_tx(&va, f, frame(f, PEER, MA, 4));
+	gnet_flush(&va);
+	assert_int_equal(wire.frames, 1);
+	assert_int_equal(wire.last[20], 4);
+	assert_int_equal(gnet_stats(&va, &s), 0);
+	assert_int_equal(s.sw.drops[SW_DROP_SPOOF], 1);
+	assert_int_equal(s.sw.in_frames, 1);
+}
+
+/* Ferry's own address only with management on. */
+static void test_management(void **st)
+{
+	uint8_t f[64];
+	struct gnet_stats s;
+
+	(void)st;
+	gnet_guest_tx(&va, f, frame(f, HOST, MA, 5));
+	gnet_flush(&va);
+	assert_int_equal(local.frames, 0);
+	assert_int_equal(gnet_set_mgmt(&va, true), 0);
+	gnet_guest_tx(&va, f, frame(f, HOST, MA, 6));
+	gnet_flush(&va);
+	assert_int_equal(local.frames, 1);
+	assert_int_equal(gnet_stats(&va, &s), 0);
+	assert_int_equal(s.sw.drops[SW_DROP_MGMT], 1);
+	assert_true(s.mgmt);
+	assert_int_equal(gnet_set_mgmt(&(struct vm){ 0 }, true), -ENOENT);
+}
+
+/* MACs: one port each; detach frees it for another guest. */
+static void test_ports_and_macs(void **st)
+{
+	struct vm vc = { 0 };
+
+	(void)st;
+	memcpy(vc.mac, MA, 6);
+	assert_true(gnet_mac_taken(MA));
+	assert_true(gnet_mac_taken(HOST));
+	assert_false(gnet_mac_taken(PEER));
+	assert_int_equal(gnet_attach(&vc), -EEXIST);
+	gnet_detach(&va);
+	assert_false(gnet_mac_taken(MA));
+	assert_int_equal(gnet_attach(&vc), 0);
+	gnet_detach(&vc);
+	gnet_detach(&vc);		/* twice: nothing */
+	assert_int_equal(gnet_attach(&va), 0);
+}
+
+/* A full tx queue drops (counted); the queued ones still go. */
+static void test_tx_queue_full(void **st)
+{
+	uint8_t f[64];
+	struct gnet_stats s;
+
+	(void)st;
+	frame(f, PEER, MA, 7);
+	for (int i = 0; i < GNET_QLEN + 3; i++)
+		gnet_guest_tx(&va, f, 64);
+	gnet_flush(&va);
+	assert_int_equal(wire.frames, GNET_QLEN);
+	assert_int_equal(gnet_stats(&va, &s), 0);
+	assert_int_equal(s.tx_qfull, 3);
+	gnet_guest_tx(&va, f, 2000);	/* longer than any frame the switch passes */
+	gnet_flush(&va);
+	assert_int_equal(wire.frames, GNET_QLEN);
+	assert_int_equal(gnet_stats(&va, &s), 0);
+	assert_int_equal(s.sw.drops[SW_DROP_OVERSIZE], 1);
+}
+
+/* A NIC with no buffer, a guest still arriving, a full rx queue. */
+static void test_rx_drops(void **st)
+{
+	uint8_t f[64];
+	struct gnet_stats s;
+
+	(void)st;
+	frame(f, MA, PEER, 8);
+	nic_rc = -EAGAIN;
+	netif_lock();
+	netif_switch_input(host_if.uplink_port, f, 64, 0);
+	netif_unlock();
+	gnet_deliver();
+	nic_rc = 0;
+	va.state = VM_INCOMING;
+	netif_lock();
+	for (int i = 0; i < GNET_QLEN + 2; i++)
+		netif_switch_input(host_if.uplink_port, f, 64, 0);
+	netif_unlock();
+	gnet_deliver();
+	assert_int_equal(rx_a, 0);
+	assert_int_equal(gnet_stats(&va, &s), 0);
+	assert_int_equal(s.rx_nobuf, 1);
+	assert_int_equal(s.rx_arriving, GNET_QLEN);
+	assert_int_equal(s.rx_qfull, 2);
+}
+
+/* After arrival: RARP for the guest's MAC at 0, 50, 150, 350, 750 ms. */
+static void test_announce_rounds(void **st)
+{
+	static const unsigned int at_ms[] = { 49, 50, 149, 150, 349, 350, 749, 750, 5000 };
+	static const unsigned int want[] = { 1, 2, 2, 3, 3, 4, 4, 5, 5 };
+	uint64_t t0 = now_us;
+	struct gnet_stats s;
+
+	(void)st;
+	gnet_arrived(&va);
+	assert_int_equal(wire.frames, 1);
+	assert_memory_equal(wire.last + 6, MA, 6);
+	assert_int_equal(wire.last[12] << 8 | wire.last[13], 0x8035);	/* RARP */
+	assert_int_equal(rx_b, 1);			/* broadcast: B hears it too */
+	for (unsigned int i = 0; i < sizeof(at_ms) / sizeof(at_ms[0]); i++) {
+		now_us = t0 + at_ms[i] * 1000ull;
+		netif_lock();
+		gnet_timers(now_us);
+		netif_unlock();
+		assert_int_equal(wire.frames, want[i]);
+	}
+	assert_int_equal(gnet_stats(&va, &s), 0);
+	assert_int_equal(s.announces, SW_ANNOUNCE_ROUNDS);
+}
+
+static void row(struct vm *vm, const uint8_t mac[6], const struct gnet_stats *st, void *arg)
+{
+	unsigned int *n = arg;
+
+	assert_memory_equal(mac, vm->mac, 6);
+	assert_int_equal(st->sw.in_frames, 0);
+	*n += vm == &va ? 1 : 10;
+}
+
+static void test_for_each(void **st)
+{
+	unsigned int n = 0;
+
+	(void)st;
+	gnet_for_each(row, &n);
+	assert_int_equal(n, 11);
+	assert_int_equal(gnet_stats(&(struct vm){ 0 }, &(struct gnet_stats){ 0 }), -ENOENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_guest_to_guest_queued, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_from_the_wire, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spoof_counted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_management, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ports_and_macs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tx_queue_full, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rx_drops, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_announce_rounds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_for_each, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
