@@ -201,7 +201,7 @@ void gnet_guest_tx(struct vm *vm, const uint8_t *frame, size_t len)
 
 void gnet_flush(struct vm *vm)
 {
-	struct gport *g = find(vm);
+	struct gport *g = vm->nic ? find(vm) : NULL;
 	struct slot *s;
 
 	if (!g || !fq_peek(&g->tx))
@@ -218,13 +218,14 @@ void gnet_flush(struct vm *vm)
 
 static void deliver_port(struct gport *g)
 {
-	bool arriving = __atomic_load_n(&g->vm->state, __ATOMIC_ACQUIRE) == VM_INCOMING;
 	struct slot *s;
+	int rc;
 
 	while ((s = fq_peek(&g->rx))) {
-		if (arriving)
-			g->st.rx_arriving++;
-		else if (vm_nic_rx(g->vm, s->data, s->len))
+		rc = vm_nic_rx(g->vm, s->data, s->len);
+		if (rc == -EBUSY)
+			g->st.rx_not_running++;
+		else if (rc)
 			g->st.rx_nobuf++;
 		fq_pop(&g->rx);
 	}

@@ -17,8 +17,9 @@
  * Locks: dev_lock and the network lock are never held together; the
  * queues are single-producer single-consumer rings (each side under its
  * own lock).  A queue that is full drops the frame (counted).  Frames for
- * a guest that is still arriving by migration are dropped (counted): its
- * NIC's rings are not in its memory yet.
+ * a guest that is not running are dropped (counted): arriving by
+ * migration, its NIC's rings are not in its memory yet; paused, a
+ * migration may be taking its last copy of RAM and devices.
  *
  * Management: a guest port reaches ferry's own stack only with SW_F_MGMT,
  * which `net mgmt NAME on` sets (off at creation; not migrated).
@@ -44,7 +45,7 @@ struct gnet_stats {
 	uint64_t tx_qfull;		/* from the guest: its tx queue was full */
 	uint64_t rx_qfull;		/* for the guest: its rx queue was full */
 	uint64_t rx_nobuf;		/* its NIC had no receive buffer (or was off) */
-	uint64_t rx_arriving;		/* it was still arriving by migration */
+	uint64_t rx_not_running;	/* it was paused or arriving (migration) */
 	uint64_t announces;		/* RARP frames sent for it */
 	bool mgmt;			/* SW_F_MGMT */
 };

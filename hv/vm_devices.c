@@ -307,7 +307,9 @@ int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len)
 	int rc = -ENODEV;
 
 	spin_lock(&vm->dev_lock);
-	if (vm->dev && vm->dev->nic)
+	if (__atomic_load_n(&vm->state, __ATOMIC_ACQUIRE) != VM_RUNNING)
+		rc = -EBUSY;	/* paused: a migration may be saving RAM and devices */
+	else if (vm->dev && vm->dev->nic)
 		rc = vnic_rx(vm->dev->nic, frame, len);
 	unlock_and_wake(vm);
 	return rc;

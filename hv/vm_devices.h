@@ -58,7 +58,9 @@ struct vm_nic_info {
 bool vm_nic_info(struct vm *vm, struct vm_nic_info *out);
 
 /* A frame for the guest's NIC (hv/gnet.c), not under dev_lock: 0, or
- * -EAGAIN (no receive buffer, counted by the NIC) or -ENODEV (no NIC). */
+ * -EAGAIN (no receive buffer, counted by the NIC), -EBUSY (the guest is
+ * not running: paused, arriving, or being migrated, whose final copy of
+ * RAM and devices must not change under it) or -ENODEV (no NIC). */
 int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len);
 
 /* Console: bytes typed by the operator, and the output history. */

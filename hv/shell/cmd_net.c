@@ -114,8 +114,8 @@ static void show_net(void)
 static void show_port(const char *pfx, const struct gnet_stats *st)
 {
 	static const char *const q[] = { "tx queue full", "rx queue full", "no rx buffer",
-					 "still arriving" };
-	const uint64_t qn[] = { st->tx_qfull, st->rx_qfull, st->rx_nobuf, st->rx_arriving };
+					 "guest not running" };
+	const uint64_t qn[] = { st->tx_qfull, st->rx_qfull, st->rx_nobuf, st->rx_not_running };
 
 	shell_printf("%sfrom guest %lu frames, %lu bytes; to guest %lu frames, %lu bytes; "
 		     "management %s\n", pfx, st->sw.in_frames, st->sw.in_bytes, st->sw.out_frames,
