@@ -6,7 +6,9 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
 #include "hv/gnet.h"
+#include "hv/lib/bytes.h"
 #include "hv/lib/log.h"
+#include "hv/net/cksum.h"
 #include "hv/netif.h"
 #include "hv/sched.h"
 #include "hv/lib/spinlock.h"
@@ -39,9 +41,33 @@ static void local_out(void *ctx, const uint8_t *frame, size_t len)
 	local_len = len;
 }
 
+/*
+ * A guest's TCP frame carries its whole checksum, but a NIC with tx_csum
+ * adds the segment's sum to the checksum field (drivers/nic.h): put the
+ * pseudo-header sum there instead, as the stack does (hv/net/tcp_out.c),
+ * in a copy.  Frames of the stack's own (its MAC) are already so.
+ */
+static const uint8_t *for_offload(const struct nic *n, const uint8_t *f, size_t len)
+{
+	static uint8_t buf[NIC_BUF];
+	uint16_t tl;
+
+	if (!n->tx_csum || !nic_frame_is_tcp4(f, len) || !memcmp(f + 6, n->mac, 6) ||
+	    len > sizeof(buf))
+		return f;
+	tl = (uint16_t)(get_be16(f + 16) - 20);		/* IPv4 total length - header */
+	if (tl < 20 || NET_TCP_OFF + (size_t)tl > len)
+		return f;		/* not TCP as it says: sent as it is */
+	memcpy(buf, f, len);
+	csum_store(buf + NET_TCP_OFF + 16,
+		   csum_fold(csum_pseudo(get_be32(f + 26), get_be32(f + 30), 6, tl)));
+	return buf;
+}
+
 /* A frame built in the NIC's tx_frame buffer goes without a copy. */
 static void uplink_out(void *ctx, const uint8_t *frame, size_t len)
 {
+	frame = for_offload(ctx, frame, len);
 	uplink_rc = nic_xmit(ctx, frame, len);
 	if (uplink_rc == -EAGAIN) {
 		nic_tx_kick(ctx);

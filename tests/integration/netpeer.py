@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The Linux side of network tests, run inside the test namespace:
-  netpeer.py send HOST PORT BYTES   -> prints "sent N crc32 XXXXXXXX seconds S"
-  netpeer.py recv PORT [TIMEOUT]    -> prints "received N crc32 XXXXXXXX seconds S"
+  netpeer.py send HOST PORT BYTES   -> prints "sent N crc32 XXXXXXXX seconds S md5 HEX"
+  netpeer.py recv PORT [TIMEOUT]    -> prints "received N crc32 XXXXXXXX seconds S md5 HEX"
+(md5 for a Linux guest's busybox md5sum at the other end)
 """
+import hashlib
 import random
 import socket
 import sys
@@ -14,18 +16,20 @@ def send(host, port, total):
     rnd = random.Random(7)
     block = bytes(rnd.randrange(256) for _ in range(65536))
     s = socket.create_connection((host, port), timeout=60)
-    crc, sent, t0 = 0, 0, time.time()
+    crc, sent, t0, md5 = 0, 0, time.time(), hashlib.md5()
     while sent < total:
         chunk = block[: min(len(block), total - sent)]
         s.sendall(chunk)
         crc = zlib.crc32(chunk, crc)
+        md5.update(chunk)
         sent += len(chunk)
     s.shutdown(socket.SHUT_WR)
     s.settimeout(120)
     while s.recv(4096):
         pass
     s.close()
-    print(f"sent {sent} crc32 {crc:08x} seconds {time.time() - t0:.3f}", flush=True)
+    print(f"sent {sent} crc32 {crc:08x} seconds {time.time() - t0:.3f} md5 {md5.hexdigest()}",
+          flush=True)
 
 
 def recv(port, timeout):
@@ -37,14 +41,16 @@ def recv(port, timeout):
     print("listening", flush=True)
     c, _ = ls.accept()
     c.settimeout(timeout)
-    crc, got, t0 = 0, 0, time.time()
+    crc, got, t0, md5 = 0, 0, time.time(), hashlib.md5()
     while True:
         d = c.recv(1 << 16)
         if not d:
             break
         crc = zlib.crc32(d, crc)
+        md5.update(d)
         got += len(d)
-    print(f"received {got} crc32 {crc:08x} seconds {time.time() - t0:.3f}", flush=True)
+    print(f"received {got} crc32 {crc:08x} seconds {time.time() - t0:.3f} md5 {md5.hexdigest()}",
+          flush=True)
 
 
 if __name__ == "__main__":
