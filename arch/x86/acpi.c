@@ -62,56 +62,69 @@ static const struct sdt_header *table_at(uint64_t pa, const char *want)
 	return h;
 }
 
-static void madt_entry(const uint8_t *e)
+/* One enabled (or online-capable, ACPI 6.3) CPU; a repeated APIC id, as
+ * firmware that lists a CPU both as local APIC and as x2APIC gives, counts
+ * once. */
+static void madt_cpu(struct acpi_info *a, uint32_t apic_id, uint32_t flags)
+{
+	if (!(flags & 3))
+		return;
+	for (unsigned int i = 0; i < a->n_cpus; i++)
+		if (a->cpu_apic_id[i] == apic_id)
+			return;
+	if (a->n_cpus < ACPI_MAX_CPUS)
+		a->cpu_apic_id[a->n_cpus++] = apic_id;
+	else
+		a->cpus_ignored++;
+}
+
+/* ACPI 6.5 5.2.12.2 (type 0, 8 bytes), 5.2.12.3 (1, 12), 5.2.12.5 (2, 10),
+ * 5.2.12.12 (9, 16): shorter entries of a known type are skipped. */
+static void madt_entry(struct acpi_info *a, const uint8_t *e)
 {
 	switch (e[0]) {
 	case 0:	/* processor local APIC: uid, apic id, flags */
-		if (!(rd32(e + 4) & 3))
-			break;
-		if (info.n_cpus < ACPI_MAX_CPUS)
-			info.cpu_apic_id[info.n_cpus++] = e[3];
-		else
-			info.cpus_ignored++;
+		if (e[1] >= 8 && e[3] != 0xff)
+			madt_cpu(a, e[3], rd32(e + 4));
 		break;
 	case 1:	/* I/O APIC: first one only */
-		if (!info.ioapic_pa) {
-			info.ioapic_pa = rd32(e + 4);
-			info.ioapic_gsi_base = rd32(e + 8);
+		if (e[1] >= 12 && !a->ioapic_pa) {
+			a->ioapic_pa = rd32(e + 4);
+			a->ioapic_gsi_base = rd32(e + 8);
 		}
 		break;
 	case 2:	/* interrupt source override */
-		if (info.n_overrides < ACPI_MAX_OVERRIDES) {
-			struct acpi_override *o = &info.overrides[info.n_overrides++];
+		if (e[1] >= 10 && a->n_overrides < ACPI_MAX_OVERRIDES) {
+			struct acpi_override *o = &a->overrides[a->n_overrides++];
 			o->irq = e[3];
 			o->gsi = rd32(e + 4);
 			o->flags = e[8] | e[9] << 8;
 		}
 		break;
-	case 9:	/* processor local x2APIC */
-		if (!(rd32(e + 8) & 3))
-			break;
-		if (info.n_cpus < ACPI_MAX_CPUS)
-			info.cpu_apic_id[info.n_cpus++] = rd32(e + 4);
-		else
-			info.cpus_ignored++;
+	case 9:	/* processor local x2APIC: reserved, x2apic id, flags, uid */
+		if (e[1] >= 16)
+			madt_cpu(a, rd32(e + 4), rd32(e + 8));
 		break;
 	}
 }
 
-static void parse_madt(const struct sdt_header *h)
+int acpi_parse_madt(const void *table, size_t len, struct acpi_info *a)
 {
-	const uint8_t *p = (const uint8_t *)h + 44, *end = (const uint8_t *)h + h->length;
+	const uint8_t *h = table, *p = h + 44, *end = h + len;
 
-	info.lapic_pa = rd32((const uint8_t *)h + 36);
+	if (len < 44)
+		return -EINVAL;
+	a->lapic_pa = rd32(h + 36);
 	while (p + 2 <= end) {
 		if (p[1] < 2 || p + p[1] > end) {
 			pr_warn("acpi: MADT entry at offset %ld has a bad length %u",
-				(long)(p - (const uint8_t *)h), p[1]);
-			break;
+				(long)(p - h), p[1]);
+			return -EINVAL;
 		}
-		madt_entry(p);
+		madt_entry(a, p);
 		p += p[1];
 	}
+	return 0;
 }
 
 /* One AML integer of the \_S5 package: ZeroOp, OneOp or BytePrefix n. */
@@ -178,7 +191,7 @@ static void visit(uint64_t pa)
 	if (!h)
 		return;
 	if (!memcmp(h->sig, "APIC", 4))
-		parse_madt(h);
+		acpi_parse_madt(h, h->length, &info);
 	else if (!memcmp(h->sig, "FACP", 4))
 		parse_fadt(h);
 	else if (!memcmp(h->sig, "SSDT", 4) && !info.s5_valid)

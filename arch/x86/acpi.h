@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define ACPI_MAX_CPUS 64
+#define ACPI_MAX_CPUS 256
 #define ACPI_MAX_OVERRIDES 16
 
 struct acpi_override {
@@ -38,6 +38,14 @@ struct acpi_info {
 	char oem[7];
 };
 
+/*
+ * Add a MADT's CPUs (local APIC and local x2APIC entries, enabled or online
+ * capable; each APIC id once), first I/O APIC and overrides to *a.
+ * table: the whole MADT, len bytes (header included).  0, or -EINVAL
+ * for a table too short or an entry running past its end (the entries
+ * before it count).
+ */
+int acpi_parse_madt(const void *table, size_t len, struct acpi_info *a);
 /* Parse from the RSDP (copied out of the multiboot2 information). */
 int acpi_init(const void *rsdp, size_t len);
 const struct acpi_info *acpi_get(void);

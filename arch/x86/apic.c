@@ -3,6 +3,12 @@
  * Local APIC: enable, calibrate its timer against the PIT, periodic tick on
  * every CPU, IPIs (including INIT-SIPI-SIPI for SMP bring-up); and routing
  * of ISA interrupts through the I/O APIC the MADT describes.
+ *
+ * x2APIC mode where the CPU has it (CPUID.1:ECX[21]; Intel SDM Vol. 3A
+ * 11.12): registers are MSRs 0x800 + offset / 16, the ICR is one 64-bit
+ * MSR with a 32-bit destination, and APIC ids are 32 bits.  xAPIC (MMIO,
+ * 8-bit ids) otherwise.  The boot CPU decides once; every CPU then
+ * switches itself in apic_init_this_cpu().
  */
 #include <stdbool.h>
 #include "arch/x86/apic.h"
@@ -23,18 +29,40 @@ enum {
 	LAPIC_TIMER_CUR = 0x390, LAPIC_TIMER_DIV = 0x3e0,
 };
 #define LVT_MASKED	(1u << 16)
+#define APIC_BASE_EXTD	(1u << 10)	/* IA32_APIC_BASE: x2APIC mode */
+#define APIC_BASE_EN	(1u << 11)	/* IA32_APIC_BASE: global enable */
+#define MSR_X2APIC_BASE	0x800u
+#define MSR_X2APIC_ICR	0x830u
+#define CPUID1_X2APIC	(1u << 21)
 #define LVT_PERIODIC	(1u << 17)
 #define ICR_PENDING	(1u << 12)
 
-static volatile uint32_t *lapic;
+static volatile uint32_t *lapic;	/* xAPIC registers; NULL in x2APIC mode */
+static bool x2apic;			/* set once by the boot CPU */
+static bool apic_ready;
 static uint32_t timer_per_tick;		/* timer counts per 1/TIMER_HZ s */
 
-static uint32_t lapic_read(uint32_t reg) { return lapic[reg / 4]; }
-static void lapic_write(uint32_t reg, uint32_t v) { lapic[reg / 4] = v; }
+static uint32_t lapic_read(uint32_t reg)
+{
+	return x2apic ? (uint32_t)rdmsr(MSR_X2APIC_BASE + reg / 16) : lapic[reg / 4];
+}
+
+static void lapic_write(uint32_t reg, uint32_t v)
+{
+	if (x2apic)
+		wrmsr(MSR_X2APIC_BASE + reg / 16, v);
+	else
+		lapic[reg / 4] = v;
+}
+
+bool apic_x2apic(void)
+{
+	return x2apic;
+}
 
 uint32_t apic_id(void)
 {
-	return lapic_read(LAPIC_ID) >> 24;
+	return x2apic ? lapic_read(LAPIC_ID) : lapic_read(LAPIC_ID) >> 24;
 }
 
 void apic_eoi(void)
@@ -69,21 +97,40 @@ static void spurious_irq(struct trap_frame *tf)
 	(void)tf;	/* no EOI for the spurious vector */
 }
 
+/* Boot CPU, once: the mode, the xAPIC mapping, the vectors. */
+static void apic_setup(uint64_t base)
+{
+	x2apic = cpuid(1, 0).ecx & CPUID1_X2APIC;
+	if (!x2apic) {
+		lapic = ioremap(base & ~0xffful, 4096);
+		if (!lapic)
+			panic("apic: cannot map the local APIC at %#lx", base & ~0xffful);
+	}
+	irq_register(VEC_TIMER, timer_irq);
+	irq_register(VEC_KICK, kick_irq);
+	irq_register(VEC_STOP, stop_irq);
+	irq_register(VEC_SPURIOUS, spurious_irq);
+	panic_stop_others = apic_stop_others;
+	apic_ready = true;
+	pr_info("apic: %s mode", x2apic ? "x2APIC" : "xAPIC");
+}
+
+/* SDM 11.12.5: x2APIC is entered from xAPIC mode (EN, then EN|EXTD). */
+static void apic_enable(uint64_t base)
+{
+	base |= APIC_BASE_EN;
+	wrmsr(MSR_APIC_BASE, base);
+	if (x2apic && !(base & APIC_BASE_EXTD))
+		wrmsr(MSR_APIC_BASE, base | APIC_BASE_EXTD);
+}
+
 void apic_init_this_cpu(void)
 {
 	uint64_t base = rdmsr(MSR_APIC_BASE);
 
-	if (!lapic) {
-		lapic = ioremap(base & ~0xffful, 4096);
-		if (!lapic)
-			panic("apic: cannot map the local APIC at %#lx", base & ~0xffful);
-		irq_register(VEC_TIMER, timer_irq);
-		irq_register(VEC_KICK, kick_irq);
-		irq_register(VEC_STOP, stop_irq);
-		irq_register(VEC_SPURIOUS, spurious_irq);
-		panic_stop_others = apic_stop_others;
-	}
-	wrmsr(MSR_APIC_BASE, base | (1u << 11));	/* global enable */
+	if (!apic_ready)
+		apic_setup(base);
+	apic_enable(base);
 	lapic_write(LAPIC_SVR, 0x100 | VEC_SPURIOUS);	/* software enable */
 	lapic_write(LAPIC_ESR, 0);
 	if (this_cpu()->index != 0) {
@@ -117,32 +164,42 @@ void apic_calibrate(void)
 		(uint64_t)timer_per_tick * TIMER_HZ * 16 / 1000, TIMER_HZ);
 }
 
+/* xAPIC only: the x2APIC ICR has no delivery-status bit (SDM 11.12.9). */
 static void icr_wait(void)
 {
-	for (int i = 0; i < 1000000 && (lapic_read(LAPIC_ICR_LO) & ICR_PENDING); i++)
+	for (int i = 0; !x2apic && i < 1000000 && (lapic_read(LAPIC_ICR_LO) & ICR_PENDING); i++)
 		cpu_relax();
+}
+
+/* One interrupt command: xAPIC takes an 8-bit destination in ICR_HI
+ * bits 31:24, x2APIC a 32-bit one in bits 63:32 of the one MSR. */
+static void icr_send(uint32_t dest, uint32_t lo)
+{
+	icr_wait();
+	if (x2apic) {
+		wrmsr(MSR_X2APIC_ICR, (uint64_t)dest << 32 | lo);
+		return;
+	}
+	lapic_write(LAPIC_ICR_HI, dest << 24);
+	lapic_write(LAPIC_ICR_LO, lo);
 }
 
 void apic_send_ipi(uint32_t dest, uint8_t vector)
 {
 	uint64_t f = irq_save();
 
-	icr_wait();
-	lapic_write(LAPIC_ICR_HI, dest << 24);
-	lapic_write(LAPIC_ICR_LO, vector);
+	icr_send(dest, vector);
 	irq_restore(f);
 }
 
-/* Intel SDM Vol. 3A 8.4.4.1: INIT, 10 ms, SIPI, 200 us, SIPI. */
+/* Intel SDM Vol. 3A 9.4.4.1: INIT, 10 ms, SIPI, 200 us, SIPI. */
 void apic_send_init_sipi(uint32_t dest, uint32_t trampoline_pa)
 {
-	lapic_write(LAPIC_ICR_HI, dest << 24);
-	lapic_write(LAPIC_ICR_LO, 0x4500);		/* INIT, assert */
+	icr_send(dest, 0x4500);			/* INIT, assert */
 	icr_wait();
 	udelay(10000);
 	for (int i = 0; i < 2; i++) {
-		lapic_write(LAPIC_ICR_HI, dest << 24);
-		lapic_write(LAPIC_ICR_LO, 0x4600 | (trampoline_pa >> 12));
+		icr_send(dest, 0x4600 | (trampoline_pa >> 12));
 		icr_wait();
 		udelay(200);
 	}
@@ -152,9 +209,7 @@ void apic_send_nmi(uint32_t dest)
 {
 	uint64_t f = irq_save();
 
-	icr_wait();
-	lapic_write(LAPIC_ICR_HI, dest << 24);
-	lapic_write(LAPIC_ICR_LO, 0x400);	/* delivery mode NMI */
+	icr_send(dest, 0x400);			/* delivery mode NMI */
 	irq_restore(f);
 }
 
@@ -163,15 +218,11 @@ void apic_stop_others(void)
 {
 	uint32_t self = this_cpu()->index;
 
-	if (!lapic)
+	if (!apic_ready)
 		return;
-	for (unsigned int i = 0; i < cpu_count; i++) {
-		if (i == self || !cpus[i].online)
-			continue;
-		icr_wait();
-		lapic_write(LAPIC_ICR_HI, cpus[i].apic_id << 24);
-		lapic_write(LAPIC_ICR_LO, 0x400);
-	}
+	for (unsigned int i = 0; i < cpu_count; i++)
+		if (i != self && cpus[i].online)
+			icr_send(cpus[i].apic_id, 0x400);
 }
 
 /*
@@ -216,7 +267,7 @@ static bool route(unsigned int irq, uint8_t vector, uint32_t dest, uint16_t flag
 	uint32_t pin;
 	volatile uint32_t *io = ioapic_pin(irq, &flags, &pin);
 
-	if (!io)
+	if (!io || dest > 0xff)		/* the redirection entry holds 8 bits */
 		return false;
 	uint32_t lo = vector;
 	if ((flags & 3) == 3)

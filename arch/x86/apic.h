@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Local APIC (xAPIC, Intel SDM Vol. 3A ch. 11) and I/O APIC. */
+/* Local APIC (x2APIC or xAPIC, Intel SDM Vol. 3A ch. 11) and I/O APIC. */
 #ifndef FERRY_ARCH_X86_APIC_H
 #define FERRY_ARCH_X86_APIC_H
 
@@ -19,11 +19,14 @@ void apic_init_this_cpu(void);	/* enable, spurious vector, periodic timer */
 void apic_calibrate(void);	/* boot CPU: measure the timer and the TSC */
 void apic_eoi(void);
 uint32_t apic_id(void);
+bool apic_x2apic(void);		/* x2APIC mode (after the boot CPU's init) */
 void apic_send_ipi(uint32_t apic_id, uint8_t vector);
 void apic_send_init_sipi(uint32_t apic_id, uint32_t trampoline_pa);
 void apic_stop_others(void);
 void apic_send_nmi(uint32_t apic_id);
 void pic_disable(void);
+/* dest_apic above 255 cannot be an I/O APIC destination (no interrupt
+ * remapping): the line is left as it was. */
 void ioapic_route_isa(unsigned int irq, uint8_t vector, uint32_t dest_apic);
 /* A PCI device's line (its config-space interrupt line, 1-15): level
  * triggered.  False when there is no I/O APIC pin for it. */

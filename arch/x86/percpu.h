@@ -12,7 +12,7 @@
 #include "arch/x86/desc.h"
 #include "arch/x86/virt.h"
 
-#define MAX_CPUS 64
+#define MAX_CPUS 256		/* CPUs ferry brings up; APIC ids are full 32 bits */
 
 struct percpu {
 	struct percpu *self;		/* %gs:0, for this_cpu() */
