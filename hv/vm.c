@@ -114,6 +114,20 @@ void *vm_gpa_to_hva(struct vm *vm, uint64_t gpa)
 	return gpmap_hva(&m, gpa);
 }
 
+void *vm_page_hva(struct vm *vm, uint64_t page)
+{
+	struct gpmap m = ram(vm);
+
+	return gpmap_page_hva(&m, page);
+}
+
+uint64_t vm_host_high_bytes(struct vm *vm)
+{
+	struct gpmap m = ram(vm);
+
+	return (uint64_t)gpmap_host_high_pages(&m) * PAGE_SIZE;
+}
+
 int vm_read_gpa(struct vm *vm, uint64_t gpa, void *buf, size_t len)
 {
 	struct gpmap m = ram(vm);

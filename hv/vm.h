@@ -147,8 +147,9 @@ struct vm {
 					 * scheduler: a change is seen after a kick */
 	char stop_reason[128];		/* (L) why it stopped, for `list` */
 
-	uint64_t mem_size;		/* (c) bytes of guest RAM from GPA 0 */
-	uint64_t *frames;		/* (c) host frame of each guest page */
+	uint64_t mem_size;		/* (c) bytes of guest RAM (below 3 GiB, then
+					 * from 4 GiB: hv/mm/gpmap.h) */
+	uint64_t *frames;		/* (c) host frame of each RAM page, in order */
 	size_t nr_frames;		/* (c) mem_size / 4 KiB */
 	struct dirty_log dirty;		/* pages written while logging: hv/mm/dirty.h */
 
@@ -225,6 +226,10 @@ uint64_t vm_clock_ns(struct vm *vm);	/* the guest's device clock */
 int vm_read_gpa(struct vm *vm, uint64_t gpa, void *buf, size_t len);
 int vm_write_gpa(struct vm *vm, uint64_t gpa, const void *buf, size_t len);
 void *vm_gpa_to_hva(struct vm *vm, uint64_t gpa);	/* one page; NULL outside RAM */
+/* RAM page `page` in hv/mm/gpmap.h's order (below the hole at 3 GiB, then
+ * from 4 GiB): what the dirty log and migration count.  NULL past the end. */
+void *vm_page_hva(struct vm *vm, uint64_t page);
+uint64_t vm_host_high_bytes(struct vm *vm);	/* guest RAM on host frames >= 4 GiB */
 
 /*
  * The TLB rule of hv/vmm.h, done: bump vm->hw.gpa_gen, then make every vCPU

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include "hv/lib/guest_layout.h"
 #include "hv/lib/log.h"
 #include "drivers/rtc.h"
 #include "hv/cpuid.h"
@@ -87,7 +88,7 @@ int vm_devices_init(struct vm *vm, unsigned int nr_vcpus)
 
 	memcpy(cfg.nic_mac, vm->mac, sizeof(cfg.nic_mac));
 
-	gpmap_ram_split(vm->mem_size, &cfg.ram_below_4g, &cfg.ram_above_4g);
+	guest_ram_split(vm->mem_size, &cfg.ram_below_4g, &cfg.ram_above_4g);
 	rc = vdev_create(&cfg, &vm->dev);
 	if (rc || !vm->nic)
 		return rc;

@@ -2,10 +2,14 @@
 /* The guest's E820 memory map (see e820.h for the layout). */
 #include <errno.h>
 #include "hv/loader/e820.h"
+#include "hv/lib/guest_layout.h"
 
 uint64_t e820_ram_top(uint64_t mem)
 {
-	return mem < E820_HOLE_START ? mem : E820_HOLE_START;
+	uint64_t below, above;
+
+	guest_ram_split(mem, &below, &above);
+	return below;
 }
 
 int e820_build(uint64_t mem, struct e820_entry *map)
@@ -19,8 +23,10 @@ int e820_build(uint64_t mem, struct e820_entry *map)
 					E820_RESERVED };
 	map[n++] = (struct e820_entry){ E820_HIGH_RAM, e820_ram_top(mem) - E820_HIGH_RAM,
 					E820_RAM };
-	if (mem > E820_HOLE_START)
-		map[n++] = (struct e820_entry){ E820_HOLE_START, E820_HOLE_END - E820_HOLE_START,
-						E820_RESERVED };
+	if (mem <= GUEST_HOLE_START)
+		return n;
+	map[n++] = (struct e820_entry){ E820_APIC_START, E820_HOLE_END - E820_APIC_START,
+					E820_RESERVED };
+	map[n++] = (struct e820_entry){ E820_HOLE_END, mem - GUEST_HOLE_START, E820_RAM };
 	return n;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "hv/loader/mb1elf.h"
+#include "hv/lib/guest_layout.h"
 
 /* ELF32 layout (System V ABI, "ELF Header" and "Program Header"). */
 #define EHDR_SIZE	52u
@@ -113,8 +114,9 @@ static int check_flags(struct mb1_plan *plan)
 
 static int check_range(struct mb1_plan *plan, const struct mb1_segment *s)
 {
-	uint64_t top = plan->guest_mem < FOUR_GIB ? plan->guest_mem : FOUR_GIB;
+	uint64_t top, above;
 
+	guest_ram_split(plan->guest_mem, &top, &above);	/* RAM below the hole */
 	if (s->offset > plan->image_len || s->filesz > plan->image_len - s->offset)
 		return fail(plan, -EINVAL, "segment %u: file bytes 0x%llx+0x%llx past the end (%zu)",
 			    s->index, (unsigned long long)s->offset,
@@ -342,19 +344,32 @@ int mb1_load(struct mb1_plan *plan, const struct loader_mem_ops *ops)
 
 /* ---- boot information (spec 3.3) ---- */
 
-/* usable [0, 640K), reserved [640K, 1M), usable [1M, end). */
-static void build_mmap(uint64_t guest_mem, struct mb1_mmap_entry *m)
+/* usable [0, 640K), reserved [640K, 1M), usable [1M, below the hole at
+ * 3 GiB), and usable from 4 GiB when RAM goes on there (hv/mm/gpmap.h).
+ * Returns the number of entries. */
+static unsigned build_mmap(uint64_t guest_mem, struct mb1_mmap_entry *m)
 {
+	uint64_t below, above;
+
+	guest_ram_split(guest_mem, &below, &above);
 	m[0] = (struct mb1_mmap_entry){ 20, 0, MB1_LOW_RAM_END, MB1_MEM_AVAILABLE };
 	m[1] = (struct mb1_mmap_entry){ 20, MB1_LOW_RAM_END, MB1_LOAD_MIN - MB1_LOW_RAM_END,
 					MB1_MEM_RESERVED };
-	m[2] = (struct mb1_mmap_entry){ 20, MB1_LOAD_MIN, guest_mem - MB1_LOAD_MIN,
+	m[2] = (struct mb1_mmap_entry){ 20, MB1_LOAD_MIN, below - MB1_LOAD_MIN,
 					MB1_MEM_AVAILABLE };
+	if (!above)
+		return 3;
+	m[3] = (struct mb1_mmap_entry){ 20, GUEST_HOLE_END, above, MB1_MEM_AVAILABLE };
+	return 4;
 }
 
+/* mem_upper: KiB from 1 MiB to the first hole (spec 3.3). */
 static void build_info(uint64_t guest_mem, bool has_cmdline, struct mb1_info *info)
 {
-	uint64_t upper_kb = (guest_mem - MB1_LOAD_MIN) / 1024;
+	uint64_t below, above, upper_kb;
+
+	guest_ram_split(guest_mem, &below, &above);
+	upper_kb = (below - MB1_LOAD_MIN) / 1024;
 
 	memset(info, 0, sizeof(*info));
 	info->flags = MB1_INFO_MEMORY | MB1_INFO_MMAP | MB1_INFO_LOADER_NAME;
@@ -364,7 +379,7 @@ static void build_info(uint64_t guest_mem, bool has_cmdline, struct mb1_info *in
 		info->flags |= MB1_INFO_CMDLINE;
 		info->cmdline = MB1_CMDLINE_GPA;
 	}
-	info->mmap_length = MB1_MMAP_ENTRIES * sizeof(struct mb1_mmap_entry);
+	info->mmap_length = (above ? 4 : 3) * sizeof(struct mb1_mmap_entry);
 	info->mmap_addr = MB1_MMAP_GPA;
 	info->boot_loader_name = MB1_LOADER_NAME_GPA;
 }
@@ -409,9 +424,9 @@ int mb1_write_info(struct mb1_plan *plan, const char *cmdline,
 	if (n == MB1_CMDLINE_MAX)
 		return fail(plan, -E2BIG, "command line of %u bytes or more (max %u)",
 			    MB1_CMDLINE_MAX, MB1_CMDLINE_MAX - 1);
-	build_mmap(plan->guest_mem, mmap);
+	unsigned nmap = build_mmap(plan->guest_mem, mmap);
 	build_info(plan->guest_mem, cmdline != NULL, &info);
-	ret = put(plan, ops, MB1_MMAP_GPA, mmap, sizeof(mmap));
+	ret = put(plan, ops, MB1_MMAP_GPA, mmap, nmap * sizeof(mmap[0]));
 	if (!ret && cmdline)
 		ret = put(plan, ops, MB1_CMDLINE_GPA, cmdline, n + 1);
 	if (!ret)

@@ -14,7 +14,7 @@
  *   -EINVAL   inconsistent image (checksum, header fields, file ranges,
  *             filesz > memsz, overlapping segments, entry point)
  *   -ENOTSUP  the header requires a feature ferry does not provide
- *   -ERANGE   a segment outside [MB1_LOAD_MIN, min(guest RAM, 4 GiB)),
+ *   -ERANGE   a segment outside [MB1_LOAD_MIN, min(guest RAM, 3 GiB)),
  *             or guest RAM not larger than MB1_LOAD_MIN
  *   -E2BIG    more than MB1_MAX_SEGS loadable segments, or command line
  *             of MB1_CMDLINE_MAX bytes or more
@@ -54,7 +54,7 @@
 #define MB1_CMDLINE_GPA		0xA000u		/* NUL-terminated command line */
 #define MB1_CMDLINE_MAX		4096u		/* bytes including the NUL */
 #define MB1_MMAP_GPA		0xB000u		/* MB1_MMAP_ENTRIES entries */
-#define MB1_MMAP_ENTRIES	3
+#define MB1_MMAP_ENTRIES	4		/* at most; 3 without RAM above 4 GiB */
 #define MB1_LOW_RAM_END		0xA0000u	/* usable [0, 640 KiB) */
 #define MB1_LOAD_MIN		0x100000u	/* segments start at >= 1 MiB */
 

@@ -312,15 +312,14 @@ static void on_pages(struct in *in, const struct mig_pages *p)
 
 	for (uint32_t i = 0; i < p->count; i++) {
 		const struct mig_page *pg = &p->page[i];
-		uint8_t *dst = vm_gpa_to_hva(in->vm, pg->gfn * MIG_PAGE_SIZE);
+		uint8_t *dst = vm_page_hva(in->vm, pg->gfn);	/* RAM page, not GPA */
 		if (pg->kind == MIG_PAGE_DATA) {
 			memcpy(dst, pg->data, MIG_PAGE_SIZE);
 		} else if (pg->kind == MIG_PAGE_SPARSE) {
 			mig_sparse_decode(pg->data, pg->len, dst);	/* checked by the stream */
 		} else {
 			for (uint64_t k = 0; !fresh && k < mig_page_span(pg); k++)
-				memset(vm_gpa_to_hva(in->vm, (pg->gfn + k) * MIG_PAGE_SIZE), 0,
-				       MIG_PAGE_SIZE);
+				memset(vm_page_hva(in->vm, pg->gfn + k), 0, MIG_PAGE_SIZE);
 			in->round_zero += mig_page_span(pg);
 		}
 	}

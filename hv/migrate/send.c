@@ -449,7 +449,7 @@ static int send_set(struct out *o, const uint64_t *set, struct mig_round *m)
 	int rc;
 
 	dirty_bitmap_for_each(g, set, n) {
-		const uint8_t *data = vm_gpa_to_hva(o->vm, (uint64_t)g * MIG_PAGE_SIZE);
+		const uint8_t *data = vm_page_hva(o->vm, g);	/* RAM page g, not GPA */
 
 		if (o->batch.n == PAGES_PER_REC && (rc = flush_batch(o, &m->bytes_sent)))
 			return rc;

@@ -8,15 +8,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include "hv/mm/dirty.h"
+#include "hv/mm/gpmap.h"
 
 #define BITS		64
 #define PAGE_SHIFT	12
 #define CHUNK_WORDS	8	/* 512 pages (2 MiB) of work per lock hold */
 
-static uint64_t gpa_of(uint64_t gfn)
+/* Bits count RAM pages in gpmap's order (dirty.h); these convert.  The
+ * hole's edges are multiples of a chunk (512 pages), so no word, chunk or
+ * run of bits crosses it. */
+static uint64_t gpa_of(uint64_t page)
 {
-	return gfn << PAGE_SHIFT;
+	return guest_page_gpa(page);
 }
+
+static uint64_t page_of(uint64_t gpa)
+{
+	return guest_gpa_page(gpa);
+}
+
+_Static_assert(GUEST_LOW_PAGES % (CHUNK_WORDS * BITS) == 0, "the hole splits a chunk");
 
 static uint64_t bit_of(uint64_t gfn)
 {
@@ -85,8 +96,8 @@ static int protect_word(struct page_table *pt, uint64_t base, uint64_t bits,
 		unsigned s = (unsigned)__builtin_ctzll(bits);
 		uint64_t above = ~(bits >> s);	/* 0 only if all 64 are set */
 		unsigned n = above ? (unsigned)__builtin_ctzll(above) : BITS;
-		int err = pt_protect(pt, gpa_of(base + s), gpa_of(n), set, clear,
-				     flags);
+		int err = pt_protect(pt, gpa_of(base + s), (uint64_t)n << PAGE_SHIFT, set,
+				     clear, flags);
 
 		if (err < 0)
 			return err;
@@ -105,11 +116,11 @@ struct chunk_walk {
 static int track_leaf(void *ctx, const struct pt_leaf *leaf)
 {
 	struct chunk_walk *c = ctx;
-	uint64_t first = leaf->va >> PAGE_SHIFT;
-	uint64_t end = (leaf->va + leaf->size) >> PAGE_SHIFT;
+	uint64_t first = page_of(leaf->va);	/* inside the chunk's GPAs */
+	uint64_t end = first + (leaf->size >> PAGE_SHIFT);
 
-	if (!(leaf->attr & PT_W))
-		return 0;
+	if (!(leaf->attr & PT_W) || first == UINT64_MAX)
+		return 0;			/* read-only, or in the hole */
 	for (uint64_t g = first < c->lo ? c->lo : first; g < end && g < c->hi; g++)
 		c->log->track[g / BITS] |= bit_of(g);
 	return 0;
@@ -125,7 +136,7 @@ static int start_chunk(struct dirty_log *log, struct page_table *pt,
 	uint64_t hi = (uint64_t)w1 * BITS;
 	struct chunk_walk c = { log, (uint64_t)w0 * BITS,
 				hi < log->nr_pages ? hi : log->nr_pages };
-	int err = pt_for_each(pt, gpa_of(c.lo), gpa_of(c.hi - c.lo), track_leaf, &c);
+	int err = pt_for_each(pt, gpa_of(c.lo), (c.hi - c.lo) << PAGE_SHIFT, track_leaf, &c);
 
 	for (size_t w = w0; !err && w < w1; w++)
 		err = protect_word(pt, (uint64_t)w * BITS, log->track[w], 0, PT_W,
@@ -291,7 +302,7 @@ void dirty_log_flush_done(struct dirty_log *log, struct page_table *pt)
 static int fault_locked(struct dirty_log *log, struct page_table *pt,
 			uint64_t gpa)
 {
-	uint64_t gfn = gpa >> PAGE_SHIFT, size;
+	uint64_t gfn = page_of(gpa), size;
 	unsigned attr;
 	int err;
 
@@ -318,8 +329,8 @@ int dirty_log_fault(struct dirty_log *log, struct page_table *pt, uint64_t gpa)
 {
 	int ret;
 
-	if ((gpa >> PAGE_SHIFT) >= log->nr_pages)
-		return DIRTY_NOT_OURS;		/* outside RAM, or no log */
+	if (page_of(gpa) >= log->nr_pages)
+		return DIRTY_NOT_OURS;		/* outside RAM (the hole too), or no log */
 	spin_lock(&log->lock);
 	ret = fault_locked(log, pt, gpa & ~(PT_SIZE_4K - 1));
 	spin_unlock(&log->lock);
@@ -328,6 +339,7 @@ int dirty_log_fault(struct dirty_log *log, struct page_table *pt, uint64_t gpa)
 
 int dirty_log_mark(struct dirty_log *log, uint64_t gfn)
 {
+	gfn = page_of(gfn << PAGE_SHIFT);
 	if (gfn >= log->nr_pages) {
 		stat_add(&log->stats.bad_marks, 1);
 		return -EINVAL;

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The dirty-page log of one VM, for pre-copy migration: which guest pages
- * (4 KiB gfns) were written since the last collection.  Vendor neutral and
+ * (4 KiB) were written since the last collection.  Pages are counted in
+ * RAM order (hv/mm/gpmap.h): page g is at GPA g * 4 KiB below the hole at
+ * 3 GiB and 1 GiB higher past it, so that "gfn" below means that index,
+ * except where a GPA is given (dirty_log_fault, dirty_log_mark).  Vendor neutral and
  * free of struct vm: it works on a guest-physical page table (EPT or NPT,
  * arch/x86/paging.h) and a page count, so the host tests drive it with a
  * table built from malloc'd pages.  Modelled on Xen's paging log-dirty
@@ -175,9 +178,11 @@ int dirty_log_start(struct dirty_log *log, struct page_table *pt, bool *flush);
 int dirty_log_fault(struct dirty_log *log, struct page_table *pt, uint64_t gpa);
 
 /*
- * Mark gfn written, from a source other than faults (a PML buffer drain).
+ * Mark the page at GPA gfn * 4 KiB written, from a source other than faults
+ * (a PML buffer drain, a device's writes): a guest frame number, not a RAM
+ * page index.
  * The page's rights are not touched.  0, or -EINVAL (counted in
- * bad_marks) for a gfn outside the log.  Lock-free, any CPU.
+ * bad_marks) for a gfn outside the log or in the hole.  Lock-free, any CPU.
  */
 int dirty_log_mark(struct dirty_log *log, uint64_t gfn);
 

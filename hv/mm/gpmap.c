@@ -73,7 +73,7 @@ int gpmap_map(const struct gpmap *m, struct page_table *pt)
 {
 	for (size_t i = 0; i < m->nr_frames; ) {
 		uint64_t size = is_run(m, i) ? PT_SIZE_2M : PAGE;
-		int err = pt_map(pt, i * PAGE, m->frames[i], size, PT_RWX, 0);
+		int err = pt_map(pt, guest_page_gpa(i), m->frames[i], size, PT_RWX, 0);
 
 		if (err < 0)
 			return err;
@@ -82,20 +82,45 @@ int gpmap_map(const struct gpmap *m, struct page_table *pt)
 	return 0;
 }
 
-void *gpmap_hva(const struct gpmap *m, uint64_t gpa)
+void *gpmap_page_hva(const struct gpmap *m, uint64_t page)
 {
-	uint64_t page = gpa / PAGE;
-
 	if (page >= m->nr_frames)
 		return NULL;
-	return (char *)m->mem->virt(m->frames[page]) + gpa % PAGE;
+	return m->mem->virt(m->frames[page]);
+}
+
+void *gpmap_hva(const struct gpmap *m, uint64_t gpa)
+{
+	char *h = gpmap_page_hva(m, guest_gpa_page(gpa));
+
+	return h ? h + gpa % PAGE : NULL;
+}
+
+size_t gpmap_host_high_pages(const struct gpmap *m)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; m->frames && i < m->nr_frames; i++)
+		n += m->frames[i] >= FOUR_GIB;
+	return n;
+}
+
+/* Whether [gpa, gpa + len) is RAM on one side of the hole. */
+static bool in_ram(const struct gpmap *m, uint64_t gpa, size_t len)
+{
+	uint64_t below, above, end = gpa + len;
+
+	guest_ram_split((uint64_t)m->nr_frames * PAGE, &below, &above);
+	if (end < gpa)
+		return false;
+	return end <= below || (gpa >= FOUR_GIB && end - FOUR_GIB <= above);
 }
 
 static int copy(const struct gpmap *m, uint64_t gpa, void *buf, size_t len, bool write)
 {
 	char *b = buf;
 
-	if (gpa + len < gpa || gpa + len > m->nr_frames * PAGE)
+	if (!in_ram(m, gpa, len))
 		return -EFAULT;
 	while (len) {
 		size_t chunk = PAGE - gpa % PAGE;
@@ -122,16 +147,4 @@ int gpmap_read(const struct gpmap *m, uint64_t gpa, void *buf, size_t len)
 int gpmap_write(const struct gpmap *m, uint64_t gpa, const void *buf, size_t len)
 {
 	return copy(m, gpa, (void *)buf, len, true);
-}
-
-/*
- * RAM runs on through 3-4 GiB (see gpmap.h), so all of the first 4 GiB
- * counts as below.  Splitting at 3 GiB, as a PC with a PCI hole would, told
- * a 3-4 GiB guest it had its top part twice, and a bigger one that RAM
- * went on 1 GiB past what the EPT/NPT maps.
- */
-void gpmap_ram_split(uint64_t mem_size, uint64_t *below_4g, uint64_t *above_4g)
-{
-	*below_4g = mem_size < FOUR_GIB ? mem_size : FOUR_GIB;
-	*above_4g = mem_size - *below_4g;
 }

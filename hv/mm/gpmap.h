@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * A guest's RAM: guest-physical [0, nr_frames * 4 KiB), one contiguous
- * range from GPA 0 (no hole below 4 GiB), backed by host frames that need
- * not be contiguous.  Each naturally aligned 2 MiB of the guest is one
+ * A guest's RAM: nr_frames pages at the GPAs of hv/lib/guest_layout.h
+ * (below the hole at 3 GiB, the rest from 4 GiB), indexed in that order,
+ * backed by host frames that need not be contiguous.  Each naturally aligned 2 MiB of the guest is one
  * 2 MiB-aligned host run when the allocator has one, so that the EPT/NPT
  * maps it with a single 2 MiB page (fewer TLB misses and table pages);
  * otherwise, and for a tail shorter than 2 MiB, it is 4 KiB frames from
@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "arch/x86/paging.h"
+#include "hv/lib/guest_layout.h"
 
 #define GPMAP_RUN_FRAMES	512	/* 4 KiB frames in a 2 MiB run */
 
@@ -50,22 +51,23 @@ int gpmap_alloc(struct gpmap *m, size_t nr_frames, const struct gpmap_mem *mem);
  * never allocated (frames NULL). */
 void gpmap_free(struct gpmap *m);
 
-/* Map all of it RWX write-back into pt (empty there): a 2 MiB page per run,
- * 4 KiB pages otherwise.  0 or pt_map's error; partial mappings are left
+/* Map all of it RWX write-back into pt (empty there) at the GPAs above: a
+ * 2 MiB page per run, 4 KiB pages otherwise (3 GiB is 2 MiB aligned, so no
+ * run straddles the hole).  0 or pt_map's error; partial mappings are left
  * for pt_destroy. */
 int gpmap_map(const struct gpmap *m, struct page_table *pt);
 
 /* The host address of gpa, valid up to the end of its 4 KiB page; NULL
- * outside guest RAM. */
+ * outside guest RAM (the hole included). */
 void *gpmap_hva(const struct gpmap *m, uint64_t gpa);
+/* The host address of RAM page `page` (index order); NULL past the end. */
+void *gpmap_page_hva(const struct gpmap *m, uint64_t page);
+/* Pages backed by host frames at or above 4 GiB of host physical memory. */
+size_t gpmap_host_high_pages(const struct gpmap *m);
 
 /* Copy across any number of frames; -EFAULT (nothing copied) unless
- * [gpa, gpa + len) is inside guest RAM. */
+ * [gpa, gpa + len) is inside guest RAM (one side of the hole). */
 int gpmap_read(const struct gpmap *m, uint64_t gpa, void *buf, size_t len);
 int gpmap_write(const struct gpmap *m, uint64_t gpa, const void *buf, size_t len);
-
-/* Guest RAM below and above 4 GiB of GPA, for the CMOS size bytes: the
- * layout gpmap_map builds, so that firmware-style probes agree with it. */
-void gpmap_ram_split(uint64_t mem_size, uint64_t *below_4g, uint64_t *above_4g);
 
 #endif

@@ -104,12 +104,6 @@ static int create_args(int argc, char **argv, struct vm_config *cfg)
 	}
 	if (vals[6] && parse_guest_mac(vals[6], &cfg->mac))
 		return -EINVAL;
-	/* the NIC's BARs go in the 32-bit hole at 3 GiB, which RAM fills in
-	 * a bigger guest (hv/vdev/vpci.h) */
-	if (cfg->nic && cfg->mem_mb > 3072) {
-		shell_error("create", "nic=on: at most mem=3072 (the PCI hole starts at 3 GiB)");
-		return -EINVAL;
-	}
 	return 0;
 }
 
@@ -385,7 +379,8 @@ int cmd_info(int argc, char **argv)
 	print_migration(vm);
 	shell_printf("kernel:     %s\n", vm->kernel);
 	shell_printf("cmdline:    %s\n", vm->cmdline);
-	shell_printf("memory:     %lu MiB\n", vm->mem_size >> 20);
+	shell_printf("memory:     %lu MiB (%lu MiB of it on host RAM above 4 GiB)\n",
+		     vm->mem_size >> 20, vm_host_high_bytes(vm) >> 20);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		shell_printf("vcpu %u:     on CPU %d, rip %#lx\n", i, vm->vcpus[i]->cpu,
 			     vm->vcpus[i]->exit.rip);

@@ -375,6 +375,13 @@ void *vm_gpa_to_hva(struct vm *vm, uint64_t gpa)
 	return gpa < vm->mem_size ? mh(vm)->mem + gpa : NULL;
 }
 
+/* RAM page g: these guests are smaller than 3 GiB, where the page index
+ * and the gfn are the same (hv/mm/gpmap.h). */
+void *vm_page_hva(struct vm *vm, uint64_t page)
+{
+	return page < vm->nr_frames ? vm_gpa_to_hva(vm, page * MIG_PAGE_SIZE) : NULL;
+}
+
 void vm_flush_gpt(struct vm *vm)
 {
 	mh(vm)->flushes++;	/* no vCPU holds a translation: nothing to wait for */

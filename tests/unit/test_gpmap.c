@@ -536,13 +536,126 @@ static void test_ram_split(void **state)
 		uint64_t mem = sizes[i], below, above, cmos_above;
 		struct rtc r;
 
-		gpmap_ram_split(mem, &below, &above);
+		guest_ram_split(mem, &below, &above);
 		assert_int_equal(below + above, mem);
-		assert_int_equal(below, mem < GiB(4) ? mem : GiB(4));
+		assert_int_equal(below, mem < GiB(3) ? mem : GiB(3));
 		rtc_init(&r, 0, 0, below, above);
 		assert_int_equal(cmos_ram(&r, &cmos_above), mem);	/* each byte once */
-		assert_int_equal(cmos_above, mem > GiB(4) ? mem - GiB(4) : 0);
+		assert_int_equal(cmos_above, mem > GiB(3) ? mem - GiB(3) : 0);
 	}
+}
+
+/* ---- The PC layout: RAM below 3 GiB, a hole, the rest from 4 GiB ---- */
+
+/* Frames for a guest bigger than the arena: made-up PAs above 4 GiB of
+ * host memory, never failing, whose bytes alias onto HOLE_SHADOW pages. */
+#define HOLE_PA		0x1000000000ull
+#define HOLE_SHADOW	64
+static struct { uint64_t next; size_t live; uint8_t *shadow; } hk;
+
+static uint64_t hole_alloc_contig(size_t n, size_t align)
+{
+	uint64_t pa = (hk.next + align * K4 - 1) & ~(align * K4 - 1);
+
+	hk.next = pa + n * K4;
+	hk.live += n;
+	return pa;
+}
+
+static uint64_t hole_alloc_frame(void)
+{
+	return hole_alloc_contig(1, 1);
+}
+
+static void hole_free(uint64_t pa, size_t n)
+{
+	assert_true(pa >= HOLE_PA && pa < hk.next);
+	hk.live -= n;
+}
+
+static void *hole_virt(uint64_t pa)
+{
+	return hk.shadow + (pa - HOLE_PA) / K4 % HOLE_SHADOW * K4;
+}
+
+static const struct gpmap_mem hole_mem = {
+	hole_alloc_contig, hole_alloc_frame, hole_free, hole_virt,
+};
+
+static void test_page_index(void **state)
+{
+	(void)state;
+	assert_int_equal(guest_page_gpa(0), 0);
+	assert_int_equal(guest_page_gpa(GUEST_LOW_PAGES - 1), GiB(3) - K4);
+	assert_int_equal(guest_page_gpa(GUEST_LOW_PAGES), GiB(4));
+	assert_int_equal(guest_page_gpa(GUEST_LOW_PAGES + 5), GiB(4) + 5 * K4);
+	assert_int_equal(guest_gpa_page(GiB(3) - 1), GUEST_LOW_PAGES - 1);
+	assert_int_equal(guest_gpa_page(GiB(3)), UINT64_MAX);
+	assert_int_equal(guest_gpa_page(0xfec00000ull), UINT64_MAX);	/* I/O APIC */
+	assert_int_equal(guest_gpa_page(0xfee00000ull), UINT64_MAX);	/* local APIC */
+	assert_int_equal(guest_gpa_page(GiB(4) - 1), UINT64_MAX);
+	assert_int_equal(guest_gpa_page(GiB(4)), GUEST_LOW_PAGES);
+	assert_int_equal(guest_gpa_page(GiB(4) + 5 * K4 + 7), GUEST_LOW_PAGES + 5);
+}
+
+/* 5 GiB + 8 KiB of guest: 3 GiB below the hole, 2 GiB + 2 pages above
+ * (a tail of single frames), mapped and read back through the tables. */
+static void test_hole_layout(void **state)
+{
+	struct env *env = *state;
+	const size_t nr = (size_t)(GiB(5) / K4) + 2;
+	const uint64_t top = GiB(6) + 2 * K4;	/* one past the last RAM byte */
+	uint64_t pa, size;
+	unsigned attr;
+	uint8_t buf[32];
+
+	hk.next = HOLE_PA;
+	hk.live = 0;
+	hk.shadow = calloc(HOLE_SHADOW, K4);
+	assert_int_equal(gpmap_alloc(&env->m, nr, &hole_mem), 0);
+	assert_int_equal(hk.live, nr);
+	assert_int_equal(gpmap_host_high_pages(&env->m), nr);
+	env_pt(env, PT_SIZE_2M);
+	assert_int_equal(gpmap_map(&env->m, &env->pt), 0);
+
+	/* RAM up to 3 GiB, nothing in 3-4 GiB, RAM again from 4 GiB to top */
+	assert_int_equal(pt_lookup(&env->pt, GiB(3) - K4, &pa, &attr, &size), 0);
+	assert_int_equal(pa, env->m.frames[GUEST_LOW_PAGES - 1]);
+	assert_int_equal(size, PT_SIZE_2M);
+	assert_int_not_equal(pt_lookup(&env->pt, GiB(3), &pa, &attr, &size), 0);
+	assert_int_not_equal(pt_lookup(&env->pt, 0xfee00000ull, &pa, &attr, &size), 0);
+	assert_int_not_equal(pt_lookup(&env->pt, GiB(4) - K4, &pa, &attr, &size), 0);
+	assert_int_equal(pt_lookup(&env->pt, GiB(4), &pa, &attr, &size), 0);
+	assert_int_equal(pa, env->m.frames[GUEST_LOW_PAGES]);
+	assert_int_equal(pt_lookup(&env->pt, top - K4, &pa, &attr, &size), 0);
+	assert_int_equal(pa, env->m.frames[nr - 1]);
+	assert_int_equal(size, PT_SIZE_4K);
+	assert_int_not_equal(pt_lookup(&env->pt, top, &pa, &attr, &size), 0);
+	/* the GPA of RAM above the hole was not mapped a second time below it */
+	assert_int_equal(pt_lookup(&env->pt, GiB(2), &pa, &attr, &size), 0);
+	assert_int_equal(pa, env->m.frames[GiB(2) / K4]);
+
+	/* host addresses and copies follow the same layout */
+	assert_ptr_equal(gpmap_hva(&env->m, GiB(4) + 9), (uint8_t *)hole_virt(
+		env->m.frames[GUEST_LOW_PAGES]) + 9);
+	assert_null(gpmap_hva(&env->m, GiB(3)));
+	assert_null(gpmap_hva(&env->m, GiB(4) - 1));
+	assert_null(gpmap_hva(&env->m, top));
+	assert_ptr_equal(gpmap_page_hva(&env->m, nr - 1), hole_virt(env->m.frames[nr - 1]));
+	assert_null(gpmap_page_hva(&env->m, nr));
+	fill(buf, sizeof(buf), 0x47);
+	assert_int_equal(gpmap_write(&env->m, top - 16, buf, 16), 0);
+	assert_memory_equal((uint8_t *)hole_virt(env->m.frames[nr - 1]) + K4 - 16, buf, 16);
+	assert_int_equal(gpmap_write(&env->m, GiB(3) - 8, buf, 16), -EFAULT);	/* into the hole */
+	assert_int_equal(gpmap_read(&env->m, GiB(4) - 8, buf, 16), -EFAULT);	/* out of it */
+	assert_int_equal(gpmap_read(&env->m, GiB(3) + 4, buf, 4), -EFAULT);
+	assert_int_equal(gpmap_read(&env->m, top - 8, buf, 16), -EFAULT);
+	assert_int_equal(gpmap_read(&env->m, GiB(3) - 16, buf, 16), 0);
+
+	env_pt_destroy(env);
+	gpmap_free(&env->m);
+	assert_int_equal(hk.live, 0);
+	free(hk.shadow);
 }
 
 int main(void)
@@ -557,6 +670,8 @@ int main(void)
 	const struct CMUnitTest other[] = {
 		cmocka_unit_test_setup_teardown(test_alloc_runs_out, setup, teardown),
 		cmocka_unit_test(test_ram_split),
+		cmocka_unit_test(test_page_index),
+		cmocka_unit_test_setup_teardown(test_hole_layout, setup, teardown),
 	};
 	int failed;
 

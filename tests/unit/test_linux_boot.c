@@ -312,12 +312,20 @@ static void test_e820(void **state)
 	assert_true(m[1].addr == E820_LOW_RAM_END && m[1].type == E820_RESERVED);
 	assert_int_equal(m[1].addr + m[1].size, MIB);
 	assert_true(m[2].addr == MIB && m[2].size == 255 * MIB && m[2].type == E820_RAM);
-	/* RAM reaching the APIC pages: cut there, the hole reserved */
-	assert_int_equal(e820_build(4096 * MIB, m), 4);
-	assert_int_equal(m[2].addr + m[2].size, E820_HOLE_START);
-	assert_true(m[3].addr == E820_HOLE_START && m[3].type == E820_RESERVED);
+	/* exactly 3 GiB: all of it below the hole, nothing above */
+	assert_int_equal(e820_build(3072 * MIB, m), 3);
+	assert_int_equal(m[2].addr + m[2].size, 3072 * MIB);
+	assert_int_equal(e820_ram_top(3072 * MIB), 3072 * MIB);
+	/* 6 GiB: cut at 3 GiB, the APIC pages reserved, 3 GiB from 4 GiB up */
+	assert_int_equal(e820_build(6144 * MIB, m), 5);
+	assert_int_equal(m[2].addr + m[2].size, 3072 * MIB);
+	assert_true(m[3].addr == E820_APIC_START && m[3].type == E820_RESERVED);
 	assert_int_equal(m[3].addr + m[3].size, 4096 * MIB);
-	assert_int_equal(e820_ram_top(4096 * MIB), E820_HOLE_START);
+	assert_true(m[4].addr == 4096 * MIB && m[4].size == 3072 * MIB && m[4].type == E820_RAM);
+	assert_int_equal(e820_ram_top(6144 * MIB), 3072 * MIB);
+	/* 3 GiB + 2 MiB: the smallest guest with RAM above the hole */
+	assert_int_equal(e820_build(3074 * MIB, m), 5);
+	assert_true(m[4].addr == 4096 * MIB && m[4].size == 2 * MIB);
 }
 
 static uint8_t sum(const uint8_t *p, size_t n)
