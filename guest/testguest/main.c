@@ -11,6 +11,9 @@
 #define MB_BOOT_MAGIC 0x2BADB002
 #define MB_INFO_MEM (1u << 0)
 #define MB_INFO_CMDLINE (1u << 2)
+#define MB_INFO_MMAP (1u << 6)
+#define MB_MEM_AVAILABLE 1
+#define FOUR_GIB 0x100000000ull
 #define CMDLINE_MAX 512
 #define MAX_TOKENS 32
 
@@ -21,7 +24,17 @@ struct mb_info {
 	uint32_t mem_upper; /* KiB from 1 MiB to the first hole */
 	uint32_t boot_device;
 	uint32_t cmdline; /* physical address of a C string */
+	uint32_t mods_count, mods_addr;
+	uint32_t syms[4];
+	uint32_t mmap_length, mmap_addr; /* valid with MB_INFO_MMAP */
 };
+
+/* One memory map entry (spec 3.3): size counts the bytes after itself. */
+struct mb_mmap {
+	uint32_t size;
+	uint64_t base, len;
+	uint32_t type;
+} __attribute__((packed));
 
 struct mode {
 	const char *name;
@@ -129,6 +142,25 @@ static const struct mode *find_mode(void)
 	return NULL;
 }
 
+/* The end of RAM at or above 4 GiB in the memory map; 0 when none. */
+static uint64_t high_ram_end(const struct mb_info *mbi)
+{
+	uint32_t off = 0;
+	uint64_t end = 0;
+
+	if (!(mbi->flags & MB_INFO_MMAP))
+		return 0;
+	while (off + sizeof(struct mb_mmap) <= mbi->mmap_length) {
+		const struct mb_mmap *e = (const void *)(mbi->mmap_addr + off);
+
+		if (e->type == MB_MEM_AVAILABLE && e->base >= FOUR_GIB &&
+		    e->base + e->len > end)
+			end = e->base + e->len;
+		off += e->size + 4;
+	}
+	return end;
+}
+
 static void read_boot_info(const struct mb_info *mbi)
 {
 	const char *src;
@@ -141,6 +173,7 @@ static void read_boot_info(const struct mb_info *mbi)
 		end = TG_MIB + (uint64_t)mbi->mem_upper * 1024;
 		tg_boot.ram_end = end > TG_RAM_LIMIT ? TG_RAM_LIMIT : (uint32_t)end;
 	}
+	tg_boot.high_end = high_ram_end(mbi);
 	if (mbi->flags & MB_INFO_CMDLINE) {
 		src = (const char *)mbi->cmdline;
 		for (int i = 0; i < CMDLINE_MAX - 1 && src[i]; i++)

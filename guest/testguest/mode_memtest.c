@@ -6,53 +6,112 @@
  * word is both verified and rewritten (dirtied) on each pass.
  *   memtest [mb=N] [passes=K] [inject=1]
  * Without mb= all RAM between the guest image and the end of upper memory
- * is tested; without passes= it runs until stopped.  inject=1 flips a bit
+ * is tested, and RAM from 4 GiB up when the memory map has some (reached
+ * through a PAE window, 1 GiB at a time); without passes= it runs until
+ * stopped.  inject=1 flips a bit
  * in the middle of the range after the first fill, a self-test of the
  * checker (pass 1 must then report one mismatch).
  */
+#include "guest/testguest/arch.h"
 #include "guest/testguest/tg.h"
 
 #define MAX_MISMATCH_LINES 8
+#define HIGH_BASE 0x100000000ull
+#define WINDOW_VA 0xC0000000u		/* PDPT slot 3: the window */
+#define WINDOW_BYTES 0x40000000u
+#define LARGE_PAGE (2u * TG_MIB)
+#define PDE_P 0x1ull
+#define PDE_RW 0x2ull
+#define PDE_PS 0x80ull
+
+enum how { FILL, CHECK_WRITE, CHECK };
 
 struct memtest {
 	uint32_t *start, *end;
+	uint64_t high_end;		/* RAM [4 GiB, high_end); 0: none */
 	uint32_t errors;
 	uint32_t reported;
 };
 
-static inline uint32_t pattern(const uint32_t *p, uint32_t pass)
+/* PAE tables (SDM Vol. 3A 4.4.1): 0-3 GiB identity in 2 MiB pages, and
+ * the 3-4 GiB of virtual addresses a window onto guest-physical memory. */
+static uint64_t pdpt[4] __attribute__((aligned(32)));
+static uint64_t pd[4][512] __attribute__((aligned(TG_PAGE)));
+
+/* The pattern of the word at guest-physical pa: below 4 GiB the same as
+ * before there was high memory. */
+static inline uint32_t pattern(uint64_t pa, uint32_t pass)
 {
-	uint32_t a = (uint32_t)p;
+	uint32_t a = (uint32_t)pa ^ (uint32_t)(pa >> 32) * 0x01000193u;
 
 	return (a ^ 0x5A5A5A5Au) + pass * 0x9E3779B9u;
 }
 
-static void mismatch(struct memtest *t, const uint32_t *p, uint32_t want)
+static void mismatch(struct memtest *t, uint64_t pa, uint32_t want, uint32_t got)
 {
 	t->errors++;
 	if (t->reported++ >= MAX_MISMATCH_LINES)
 		return;
-	tg_printf("TG memtest mismatch addr=0x%08x want=0x%08x got=0x%08x\n",
-		  (uint32_t)p, want, *p);
+	if (pa >> 32)
+		tg_printf("TG memtest mismatch addr=0x%x%08x want=0x%08x got=0x%08x\n",
+			  (uint32_t)(pa >> 32), (uint32_t)pa, want, got);
+	else
+		tg_printf("TG memtest mismatch addr=0x%08x want=0x%08x got=0x%08x\n",
+			  (uint32_t)pa, want, got);
 }
 
-static void fill(struct memtest *t, uint32_t pass)
+/* One range: p..end in virtual addresses, pa the guest-physical address of
+ * p.  FILL writes pass's pattern; CHECK_WRITE checks pass-1's and writes
+ * pass's; CHECK only checks pass-1's. */
+static void sweep_range(struct memtest *t, uint32_t *p, uint32_t *end, uint64_t pa,
+			uint32_t pass, enum how how)
 {
-	for (uint32_t *p = t->start; p < t->end; p++)
-		*p = pattern(p, pass);
-}
+	for (; p < end; p++, pa += 4) {
+		uint32_t want = pattern(pa, pass - 1);
 
-/* Checks pass-1's pattern and writes pass's; write=false only checks. */
-static void sweep(struct memtest *t, uint32_t pass, bool write)
-{
-	for (uint32_t *p = t->start; p < t->end; p++) {
-		uint32_t want = pattern(p, pass - 1);
-
-		if (*p != want)
-			mismatch(t, p, want);
-		if (write)
-			*p = pattern(p, pass);
+		if (how != FILL && *p != want)
+			mismatch(t, pa, want, *p);
+		if (how != CHECK)
+			*p = pattern(pa, pass);
 	}
+}
+
+/* Point the window at the 1 GiB from base, paging on (first call) or the
+ * TLB reloaded (CR3 write). */
+static void window_map(uint64_t base)
+{
+	for (uint32_t d = 0; d < 4; d++) {
+		for (uint32_t i = 0; i < 512; i++) {
+			uint64_t pa = (d < 3 ? (uint64_t)d << 30 : base) + (uint64_t)i * LARGE_PAGE;
+
+			pd[d][i] = pa | PDE_PS | PDE_RW | PDE_P;
+		}
+		pdpt[d] = (uint32_t)pd[d] | PDE_P;
+	}
+	write_cr4(read_cr4() | CR4_PAE);
+	write_cr3((uint32_t)pdpt);
+	write_cr0(read_cr0() | CR0_PG);
+}
+
+static void sweep_high(struct memtest *t, uint32_t pass, enum how how)
+{
+	for (uint64_t base = HIGH_BASE; base < t->high_end; base += WINDOW_BYTES) {
+		uint64_t left = t->high_end - base;
+		uint32_t n = left < WINDOW_BYTES ? (uint32_t)left : WINDOW_BYTES;
+
+		window_map(base);
+		sweep_range(t, (uint32_t *)WINDOW_VA, (uint32_t *)(WINDOW_VA + n), base, pass, how);
+	}
+	if (t->high_end) {
+		write_cr0(read_cr0() & ~CR0_PG);
+		write_cr4(read_cr4() & ~CR4_PAE);
+	}
+}
+
+static void sweep(struct memtest *t, uint32_t pass, enum how how)
+{
+	sweep_range(t, t->start, t->end, (uint32_t)t->start, pass, how);
+	sweep_high(t, pass, how);
 }
 
 static bool setup(struct memtest *t)
@@ -74,6 +133,7 @@ static bool setup(struct memtest *t)
 	}
 	t->start = (uint32_t *)tg_boot.free_start;
 	t->end = (uint32_t *)(tg_boot.free_start + bytes);
+	t->high_end = tg_opt_has("mb") ? 0 : tg_boot.high_end;
 	return true;
 }
 
@@ -86,15 +146,19 @@ void mode_memtest(void)
 		tg_poweroff();
 	tg_printf("TG memtest start=0x%08x end=0x%08x kib=%u passes=%u\n",
 		  (uint32_t)t.start, (uint32_t)t.end,
-		  (uint32_t)(t.end - t.start) / 256, passes);
-	fill(&t, 0);
+		  ((uint32_t)t.end - (uint32_t)t.start) / 1024, passes);	/* no ptrdiff_t: > 2 GiB */
+	if (t.high_end)
+		tg_printf("TG memtest high start=0x100000000 end=0x%x%08x mib=%u\n",
+			  (uint32_t)(t.high_end >> 32), (uint32_t)t.high_end,
+			  (uint32_t)((t.high_end - HIGH_BASE) >> 20));
+	sweep(&t, 0, FILL);
 	if (tg_opt_u32("inject", 0))
 		t.start[(t.end - t.start) / 2] ^= 1;
 	for (uint32_t k = 1; !passes || k <= passes; k++) {
-		sweep(&t, k, true);
+		sweep(&t, k, CHECK_WRITE);
 		tg_printf("TG memtest pass=%u errors=%u\n", k, t.errors);
 	}
-	sweep(&t, passes + 1, false);
+	sweep(&t, passes + 1, CHECK);
 	tg_printf("TG memtest done passes=%u errors=%u\n", passes, t.errors);
 	if (t.errors)
 		tg_printf("TG FAIL memtest errors=%u\n", t.errors);

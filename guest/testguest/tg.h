@@ -89,6 +89,7 @@ struct tg_boot {
 	bool have_mem;
 	uint32_t ram_end;  /* first byte past usable RAM above 1 MiB */
 	uint32_t free_start; /* first page past the guest image */
+	uint64_t high_end; /* end of RAM from 4 GiB up (memory map); 0: none */
 };
 extern struct tg_boot tg_boot;
 uint32_t tg_opt_u32(const char *key, uint32_t def);

@@ -5,6 +5,7 @@
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
+#include "hv/sched.h"
 #include "arch/x86/virt.h"
 #include "arch/x86/acpi.h"
 #include "hv/lib/log.h"
@@ -49,13 +50,14 @@ static int cmd_cpus(int argc, char **argv)
 
 	if (no_args(argc, argv))
 		return -EINVAL;
-	shell_printf("CPU  APIC  STATE    VIRTUALIZATION\n");
+	shell_printf("CPU  APIC  STATE    VCPUS  VIRTUALIZATION\n");
 	for (unsigned int i = 0; i < cpu_count; i++) {
 		const struct percpu *c = &cpus[i];
 
 		virt_describe(&c->caps, feat, sizeof(feat));
-		shell_printf("%-4u %-5u %-8s %s\n", i, c->apic_id,
-			     c->online ? "online" : "offline", c->online ? feat : "-");
+		shell_printf("%-4u %-5u %-8s %-6u %s\n", i, c->apic_id,
+			     c->online ? "online" : "offline", sched_load(i),
+			     c->online ? feat : "-");
 	}
 	return 0;
 }
@@ -176,7 +178,7 @@ static int cmd_debug(int argc, char **argv)
 const struct shell_cmd shell_commands[] = {
 	{ "help", "[CMD]", "list commands, or explain one", cmd_help },
 	{ "version", "", "ferry's version, git revision and build date", cmd_version },
-	{ "cpus", "", "the CPUs: APIC id, state, virtualization features", cmd_cpus },
+	{ "cpus", "", "the CPUs: APIC id, state, vCPUs placed there, virtualization features", cmd_cpus },
 	{ "mem", "", "memory: total, free, used by ferry and by guests", cmd_mem },
 	{ "uptime", "", "time since boot", cmd_uptime },
 	{ "log", "", "the log: boot messages and everything since", cmd_log },

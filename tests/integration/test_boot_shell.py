@@ -35,7 +35,7 @@ def console_before_prompt(m):
 def test_qemu_boots_all_cpus_with_svm(machine_factory, cpus):
     m = machine_factory("qemu", cpus=cpus)
     out = m.cmd("cpus")
-    rows = re.findall(r"^(\d+)\s+(\d+)\s+online\s+(.*)$", out, re.M)
+    rows = re.findall(r"^(\d+)\s+(\d+)\s+online\s+\d+\s+(.*)$", out, re.M)
     assert len(rows) == cpus, out
     for _, _, virt in rows:
         assert virt.startswith("SVM NPT"), out
@@ -45,7 +45,7 @@ def test_qemu_boots_all_cpus_with_svm(machine_factory, cpus):
 def test_bochs_boots_with_vmx_ept(machine_factory):
     m = machine_factory("bochs", cpus=2, mem=128)
     out = m.cmd("cpus", timeout=120)
-    rows = re.findall(r"^(\d+)\s+(\d+)\s+online\s+(.*)$", out, re.M)
+    rows = re.findall(r"^(\d+)\s+(\d+)\s+online\s+\d+\s+(.*)$", out, re.M)
     assert len(rows) == 2, out
     for _, _, virt in rows:
         assert "VMX EPT unrestricted-guest" in virt and "PML" in virt, out

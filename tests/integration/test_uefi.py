@@ -19,7 +19,7 @@ def test_uefi_boot_shell_guest_poweroff(machine_factory):
     assert "acpi: 2 CPUs, I/O APIC present, power-off via S5" in log
     assert "command line 'console=com1,115200" in log
     assert "cpus: 2 of 2 online" in log
-    rows = re.findall(r"^(\d+)\s+\d+\s+online\s+SVM NPT", m.cmd("cpus"), re.M)
+    rows = re.findall(r"^(\d+)\s+\d+\s+online\s+\d+\s+SVM NPT", m.cmd("cpus"), re.M)
     assert rows == ["0", "1"], rows
     mem = m.cmd("mem")
     assert re.search(r"\d+ MiB", mem), mem
