@@ -4,8 +4,9 @@
 
   python3 tests/bench/run.py [boot] [...]
 
-boot:  time from starting QEMU to the `ferry> ` prompt, ferry's own boot
-       time (from its log), and ferry's memory use at idle (`mem`).
+boot:  time from starting QEMU to the `ferry> ` prompt and ferry's own boot
+       time (from its log) on 2, 8 and 16 CPUs, and ferry's memory use at
+       idle (`mem`).
 guest: the test guest's CPU-bound work rate under ferry vs directly on
        QEMU (the overhead ratio), and VM exits per second.
 guest-vmx: the same ratio on Bochs (Intel VMX).
@@ -30,26 +31,41 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
 from ferry_harness import ROOT, Machine  # noqa: E402
 
 
-def bench_boot(runs=3):
-    walls, selfs = [], []
+def boot_once(name, cpus):
+    """One boot: power-on to prompt (host clock), ferry's own boot time
+    (its log) and `mem`."""
+    m = Machine(name, kind="qemu", cpus=cpus, mem=512)
+    t0 = time.time()
+    m.start(boot_timeout=180)
+    wall = time.time() - t0
+    log = m.cmd("log")
+    own = int(re.search(r"boot: ready in (\d+) ms", log).group(1))
+    assert f"cpus: {cpus} of {cpus} online" in log, log
+    mem = m.cmd("mem")
+    m.close()
+    return wall, own, mem
+
+
+def bench_boot(runs=3, cpu_counts=(2, 8, 16)):
+    """Boot time by CPU count, the counts alternated run by run so that a
+    change in the machine's load falls on all of them alike."""
+    walls = {c: [] for c in cpu_counts}
+    selfs = {c: [] for c in cpu_counts}
     mem = None
     for i in range(runs):
-        m = Machine(f"bench-boot-{i}", kind="qemu", cpus=2, mem=512)
-        t0 = time.time()
-        m.start()
-        walls.append(time.time() - t0)
-        log = m.cmd("log")
-        selfs.append(int(re.search(r"boot: ready in (\d+) ms", log).group(1)))
-        if mem is None:
-            mem = m.cmd("mem")
-        m.close()
+        for c in cpu_counts:
+            wall, own, out = boot_once(f"bench-boot-{c}cpu-{i}", c)
+            walls[c].append(wall)
+            selfs[c].append(own)
+            mem = mem or out
     ferry = int(re.search(r"ferry:\s+(\d+) KiB", mem).group(1))
     heap = re.search(r"heap:\s+(\d+) KiB used of (\d+) KiB", mem)
-    print("boot (QEMU TCG, 2 CPUs, 512 MiB), %d runs:" % runs)
-    print("  power-on to prompt (host clock, incl. SeaBIOS+GRUB): median %.2f s (min %.2f, max %.2f)"
-          % (statistics.median(walls), min(walls), max(walls)))
-    print("  ferry's own boot (kmain to prompt, its log):         median %d ms"
-          % statistics.median(selfs))
+    print("boot (QEMU TCG, 512 MiB), %d runs per CPU count:" % runs)
+    for c in cpu_counts:
+        w, s = walls[c], selfs[c]
+        print("  %2d CPUs: power-on to prompt (incl. SeaBIOS+GRUB) median %.2f s (min %.2f, max %.2f);"
+              " ferry's own boot (kmain to prompt) median %d ms (min %d, max %d)"
+              % (c, statistics.median(w), min(w), max(w), statistics.median(s), min(s), max(s)))
     print("  ferry memory at idle: %d KiB reserved for ferry (image, heap, tables);"
           " heap in use %s KiB of %s KiB" % (ferry, heap.group(1), heap.group(2)))
 
