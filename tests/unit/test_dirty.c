@@ -24,6 +24,7 @@
 #include "arch/x86/svm/npt.h"
 #include "arch/x86/vmx/ept.h"
 #include "hv/mm/dirty.h"
+#include "hv/lib/guest_layout.h"
 #include "tests/unit/pt_pool.h"
 
 #define K4		0x1000ull
@@ -816,6 +817,56 @@ static void test_1g_page_split(void **state)
 	dirty_log_destroy(&log);
 }
 
+/* A guest bigger than 3 GiB: bits count RAM pages, and those past the hole
+ * sit 1 GiB higher in GPA (hv/lib/guest_layout.h).  A mapping inside the
+ * hole (as a device's would be) is never the log's. */
+static void test_pages_past_the_hole(void **state)
+{
+	struct env *env = *state;
+	struct dirty_log log;
+	const uint64_t low = GUEST_LOW_PAGES, nr = low + 1024;
+	size_t words = dirty_bitmap_words(nr);
+	uint64_t *set = calloc(words, sizeof(*set)), size;
+	unsigned attr;
+	bool flush;
+
+	assert_non_null(set);
+	assert_int_equal(pt_map(&env->pt, GUEST_HOLE_START - M2, RAM_PA + 0x40000000, M2,
+				PT_RWX, 0), 0);
+	assert_int_equal(pt_map(&env->pt, GUEST_HOLE_START, RAM_PA + 0x40200000, M2, PT_RWX, 0), 0);
+	assert_int_equal(pt_map(&env->pt, GUEST_HOLE_END, RAM_PA + 0x40400000, M2, PT_RWX, 0), 0);
+	assert_int_equal(dirty_log_init(&log, nr), 0);
+	assert_int_equal(dirty_log_start(&log, &env->pt, &flush), 0);
+	dirty_log_flush_done(&log, &env->pt);
+
+	assert_int_equal(pt_lookup(&env->pt, GUEST_HOLE_END + K4, NULL, &attr, &size), 0);
+	assert_int_equal(attr & PT_W, 0);
+	assert_int_equal(size, PT_SIZE_4K);
+	assert_int_equal(pt_lookup(&env->pt, GUEST_HOLE_START + K4, NULL, &attr, &size), 0);
+	assert_int_equal(attr & PT_W, PT_W);		/* the hole: left as it was */
+	assert_int_equal(size, PT_SIZE_2M);
+
+	assert_int_equal(dirty_log_fault(&log, &env->pt, GUEST_HOLE_END + 2 * K4 + 8), DIRTY_LOGGED);
+	assert_int_equal(dirty_log_fault(&log, &env->pt, GUEST_HOLE_START - K4), DIRTY_LOGGED);
+	assert_int_equal(dirty_log_fault(&log, &env->pt, GUEST_HOLE_START + K4), DIRTY_NOT_OURS);
+	assert_int_equal(dirty_log_mark(&log, (GUEST_HOLE_END >> 12) + 5), 0);
+	assert_int_equal(dirty_log_mark(&log, 0xfee00), -EINVAL);	/* local APIC page */
+	assert_int_equal(dirty_log_mark(&log, (GUEST_HOLE_END >> 12) + 1024), -EINVAL);
+	assert_int_equal(dirty_log_collect_begin(&log, &env->pt, set, words, &flush), 3);
+	dirty_log_flush_done(&log, &env->pt);
+	assert_true(dirty_bitmap_test(set, nr, low - 1));
+	assert_true(dirty_bitmap_test(set, nr, low + 2));
+	assert_true(dirty_bitmap_test(set, nr, low + 5));
+	assert_int_equal(pt_lookup(&env->pt, GUEST_HOLE_END + 2 * K4, NULL, &attr, NULL), 0);
+	assert_int_equal(attr & PT_W, 0);		/* protected again */
+
+	assert_int_equal(dirty_log_stop(&log, &env->pt, &flush), 0);
+	assert_int_equal(pt_lookup(&env->pt, GUEST_HOLE_END + 2 * K4, NULL, &attr, NULL), 0);
+	assert_int_equal(attr & PT_W, PT_W);
+	dirty_log_destroy(&log);
+	free(set);
+}
+
 #define BOTH(fn)							\
 	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,	\
 						 (void *)&npt_kind),	\
@@ -837,6 +888,7 @@ int main(void)
 		BOTH(test_start_out_of_memory),
 		BOTH(test_concurrent_no_write_lost),
 		BOTH(test_1g_page_split),
+		BOTH(test_pages_past_the_hole),
 		cmocka_unit_test(test_bitmap_helpers),
 	};
 

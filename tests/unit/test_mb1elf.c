@@ -211,6 +211,36 @@ static void test_valid_plan_and_load(void **state)
 	assert_int_equal(gmem[0xfffff], 0xaa);		/* below: untouched */
 }
 
+/* 6 GiB of guest RAM: 3 GiB below the hole, mem_upper up to it, and the
+ * rest as a fourth map entry from 4 GiB (hv/lib/guest_layout.h). */
+static void test_info_ram_above_4g(void **state)
+{
+	const uint64_t gib = 1ull << 30;
+	struct mb1_entry_state st;
+	struct mb1_mmap_entry m[4];
+	struct mb1_info info;
+
+	(void)state;
+	std_image();
+	assert_int_equal(prepare_copy(img_len, 6 * gib), 0);
+	assert_int_equal(mb1_write_info(&plan, NULL, &ops, &st), 0);
+	memcpy(&info, gmem + MB1_INFO_GPA, sizeof(info));
+	assert_int_equal(info.mem_upper, (3 * gib - 0x100000) / 1024);
+	assert_int_equal(info.mmap_length, 96);
+	memcpy(m, gmem + MB1_MMAP_GPA, sizeof(m));
+	assert_int_equal(m[2].addr, 0x100000);
+	assert_int_equal(m[2].len, 3 * gib - 0x100000);
+	assert_int_equal(m[3].size, 20);
+	assert_int_equal(m[3].addr, 4 * gib);
+	assert_int_equal(m[3].len, 3 * gib);
+	assert_int_equal(m[3].type, 1);
+	/* exactly 3 GiB: three entries, as before there was RAM above */
+	assert_int_equal(prepare_copy(img_len, 3 * gib), 0);
+	assert_int_equal(mb1_write_info(&plan, NULL, &ops, &st), 0);
+	memcpy(&info, gmem + MB1_INFO_GPA, sizeof(info));
+	assert_int_equal(info.mmap_length, 72);
+}
+
 static void test_info_and_entry_state(void **state)
 {
 	const char *cmd = "heartbeat=1 pattern=0x5a";
@@ -709,6 +739,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_valid_plan_and_load, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_info_and_entry_state, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_info_ram_above_4g, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_info_cmdline_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_higher_half_entry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_callback_errors, setup, teardown),
