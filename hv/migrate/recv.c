@@ -257,6 +257,7 @@ static int create_guest(struct in *in, const struct mig_hello *h, struct mig_err
 	char err[128];
 	int rc = vm_create_incoming(&cfg, &in->vm, err, sizeof(err));
 
+	in->ch.last_rx_us = netif_now_us();	/* zeroing a big guest's RAM is no silence */
 	if (rc) {
 		mig_error_set(e, rc == -EEXIST ? MIG_E_NAME_TAKEN :
 			      rc == -ENOMEM ? MIG_E_NO_MEMORY : MIG_E_INTERNAL, "%s", err);

@@ -50,6 +50,7 @@ struct out {
 	uint8_t *dev;			/* device state buffer (allocated before the pause) */
 	size_t words;
 	uint64_t id;
+	uint64_t grace_us;		/* more silence allowed while the peer allocates */
 	char peer[24];
 	struct mig_peer pin;		/* the key the destination must prove */
 	uint64_t hs_us;			/* how long the handshake took */
@@ -257,10 +258,10 @@ static int wait_rec(struct out *o, uint16_t want, const struct mig_rec **out)
 			o->last_progress = o->ch.last_rx_us;
 		if ((rc = cancelled(o)))
 			return rc;
-		if (netif_now_us() - o->last_progress > MIG_SILENCE_US)
+		if (netif_now_us() - o->last_progress > MIG_SILENCE_US + o->grace_us)
 			return failf(o, MIG_E_TIMEOUT, "no %s from %s within %llu s",
 				     mig_type_name(want), o->peer,
-				     (unsigned long long)(MIG_SILENCE_US / 1000000));
+				     (unsigned long long)((MIG_SILENCE_US + o->grace_us) / 1000000));
 		netif_wait();
 	}
 }
@@ -413,7 +414,14 @@ static int hello(struct out *o)
 	int rc;
 
 	fill_hello(o, &r.hello);
-	if ((rc = send_rec(o, &r)) || (rc = wait_rec(o, MIG_HELLO_REPLY, &in)))
+	/* the peer zeroes the guest's RAM before it answers: 1 s per 100 MB
+	 * (an emulated host manages about 400 MB/s) */
+	o->grace_us = o->vm->mem_size / 100;
+	rc = send_rec(o, &r);
+	if (!rc)
+		rc = wait_rec(o, MIG_HELLO_REPLY, &in);
+	o->grace_us = 0;
+	if (rc)
 		return rc;
 	if (in->reply.code != MIG_OK)
 		return failf(o, in->reply.code, "%s refused: %s: %s", o->peer,
