@@ -1,0 +1,179 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Issue: a running stock Debian kernel migrates live, QEMU (SVM) to QEMU,
+and QEMU -> Bochs (VMX) -> QEMU.  A shell loop in the guest prints a counter
+and the time of day every second; after each move the loop goes on with no
+gap beyond the downtime, the shell answers, uptime and date go on (date
+within a few seconds of the host's, though Bochs's TSC runs at another rate
+than QEMU's), and dmesg holds none of the forbidden messages."""
+
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+from ferry_harness import PROMPT
+from netns import NetNS
+from test_boot_shell import make_iso
+from test_linux import CMDLINE, LINUX, SHELL, talk
+import test_migrate
+from test_migrate import MigNet, free_kib, is_running, migrate_ok, state, wait_clean
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+GUEST_MB = 128      # Debian's kernel asks 63 MiB from 2 MiB for itself
+HOST_MB = {"qemu": 512, "bochs": 384}
+LOOP = 'i=0; while true; do i=$((i+1)); echo "tick $i $(date +%s)"; sleep 1; done &'
+TICK = re.compile(r"tick (\d+) (\d+)\r*\n")   # the prompt may come first on its line
+# Known: the guest's TSC runs at the host's rate while Linux keeps the rate
+# it learnt at boot (from kvmclock); kvmclock is rewritten for the new host's
+# rate, so on a host whose TSC rate (or ferry's calibration of it) differs,
+# Linux's watchdog sees the TSC clocksource drift from kvm-clock.  Time in
+# the guest stays right (kvm-clock is its clocksource); the message is what
+# is wrong.  Fix: TSC scaling (VMX's TSC multiplier, SVM's TSC ratio MSR) or
+# RDTSC exiting, so that the guest's TSC keeps its boot rate.
+TSC_SKEW = re.compile(r"Marking clocksource 'tsc' as unstable because the skew is too large")
+BAD = ("dmesg | grep -i -e 'kernel panic' -e oops -e 'WARNING:' -e 'soft lockup' "
+       "-e 'self-detected stall' -e 'unchecked MSR' -e 'clocksource.*unstable'"
+       " | grep -v 'command line'")
+
+
+@pytest.fixture(scope="module")
+def lnet(tmp_path_factory):
+    subprocess.run([os.path.join(os.path.dirname(LINUX), "..", "tools", "fetch-linux.sh"),
+                    LINUX], check=True, timeout=900)
+    tmp = tmp_path_factory.mktemp("lxmig")
+    for f in ("vmlinuz", "initrd"):
+        (tmp / f).write_bytes(open(os.path.join(LINUX, f), "rb").read())
+    iso = make_iso(tmp, guests=[str(tmp / "vmlinuz"), str(tmp / "initrd")])
+    class Roomy(test_migrate.Machine):
+        """A host with room for a Linux guest."""
+        def __init__(self, name, kind="qemu", **kw):
+            kw["mem"] = HOST_MB[kind]
+            super().__init__(name, kind=kind, **kw)
+
+    with pytest.MonkeyPatch.context() as mp, NetNS(f"flx{os.getpid()}") as ns:
+        mp.setattr(test_migrate, "Machine", Roomy)
+        n = MigNet(ns, iso)
+        try:
+            n.a = n.add("qemu", "A")
+            n.b = n.add("qemu", "B")
+            for h in (n.a, n.b):
+                assert "listening on port" in h.cmd("migrate listen")
+            yield n
+        finally:
+            for h in n.hosts:
+                h.shut()
+
+
+def attach(h, name):
+    m = h.m
+    start = len(m.buf)
+    m.send(f"console {name}\r")
+    wait_clean(m, start, r"escape character is \^\]\)", 30 * m.slow)
+    m.pos = len(m.buf)
+    return start
+
+
+def detach(h, name):
+    m = h.m
+    m.send(b"\x1d")
+    m.expect("Disconnected from " + re.escape(name), timeout=30 * m.slow)
+    m.expect(PROMPT, timeout=30 * m.slow)
+
+
+def ticks(h, since, above, timeout=60):
+    """(counter, time) of the tick lines in h's console from `since`, once
+    one past `above` is there."""
+    m = h.m
+    end = time.time() + timeout * m.slow
+    while True:
+        got = [(int(a), int(b)) for a, b in TICK.findall(m.buf[since:].replace("\r", ""))]
+        if got and got[-1][0] > above:
+            return got
+        assert time.time() < end, f"{h.label}: no tick past {above}:\n{m.buf[-1500:]}"
+        m._recv(0.5)
+
+
+def check_guest(h, before, downtime_s):
+    """The guest on h after a move: its loop went on, its shell answers,
+    uptime, date and dmesg are right.  Returns the state to compare next."""
+    m = h.m
+    start = attach(h, "lx")
+    m.send("\r")
+    seen = ticks(h, start, before["tick"] + 2)
+    now = time.time()
+    m.pos = len(m.buf)      # past the console's history, which replays old output
+    # consecutive ticks a second apart, the first one after the move no
+    # later than the downtime allows (counter and clock agree)
+    for (i0, t0), (i1, t1) in zip(seen, seen[1:]):
+        assert i1 == i0 + 1 and 0 <= t1 - t0 <= 2, seen
+    i, t = seen[-1]
+    lag = (t - before["time"]) - (i - before["tick"])
+    assert -2 <= lag <= downtime_s + 3, (before, seen)
+    assert abs(t - now) < 10, f"guest date {t}, host {now:.0f}"
+    up = float(re.search(r"^(\d+\.\d+)", talk(m, "cut -d' ' -f1 /proc/uptime",
+                                             timeout=60 * m.slow), re.M).group(1))
+    assert up > before["uptime"], (up, before)
+    bad = re.findall(r"^\[ *\d+\.\d+\].*", talk(m, BAD, timeout=60 * m.slow), re.M)
+    detach(h, "lx")
+    known = [b for b in bad if TSC_SKEW.search(b)]
+    assert bad == known, bad
+    return {"tick": i, "time": t, "uptime": up, "tsc_skew": bool(known) or before.get("tsc_skew")}
+
+
+def boot_linux(h):
+    out = h.cmd(f'create lx kernel=vmlinuz initrd=initrd mem={GUEST_MB} cmdline="{CMDLINE}"',
+                timeout=60)
+    assert "error" not in out, out
+    h.cmd("start lx")
+    m = h.m
+    start = attach(h, "lx")
+    wait_clean(m, start, "FERRY-LINUX: init ready", 180 * m.slow)
+    m.send("\r")
+    m.expect(SHELL, timeout=60 * m.slow)
+    m.send(LOOP + "\r")
+    seen = ticks(h, start, 2)
+    up = float(re.search(r"^(\d+\.\d+)", talk(m, "cut -d' ' -f1 /proc/uptime"), re.M).group(1))
+    detach(h, "lx")
+    return {"tick": seen[-1][0], "time": seen[-1][1], "uptime": up}
+
+
+def move(src, dst, before, opts="", timeout=300):
+    free_src = free_kib(src)
+    r = migrate_ok(src, "lx", dst, opts, timeout)
+    assert "lx" not in src.cmd("list")
+    assert free_kib(src) > free_src + GUEST_MB * 1024 - 1024
+    assert is_running(state(dst, "lx")), state(dst, "lx")
+    print(f"{src.label} -> {dst.label}: {r.line_out.strip()}")
+    return check_guest(dst, before, r.downtime_ms / 1000), r
+
+
+def known_skew(st):
+    if st.get("tsc_skew"):
+        pytest.xfail("guest TSC not scaled to its boot rate: Linux marks 'tsc' unstable")
+
+
+def test_linux_migrates_qemu_to_qemu_and_back(lnet):
+    a, b = lnet.a, lnet.b
+    st = boot_linux(a)
+    st, _ = move(a, b, st)
+    st, _ = move(b, a, st)
+    a.cmd("destroy lx")
+    known_skew(st)
+
+
+def test_linux_migrates_qemu_to_bochs_and_back(lnet):
+    """Bochs's TSC counts instructions, not time: the guest's kvmclock is
+    rewritten on arrival, so date stays the host's."""
+    a = lnet.a
+    x = lnet.add("bochs", "X")
+    try:
+        assert "listening on port" in x.cmd("migrate listen")
+        st = boot_linux(a)
+        st, _ = move(a, x, st, "downtime=10000", timeout=1200)
+        st, _ = move(x, a, st, "downtime=10000", timeout=1200)
+        a.cmd("destroy lx")
+        known_skew(st)
+    finally:
+        x.shut()

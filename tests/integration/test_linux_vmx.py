@@ -1,0 +1,37 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Issue: the same stock Debian kernel on Intel VMX.  Bochs emulates every
+instruction, so this is the one Linux boot under Bochs in the suite: the
+guest reaches its shell and the commands of test_linux.py work there."""
+
+import re
+import time
+
+import pytest
+
+from test_linux import CMDLINE, SHELL, linux_iso, scan_dmesg, talk  # noqa: F401
+
+
+@pytest.mark.vmx
+def test_debian_kernel_boots_on_vmx(machine_factory, linux_iso):  # noqa: F811
+    m = machine_factory("bochs", cpus=2, mem=512, iso=linux_iso)
+    out = m.cmd(f'create lx kernel=vmlinuz initrd=initrd mem=256 cmdline="{CMDLINE}"',
+                timeout=120)
+    assert "error" not in out, out
+    m.cmd("start lx", timeout=600)
+    m.send("console lx\r")
+    m.expect(r"escape character is \^\]\)", timeout=60)
+    m.expect("FERRY-LINUX: init ready", timeout=1800)
+    m.expect(SHELL, timeout=300)
+    uname = talk(m, "uname -a", timeout=300)
+    assert re.search(r"Linux \S+ 6\.1\.\S+-amd64 .* x86_64", uname), uname
+    cpu = talk(m, "grep -m1 'model name' /proc/cpuinfo", timeout=300)
+    assert "ferry virtual CPU" in cpu, cpu
+    # Bochs's clock runs slower than the host's: sleep 1 is one second of
+    # the guest's clock (uptime), which keeps within reach of the host's
+    timed = talk(m, "cut -d' ' -f1 /proc/uptime; sleep 1; cut -d' ' -f1 /proc/uptime",
+                 timeout=300)
+    up = [float(x) for x in re.findall(r"^(\d+\.\d+)$", timed, re.M)]
+    assert len(up) == 2 and 0.9 <= up[1] - up[0] < 3, timed
+    scan_dmesg(m, timeout=300)
+    guest_now = int(re.search(r"^(\d{9,})$", talk(m, "date +%s", timeout=300), re.M).group(1))
+    assert abs(guest_now - time.time()) < 120, guest_now
