@@ -15,6 +15,9 @@ exits: microseconds per CPUID exit and per port write under ferry (SVM on
        one run and given as ratios, pair by pair.
 net:   ferry's nettest send vs Linux sending on the same NIC and bridge, for
        each NIC ferry drives (e1000, e1000e, virtio-net).
+linux: Debian's kernel under ferry vs booted directly by QEMU: time to the
+       shell prompt, exits during boot, sha256sum of 64 MiB, idle host CPU,
+       migration downtime seen from inside (tests/bench/linux_bench.py).
 migrate: live-migration downtime, time, rounds, bytes and stream rate
        (two QEMU hosts; an idle guest and the dirty guest at 10/50/90%).
 """
@@ -224,7 +227,8 @@ BENCHES = {"boot": bench_boot, "guest": bench_guest, "guest-vmx": bench_guest_vm
            "exits": bench_exits,
            "net": lambda: __import__("net_vs_linux").main([]),
            "migrate": lambda: __import__("migrate_bench").main([]),
-           "channel": lambda: __import__("channel_bench").main([])}
+           "channel": lambda: __import__("channel_bench").main([]),
+           "linux": lambda: __import__("linux_bench").main([])}
 
 if __name__ == "__main__":
     names = sys.argv[1:] or list(BENCHES)

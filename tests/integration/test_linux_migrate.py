@@ -6,6 +6,7 @@ gap beyond the downtime, the shell answers, uptime and date go on (date
 within a few seconds of the host's, though Bochs's TSC runs at another rate
 than QEMU's), and dmesg holds none of the forbidden messages."""
 
+import contextlib
 import os
 import re
 import subprocess
@@ -13,7 +14,7 @@ import time
 
 import pytest
 
-from ferry_harness import PROMPT
+from ferry_harness import PROMPT, ROOT
 from netns import NetNS
 from test_boot_shell import make_iso
 from test_linux import CMDLINE, LINUX, SHELL, talk
@@ -38,14 +39,16 @@ BAD = ("dmesg | grep -i -e 'kernel panic' -e oops -e 'WARNING:' -e 'soft lockup'
        " | grep -v 'command line'")
 
 
-@pytest.fixture(scope="module")
-def lnet(tmp_path_factory):
-    subprocess.run([os.path.join(os.path.dirname(LINUX), "..", "tools", "fetch-linux.sh"),
-                    LINUX], check=True, timeout=900)
-    tmp = tmp_path_factory.mktemp("lxmig")
+@contextlib.contextmanager
+def linux_hosts(tmp):
+    """Two QEMU ferry hosts A and B on a bridge, listening for migrations,
+    with Debian's kernel and the initramfs on their ISO (made in tmp)."""
+    subprocess.run([os.path.join(ROOT, "tools", "fetch-linux.sh"), LINUX], check=True,
+                   timeout=900)
     for f in ("vmlinuz", "initrd"):
         (tmp / f).write_bytes(open(os.path.join(LINUX, f), "rb").read())
     iso = make_iso(tmp, guests=[str(tmp / "vmlinuz"), str(tmp / "initrd")])
+
     class Roomy(test_migrate.Machine):
         """A host with room for a Linux guest."""
         def __init__(self, name, kind="qemu", **kw):
@@ -64,6 +67,12 @@ def lnet(tmp_path_factory):
         finally:
             for h in n.hosts:
                 h.shut()
+
+
+@pytest.fixture(scope="module")
+def lnet(tmp_path_factory):
+    with linux_hosts(tmp_path_factory.mktemp("lxmig")) as n:
+        yield n
 
 
 def attach(h, name):

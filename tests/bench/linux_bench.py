@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""Benchmark (not a test): Debian 12's stock kernel with the busybox
+initramfs (tools/fetch-linux.sh) under ferry (SVM, QEMU TCG) against the same
+kernel, initrd and command line booted directly by QEMU (-kernel/-initrd),
+the runs alternated in one go so machine noise hits both alike.
+
+  python3 tests/bench/run.py linux
+  python3 tests/bench/linux_bench.py [--pairs 3] [--no-migrate]
+
+Figures:
+- time to the guest's first shell prompt: under ferry from `start`, directly
+  from starting QEMU (which includes QEMU's own start and SeaBIOS running
+  the kernel's loader: ferry's host is already up);
+- VM exits during that boot by reason (`stats`);
+- sha256sum of 64 MiB in the guest's tmpfs, host wall clock;
+- host CPU of an idle guest over 10 s: ferry's own account (time in guest +
+  time in ferry, `stats`) and the QEMU process's CPU time (/proc) against the
+  same host with no guest;
+- downtime of a live migration of the idle guest between two QEMU hosts, seen
+  from inside: the largest gap in a loop printing /proc/uptime every 20 ms
+  (needs root, for the network namespace).
+Console transcripts go to build/test-logs/bench-linux-*.log.
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+from ferry_harness import LOGDIR, ROOT, Machine  # noqa: E402
+from test_boot_shell import make_iso  # noqa: E402
+from test_linux import CMDLINE, LINUX, SHELL  # noqa: E402
+
+MEM = 256
+SHA = ("dd if=/dev/zero of=/tmp/z bs=1M count=64 2>/dev/null; echo SHA-GO; "
+       "sha256sum /tmp/z; echo SHA-DONE")
+
+
+class Direct:
+    """The kernel booted by QEMU itself, its serial console on a pipe."""
+
+    def __init__(self, name):
+        self.buf, self.cv = "", threading.Condition()
+        self.log = open(os.path.join(LOGDIR, f"{name}.log"), "w", errors="replace")
+        self.t0 = time.time()
+        self.proc = subprocess.Popen(
+            ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "qemu64", "-m", str(MEM),
+             "-kernel", os.path.join(LINUX, "vmlinuz"), "-initrd", os.path.join(LINUX, "initrd"),
+             "-append", CMDLINE, "-nic", "none", "-serial", "stdio", "-display", "none",
+             "-monitor", "none"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self):
+        while True:
+            data = os.read(self.proc.stdout.fileno(), 4096)
+            if not data:
+                return
+            text = data.decode(errors="replace").replace("\r", "")
+            self.log.write(text)
+            with self.cv:
+                self.buf += text
+                self.cv.notify_all()
+
+    def expect(self, pattern, start=0, timeout=300):
+        rx = re.compile(pattern)
+        with self.cv:
+            end = time.time() + timeout
+            while not rx.search(self.buf, start):
+                if time.time() > end:
+                    raise TimeoutError(f"direct QEMU: no {pattern!r}")
+                self.cv.wait(0.5)
+            return rx.search(self.buf, start)
+
+    def send(self, line):
+        self.proc.stdin.write(line.encode() + b"\r")
+        self.proc.stdin.flush()
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+        self.log.close()
+
+
+def cpu_s(pid):
+    """User + system CPU seconds of a host process."""
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def stats(m, name):
+    out = m.cmd(f"stats {name}")
+    exits = dict((k, int(v)) for k, v in re.findall(r"^(\S[^\n]*?)\s+(\d+)$", out, re.M))
+    t = re.search(r"time in guest: ([\d.]+) s .* in ferry: ([\d.]+) s", out)
+    return exits, float(t.group(1)), float(t.group(2))
+
+
+def sha_time(send, expect, start):
+    """Host seconds for the sha256sum of 64 MiB in the guest's tmpfs."""
+    send(SHA)
+    go = expect(r"\nSHA-GO", start, 120)
+    t0 = time.time()
+    expect(r"[0-9a-f]{64}\s+/tmp/z", go.end(), 600)
+    return time.time() - t0
+
+
+def ferry_run(m, i, res):
+    name = f"lx{i}"
+    out = m.cmd(f'create {name} kernel=vmlinuz initrd=initrd mem={MEM} cmdline="{CMDLINE}"',
+                timeout=60)
+    assert "error" not in out, out
+    m.send(f"start {name}\r")
+    t0 = time.time()
+    m.expect(f"started {name}")
+    m.send(f"console {name}\r")
+    m.expect(SHELL, timeout=300)
+    res["boot"].append(time.time() - t0)
+    m.send(b"\x1d")
+    m.expect("ferry> ")
+    exits, _, _ = stats(m, name)
+    res["exits"].append(exits)
+    m.send(f"console {name}\r")
+    m.expect(r"escape character is \^\]\)")
+    start = m.pos = len(m.buf)
+
+    def expect(p, s, t):
+        m.pos = s
+        m.expect(p, timeout=t)
+        return re.compile(p).search(m.buf, s)
+    res["sha"].append(sha_time(lambda line: m.send(line + "\r"), expect, start))
+    m.send(b"\x1d")
+    m.expect("ferry> ")
+    # idle: 10 s with the shell waiting on its console
+    _, g0, h0 = stats(m, name)
+    c0 = cpu_s(m.proc.pid)
+    time.sleep(10)
+    c1 = cpu_s(m.proc.pid)
+    _, g1, h1 = stats(m, name)
+    res["idle"].append(((g1 - g0) + (h1 - h0), c1 - c0))
+    m.cmd(f"destroy {name}")
+    c0 = cpu_s(m.proc.pid)
+    time.sleep(10)
+    res["idle_host"].append(cpu_s(m.proc.pid) - c0)
+
+
+def direct_run(i, res):
+    d = Direct(f"bench-linux-direct{i}")
+    try:
+        d.expect(re.escape(SHELL))
+        res["boot"].append(time.time() - d.t0)
+        start = len(d.buf)
+
+        def expect(p, s, t):
+            return d.expect(p, s, t)
+        res["sha"].append(sha_time(d.send, expect, start))
+        c0 = cpu_s(d.proc.pid)
+        time.sleep(10)
+        res["idle"].append(cpu_s(d.proc.pid) - c0)
+    finally:
+        d.close()
+
+
+def migrate_downtime(rounds=3):
+    """Largest gap seen inside the idle guest while it moves A -> B -> A ..."""
+    import test_linux_migrate as lm
+    from test_migrate import migrate_ok
+    gaps, said = [], []
+    with lm.linux_hosts(Path(tempfile.mkdtemp(prefix="bench-lxmig-"))) as n:
+        lm.boot_linux(n.a)
+        hosts = [n.a, n.b]
+        m = n.a.m
+        start = lm.attach(n.a, "lx")
+        m.send("while :; do read u x < /proc/uptime; echo \"T $u\"; usleep 20000; done &\r")
+        m.expect(r"\nT \d+\.\d+\n", timeout=30)
+        lm.detach(n.a, "lx")
+        for r in range(rounds):
+            src, dst = hosts[r % 2], hosts[(r + 1) % 2]
+            time.sleep(2)
+            res = migrate_ok(src, "lx", dst)
+            said.append(res.downtime_ms)
+            time.sleep(2)
+            start = lm.attach(dst, "lx")
+            dst.m.expect(r"\nT \d+\.\d+\n", timeout=30)
+            time.sleep(1)
+            dst.m._recv(0.5)
+            ts = [float(x) for x in re.findall(r"\nT (\d+\.\d+)(?=\n)", dst.m.buf[start:])]
+            lm.detach(dst, "lx")
+            steps = [b - a for a, b in zip(ts, ts[1:])]
+            gaps.append((max(steps) - statistics.median(steps)) * 1000)
+    return gaps, said
+
+
+def main(argv):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--no-migrate", action="store_true")
+    a = ap.parse_args(argv)
+    subprocess.run([os.path.join(ROOT, "tools", "fetch-linux.sh"), LINUX], check=True,
+                   timeout=900)
+    os.makedirs(LOGDIR, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-linux-"))
+    iso = make_iso(tmp, guests=[os.path.join(LINUX, "vmlinuz"), os.path.join(LINUX, "initrd")])
+    m = Machine("bench-linux-ferry", kind="qemu", cpus=2, mem=512, iso=iso).start()
+    fer = {"boot": [], "exits": [], "sha": [], "idle": [], "idle_host": []}
+    dir_ = {"boot": [], "sha": [], "idle": []}
+    try:
+        for i in range(a.pairs):
+            ferry_run(m, i, fer)
+            direct_run(i, dir_)
+    finally:
+        m.close()
+    med = statistics.median
+    print(f"Linux guest (Debian 12 kernel, busybox initramfs, {MEM} MiB, 1 vCPU, "
+          f"cmdline '{CMDLINE}'), QEMU TCG, {a.pairs} alternating pairs:")
+    fb, db = med(fer["boot"]), med(dir_["boot"])
+    print(f"  to the first shell prompt: ferry {fb:.2f} s {[round(x, 2) for x in fer['boot']]},"
+          f" QEMU direct {db:.2f} s {[round(x, 2) for x in dir_['boot']]}, ratio {fb / db:.2f}")
+    ex = fer["exits"][-1]
+    print("  VM exits during boot (last run): " +
+          ", ".join(f"{k} {v}" for k, v in sorted(ex.items(), key=lambda kv: -kv[1])))
+    fs, ds = med(fer["sha"]), med(dir_["sha"])
+    print(f"  sha256sum 64 MiB in tmpfs: ferry {fs:.2f} s {[round(x, 2) for x in fer['sha']]},"
+          f" QEMU direct {ds:.2f} s {[round(x, 2) for x in dir_['sha']]}, ratio {fs / ds:.3f}")
+    acct = med(x[0] for x in fer["idle"])
+    proc = med(x[1] for x in fer["idle"])
+    base = med(fer["idle_host"])
+    print(f"  idle guest over 10 s: ferry's account (guest + ferry time) {acct * 100 / 10:.2f} %"
+          f" of one CPU; the QEMU process running ferry {proc * 10:.1f} % with the guest, "
+          f"{base * 10:.1f} % with no guest; QEMU direct with the idle guest "
+          f"{med(dir_['idle']) * 10:.1f} %")
+    if not a.no_migrate:
+        if os.geteuid() != 0:
+            print("  migration downtime: skipped (needs root for the network namespace)")
+            return
+        gaps, said = migrate_downtime()
+        print(f"  live migration of the idle guest, QEMU -> QEMU, {len(gaps)} moves: largest gap "
+              f"seen inside (beyond the 20 ms loop step) {[round(g) for g in gaps]} ms; "
+              f"downtime ferry reports {[round(s, 1) for s in said]} ms")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
