@@ -51,6 +51,19 @@ def talk(m, line, timeout=60):
     return text[text.rfind("@@E''ND"):]
 
 
+def to_shell(m, slow=1):
+    """Create and start guest lx from Debian's kernel (256 MiB), attach to
+    its console and wait for its shell; timeouts times `slow`."""
+    out = m.cmd(f'create lx kernel=vmlinuz initrd=initrd mem=256 cmdline="{CMDLINE}"',
+                timeout=30 * slow)
+    assert "error" not in out, out
+    m.cmd("start lx", timeout=30 * slow)
+    m.send("console lx\r")
+    m.expect(r"escape character is \^\]\)", timeout=30 * slow)
+    m.expect("FERRY-LINUX: init ready", timeout=180 * slow)
+    m.expect(SHELL, timeout=60 * slow)
+
+
 def scan_dmesg(m, timeout=60):
     """dmesg holds none of the messages the issue forbids."""
     bad = talk(m, "dmesg | grep -i -e 'kernel panic' -e oops -e 'WARNING:' -e 'soft lockup' "
@@ -61,13 +74,7 @@ def scan_dmesg(m, timeout=60):
 
 def test_debian_kernel_boots_to_its_shell(machine_factory, linux_iso):
     m = machine_factory("qemu", cpus=2, mem=512, iso=linux_iso)
-    out = m.cmd(f'create lx kernel=vmlinuz initrd=initrd mem=256 cmdline="{CMDLINE}"')
-    assert "error" not in out, out
-    m.cmd("start lx")
-    m.send("console lx\r")
-    m.expect(r"escape character is \^\]\)", timeout=30)
-    m.expect("FERRY-LINUX: init ready", timeout=180)
-    m.expect(SHELL, timeout=60)
+    to_shell(m)
     uname = talk(m, "uname -a")
     assert re.search(r"Linux \S+ 6\.1\.\S+-amd64 .* x86_64", uname), uname
     cpu = talk(m, "grep -m1 'model name' /proc/cpuinfo")
@@ -176,13 +183,7 @@ def test_guest_panic_leaves_the_host_unharmed(machine_factory, linux_iso):
     free = re.search(r"free:\s+(\d+) KiB", m.cmd("mem")).group(1)
     m.cmd('create other kernel=testguest mem=16 cmdline="heartbeat"')
     m.cmd("start other")
-    out = m.cmd(f'create lx kernel=vmlinuz initrd=initrd mem=256 cmdline="{CMDLINE}"')
-    assert "error" not in out, out
-    m.cmd("start lx")
-    m.send("console lx\r")
-    m.expect(r"escape character is \^\]\)", timeout=30)
-    m.expect("FERRY-LINUX: init ready", timeout=180)
-    m.expect(SHELL, timeout=60)
+    to_shell(m)
     m.send("echo c > /proc/sysrq-trigger\r")
     m.expect(r"Kernel panic - not syncing: sysrq triggered crash", timeout=60)
     m.send(b"\x1d")

@@ -10,21 +10,14 @@ import pytest
 
 from ferry_harness import PROMPT
 
-from test_linux import CMDLINE, SHELL, linux_iso, scan_dmesg, talk  # noqa: F401
+from test_linux import linux_iso, scan_dmesg, talk, to_shell  # noqa: F401
 
 
 @pytest.mark.vmx
 def test_debian_kernel_boots_on_vmx(machine_factory, linux_iso):  # noqa: F811
     launched = time.time()
     m = machine_factory("bochs", cpus=2, mem=512, iso=linux_iso)
-    out = m.cmd(f'create lx kernel=vmlinuz initrd=initrd mem=256 cmdline="{CMDLINE}"',
-                timeout=120)
-    assert "error" not in out, out
-    m.cmd("start lx", timeout=600)
-    m.send("console lx\r")
-    m.expect(r"escape character is \^\]\)", timeout=60)
-    m.expect("FERRY-LINUX: init ready", timeout=1800)
-    m.expect(SHELL, timeout=300)
+    to_shell(m, slow=10)
     uname = talk(m, "uname -a", timeout=300)
     assert re.search(r"Linux \S+ 6\.1\.\S+-amd64 .* x86_64", uname), uname
     cpu = talk(m, "grep -m1 'model name' /proc/cpuinfo", timeout=300)
