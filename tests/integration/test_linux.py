@@ -51,10 +51,11 @@ def talk(m, line, timeout=60):
     return text[text.rfind("@@E''ND"):]
 
 
-def to_shell(m, slow=1):
-    """Create and start guest lx from Debian's kernel (256 MiB), attach to
-    its console and wait for its shell; timeouts times `slow`."""
-    out = m.cmd(f'create lx kernel=vmlinuz initrd=initrd mem=256 cmdline="{CMDLINE}"',
+def to_shell(m, slow=1, more=""):
+    """Create and start guest lx from Debian's kernel (256 MiB; `more` added
+    to its command line), attach to its console and wait for its shell;
+    timeouts times `slow`."""
+    out = m.cmd(f'create lx kernel=vmlinuz initrd=initrd mem=256 cmdline="{CMDLINE}{more}"',
                 timeout=30 * slow)
     assert "error" not in out, out
     m.cmd("start lx", timeout=30 * slow)
@@ -178,7 +179,8 @@ def test_guest_panic_leaves_the_host_unharmed(machine_factory, linux_iso):
     on its console, the host's shell answers and other guests go on, and
     the panicked guest is destroyed with all its memory back.  Today ferry
     sees no panic (no pvpanic device): Linux spins in its panic loop and
-    the guest stays "running" until the operator acts."""
+    the guest stays "running" until the operator acts; with panic=N it
+    restarts."""
     m = machine_factory("qemu", cpus=2, mem=512, iso=linux_iso)
     free = re.search(r"free:\s+(\d+) KiB", m.cmd("mem")).group(1)
     m.cmd('create other kernel=testguest mem=16 cmdline="heartbeat"')
@@ -203,6 +205,16 @@ def test_guest_panic_leaves_the_host_unharmed(machine_factory, linux_iso):
         m.expect(PROMPT, timeout=30)
         time.sleep(2)
     assert len(ticks) >= 2 and ticks[-1] > ticks[0], ticks
+    m.cmd("destroy lx")
+    # with panic=1 Linux resets itself a second later (the keyboard
+    # controller, reboot=k): ferry restarts it like any reboot
+    to_shell(m, more=" panic=1")
+    m.send("echo c > /proc/sysrq-trigger\r")
+    m.expect(r"Kernel panic - not syncing: sysrq triggered crash", timeout=60)
+    m.expect("FERRY-LINUX: init ready", timeout=180)
+    m.send(b"\x1d")
+    m.expect(PROMPT, timeout=30)
+    assert re.search(r"reboots:\s+1$", m.cmd("info lx"), re.M)
     m.cmd("destroy lx")
     m.cmd("destroy other")
     assert m.cmd("list").count("\n") <= 2, m.cmd("list")
