@@ -3,26 +3,16 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "hv/lib/bytes.h"
 #include "drivers/nicsel.h"
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* 1 or 2 hex digits at *s, at most max; advances *s. */
 static bool hex_field(const char **s, unsigned int max, uint8_t *out)
 {
 	unsigned int v = 0, digits = 0;
 
-	while (digits < 2 && hexval(**s) >= 0) {
-		v = v * 16 + (unsigned int)hexval(**s);
+	while (digits < 2 && hex_digit(**s) >= 0) {
+		v = v * 16 + (unsigned int)hex_digit(**s);
 		(*s)++;
 		digits++;
 	}
@@ -51,7 +41,7 @@ static int parse_mac(const char *s, struct nic_sel *sel)
 	if (sep != ':' && sep != '-')
 		return -EINVAL;
 	for (int i = 0; i < 6; i++) {
-		int hi = hexval(s[3 * i]), lo = hexval(s[3 * i + 1]);
+		int hi = hex_digit(s[3 * i]), lo = hex_digit(s[3 * i + 1]);
 
 		if (hi < 0 || lo < 0 || (i < 5 && s[3 * i + 2] != sep))
 			return -EINVAL;

@@ -2,6 +2,7 @@
 /* The host key file and the text forms of public keys (keyfile.h). */
 #include <errno.h>
 #include <string.h>
+#include "hv/lib/bytes.h"
 #include <bearssl.h>
 
 #include "hv/crypto/crypto.h"
@@ -116,17 +117,6 @@ void key_fingerprint(const uint8_t pub[NOISE_KEY], char out[KEY_FP_LEN + 1])
 void key_to_hex(const uint8_t pub[NOISE_KEY], char out[KEY_HEX_LEN + 1])
 {
 	to_hex(pub, NOISE_KEY, out);
-}
-
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 int key_from_hex(const char *s, uint8_t pub[NOISE_KEY], const char **why)
