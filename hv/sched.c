@@ -164,12 +164,11 @@ int sched_add(struct vcpu *v)
 
 void sched_wake(struct vcpu *v)
 {
-	int cpu = __atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE);
-
-	if (cpu < 0)
+	if (__atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE) < 0)
 		return;
-	cpu = policy->wake(&v->se, time_now_ns());
-	poke(cpu >= 0 ? cpu : __atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE));
+	/* the policy names the CPU to interrupt: v's if it is idle there, or if
+	 * v (woken with credit left) should preempt what runs */
+	poke(policy->wake(&v->se, time_now_ns()));
 }
 
 /* On the CPU a vCPU is placed on: its extended state to memory. */
