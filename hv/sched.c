@@ -363,11 +363,20 @@ int sched_pin(struct vcpu *v, uint64_t affinity)
 		any |= (affinity & (1ull << i)) && runqs[i].usable && cpus[i].online;
 	if (!any)
 		return -EINVAL;
+	uint64_t old = v->affinity;
+	int to;
+
 	v->affinity = affinity;
 	if (cpu < 0 || (affinity & (1ull << cpu)))
 		return 0;	/* placed later, or already where it may be */
 	sched_remove(v);	/* its CPU drops it, its FPU state saved */
-	return add_on(v, pick_cpu(v));
+	to = pick_cpu(v);
+	if (to < 0) {		/* their queues are full: it stays where it was */
+		v->affinity = old;
+		add_on(v, cpu);
+		return -EBUSY;
+	}
+	return add_on(v, to);
 }
 
 
