@@ -16,9 +16,9 @@ import pytest
 
 from ferry_harness import PROMPT, ROOT
 from netns import NetNS
-from test_boot_shell import make_iso
 from test_linux import CMDLINE, LINUX, SHELL, talk
 import test_migrate
+from hostkeys import IsoMaker
 from test_migrate import MigNet, free_kib, is_running, migrate_ok, state, wait_clean
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
@@ -47,7 +47,6 @@ def linux_hosts(tmp):
                    timeout=900)
     for f in ("vmlinuz", "initrd"):
         (tmp / f).write_bytes(open(os.path.join(LINUX, f), "rb").read())
-    iso = make_iso(tmp, guests=[str(tmp / "vmlinuz"), str(tmp / "initrd")])
 
     class Roomy(test_migrate.Machine):
         """A host with room for a Linux guest."""
@@ -61,7 +60,9 @@ def linux_hosts(tmp):
 
     with pytest.MonkeyPatch.context() as mp, NetNS(f"flx{os.getpid()}") as ns:
         mp.setattr(test_migrate, "Machine", Roomy)
-        n = MigNet(ns, iso)
+        isos = IsoMaker(tmp)  # a key per host, as test_migrate's hosts have
+        isos.guest = " ".join([isos.guest, str(tmp / "vmlinuz"), str(tmp / "initrd")])
+        n = MigNet(ns, isos)
         try:
             n.a = n.add("qemu", "A")
             n.b = n.add("qemu", "B")
