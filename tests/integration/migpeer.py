@@ -41,7 +41,8 @@ import zlib
 
 HDR = 16
 MAGIC = 0x4D00
-PROTO = 2             # MIG_PROTO_VERSION
+PROTO = 3             # MIG_PROTO_VERSION
+HELLO_FIXED = "<IIIIQQQQQB6s"  # ... guest_tsc, nic, mac (version 3)
 TYPES = ["HELLO", "HELLO_REPLY", "PAGES", "ROUND_END", "VCPU_STATE", "DEVICE_STATE",
          "TSC", "END", "READY", "COMMIT", "COMMITTED", "ABORT"]
 T = {name: MAGIC | (i + 1) for i, name in enumerate(TYPES)}
@@ -69,15 +70,15 @@ def string(s):
 def hello_payload(name="peer1", mem_mib=16, vcpus=1, mig_id=0x1122334455667788,
                   baseline=0x0123456789ABCDEF, tsc_hz=2_000_000_000, version="migpeer",
                   kernel="testguest", cmdline="heartbeat", dev_version=1):
-    return (struct.pack("<IIIIQQQQQ", PROTO, 1, dev_version, vcpus, mig_id, mem_mib << 20,
-                        baseline, tsc_hz, 123456789)
+    return (struct.pack(HELLO_FIXED, PROTO, 1, dev_version, vcpus, mig_id, mem_mib << 20,
+                        baseline, tsc_hz, 123456789, 0, bytes(6))
             + string(version) + string(name) + string(kernel) + string(cmdline))
 
 
 def parse_hello(p):
     """The fixed part and the four strings of a HELLO payload (version PROTO)."""
-    fixed = list(struct.unpack_from("<IIIIQQQQQ", p))
-    pos, strs = struct.calcsize("<IIIIQQQQQ"), []
+    fixed = list(struct.unpack_from(HELLO_FIXED, p))
+    pos, strs = struct.calcsize(HELLO_FIXED), []
     for _ in range(4):
         (n,) = struct.unpack_from("<H", p, pos)
         strs.append(p[pos + 2:pos + 2 + n])
@@ -88,7 +89,7 @@ def parse_hello(p):
 def rename_hello(p, name):
     fixed, strs = parse_hello(p)
     strs[1] = name.encode()
-    return struct.pack("<IIIIQQQQQ", *fixed) + b"".join(string(s) for s in strs)
+    return struct.pack(HELLO_FIXED, *fixed) + b"".join(string(s) for s in strs)
 
 
 def split_records(data):
@@ -255,7 +256,7 @@ def lying(host, port, hello_file=None):
     # a short length: the record ends inside the fixed fields
     conn("len-short", host, port, record(T["HELLO"], p[:10], 0))
     # a string whose length runs past the record
-    fixed = struct.calcsize("<IIIIQQQQQ")
+    fixed = struct.calcsize(HELLO_FIXED)
     conn("strlen-lies", host, port,
          record(T["HELLO"], p[:fixed] + struct.pack("<H", 4000) + p[fixed + 2:], 0))
     # bytes left over after the last string
