@@ -20,7 +20,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 from noise_kk import PROLOGUE, Handshake  # noqa: E402
-from migpeer import record  # noqa: E402
+from migpeer import PROTO, record  # noqa: E402
 
 MSG1, MSG2, REFUSE = 0x4E01, 0x4E02, 0x4E03
 QUERY, QUERY_REPLY = 0x4D0D, 0x4D0E
@@ -57,7 +57,7 @@ def handshake(sock, priv, pub, peer_pub):
 
 
 def query(sock, tx, rx, mig_id):
-    rec = record(QUERY, struct.pack("<IQ", 2, mig_id), 0)
+    rec = record(QUERY, struct.pack("<IQ", PROTO, mig_id), 0)
     hdr = struct.pack("<H", len(rec) + 16)
     sock.sendall(hdr + tx.encrypt(hdr, rec))
     hdr = read_exact(sock, 2)
