@@ -103,12 +103,6 @@ static int pick_cpu(const struct vcpu *v)
 	return best;
 }
 
-/* On the boot CPU the shell waits for guests' slices to end. */
-bool sched_contended(void)
-{
-	return this_cpu()->index == 0;
-}
-
 /* ---- mechanism ------------------------------------------------------------------ */
 
 /* Make cpu leave its guest and look at its run queue again. */

@@ -16,7 +16,6 @@ void sched_init(void);			/* boot CPU, before guests can run */
 int sched_add(struct vcpu *v);		/* place and make runnable */
 void sched_remove(struct vcpu *v);	/* returns once no CPU can run v */
 void sched_wake(struct vcpu *v);	/* v may have become runnable */
-bool sched_contended(void);		/* is this the shell's CPU? */
 /* From vcpu_run after an exit: give the CPU back now? (start_tick: the
  * timer tick the run began at) */
 bool sched_preempt(uint64_t start_tick);

@@ -178,11 +178,16 @@ static void test_slice_ends_when_another_waits(void **state)
 	assert_int_equal(vcpu_state(V(1)), VCPU_RUNNABLE);
 }
 
+/* On the boot CPU a guest gives the shell its turn after every slice. */
 static void test_boot_cpu_always_contended(void **state)
 {
 	(void)state;
 	enable_cpus(1);
-	assert_true(sched_contended());
+	fake_cpu = 0;
+	cpus[0].timer_ticks = 100;
+	assert_false(sched_preempt(100));
+	cpus[0].timer_ticks = 100 + 250;	/* a second later: far past a slice */
+	assert_true(sched_preempt(100));
 }
 
 static void test_remove_on_own_cpu(void **state)
