@@ -37,7 +37,7 @@ ARCH_SRCS    := arch/x86/desc.c arch/x86/trap.c arch/x86/apic.c arch/x86/time.c 
 	arch/x86/smp.c arch/x86/setup.c arch/x86/paging.c \
 	arch/x86/paging_host.c arch/x86/fpu.c arch/x86/acpi.c arch/x86/msr_pass.c \
 	arch/x86/emulate/decode.c arch/x86/emulate/mmio.c \
-	arch/x86/emulate/gwalk.c arch/x86/emulate/fetch.c
+	arch/x86/emulate/gwalk.c arch/x86/emulate/fetch.c arch/x86/task.c arch/x86/task_switch.S
 MM_SRCS      := hv/mm/frame.c hv/mm/memory.c hv/mm/dirty.c hv/mm/gpmap.c
 DRIVER_SRCS  := drivers/serial.c drivers/rtc.c drivers/pci.c drivers/nic.c drivers/nicsel.c \
 	drivers/e1000.c drivers/e1000e.c drivers/virtq.c drivers/virtio_pci.c drivers/virtio_net.c \

@@ -12,6 +12,7 @@
 #include "arch/x86/paging_host.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
+#include "arch/x86/task.h"
 #include "boot/mb2info.h"
 #include "arch/x86/acpi.h"
 #include "hv/console.h"
@@ -145,13 +146,17 @@ static void report_cpus(void)
 static enum repl_work shell_cpu_work(void)
 {
 	enum mig_in_work in;
+	enum task_poll bg;
 
 	console_poll();
 	netif_poll();
 	in = mig_in_poll();
+	bg = task_run_all();		/* background migrations out */
 	mig_doubt_poll(!repl_in_command());
 	sched_poll();
-	return in == MIG_IN_BUSY ? REPL_BUSY : in == MIG_IN_WAITING ? REPL_WAIT_NET : REPL_IDLE;
+	if (in == MIG_IN_BUSY || bg == TASK_SOME_BUSY)
+		return REPL_BUSY;
+	return in == MIG_IN_WAITING || bg == TASK_ALL_WAIT ? REPL_WAIT_NET : REPL_IDLE;
 }
 
 static void setup_network(void)

@@ -5,6 +5,7 @@
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/task.h"
 #include "hv/gnet.h"
 #include "hv/lib/bytes.h"
 #include "hv/lib/log.h"
@@ -205,7 +206,11 @@ void netif_idle(void)
 
 void netif_wait(void)
 {
-	if (nic_wakes_me() && !sched_load(this_cpu()->index))
+	if (task_running()) {		/* a background job: the main context decides */
+		task_yield(TASK_WAIT);
+		return;
+	}
+	if (nic_wakes_me() && !sched_load(this_cpu()->index) && !task_busy())
 		netif_idle();
 	else
 		cpu_relax();

@@ -51,9 +51,10 @@ uint64_t netif_now_us(void);
 /*
  * Wait a little for the network: a loop that polls and finds nothing to
  * do calls this.  On the shell CPU, with the NIC's interrupt working and no
- * vCPU queued here, the CPU sleeps until a frame comes or goes (or the
- * timer ticks), so that it leaves the machine to others; elsewhere it
- * only relaxes.
+ * vCPU queued here and no background task busy, the CPU sleeps until a
+ * frame comes or goes (or the timer ticks), so that it leaves the machine
+ * to others; elsewhere it only relaxes.  Inside a background task
+ * (arch/x86/task.h) it yields to the main context, which sleeps for all.
  */
 void netif_wait(void);
 /* Sleep until any interrupt, the NIC's included (the shell's idle prompt). */

@@ -33,6 +33,7 @@
 #include "hv/vm_devices.h"
 
 static struct vm *vms[VM_MAX];
+static uint64_t serials;		/* (vms_lock) the last vm->serial given */
 static spinlock_t vms_lock = SPINLOCK_INIT;
 
 const char *vm_state_name(enum vm_state s)
@@ -63,6 +64,18 @@ struct vm *vm_find(const char *name)
 struct vm *vm_at(unsigned int slot)
 {
 	return slot < VM_MAX ? vms[slot] : NULL;
+}
+
+struct vm *vm_by_serial(uint64_t serial)
+{
+	struct vm *found = NULL;
+
+	spin_lock(&vms_lock);
+	for (int i = 0; i < VM_MAX && !found; i++)
+		if (vms[i] && vms[i]->serial == serial)
+			found = vms[i];
+	spin_unlock(&vms_lock);
+	return found;
 }
 
 /* ---- guest memory ------------------------------------------------------ */
@@ -474,6 +487,7 @@ static int vm_register(struct vm *vm, char *err, size_t errlen)
 			if (!vms[i]) {
 				vms[i] = vm;
 				vm->id = i + 1;
+				vm->serial = ++serials;
 				rc = 0;
 				break;
 			}

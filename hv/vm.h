@@ -142,6 +142,7 @@ struct vm {
 					 * (hv/mm/dirty.h) and vm_flush_gpt, not under L */
 	char name[VM_NAME_MAX];		/* (c) */
 	unsigned int id;		/* (c) 1.., also the back end's ASID/VPID seed */
+	uint64_t serial;		/* (c) never reused while the host runs */
 	spinlock_t lock;
 	enum vm_state state;		/* (L) read without it by the vCPU loop and the
 					 * scheduler: a change is seen after a kick */
@@ -219,6 +220,10 @@ void vm_reboot(struct vcpu *self);
 void vm_stop(struct vm *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 struct vm *vm_find(const char *name);
 struct vm *vm_at(unsigned int slot);	/* iterate 0..VM_MAX-1, NULL for empty slots */
+/* The guest with this serial, NULL once it is gone.  A pointer held across
+ * the shell CPU's background work (where a migration may free its guest)
+ * is found again this way, never used as it was. */
+struct vm *vm_by_serial(uint64_t serial);
 const char *vm_state_name(enum vm_state s);
 uint64_t vm_clock_ns(struct vm *vm);	/* the guest's device clock */
 

@@ -6,14 +6,37 @@
 #include "hv/migrate/migrate.h"
 
 static struct mig_entry hist[MIG_HISTORY];
-static unsigned int hist_n;	/* entries ever added */
+static uint64_t hist_seq[MIG_HISTORY];	/* 1.. in order added; 0: empty slot */
+static uint64_t hist_n;			/* entries ever added */
+
+/* The slot for a new entry: an empty one, else the oldest that is not
+ * running (a migration updates its entry until it ends, so a stream of
+ * refusals must not take it over). */
+static unsigned int free_slot(void)
+{
+	unsigned int best = MIG_HISTORY;
+
+	for (unsigned int i = 0; i < MIG_HISTORY; i++) {
+		if (!hist_seq[i])
+			return i;
+		if (hist[i].outcome != MIG_RUNNING &&
+		    (best == MIG_HISTORY || hist_seq[i] < hist_seq[best]))
+			best = i;
+	}
+	return best;
+}
 
 struct mig_entry *mig_history_add(uint64_t id, bool out, const char *guest, const char *peer,
 				  uint64_t mem_bytes)
 {
-	struct mig_entry *e = &hist[hist_n++ % MIG_HISTORY];
+	unsigned int slot = free_slot();
+	struct mig_entry *e;
 
+	if (slot == MIG_HISTORY)	/* all running: more than can run at once */
+		slot = (unsigned int)(hist_n % MIG_HISTORY);
+	e = &hist[slot];
 	memset(e, 0, sizeof(*e));
+	hist_seq[slot] = ++hist_n;
 	e->id = id;
 	e->out = out;
 	snprintf(e->guest, sizeof(e->guest), "%s", guest);
@@ -23,13 +46,22 @@ struct mig_entry *mig_history_add(uint64_t id, bool out, const char *guest, cons
 	return e;
 }
 
+/* Entry i in the order added (0 oldest kept). */
 const struct mig_entry *mig_history_at(unsigned int i)
 {
-	unsigned int kept = hist_n < MIG_HISTORY ? hist_n : MIG_HISTORY;
+	uint64_t after = 0;
+	unsigned int slot = MIG_HISTORY;
 
-	if (i >= kept)
-		return NULL;
-	return &hist[(hist_n - kept + i) % MIG_HISTORY];
+	for (unsigned int k = 0; k <= i; k++, after = hist_seq[slot]) {
+		slot = MIG_HISTORY;
+		for (unsigned int j = 0; j < MIG_HISTORY; j++)
+			if (hist_seq[j] > after &&
+			    (slot == MIG_HISTORY || hist_seq[j] < hist_seq[slot]))
+				slot = j;
+		if (slot == MIG_HISTORY)
+			return NULL;
+	}
+	return &hist[slot];
 }
 
 const char *mig_outcome_name(enum mig_outcome o)

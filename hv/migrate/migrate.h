@@ -16,6 +16,7 @@
 
 #define MIG_SILENCE_US		(10ull * 1000000)	/* a peer this quiet is gone */
 #define MIG_ALLOW_MAX		8			/* `from` addresses */
+#define MIG_IN_MAX		4			/* guests arriving at once */
 #define MIG_HISTORY		16			/* `migrations` keeps these */
 #define MIG_KEY_MODULE		"ferry.key"		/* the GRUB module of the host key */
 
@@ -71,6 +72,7 @@ struct mig_listen_cfg {
 	uint32_t allow[MIG_ALLOW_MAX];	/* host order; none: anyone */
 	unsigned int nr_allow;
 	bool insecure;			/* plaintext only (warns at every migration) */
+	unsigned int max_in;		/* guests arriving at once; 0: MIG_IN_MAX */
 };
 
 /* Start (or move) the listener: 0 or -errno, reason in err. */
@@ -109,6 +111,16 @@ struct mig_entry {
 	uint32_t rounds;
 	uint64_t bytes, mem_bytes;	/* on the wire; guest memory */
 	char why[128];			/* failure reason, if any */
+	/* While it runs: rounds and bytes as they grow, and these */
+	struct mig_live {
+		const char *phase;	/* "connecting", "precopy", "stop-copy", ... */
+		uint64_t start_us;	/* netif_now_us() at its start */
+		uint64_t pages;		/* pages sent (received) so far */
+		uint64_t dirty;		/* pages left after the last round */
+		uint64_t rate_Bps;	/* the last round's rate */
+		uint64_t downtime_us;	/* expected if it stopped now */
+		uint32_t throttle_pct;
+	} live;
 };
 
 /* Add an entry (the oldest one goes); returns a slot to update. */

@@ -27,8 +27,8 @@
 #include "hv/vmstate.h"
 
 #define RX_RECORDS_PER_POLL	32	/* then let the shell have the CPU */
-#define IN_SLOTS		4	/* connections at once: one migration, and
-					 * short ones (QUERY, a HELLO refused busy) */
+#define IN_SLOTS		(MIG_IN_MAX * 2) /* connections at once: migrations, and short
+					 * ones (QUERY, a HELLO refused busy) */
 #define IN_TX_CAP		(MIG_HDR_SIZE + 1024)
 
 struct in {
@@ -70,13 +70,15 @@ static bool alive(const struct in *in)
 	return false;
 }
 
-/* Another connection has a guest coming in: one migration at a time. */
+/* As many other connections as the listener allows bring a guest already. */
 static bool busy_besides(const struct in *in)
 {
+	unsigned int n = 0, max = L.cfg.max_in ? L.cfg.max_in : MIG_IN_MAX;
+
 	for (unsigned int i = 0; i < IN_SLOTS; i++)
 		if (L.slot[i] && L.slot[i] != in && L.slot[i]->vm)
-			return true;
-	return false;
+			n++;
+	return n >= max;
 }
 
 /* ---- the listener ---- */
@@ -280,6 +282,8 @@ static void on_hello(struct in *in, const struct mig_hello *h)
 	snprintf(in->name, sizeof(in->name), "%s", h->name);
 	in->hist = mig_history_add(h->mig_id, false, h->name, in->peer, h->mem_size);
 	snprintf(in->hist->key, sizeof(in->hist->key), "%s", in->key);
+	in->hist->live.start_us = netif_now_us();
+	in->hist->live.phase = "precopy";
 	if (in->ch.mode == CHAN_PLAIN)
 		pr_warn("migrate in %s from %s: insecure: plaintext and unauthenticated (the "
 			"listener is `insecure`)", h->name, in->peer);
@@ -351,6 +355,11 @@ static void on_round(struct in *in, const struct mig_round_end *r)
 	uint64_t dirty = mig_rate(r->remaining * MIG_PAGE_SIZE, us);
 
 	in->t_last_round = now;
+	in->hist->rounds = r->round + 1;
+	in->hist->bytes = in->ch.bytes_in;
+	in->hist->live.pages += r->pages;
+	in->hist->live.dirty = r->remaining;
+	in->hist->live.rate_Bps = rate;
 	pr_info("migrate in %s: round %u: %lu pages (%lu zero), %lu left, %lu.%02lu MB/s in, "
 		"guest dirtied %lu.%02lu MB/s", in->name, r->round, r->pages, in->round_zero,
 		r->remaining, rate / 1000000, rate / 10000 % 100, dirty / 1000000,

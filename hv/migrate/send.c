@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include "hv/lib/errtext.h"
@@ -48,6 +49,7 @@ struct out {
 	struct out_fail fail;
 	uint64_t *set, *more;		/* pages to send; a second collection */
 	uint8_t *dev;			/* device state buffer (allocated before the pause) */
+	struct fpu_area *xsave;		/* a vCPU's, on its way (likewise) */
 	size_t words;
 	uint64_t id;
 	uint64_t grace_us;		/* more silence allowed while the peer allocates */
@@ -190,6 +192,7 @@ static int flush(struct out *o)
 		mig_pace_take(&o->pace, o->ch.tx_off - before);
 		if (o->ch.tx_off != before)
 			o->last_progress = now;
+		o->hist->bytes = o->ch.bytes_out;	/* live, for `migrations` */
 		if (rc == 1)
 			return 0;
 		if (rc < 0)
@@ -510,6 +513,8 @@ static int round_end(struct out *o, uint64_t pages, uint64_t remaining)
 	r.round.remaining = remaining;
 	o->pages_total += pages;
 	o->rounds++;
+	o->hist->rounds = o->rounds;
+	o->hist->live.pages = o->pages_total;
 	spin_lock(&o->vm->lock);
 	o->vm->mig.round = o->rounds;
 	spin_unlock(&o->vm->lock);
@@ -520,6 +525,10 @@ static void print_round(struct out *o, const struct mig_round *m, const struct m
 {
 	uint64_t rate = mig_rate(m->bytes_sent, m->elapsed_us);	/* B/s */
 	uint64_t drate = o->pol.dirty_pps * MIG_PAGE_SIZE;
+
+	o->hist->live.dirty = m->dirtied;
+	o->hist->live.rate_Bps = rate;
+	o->hist->live.downtime_us = d->downtime_us;
 
 	say(o, "migrate %s: round %u: sent %lu pages (%lu zero), %lu dirty left, "
 	    "%lu.%02lu MB/s, guest dirties %lu.%02lu MB/s, downtime ~%lu ms, "
@@ -567,6 +576,7 @@ static int precopy(struct out *o)
 	int rc;
 
 	memset(o->set, 0xff, o->words * 8);		/* round 0: everything */
+	o->hist->live.phase = "precopy";
 	for (;;) {
 		struct mig_round m = { 0 };
 		uint64_t t0 = netif_now_us();
@@ -587,6 +597,7 @@ static int precopy(struct out *o)
 			say(o, "migrate %s: %s", o->vm->name, d.why);
 		if (d.action == MIG_ACT_THROTTLE)
 			__atomic_store_n(&o->vm->throttle_pct, d.throttle_pct, __ATOMIC_RELEASE);
+		o->hist->live.throttle_pct = o->vm->throttle_pct;
 		if (d.action == MIG_ACT_STOP || o->rounds >= MIG_ROUNDS_MAX - 1)
 			return 0;
 	}
@@ -608,7 +619,7 @@ static int pause_guest(struct out *o)
 
 static int send_state(struct out *o, uint64_t tsc, uint64_t clock_ns)
 {
-	static uint8_t xsave[FPU_AREA_SIZE] __attribute__((aligned(64)));
+	uint8_t *xsave = o->xsave->bytes;
 	struct mig_rec r;
 	long n;
 	int rc;
@@ -649,6 +660,7 @@ static int stop_and_copy(struct out *o)
 
 	if ((rc = pause_guest(o)))
 		return rc;
+	o->hist->live.phase = "stop-copy";
 	o->t_pause = netif_now_us();
 	vmstate_save_time(o->vm, &tsc, &clock_ns);
 	if ((rc = debug_point(o, MIG_AT_STOPCOPY)))
@@ -671,6 +683,7 @@ static int handover(struct out *o)
 	int rc;
 
 	o->t_sent = netif_now_us();
+	o->hist->live.phase = "handover";
 	if ((rc = wait_rec(o, MIG_READY, &in)))
 		return rc;
 	o->t_ready = netif_now_us();
@@ -791,7 +804,7 @@ static void finish_failed(struct out *o)
 		say(o, "migrate %s: resuming failed: %s", o->vm->name, err);
 	if (!o->accepted) {
 		refuse(o, "%s", o->fail.msg);	/* nothing moved */
-		       return;
+		return;
 	}
 	say(o, "migrate %s: failed: %s; %s %s here as before", o->vm->name, o->fail.msg,
 	    o->vm->name, o->was_paused ? "stays paused" : "runs");
@@ -806,7 +819,8 @@ static int run(struct out *o)
 	o->set = calloc(o->words, 8);
 	o->more = calloc(o->words, 8);
 	o->dev = malloc(MIG_DEV_STATE_MAX);
-	if (!o->set || !o->more || !o->dev)
+	o->xsave = memalign(64, sizeof(*o->xsave));
+	if (!o->set || !o->more || !o->dev || !o->xsave)
 		return failf(o, MIG_E_INTERNAL, "out of memory for the page bitmaps");
 	if (chan_init(&o->ch, MIG_SRC, NULL, REC_CAP))
 		return failf(o, MIG_E_INTERNAL, "out of memory for the stream");
@@ -862,6 +876,8 @@ int mig_out_run(const struct mig_out_args *a)
 		return rc;
 	}
 	o->hist = mig_history_add(o->id, true, o->vm->name, o->peer, o->vm->mem_size);
+	o->hist->live.start_us = o->t_start;
+	o->hist->live.phase = "connecting";
 	rc = run(o);
 	if (rc == 0)
 		finish_ok(o);
@@ -871,6 +887,7 @@ int mig_out_run(const struct mig_out_args *a)
 	free(o->set);
 	free(o->more);
 	free(o->dev);
+	free(o->xsave);
 	free(o);
 	return rc ? -ECANCELED : 0;
 }

@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "arch/x86/task.h"
 #include "hv/crypto/keyfile.h"
+#include "hv/lib/log.h"
 #include "hv/migrate/migrate.h"
 #include "hv/migrate/trust.h"
 #include "hv/net/net.h"
@@ -14,6 +16,7 @@
 #include "hv/shell/cmd_migrate.h"
 #include "hv/shell/parse.h"
 #include "hv/shell/shell.h"
+#include "hv/vm.h"
 
 static void allow_text(const struct mig_listen_cfg *c, char *buf, size_t len)
 {
@@ -66,6 +69,15 @@ static int listen_cmd(int argc, char **argv)
 		cfg.insecure = true;
 		argc--;
 	}
+	if (argc > 2 && !strncmp(argv[argc - 1], "max=", 4)) {
+		if (parse_u64(argv[argc - 1] + 4, 1, MIG_IN_MAX, &port)) {
+			shell_error("migrate", "bad %s: guests arriving at once, 1-%d",
+				    argv[argc - 1], MIG_IN_MAX);
+			return -EINVAL;
+		}
+		cfg.max_in = (unsigned int)port;
+		argc--;
+	}
 	if (i < argc && strcmp(argv[i], "from")) {
 		if (parse_u64(argv[i], 1, 65535, &port)) {
 			shell_error("migrate", "bad port '%s' (1-65535)", argv[i]);
@@ -85,7 +97,7 @@ static int listen_cmd(int argc, char **argv)
 	}
 	if (i != argc) {
 		shell_error("migrate", "usage: migrate listen [PORT] [from ADDR[,ADDR...]] "
-			    "[insecure] | migrate listen off");
+			    "[max=N] [insecure] | migrate listen off");
 		return -EINVAL;
 	}
 	if ((rc = mig_listen(&cfg, err, sizeof(err)))) {
@@ -93,8 +105,9 @@ static int listen_cmd(int argc, char **argv)
 		return rc;
 	}
 	allow_text(&cfg, allow, sizeof(allow));
-	shell_printf("migrate: listening on port %u (from %s)%s\n", cfg.port, allow,
-		     cfg.insecure ? ", insecure" : ", trusted keys only");
+	shell_printf("migrate: listening on port %u (from %s)%s, %u at once\n", cfg.port, allow,
+		     cfg.insecure ? ", insecure" : ", trusted keys only",
+		     cfg.max_in ? cfg.max_in : MIG_IN_MAX);
 	if (cfg.insecure)
 		shell_printf("warning: migrate: insecure listener: guests arrive in the clear from "
 			     "anyone who can reach this port; every migration will warn\n");
@@ -298,19 +311,144 @@ static bool sink_cancelled(void *ctx)
 
 static const struct mig_sink console_sink = { sink_print, sink_error, sink_cancelled, NULL };
 
+/*
+ * Background migrations (`migrate -b`): each runs mig_out_run() in a task
+ * of its own (arch/x86/task.h), stepped by the shell CPU's background work
+ * while the prompt stays free.  Its lines become host log lines, shown
+ * above the prompt; `migrate cancel NAME` sets the flag its waits look at.
+ */
+#define BG_MAX	4
+
+struct bg_mig {
+	bool used;
+	volatile bool cancel;
+	char guest[32];
+	char peer_name[32];		/* a copy: `untrust` may remove the original */
+	struct mig_out_args a;
+	struct mig_sink sink;
+};
+
+static struct bg_mig bg[BG_MAX];
+
+static void bg_print(void *ctx, const char *line)
+{
+	(void)ctx;
+	pr_info("%s", line);
+}
+
+static void bg_error(void *ctx, const char *msg)
+{
+	struct bg_mig *b = ctx;
+
+	pr_err("migrate %s: %s", b->guest, msg);
+}
+
+/* Every wait of the migration comes here: the shell CPU's other work runs
+ * meanwhile (the task gives the CPU back), and a cancel is seen. */
+static bool bg_cancelled(void *ctx)
+{
+	struct bg_mig *b = ctx;
+
+	task_yield(TASK_BUSY);
+	return b->cancel;
+}
+
+static void bg_run(void *arg)
+{
+	struct bg_mig *b = arg;
+
+	mig_out_run(&b->a);		/* its last line said how it ended */
+	b->used = false;
+}
+
+static struct bg_mig *bg_find(const char *guest)
+{
+	for (unsigned int i = 0; i < BG_MAX; i++)
+		if (bg[i].used && !strcmp(bg[i].guest, guest))
+			return &bg[i];
+	return NULL;
+}
+
+static int bg_start(const struct mig_out_args *a, const char *host)
+{
+	struct bg_mig *b = NULL;
+	struct vm *vm = vm_find(a->name);
+
+	if (!vm) {
+		shell_error("migrate", "no guest named '%s'", a->name);
+		return -ENOENT;
+	}
+	if (vm->mig_owned) {
+		shell_error("migrate", "'%s' is migrating already", a->name);
+		return -EBUSY;
+	}
+	for (unsigned int i = 0; i < BG_MAX && !b; i++)
+		if (!bg[i].used)
+			b = &bg[i];
+	if (!b) {
+		shell_error("migrate", "%d background migrations run already", BG_MAX);
+		return -EBUSY;
+	}
+	memset(b, 0, sizeof(*b));
+	b->a = *a;
+	snprintf(b->guest, sizeof(b->guest), "%s", a->name);
+	b->a.name = b->guest;
+	if (a->peer_name) {
+		snprintf(b->peer_name, sizeof(b->peer_name), "%s", a->peer_name);
+		b->a.peer_name = b->peer_name;
+	}
+	b->sink = (struct mig_sink){ bg_print, bg_error, bg_cancelled, b };
+	b->a.sink = &b->sink;
+	if (!task_spawn(bg_run, b, TASK_STACK_DEFAULT)) {
+		shell_error("migrate", "no memory for a background migration");
+		return -ENOMEM;
+	}
+	b->used = true;
+	shell_printf("migrate: %s to %s in the background (`migrations` shows it, "
+		     "`migrate cancel %s` stops it)\n", b->guest, host, b->guest);
+	return 0;
+}
+
+static int cancel_cmd(int argc, char **argv)
+{
+	struct bg_mig *b;
+
+	if (argc != 3) {
+		shell_error("migrate", "usage: migrate cancel NAME");
+		return -EINVAL;
+	}
+	if (!(b = bg_find(argv[2]))) {
+		shell_error("migrate", "no background migration of '%s' runs", argv[2]);
+		return -ENOENT;
+	}
+	b->cancel = true;
+	shell_printf("migrate: cancelling %s's migration (once the destination has its "
+		     "COMMIT it completes regardless)\n", b->guest);
+	return 0;
+}
+
 int cmd_migrate(int argc, char **argv)
 {
 	struct mig_out_args a;
+	bool background = false;
 	int rc;
 
 	if (argc >= 2 && !strcmp(argv[1], "listen"))
 		return listen_cmd(argc, argv);
 	if (argc >= 2 && is_key_cmd(argv[1]))
 		return key_cmd(argc, argv);
+	if (argc >= 2 && !strcmp(argv[1], "cancel"))
+		return cancel_cmd(argc, argv);
+	if (argc >= 2 && !strcmp(argv[1], "-b")) {
+		background = true;
+		argv++;
+		argc--;
+	}
 	if (argc < 3) {
-		shell_error("migrate", "usage: migrate NAME HOST[:PORT] [downtime=MS] "
-			    "[bandwidth=MB/s] [converge=auto|off] [insecure] | migrate listen ... | "
-			    "migrate key | trust NAME PUBKEY [ADDR] | untrust NAME | trusted");
+		shell_error("migrate", "usage: migrate [-b] NAME HOST[:PORT] [downtime=MS] "
+			    "[bandwidth=MB/s] [converge=auto|off] [insecure] | migrate cancel NAME | "
+			    "migrate listen ... | migrate key | trust NAME PUBKEY [ADDR] | "
+			    "untrust NAME | trusted");
 		return -EINVAL;
 	}
 	if (!host_if.present) {
@@ -323,9 +461,41 @@ int cmd_migrate(int argc, char **argv)
 	}
 	if ((rc = out_args(argc, argv, &a)))
 		return rc;
+	if (background)
+		return bg_start(&a, argv[2]);
 	a.sink = &console_sink;
 	rc = mig_out_run(&a);
 	return rc == -ECANCELED ? 1 : rc;	/* the failure line said it all */
+}
+
+/* Live figures of the migrations that run now, in or out. */
+static void show_running(void)
+{
+	const struct mig_entry *e;
+	uint64_t now = netif_now_us();
+	bool head = false;
+
+	for (unsigned int i = 0; (e = mig_history_at(i)); i++) {
+		const struct mig_live *l = &e->live;
+		uint64_t up = now - l->start_us;
+
+		if (e->outcome != MIG_RUNNING || !e->mem_bytes)
+			continue;
+		if (!head)
+			shell_printf("running:\n%-16s %-3s %-21s %-10s %5s %9s %9s %9s %8s %12s "
+				     "%8s %10s\n", "GUEST", "DIR", "PEER", "PHASE", "ROUND",
+				     "SENT(MB)", "PAGES", "DIRTY", "MB/s", "DOWNTIME~ms",
+				     "THROTTLE", "ELAPSED(s)");
+		head = true;
+		shell_printf("%-16s %-3s %-21s %-10s %5u %5lu.%03lu %9lu %9lu %5lu.%02lu %12lu "
+			     "%7u%% %6lu.%03lu\n", e->guest, e->out ? "out" : "in", e->peer,
+			     l->phase ? l->phase : "-", e->rounds, e->bytes / 1000000,
+			     e->bytes / 1000 % 1000, l->pages, l->dirty, l->rate_Bps / 1000000,
+			     l->rate_Bps / 10000 % 100, (l->downtime_us + 999) / 1000,
+			     l->throttle_pct, up / 1000000, up / 1000 % 1000);
+	}
+	if (!head)
+		shell_printf("running: none\n");
 }
 
 int cmd_migrations(int argc, char **argv)
@@ -357,6 +527,7 @@ int cmd_migrations(int argc, char **argv)
 			     e->total_us / 1000 % 1000, e->downtime_us / 1000, e->downtime_us % 1000,
 			     e->rounds, x100 / 100, x100 % 100, e->key[0] ? e->key : "-", e->why);
 	}
+	show_running();
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "hv/console.h"
 #include "hv/lib/log.h"
 #include "hv/sched.h"
+#include "hv/migrate/migrate.h"
 #include "hv/shell/cmd_net.h"
 #include "hv/shell/cmd_vm.h"
 #include "hv/shell/parse.h"
@@ -126,16 +127,45 @@ int cmd_create(int argc, char **argv)
 	return 0;
 }
 
-/* Interactive console: guest output shown, keys sent, Ctrl-] leaves. */
+/* The guest an attached console followed has gone: say where, from the
+ * newest migration of that name. */
+static void gone(const char *name)
+{
+	const struct mig_entry *e, *last = NULL;
+
+	for (unsigned int i = 0; (e = mig_history_at(i)); i++)
+		if (!strcmp(e->guest, name))
+			last = e;
+	if (last && last->out && last->outcome == MIG_DONE)
+		shell_printf("%s left this host: migrated to %s\n", name, last->peer);
+	else if (last && !last->out && last->outcome != MIG_DONE)
+		shell_printf("%s did not arrive: the migration from %s %s%s%s\n", name,
+			     last->peer, mig_outcome_name(last->outcome), last->why[0] ? ": " : "",
+			     last->why);
+	else
+		shell_printf("%s is gone (destroyed)\n", name);
+}
+
+/*
+ * Interactive console: guest output shown, keys sent, Ctrl-] leaves.  The
+ * guest may leave meanwhile (a background migration frees it during
+ * repl_idle), so it is found again by serial after every idle step.  An
+ * incoming guest's console is empty until its history arrives with its
+ * state; from then on it shows like any other.
+ */
 static int attach(struct vm *vm)
 {
-	char buf[256];
-	uint64_t pos = vm_console_tail(vm, 4096);
+	char buf[256], name[VM_NAME_MAX];
+	uint64_t serial = vm->serial, pos = vm_console_tail(vm, 4096);
 	uint64_t quiet_since = time_now_us();
 	bool line_start = true;
 	int held = -1;
 
-	shell_printf("Connected to %s (escape character is ^])\n", vm->name);
+	snprintf(name, sizeof(name), "%s", vm->name);
+	shell_printf("Connected to %s (escape character is ^])\n", name);
+	if (vm->state == VM_INCOMING)
+		shell_printf("(%s is arriving by migration: its output shows once it is here)\n",
+			     name);
 	/* host messages wait for the end of the guest's line (or 1 s of quiet) */
 	log_console_hold(true);
 	for (;;) {
@@ -153,13 +183,18 @@ static int attach(struct vm *vm)
 			break;
 		if (held >= 0 && vm_console_input(vm, (uint8_t)held))
 			held = -1;
-		if (!n && held < 0)
+		if (!n && held < 0) {
 			repl_idle();	/* the network and migrations go on meanwhile */
+			if (!(vm = vm_by_serial(serial)))
+				break;
+		}
 	}
 	if (!line_start)
 		console_write("\n", 1);
 	log_console_hold(false);
-	shell_printf("Disconnected from %s\n", vm->name);
+	if (!vm)
+		gone(name);
+	shell_printf("Disconnected from %s\n", name);
 	return 0;
 }
 

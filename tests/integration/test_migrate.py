@@ -422,6 +422,98 @@ def test_four_guests_there_and_back(ab):
     assert free_kib(a) == a.free
 
 
+# ---- background migrations ----------------------------------------------------
+def bg_migrate(src, name, dst, opts=""):
+    out = src.cmd(f"migrate -b {name} {dst.ip} {opts}".strip())
+    assert f"migrate: {name} to {dst.ip} in the background" in out, out
+
+
+def running(h):
+    """{guest: row} of the `running:` table in h's `migrations`."""
+    rows, on = {}, False
+    for line in h.cmd("migrations").splitlines():
+        if line.startswith("running:"):
+            on = True
+            continue
+        f = line.split()
+        if on and len(f) == 12 and f[0] != "GUEST":
+            rows[f[0]] = dict(zip(["dir", "peer", "phase", "round", "sent_mb", "pages",
+                                   "dirty", "mbs", "downtime_ms", "throttle", "elapsed"],
+                                  f[1:]))
+    return rows
+
+
+def bg_outcome(h, name, since, timeout=120):
+    """The closing log line of a background migration."""
+    return wait_log(h, rf"migrate {name}: (done in|failed: |in doubt)[^\n]*", since,
+                    timeout).group(0)
+
+
+def test_background_migrations_run_side_by_side_and_leave_the_prompt_free(ab):
+    """`migrate -b` returns the prompt at once; two guests migrate to B at
+    the same time, each with its own figures in `migrations` on both hosts;
+    the console of one follows it until it leaves A, and on B shows it
+    arriving; `migrate cancel` stops a third, which runs on at A."""
+    a, b = ab
+    p, cost = {}, {}
+    for name in ("bg1", "bg2", "bg3"):
+        # 24 MiB to send, rewritten at 1 MB/s; its heartbeat is the counter
+        cost[name] = create(a, name, "heartbeat", mem=32, cmdline="dirty mb=24 rate=1 hb=50")
+        p[name] = progress(a, name, "heartbeat")
+    since = mark(a)
+    bg_migrate(a, "bg1", b, "bandwidth=3")
+    bg_migrate(a, "bg2", b, "bandwidth=3")
+    # the shell answers while they run, and both run at once, on both ends
+    rows = running(a)
+    assert set(rows) >= {"bg1", "bg2"}, a.cmd("migrations")
+    assert all(rows[n]["dir"] == "out" and rows[n]["peer"] == f"{b.ip}:7447"
+               for n in ("bg1", "bg2")), rows
+    assert "bg3" in guests(a)
+    end = time.time() + 30
+    while set(running(b)) < {"bg1", "bg2"}:
+        assert time.time() < end, b.cmd("migrations")
+        time.sleep(0.3)
+    assert all(r["dir"] == "in" for r in running(b).values())
+    # the consoles, attached at once on both hosts: on A bg1's follows it
+    # until it has gone, then says where; on B bg2's waits for it to arrive
+    ma, mb = a.m, b.m
+    sa, sb = len(ma.buf), len(mb.buf)
+    ma.send("console bg1\r")
+    mb.send("console bg2\r")
+    wait_clean(mb, sb, r"\(bg2 is arriving by migration", 30)
+    wait_clean(ma, sa, rf"bg1 left this host: migrated to {re.escape(b.ip)}:7447\n"
+               r"Disconnected from bg1\n[\s\S]*?" + re.escape(PROMPT), 90)
+    ma.pos = len(ma.buf)
+    wait_clean(mb, sb, r"TG hb tick=\d+ [\s\S]*TG hb tick=\d+ ", 90)
+    mb.send(b"\x1d")
+    wait_clean(mb, sb, r"Disconnected from bg2\n[\s\S]*?" + re.escape(PROMPT), 30)
+    mb.pos = len(mb.buf)
+    for name in ("bg1", "bg2"):
+        assert "done in" in bg_outcome(a, name, since), name
+        p[name] = progress(b, name, "heartbeat", above=p[name])
+        assert name not in guests(a)
+    assert running(a) == {} and "running: none" in a.cmd("migrations")
+    # a cancel stops the third before it has gone; it runs on here
+    since = mark(a)
+    bg_migrate(a, "bg3", b, "bandwidth=2")
+    end = time.time() + 30
+    while running(a).get("bg3", {}).get("phase") != "precopy":
+        assert time.time() < end, a.cmd("migrations")
+        time.sleep(0.3)
+    assert "cancelling bg3" in a.cmd("migrate cancel bg3")
+    line = bg_outcome(a, "bg3", since)
+    assert "failed: cancelled by the operator" in line, line
+    assert "no background migration of 'bg3'" in a.cmd("migrate cancel bg3")
+    wait_quiet_incoming(b)
+    assert is_running(state(a, "bg3")) and "bg3" not in guests(b)
+    progress(a, "bg3", "heartbeat", above=p["bg3"])
+    assert [r["outcome"] for r in migrations(a) if r["guest"] == "bg3"][-1] == "cancelled"
+    for name in ("bg1", "bg2"):
+        b.cmd(f"destroy {name}")
+    a.cmd("destroy bg3")
+    assert free_kib(a) == a.free and free_kib(b) == b.free
+
+
 def test_ten_round_trips(ab):
     """A dirty guest goes A -> B -> A ten times in a row; memory comes back
     on each source every time and the guest never sees a stale page."""
@@ -796,8 +888,10 @@ def test_hostile_streams_leave_the_listener_working(net, ab, tmp_path):
     assert "hs" not in guests(a) and free_kib(a) == a.free
 
     # 6. the listeners still work, directly; while one migration comes in
-    #    (held at the destination), another HELLO is answered "busy"
+    #    (held at the destination) to a listener that takes one at a time,
+    #    another HELLO is answered "busy"
     progress(b, "hs", "dirty", above=p)
+    assert "1 at once" in a.cmd("migrate listen max=1 insecure")
     since = mark(a)
     a.cmd("debug migrate hold precopy 6")
     mig = Migration(b, "hs", a, "insecure")
@@ -806,6 +900,7 @@ def test_hostile_streams_leave_the_listener_working(net, ab, tmp_path):
     assert re.search(r"replay-hello: answer=REPLY code=13", out), out
     r = mig.finish(120)
     a.cmd("debug migrate off")
+    assert "4 at once" in a.cmd("migrate listen insecure")
     assert r.what == "done", r.line_out
     assert free_kib(b) == b.free
     p = progress(a, "hs", "dirty", above=p)
