@@ -14,7 +14,6 @@
 #include <stdint.h>
 #include "hv/migrate/policy.h"
 
-#define MIG_SILENCE_US		(10ull * 1000000)	/* a peer this quiet is gone */
 #define MIG_ALLOW_MAX		8			/* `from` addresses */
 #define MIG_IN_MAX		4			/* guests arriving at once */
 #define MIG_HISTORY		16			/* `migrations` keeps these */
@@ -57,6 +56,7 @@ struct mig_out_args {
 					 * trusted at ip */
 	bool insecure;			/* plaintext, unauthenticated (warns) */
 	uint64_t bandwidth_Bps;		/* 0: unlimited */
+	uint32_t timeout_s;		/* peer silence that ends it; 0: mig_silence_us */
 	struct mig_policy_cfg policy;	/* downtime, converge, ... */
 };
 

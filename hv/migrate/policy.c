@@ -384,3 +384,13 @@ uint64_t mig_tsc_resume(uint64_t tsc_at_pause, uint64_t src_hz, uint64_t paused_
 {
 	return mig_tsc_advance(tsc_at_pause, src_hz, sat_add(paused_ns, local_ns));
 }
+
+uint64_t mig_silence_us(uint64_t mem_bytes, uint64_t srtt_us)
+{
+	uint64_t us = MIG_SILENCE_BASE_US + mem_bytes / 1000;	/* 1 GB/s: 1000 B/us */
+
+	if (srtt_us > MIG_SILENCE_MAX_US / 64)
+		return MIG_SILENCE_MAX_US;
+	us += 64 * srtt_us;
+	return us < MIG_SILENCE_MAX_US ? us : MIG_SILENCE_MAX_US;
+}

@@ -96,6 +96,13 @@ uint64_t mig_downtime_us(uint64_t pages, uint64_t page_bytes, uint64_t link_Bps,
 bool mig_round_shrank(const struct mig_round *r);
 bool mig_outpaced(uint64_t dirty_pps, uint64_t page_bytes, uint64_t link_Bps);
 uint32_t mig_throttle_next(uint32_t pct);			/* 0, 20, 40, ... 99 */
+/* How long a peer may stay silent before it counts as gone: the base
+ * (10 s), plus 64 round trips (a loaded host's link), plus
+ * one pass over the guest's memory at 1 GB/s (a big guest's allocation or
+ * load), at most MIG_SILENCE_MAX_US.  `migrate ... timeout=S` overrides. */
+#define MIG_SILENCE_BASE_US	(10ull * 1000000)
+#define MIG_SILENCE_MAX_US	(600ull * 1000000)
+uint64_t mig_silence_us(uint64_t mem_bytes, uint64_t srtt_us);
 
 /* Token bucket for bandwidth=MB/s: tokens are bytes, refilled per us. */
 struct mig_pace {

@@ -553,10 +553,18 @@ static void unhold(struct in *in)
 
 static bool silent(struct in *in)
 {
-	if (netif_now_us() - in->ch.last_rx_us <= MIG_SILENCE_US)
+	struct tcp_info ti = { 0 };
+	uint64_t limit;
+
+	netif_lock();
+	tcp_get_info(in->ch.conn, &ti);
+	netif_unlock();
+	limit = mig_silence_us(in->vm ? in->vm->mem_size : 0, ti.srtt_us);
+
+	if (netif_now_us() - in->ch.last_rx_us <= limit)
 		return false;
 	discard(in, MIG_E_TIMEOUT, "%s silent for %llu s", in->peer,
-		(unsigned long long)(MIG_SILENCE_US / 1000000));
+		(unsigned long long)(limit / 1000000));
 	return true;
 }
 

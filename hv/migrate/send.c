@@ -53,6 +53,7 @@ struct out {
 	size_t words;
 	uint64_t id;
 	uint64_t grace_us;		/* more silence allowed while the peer allocates */
+	uint64_t silence_us;		/* a peer this quiet is gone (mig_silence_us) */
 	char peer[24];
 	struct mig_peer pin;		/* the key the destination must prove */
 	uint64_t hs_us;			/* how long the handshake took */
@@ -168,9 +169,9 @@ static int step(struct out *o, bool idle)
 		if (rc < 0)
 			return conn_error(o, rc);
 	}
-	if (netif_now_us() - o->last_progress > MIG_SILENCE_US)
+	if (netif_now_us() - o->last_progress > o->silence_us)
 		return failf(o, MIG_E_TIMEOUT, "%s silent for %llu s", o->peer,
-			     (unsigned long long)(MIG_SILENCE_US / 1000000));
+			     (unsigned long long)(o->silence_us / 1000000));
 	if (idle)
 		netif_wait();	/* sleep until a frame comes: the peer's ACKs */
 	else
@@ -261,10 +262,10 @@ static int wait_rec(struct out *o, uint16_t want, const struct mig_rec **out)
 			o->last_progress = o->ch.last_rx_us;
 		if ((rc = cancelled(o)))
 			return rc;
-		if (netif_now_us() - o->last_progress > MIG_SILENCE_US + o->grace_us)
+		if (netif_now_us() - o->last_progress > o->silence_us + o->grace_us)
 			return failf(o, MIG_E_TIMEOUT, "no %s from %s within %llu s",
 				     mig_type_name(want), o->peer,
-				     (unsigned long long)((MIG_SILENCE_US + o->grace_us) / 1000000));
+				     (unsigned long long)((o->silence_us + o->grace_us) / 1000000));
 		netif_wait();
 	}
 }
@@ -310,7 +311,7 @@ static int connect_peer(struct out *o)
 		netif_unlock();
 		if (rc == 0 && cancelled(o))
 			return -ECANCELED;
-		if (rc == 0 && netif_now_us() - o->t_start > MIG_SILENCE_US)
+		if (rc == 0 && netif_now_us() - o->t_start > o->silence_us)
 			rc = -ETIMEDOUT;
 	}
 	if (rc < 0)
@@ -365,10 +366,10 @@ static int handshake(struct out *o)
 			return failf(o, o->ch.hs_err.code, "%s %s", o->peer, o->ch.hs_err.msg);
 		if ((rc = cancelled(o)))
 			return rc;
-		if (netif_now_us() - o->ch.last_rx_us > MIG_SILENCE_US &&
-		    netif_now_us() - o->last_progress > MIG_SILENCE_US)
+		if (netif_now_us() - o->ch.last_rx_us > o->silence_us &&
+		    netif_now_us() - o->last_progress > o->silence_us)
 			return failf(o, MIG_E_TIMEOUT, "no handshake from %s within %llu s", o->peer,
-				     (unsigned long long)(MIG_SILENCE_US / 1000000));
+				     (unsigned long long)(o->silence_us / 1000000));
 		netif_wait();
 	}
 	o->hs_us = netif_now_us() - t0;
@@ -567,6 +568,8 @@ static void learn_handover(struct out *o)
 	netif_unlock();
 	if (ti.srtt_us && 2ull * ti.srtt_us < o->pol.cfg.handover_us)
 		o->pol.cfg.handover_us = 2ull * ti.srtt_us;
+	if (!o->a->timeout_s)
+		o->silence_us = mig_silence_us(o->vm->mem_size, ti.srtt_us);
 }
 
 /* Pre-copy: rounds until the policy says stop.  set holds the next round. */
@@ -869,12 +872,15 @@ int mig_out_run(const struct mig_out_args *a)
 	o->a = a;
 	o->id = random_id();
 	o->t_start = netif_now_us();
+	o->silence_us = a->timeout_s ? a->timeout_s * 1000000ull : MIG_SILENCE_BASE_US;
 	net_format_ipv4(a->ip, ip);
 	snprintf(o->peer, sizeof(o->peer), "%s:%u", ip, a->port);
 	if ((rc = claim(o))) {
 		free(o);
 		return rc;
 	}
+	if (!a->timeout_s)
+		o->silence_us = mig_silence_us(o->vm->mem_size, 0);
 	o->hist = mig_history_add(o->id, true, o->vm->name, o->peer, o->vm->mem_size);
 	o->hist->live.start_us = o->t_start;
 	o->hist->live.phase = "connecting";

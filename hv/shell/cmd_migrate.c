@@ -145,9 +145,9 @@ static int target(char *host, struct mig_out_args *a)
 static int out_args(int argc, char **argv, struct mig_out_args *a)
 {
 	static const char *const keys[] = {
-		"downtime", "bandwidth", "converge", "downtime-max", "max-rounds", NULL,
+		"downtime", "bandwidth", "converge", "downtime-max", "max-rounds", "timeout", NULL,
 	};
-	const char *v[5];
+	const char *v[6];
 	uint64_t n;
 	int bad, rc;
 
@@ -183,10 +183,15 @@ static int out_args(int argc, char **argv, struct mig_out_args *a)
 		a->policy.max_rounds = (uint32_t)n;
 	else if (v[4])
 		goto bad_value;
+	if (v[5] && parse_u64(v[5], 1, MIG_SILENCE_MAX_US / 1000000, &n) == 0)
+		a->timeout_s = (uint32_t)n;
+	else if (v[5])
+		goto bad_value;
 	return 0;
 bad_value:
 	shell_error("migrate", "bad value: downtime=MS (1-60000) bandwidth=MB/s (1-100000) "
-		    "converge=auto|off downtime-max=MS max-rounds=N (1-%u)", MIG_ROUNDS_MAX - 2);
+		    "converge=auto|off downtime-max=MS max-rounds=N (1-%u) timeout=S (1-%llu)",
+		    MIG_ROUNDS_MAX - 2, MIG_SILENCE_MAX_US / 1000000);
 	return -EINVAL;
 }
 

@@ -88,6 +88,19 @@ static const struct mig_policy_cfg cfg_auto = {
 	.downtime_ms = 300, .state_bytes = 16384, .handover_us = 2000,
 };
 
+/* The silence that ends a migration grows with the round trip and the
+ * guest's size, from 10 s, and stops at 10 min. */
+static void test_silence_scales_with_rtt_and_size(void **st)
+{
+	(void)st;
+	assert_int_equal(mig_silence_us(0, 0), 10000000);
+	assert_int_equal(mig_silence_us(16ull << 20, 0), 10000000 + 16777);
+	assert_int_equal(mig_silence_us(0, 50000), 10000000 + 64 * 50000);
+	assert_int_equal(mig_silence_us(4608ull << 20, 2000), 10000000 + 4831838 + 128000);
+	assert_int_equal(mig_silence_us(1ull << 40, 0), MIG_SILENCE_MAX_US);
+	assert_int_equal(mig_silence_us(0, UINT64_MAX / 2), MIG_SILENCE_MAX_US);
+}
+
 static void test_quiet_guest_converges(void **st)
 {
 	struct sim s = { .mem_pages = 262144, .link_Bps = 125000000, .dirty_pps = 2000,
@@ -592,6 +605,7 @@ static void test_tsc_rule(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_silence_scales_with_rtt_and_size),
 		cmocka_unit_test(test_quiet_guest_converges),
 		cmocka_unit_test(test_idle_guest_stops_after_round0),
 		cmocka_unit_test(test_fast_dirtier_is_throttled),
