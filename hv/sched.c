@@ -27,7 +27,9 @@
 #include "arch/x86/fpu.h"
 #include "arch/x86/percpu.h"
 #include "hv/lib/time.h"
+#include "hv/lib/log.h"
 #include "hv/sched.h"
+#include "hv/sched/balance.h"
 #include "hv/sched/sched_ops.h"
 #include "hv/vcpu.h"
 
@@ -388,9 +390,97 @@ void sched_loop(void)
 	}
 }
 
+/* ---- load balancing (the boot CPU, from sched_poll) ---------------------------- */
+
+#define BAL_INTERVAL_NS	(250ull * 1000000)
+#define BAL_SETTLE_NS	(2000ull * 1000000)	/* a moved vCPU stays this long */
+#define BAL_VCPUS	(VM_MAX * VM_MAX_VCPUS)
+
+static struct bal_vcpu bal_v[BAL_VCPUS];
+static struct vcpu *bal_who[BAL_VCPUS];
+
+/* What v wanted since the last look, in permille of one CPU. */
+static uint32_t demand_of(struct vcpu *v, uint64_t span_ns)
+{
+	uint64_t used = v->stats.guest_ns + v->stats.host_ns, steal = v->stats.steal_ns;
+	uint64_t d = (used - v->bal.used_ns) + (steal - v->bal.steal_ns);
+	bool seen = v->bal.seen;
+
+	v->bal.used_ns = used;
+	v->bal.steal_ns = steal;
+	v->bal.seen = true;
+	if (!seen || !span_ns)
+		return 0;
+	d = d * 1000 / span_ns;
+	return d > 2000 ? 2000 : (uint32_t)d;
+}
+
+static unsigned int gather(uint64_t now, uint64_t span_ns)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < VM_MAX; i++) {
+		struct vm *vm = vm_at(i);
+
+		for (unsigned int j = 0; vm && j < vm->nr_vcpus && n < BAL_VCPUS; j++) {
+			struct vcpu *v = vm->vcpus[j];
+			bal_who[n] = v;
+			bal_v[n++] = (struct bal_vcpu){
+				.cpu = __atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE),
+				.affinity = v->affinity,
+				.demand = demand_of(v, span_ns),
+				.settled = v->bal.moved_ns && now - v->bal.moved_ns < BAL_SETTLE_NS,
+			};
+		}
+	}
+	return n;
+}
+
+/* CPUs that may take one more vCPU: never the boot CPU while others can. */
+static uint64_t cpus_open(void)
+{
+	uint64_t ok = 0;
+
+	for (unsigned int i = 1; i < cpu_count && i < SCHED_MAX_CPUS; i++)
+		if (runqs[i].usable && cpus[i].online && runqs[i].n < RUNQ_MAX)
+			ok |= 1ull << i;
+	return ok;
+}
+
+/* Every BAL_INTERVAL_NS: move at most one unpinned vCPU off an overloaded
+ * CPU (hv/sched/balance.h), as `pin` moves one. */
+static void balance(void)
+{
+	static uint64_t last;
+	uint64_t now = time_now_ns();
+	struct bal_move m;
+	struct vcpu *v;
+	int from;
+
+	if (now - last < BAL_INTERVAL_NS || cpu_count < 3)
+		return;
+	if (!bal_pick(bal_v, gather(now, last ? now - last : 0), cpus_open(), &m)) {
+		last = now;
+		return;
+	}
+	last = now;
+	v = bal_who[m.vcpu];
+	from = __atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE);
+	if (from < 0)
+		return;
+	sched_remove(v);	/* its CPU drops it, its FPU state saved */
+	if (add_on(v, (int)m.to))
+		add_on(v, from);
+	v->bal.moved_ns = now;
+	pr_debug("sched: %s vCPU %u: CPU %d -> %u (balance)", v->vm->name, v->hw.id,
+		 from, m.to);
+}
+
 void sched_poll(void)
 {
 	struct runq *q = &runqs[0];
+
+	balance();
 
 	if (q->n) {
 		irq_enable();

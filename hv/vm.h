@@ -132,6 +132,11 @@ struct vcpu {
 					 * set when none was, cleared by anything that
 					 * changes the devices (hv/vm_devices.c) */
 	struct vcpu_stats stats;	/* (v) read racily by the shell */
+	struct {			/* the boot CPU's load balancer (hv/sched.c) */
+		uint64_t used_ns, steal_ns;	/* stats at its last look */
+		uint64_t moved_ns;		/* when it last moved this vCPU */
+		bool seen;
+	} bal;
 	struct vm_exit exit;		/* (v) the last exit */
 };
 

@@ -292,6 +292,35 @@ def test_weights_caps_and_pinning(machine_factory):
         m.cmd(f"destroy {g}")
 
 
+def test_unpinned_hogs_spread_over_idle_cpus(machine_factory):
+    """Issue 13: two CPU-bound guests pinned to one CPU of a 3-CPU host
+    share it; once they may run anywhere, the balancer moves one of them to
+    the idle CPU, and `top` shows each with a CPU of its own."""
+    m = machine_factory("qemu", cpus=3, mem=256)
+    for g in ("h1", "h2"):
+        m.cmd(f'create {g} kernel=testguest mem=16 cmdline="work secs=120"')
+        m.cmd(f"start {g}")
+        assert "on CPU 1" in m.cmd(f"pin {g} 0 1")
+    time.sleep(1.5)
+    rows = top_rows(m.cmd("top -n 1", timeout=30))
+    assert rows[("h1", 0)]["cpu"] == rows[("h2", 0)]["cpu"] == 1, rows
+    for g in ("h1", "h2"):
+        assert "may run on any" in m.cmd(f"pin {g} 0 any")
+    end = time.time() + 30
+    while True:
+        rows = top_rows(m.cmd("top -n 1", timeout=30))
+        cpus = sorted(rows[(g, 0)]["cpu"] for g in ("h1", "h2"))
+        if cpus == [1, 2]:
+            break
+        assert time.time() < end, rows
+    # each has a CPU to itself: nearly all of it, little waiting
+    rows = top_rows(m.cmd("top -n 1", timeout=30))
+    assert sorted(rows[(g, 0)]["cpu"] for g in ("h1", "h2")) == [1, 2], rows
+    for g in ("h1", "h2"):
+        assert rows[(g, 0)]["use"] >= 60 and rows[(g, 0)]["steal"] <= 30, rows
+        m.cmd(f"destroy {g}")
+
+
 @pytest.mark.vmx
 def test_heartbeat_keeps_time(host):
     m = host

@@ -122,8 +122,16 @@ void fake_script(const struct fake_step *s, unsigned int n)
 	fake.pos = 0;
 }
 
+struct vm *fake_vm_slots[VM_MAX];
+
+struct vm *vm_at(unsigned int slot)
+{
+	return slot < VM_MAX ? fake_vm_slots[slot] : NULL;
+}
+
 void fake_reset(void)
 {
+	memset(fake_vm_slots, 0, sizeof(fake_vm_slots));
 	memset(&fake, 0, sizeof(fake));
 	memset(cpus, 0, sizeof(cpus));
 	for (unsigned int i = 0; i < MAX_CPUS; i++) {

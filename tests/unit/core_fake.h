@@ -61,6 +61,7 @@ void fake_reset(void);
 extern unsigned int fake_reboots;	/* vm_reboot calls */			/* clean back end, CPUs, clock */
 void fake_script(const struct fake_step *s, unsigned int n);
 struct vm *fake_vm_new(const char *name, enum vm_state state);
+extern struct vm *fake_vm_slots[VM_MAX];	/* what vm_at() returns (fake_reset clears) */
 void fake_vm_free(struct vm *vm);
 /* Guest port access through the core (hv/vm_devices.c). */
 void fake_out(struct vm *vm, uint16_t port, uint32_t val);

@@ -78,6 +78,53 @@ static void test_placement_least_loaded_not_boot(void **state)
 	assert_int_equal(sched_load(MAX_CPUS), 0);
 }
 
+/* Let the balancer look once more after span_ns, in which each vCPU
+ * ran ran_ns and waited steal_ns. */
+static void balance_after(uint64_t span_ns, const int *who, int n, uint64_t ran_ns,
+			  uint64_t steal_ns)
+{
+	fake_now_ns += span_ns;
+	for (int i = 0; i < n; i++) {
+		V(who[i])->stats.guest_ns += ran_ns;
+		V(who[i])->stats.steal_ns += steal_ns;
+	}
+	sched_poll();
+}
+
+/* Two CPU hogs that share CPU 1 while CPU 2 idles: one of them moves (as
+ * `pin` would move it), once; pinned ones never do. */
+static void test_balancer_spreads_unpinned_hogs(void **state)
+{
+	const int hogs[] = { 0, 1 };
+
+	(void)state;
+	enable_cpus(3);
+	fake_vm_slots[0] = vms[0];
+	fake_vm_slots[1] = vms[1];
+	V(0)->affinity = V(1)->affinity = 1ull << 1;
+	assert_int_equal(sched_add(V(0)), 0);
+	assert_int_equal(sched_add(V(1)), 0);
+	assert_int_equal(sched_load(1), 2);
+	fake_cpu = 1;			/* their CPU drops the one that moves */
+	fake_now_ns = 1000000000;
+	sched_poll();			/* the first look */
+	balance_after(250000000, hogs, 2, 125000000, 125000000);
+	assert_int_equal(sched_load(1), 2);	/* pinned: they stay */
+	V(0)->affinity = V(1)->affinity = SCHED_AFFINITY_ANY;
+	balance_after(250000000, hogs, 2, 125000000, 125000000);
+	assert_int_equal(sched_load(1), 1);
+	assert_int_equal(sched_load(2), 1);
+	assert_int_equal(V(0)->cpu + V(1)->cpu, 3);
+	assert_int_equal(vcpu_state(V(0)), VCPU_RUNNABLE);
+	assert_int_equal(vcpu_state(V(1)), VCPU_RUNNABLE);
+	/* each alone now: nothing more moves */
+	for (int i = 0; i < 10; i++)
+		balance_after(250000000, hogs, 2, 250000000, 0);
+	assert_int_equal(sched_load(1), 1);
+	assert_int_equal(sched_load(2), 1);
+	fake_cpu = 0;
+}
+
 static void test_no_cpu_or_full(void **state)
 {
 	(void)state;
@@ -260,6 +307,7 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 		T(test_placement_least_loaded_not_boot),
 		T(test_no_cpu_or_full),
+		T(test_balancer_spreads_unpinned_hogs),
 		T(test_both_run_and_states),
 		T(test_halted_paused_throttled_are_skipped),
 		T(test_slice_ends_when_another_waits),
