@@ -280,6 +280,8 @@ static int vm_build_cpu(struct vm *vm, const struct cpu_state *entry, unsigned i
 			snprintf(err, errlen, "creating vCPU %u failed (error %d)", i, rc);
 			return rc;
 		}
+		vm->vcpus[i]->weight = vm->weight;
+		vm->vcpus[i]->cap_bp = sched_cap_split(vm->cap_pct, n);
 		vm->nr_vcpus = i + 1;
 	}
 	return 0;
@@ -546,7 +548,8 @@ static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 	}
 	vm->nr_frames = vm->mem_size / PAGE_SIZE;
 	vm->created_ns = time_now_ns();
-	vm->weight = SCHED_WEIGHT_DEFAULT;
+	vm->weight = cfg->weight ? cfg->weight : SCHED_WEIGHT_DEFAULT;
+	vm->cap_pct = cfg->cap_pct;
 	return vm;
 }
 

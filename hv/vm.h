@@ -204,6 +204,8 @@ struct vm_config {
 	const char *cmdline;
 	bool nic;		/* a virtio-net NIC on PCI */
 	const uint8_t *mac;	/* its MAC (unicast, not zero), or NULL: from the name */
+	uint32_t weight;	/* its CPU share (`sched`); 0: SCHED_WEIGHT_DEFAULT */
+	uint32_t cap_pct;	/* % of one CPU over its vCPUs; 0: none */
 };
 
 /* Lifecycle (hv/vm.c).  Errors: negative errno, reason in words in err. */

@@ -404,6 +404,8 @@ static void fill_hello(struct out *o, struct mig_hello *h)
 	h->guest_tsc = rdtsc() + vm->tsc_offset;
 	h->nic = vm->nic;
 	memcpy(h->mac, vm->mac, sizeof(h->mac));
+	h->weight = vm->weight;
+	h->cap_pct = vm->cap_pct;
 	snprintf(h->ferry_version, sizeof(h->ferry_version), "%s", ferry_version);
 	snprintf(h->name, sizeof(h->name), "%s", vm->name);
 	snprintf(h->kernel, sizeof(h->kernel), "%s", vm->kernel);

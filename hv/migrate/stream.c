@@ -248,6 +248,8 @@ static void walk_hello(struct walk *w, struct mig_rec *r)
 	snap_u64(&w->s, &h->guest_tsc);
 	w_bool(w, &h->nic, "HELLO nic");
 	snap_bytes(&w->s, h->mac, sizeof(h->mac));
+	snap_u32(&w->s, &h->weight);
+	snap_u32(&w->s, &h->cap_pct);
 	w_str(w, h->ferry_version, MIG_VERSTR_MAX, "HELLO ferry version");
 	w_str(w, h->name, MIG_NAME_MAX, "HELLO name");
 	w_str(w, h->kernel, MIG_KERNEL_MAX, "HELLO kernel");
@@ -408,6 +410,9 @@ static int check_hello(const struct mig_stream *s, const struct mig_rec *r, stru
 	if (h->nic && ((h->mac[0] & 1) || !(h->mac[0] | h->mac[1] | h->mac[2] | h->mac[3] |
 					      h->mac[4] | h->mac[5])))
 		return NOPE(MIG_E_PROTOCOL, "HELLO: the NIC's MAC is multicast or zero");
+	if (h->weight < 1 || h->weight > 65535 || h->cap_pct > 100 * h->vcpus)
+		return NOPE(MIG_E_PROTOCOL, "HELLO: weight %u or cap %u%% out of range",
+			    h->weight, h->cap_pct);
 	if (!text_ok(h->ferry_version, true) || !text_ok(h->kernel, false) ||
 	    !text_ok(h->cmdline, true))
 		return NOPE(MIG_E_PROTOCOL, "HELLO: non-printable characters in a string");

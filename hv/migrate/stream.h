@@ -31,7 +31,8 @@
 #include "hv/cpuid.h"
 
 #define MIG_PORT		7447	/* default TCP port of `migrate listen` */
-#define MIG_PROTO_VERSION	3	/* 2: SPARSE pages, halted vCPUs; 3: HELLO nic, mac */
+#define MIG_PROTO_VERSION	4	/* 2: SPARSE pages, halted vCPUs; 3: HELLO nic, mac;
+					 * 4: HELLO weight, cap */
 #define MIG_CPU_STATE_VERSION	1	/* layout of struct cpu_state on the wire */
 
 /* Record header: u16 type, u16 flags, u32 len, u32 seq, u32 crc; LE. */
@@ -140,6 +141,8 @@ struct mig_hello {
 	uint64_t guest_tsc;		/* guest TSC when HELLO was sent (for logs) */
 	bool nic;			/* the guest has a NIC (create nic=on) ... */
 	uint8_t mac[6];			/* ... with this MAC: unicast, not zero */
+	uint32_t weight;		/* its CPU share: 1..65535 (`sched`) */
+	uint32_t cap_pct;		/* its cap: 0 (none) .. 100 per vCPU */
 	char ferry_version[MIG_VERSTR_MAX + 1];	/* printable */
 	char name[MIG_NAME_MAX + 1];		/* shell name rule */
 	char kernel[MIG_KERNEL_MAX + 1];	/* printable, no spaces */

@@ -110,7 +110,7 @@ static int create_args(int argc, char **argv, struct vm_config *cfg)
 
 int cmd_create(int argc, char **argv)
 {
-	struct vm_config cfg;
+	struct vm_config cfg = { 0 };	/* what create does not set: defaults */
 	struct vm *vm;
 	char err[160];
 	int rc = create_args(argc, argv, &cfg);

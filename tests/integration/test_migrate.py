@@ -460,6 +460,7 @@ def test_background_migrations_run_side_by_side_and_leave_the_prompt_free(ab):
         # 24 MiB to send, rewritten at 1 MB/s; its heartbeat is the counter
         cost[name] = create(a, name, "heartbeat", mem=32, cmdline="dirty mb=24 rate=1 hb=50")
         p[name] = progress(a, name, "heartbeat")
+    assert "weight 512, cap 50%" in a.cmd("sched bg1 weight=512 cap=50")
     since = mark(a)
     bg_migrate(a, "bg1", b, "bandwidth=3")
     bg_migrate(a, "bg2", b, "bandwidth=3")
@@ -492,6 +493,9 @@ def test_background_migrations_run_side_by_side_and_leave_the_prompt_free(ab):
         assert "done in" in bg_outcome(a, name, since), name
         p[name] = progress(b, name, "heartbeat", above=p[name])
         assert name not in guests(a)
+    # its CPU share came along
+    assert "weight 512, cap 50%" in b.cmd("sched bg1")
+    assert "weight 256, cap 0%" in b.cmd("sched bg2")
     assert running(a) == {} and "running: none" in a.cmd("migrations")
     # a cancel stops the third before it has gone; it runs on here
     since = mark(a)

@@ -285,6 +285,8 @@ static struct mh_vm *vm_new(enum mh_host h, const struct vm_config *cfg)
 	v->vm.mem_size = cfg->mem_mb << 20;
 	v->vm.nr_frames = v->vm.mem_size / MIG_PAGE_SIZE;
 	v->vm.nr_vcpus = cfg->vcpus;
+	v->vm.weight = cfg->weight ? cfg->weight : 256;	/* as vm_create sets them */
+	v->vm.cap_pct = cfg->cap_pct;
 	v->mem = calloc(1, v->vm.mem_size);
 	assert_non_null(v->mem);
 	return v;
@@ -512,7 +514,7 @@ static void fill_page(uint8_t *p, uint64_t g)
 struct mh_vm *mh_source_vm(const char *name, unsigned int mb)
 {
 	struct vm_config cfg = { .name = name, .kernel = "guest.elf", .mem_mb = mb, .vcpus = 1,
-				 .cmdline = "console=ttyS0" };
+				 .cmdline = "console=ttyS0", .weight = 384, .cap_pct = 60 };
 	struct mh_vm *v = vm_new(MH_SRC, &cfg);
 	struct pt_ops ops = pt_pool_ops(&v->pool);
 

@@ -50,7 +50,7 @@ static inline void mig_accept_pair(struct mig_stream *s, struct mig_stream *d,
 	h.hello = (struct mig_hello){
 		.proto_version = MIG_PROTO_VERSION, .cpu_state_version = MIG_CPU_STATE_VERSION,
 		.dev_version = 1, .vcpus = 1, .mig_id = 5, .mem_size = guest_pages * MIG_PAGE_SIZE,
-		.cpu_baseline = 1, .tsc_hz = 1000000000, .name = "g", .kernel = "k",
+		.cpu_baseline = 1, .tsc_hz = 1000000000, .weight = 256, .name = "g", .kernel = "k",
 	};
 	n = mig_stream_encode(s, &h, buf, cap);
 	assert_true(n > 0);

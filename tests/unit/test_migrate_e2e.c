@@ -195,6 +195,8 @@ static void test_clean_run(void **st)
 	assert_int_equal(d->vm.mem_size, (uint64_t)MB << 20);
 	assert_string_equal(d->vm.kernel, "guest.elf");
 	assert_string_equal(d->vm.cmdline, "console=ttyS0");
+	assert_int_equal(d->vm.weight, 384);	/* its share came along */
+	assert_int_equal(d->vm.cap_pct, 60);
 	/* memory as the source left it when it paused: every byte */
 	assert_memory_equal(d->mem, src_vm->mem, d->vm.mem_size);
 	assert_int_equal(d->cpu_loads, 1);
@@ -494,7 +496,8 @@ static void ls_hello(void)
 	h.hello = (struct mig_hello){ .proto_version = MIG_PROTO_VERSION,
 		.cpu_state_version = MIG_CPU_STATE_VERSION, .dev_version = VDEV_SNAP_VERSION,
 		.vcpus = 1, .mig_id = 0x4c494152, .mem_size = MB << 20,
-		.cpu_baseline = mig_cpu_baseline(cpuid_guest), .tsc_hz = 2000000000ull };
+		.cpu_baseline = mig_cpu_baseline(cpuid_guest), .tsc_hz = 2000000000ull,
+		.weight = 256 };
 	strcpy(h.hello.name, "liar");
 	ls_send(&h);
 	r = ls_pull();

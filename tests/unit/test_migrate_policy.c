@@ -517,6 +517,7 @@ static void hello_init(struct mig_hello *h)
 	h->mem_size = 256ull << 20;
 	h->cpu_baseline = mig_cpu_baseline(cpuid_guest);
 	h->tsc_hz = 2001000000;
+	h->weight = 256;
 	strcpy(h->name, "web");
 }
 
@@ -555,7 +556,7 @@ static void test_admission(void **st)
 	(void)st;
 	admit_case(m_peer, MIG_E_NOT_ALLOWED, "does not accept");
 	admit_case(m_busy, MIG_E_BUSY, "already");
-	admit_case(m_proto, MIG_E_VERSION, "protocol v4");
+	admit_case(m_proto, MIG_E_VERSION, "protocol v5");
 	admit_case(m_cpuv, MIG_E_VERSION, "cpu v9");
 	admit_case(m_devv, MIG_E_VERSION, "device v1");
 	admit_case(m_base, MIG_E_BASELINE, "baseline");

@@ -125,6 +125,8 @@ static void pb_hello(const struct mig_hello *h)
 	pb_u64(h->guest_tsc);
 	pb_u8(h->nic);
 	pb_bytes(h->mac, sizeof(h->mac));
+	pb_u32(h->weight);
+	pb_u32(h->cap_pct);
 	pb_str(h->ferry_version);
 	pb_str(name_override ? name_override : h->name);
 	pb_str(h->kernel);
@@ -295,7 +297,8 @@ static void hello_init(struct mig_hello *h, uint32_t vcpus)
 				 .vcpus = vcpus, .mig_id = 0x0123456789abcdefull,
 				 .mem_size = G_PAGES * MIG_PAGE_SIZE, .tsc_hz = 2100000000ull,
 				 .guest_tsc = 123456789, .nic = true,
-				 .mac = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 } };
+				 .mac = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 },
+				 .weight = 512, .cap_pct = 50 * vcpus };
 	h->cpu_baseline = mig_cpu_baseline(cpuid_guest);
 	strcpy(h->ferry_version, "0.1.0 (test)");
 	strcpy(h->name, "web-1.a_b");
@@ -932,6 +935,9 @@ static void hello_mut(struct mig_hello *h, int i)
 	case 11: strcpy(h->kernel, "a b"); break;
 	case 12: h->mac[0] = 0x01; break;			/* multicast */
 	case 13: memset(h->mac, 0, sizeof(h->mac)); break;
+	case 14: h->weight = 0; break;
+	case 15: h->weight = 65536; break;
+	case 16: h->cap_pct = 101; break;			/* one vCPU */
 	}
 }
 
@@ -943,7 +949,8 @@ static void test_hello_fields_refused(void **st)
 		{ MIG_E_LIMIT, "memory" }, { MIG_E_PROTOCOL, "vCPUs" }, { MIG_E_LIMIT, "vCPUs" },
 		{ MIG_E_PROTOCOL, "TSC" }, { MIG_E_PROTOCOL, "non-printable" },
 		{ MIG_E_PROTOCOL, "non-printable" }, { MIG_E_PROTOCOL, "MAC" },
-		{ MIG_E_PROTOCOL, "MAC" },
+		{ MIG_E_PROTOCOL, "MAC" }, { MIG_E_PROTOCOL, "weight" },
+		{ MIG_E_PROTOCOL, "weight" }, { MIG_E_PROTOCOL, "cap" },
 	};
 	struct mig_hello h;
 
@@ -962,7 +969,7 @@ static void test_hello_fields_refused(void **st)
 	strcpy(h.name, "abc");
 	pb_reset();
 	pb_hello(&h);
-	P.b[4 * 4 + 8 * 5 + 1 + 6 + 2 + strlen(h.ferry_version) + 2 + 1] = 0;	/* "a\0c" */
+	P.b[4 * 4 + 8 * 5 + 1 + 6 + 4 + 4 + 2 + strlen(h.ferry_version) + 2 + 1] = 0;	/* "a\0c" */
 	assert_int_equal(mig_stream_init(&D, MIG_DST), 0);
 	dseq = 0;
 	d_refuses(MIG_HELLO, MIG_E_PROTOCOL, "NUL");
