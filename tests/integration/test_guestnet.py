@@ -68,18 +68,18 @@ def detach(m, name="lx"):
     m.expect(PROMPT, timeout=30)
 
 
-def boot_guest(m, up=True):
-    out = m.cmd(f'create lx kernel=vmlinuz initrd=initrd mem=256 nic=on mac={GUEST_MAC} '
+def boot_guest(m, name="lx", mac=GUEST_MAC, ip=GUEST_IP, mem=256):
+    out = m.cmd(f'create {name} kernel=vmlinuz initrd=initrd mem={mem} nic=on mac={mac} '
                 f'cmdline="{CMDLINE}"')
     assert "error" not in out, out
-    m.cmd("start lx")
-    m.send("console lx\r")
+    m.cmd(f"start {name}")
+    m.send(f"console {name}\r")
     m.expect(r"escape character is \^\]\)", timeout=30)
     m.expect("FERRY-LINUX: init ready", timeout=240)
     m.expect(SHELL, timeout=60)
-    addr = talk(m, f"ip addr add {GUEST_IP}/24 dev eth0; ip link set eth0 up; sleep 2; "
+    addr = talk(m, f"ip addr add {ip}/24 dev eth0; ip link set eth0 up; sleep 2; "
                    "cat /sys/class/net/eth0/address /sys/class/net/eth0/operstate")
-    assert GUEST_MAC in addr and "up" in addr, addr
+    assert mac in addr and "up" in addr, addr
 
 
 def received(text):
@@ -151,6 +151,37 @@ def test_linux_guest_on_the_wire(ns, hosts):
     assert int(g.group(2)) > MB << 20 and int(g.group(4)) > MB << 20, net
     m.cmd("destroy lx")
     assert "guest: lx" not in m.cmd("net")
+
+
+def test_two_guests_talk_and_one_cannot_pose_as_the_other(ns, hosts):
+    """Two Linux guests on one host reach each other through the switch
+    (ping, TCP with checksums at both ends); one that takes the other's MAC
+    gets nothing through, and the other's traffic goes on."""
+    m = hosts()
+    y_mac, y_ip = "52:54:00:aa:00:02", "10.200.0.51"
+    boot_guest(m, mem=160)
+    talk(m, "(nc -l -p 5004 > /tmp/in < /dev/null &); sleep 1")
+    detach(m)
+    boot_guest(m, "ly", y_mac, y_ip, mem=160)
+    assert received(talk(m, f"ping -c 3 -W 3 {GUEST_IP}", timeout=60)) == 3
+    mine = md5_of(talk(m, "dd if=/dev/urandom of=/tmp/out bs=1M count=4 2>/dev/null; "
+                          f"md5sum /tmp/out; nc {GUEST_IP} 5004 -e cat /tmp/out", timeout=300))
+    # ly takes lx's MAC: its frames stop at its port
+    out = talk(m, f"ip link set eth0 down; ip link set eth0 address {GUEST_MAC}; "
+                  f"ip link set eth0 up; sleep 1; ping -c 2 -W 1 {BRIDGE_IP}", timeout=60)
+    assert received(out) == 0, out
+    detach(m, "ly")
+    attach(m, "lx")
+    got = talk(m, "i=0; while pidof nc >/dev/null && [ $i -lt 120 ]; do sleep 1; i=$((i+1)); "
+                  "done; wc -c < /tmp/in; md5sum /tmp/in", timeout=200)
+    assert re.search(rf"^{4 << 20}$", got, re.M) and md5_of(got) == mine, got
+    # lx, whose MAC ly tried, still reaches the peer
+    assert received(talk(m, f"ping -c 2 -W 3 {BRIDGE_IP}", timeout=60)) == 2
+    detach(m)
+    d = re.search(r"dropped (\d+): spoofed source", m.cmd("info ly"))
+    assert d and int(d.group(1)) >= 2
+    for g in ("lx", "ly"):
+        m.cmd(f"destroy {g}")
 
 
 def test_linux_guest_migrates_keeping_its_tcp_connection(ns, hosts):
