@@ -516,8 +516,9 @@ int cmd_migrations(int argc, char **argv)
 	}
 	if (mig_listening(&cfg)) {
 		allow_text(&cfg, allow, sizeof(allow));
-		shell_printf("listener: port %u (from %s)%s\n", cfg.port, allow,
-			     cfg.insecure ? ", insecure" : ", trusted keys only");
+		shell_printf("listener: port %u (from %s)%s, %u at once\n", cfg.port, allow,
+			     cfg.insecure ? ", insecure" : ", trusted keys only",
+			     cfg.max_in ? cfg.max_in : MIG_IN_MAX);
 	} else {
 		shell_printf("listener: off\n");
 	}
