@@ -133,11 +133,12 @@ def check_guest(h, before, downtime_s):
     ref = ref or time.time()                  # the newest tick is from about then
     m.pos = len(m.buf)      # past the console's history, which replays old output
     # the console history came along: it replays ticks the guest printed
-    # before the move (the last one seen on the source among them), each a
-    # second or so after the one before, the step over the move no longer
-    # than the downtime allows.  (Not a wall-clock bound on the first tick:
-    # a fast move arrives within seconds of the loop's start.)
-    assert seen[0][0] <= before["tick"] and seen[0][1] < before["arrived"], (before, seen[:3])
+    # before it arrived, each a second or so after the one before, the step
+    # over the move no longer than the downtime allows.  (Not "from before
+    # the last tick seen on the source": kernel messages during a long move
+    # may have pushed those out of the 4 KiB that travel; nor a wall-clock
+    # bound: a fast move arrives within seconds of the loop's start.)
+    assert seen[0][1] < before["arrived"], (before, seen[:3])
     for (i0, t0), (i1, t1) in zip(seen, seen[1:]):
         assert i1 == i0 + 1 and 0 <= t1 - t0 <= 2 + downtime_s, seen
     i, t = seen[-1]
