@@ -51,7 +51,7 @@ NET_SRCS     := hv/net/net.c hv/net/arp.c hv/net/ip.c hv/net/icmp.c hv/net/cksum
 	hv/net/tcp.c hv/net/tcp_in.c hv/net/tcp_out.c hv/net/tcp_timer.c \
 	hv/net/tcp_sack.c hv/net/nettest.c hv/net/switch.c
 VMM_SRCS     := arch/x86/virt.c arch/x86/vmx/caps.c arch/x86/vmx/ept.c arch/x86/vmx/ctl.c \
-	arch/x86/vmx/names.c arch/x86/vmx/state.c arch/x86/vmx/exit.c arch/x86/vmx/cr.c \
+	arch/x86/vmx/names.c arch/x86/vmx/state.c arch/x86/vmx/exit.c arch/x86/vmx/cr.c arch/x86/vmx/pml.c \
 	arch/x86/vmx/hw.c arch/x86/vmx/vmx.c arch/x86/vmx/entry.S \
 	arch/x86/svm/caps.c arch/x86/svm/npt.c arch/x86/svm/svm.c \
 	arch/x86/svm/entry.S arch/x86/svm/vmcb.c arch/x86/svm/state.c \
@@ -64,7 +64,8 @@ MIGRATE_SRCS := hv/migrate/stream.c hv/migrate/statecheck.c hv/migrate/sparse.c 
 	hv/migrate/trust.c hv/migrate/identity.c
 SHELL_SRCS   := hv/shell/lineedit.c hv/shell/parse.c hv/shell/shell.c \
 	hv/shell/script.c hv/shell/repl.c hv/shell/commands.c hv/shell/cmd_vm.c \
-	hv/shell/cmd_net.c hv/shell/cmd_migrate.c hv/shell/cmd_top.c hv/shell/cmd_sched.c
+	hv/shell/cmd_net.c hv/shell/cmd_migrate.c hv/shell/cmd_top.c hv/shell/cmd_sched.c \
+	hv/shell/cmd_dirtylog.c
 # Not in any archive: the entry points and kmain, which reach every layer.
 TOP_SRCS     := boot/boot.S arch/x86/entry.S arch/x86/trampoline.S hv/main.c
 

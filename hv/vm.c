@@ -531,6 +531,7 @@ static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 	snprintf(vm->name, sizeof(vm->name), "%s", cfg->name);
 	vm->hw.name = vm->name;
 	vm->hw.read_gpa = hw_read_gpa;
+	vm->hw.dirty = &vm->dirty;
 	snprintf(vm->kernel, sizeof(vm->kernel), "%s", cfg->kernel);
 	snprintf(vm->initrd, sizeof(vm->initrd), "%s", cfg->initrd ? cfg->initrd : "");
 	snprintf(vm->cmdline, sizeof(vm->cmdline), "%s", cfg->cmdline ? cfg->cmdline : "");

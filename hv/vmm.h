@@ -14,6 +14,8 @@
 #include "arch/x86/paging.h"
 #include "hv/cpu_state.h"
 
+struct dirty_log;	/* hv/mm/dirty.h: opaque here */
+
 /* CR4 bits a guest may set: those its CPUID view (hv/cpuid.c) admits.  The
  * back ends refuse the others with #GP and keep them in their CR4 masks. */
 #define VMM_GUEST_CR4_BITS	0x7ffull
@@ -30,6 +32,10 @@ struct vmm_vm {
 	uint64_t gpa_gen;		/* (a) bumped when gpt changes: see below */
 	void *arch;			/* (c) back end's per-VM data */
 	const char *name;		/* (c) for messages */
+	/* (c) The VM's dirty-page log: a back end with hardware dirty
+	 * tracking logs into it while dirty_log_hw_on() says so and drains
+	 * at every exit (hv/mm/dirty.h); others ignore it. */
+	struct dirty_log *dirty;
 	/* (c) Read guest memory (bounds-checked), for instruction fetch. */
 	int (*read_gpa)(struct vmm_vm *vm, uint64_t gpa, void *buf, size_t len);
 };

@@ -39,6 +39,42 @@ static void stat_add(uint64_t *counter, uint64_t n)
 	__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
 }
 
+/* ---- Hardware trackers ---- */
+
+/* Set once at boot (before any log starts), then read-only. */
+static const struct dirty_hw *hw_avail;
+static bool hw_use;		/* atomic: the shell switches it */
+
+void dirty_hw_register(const struct dirty_hw *hw)
+{
+	hw_avail = hw;
+	__atomic_store_n(&hw_use, hw != NULL, __ATOMIC_RELEASE);
+}
+
+int dirty_hw_select(bool use)
+{
+	if (use && !hw_avail)
+		return -ENODEV;
+	__atomic_store_n(&hw_use, use, __ATOMIC_RELEASE);
+	return 0;
+}
+
+const char *dirty_hw_method(void)
+{
+	return __atomic_load_n(&hw_use, __ATOMIC_ACQUIRE) && hw_avail ? hw_avail->name
+								      : "write-protect";
+}
+
+const char *dirty_hw_available(void)
+{
+	return hw_avail ? hw_avail->name : NULL;
+}
+
+bool dirty_log_hw_on(const struct dirty_log *log)
+{
+	return log && __atomic_load_n(&log->hw_on, __ATOMIC_ACQUIRE);
+}
+
 /* ---- Bitmaps ---- */
 
 size_t dirty_bitmap_words(size_t nr_pages)
@@ -86,24 +122,50 @@ size_t dirty_bitmap_count(const uint64_t *bm, size_t nbits)
 /* ---- Page-table changes (caller holds log->lock) ---- */
 
 /*
- * pt_protect(set, clear, flags) on each run of set bits of one bitmap
- * word, whose bit 0 is page `base`.  0 or the first error.
+ * What to do to a run of tracked pages: pt_protect(set, clear, flags), or
+ * with a hardware tracker, split as flags say and clear the dirty flags.
  */
-static int protect_word(struct page_table *pt, uint64_t base, uint64_t bits,
-			unsigned set, unsigned clear, unsigned flags)
+struct page_op {
+	struct page_table *pt;
+	const struct dirty_hw *hw;
+	unsigned set, clear, flags;
+};
+
+static int run_apply(const struct page_op *op, uint64_t gpa, uint64_t size)
+{
+	int err = 0;
+
+	if (!op->hw || op->flags)
+		err = pt_protect(op->pt, gpa, size, op->set, op->clear, op->flags);
+	if (op->hw && err >= 0)
+		err = op->hw->clean(op->pt, gpa, size);
+	return err;
+}
+
+/* op on each run of set bits of one bitmap word, whose bit 0 is page
+ * `base`.  0 or the first error. */
+static int word_apply(const struct page_op *op, uint64_t base, uint64_t bits)
 {
 	while (bits) {
 		unsigned s = (unsigned)__builtin_ctzll(bits);
 		uint64_t above = ~(bits >> s);	/* 0 only if all 64 are set */
 		unsigned n = above ? (unsigned)__builtin_ctzll(above) : BITS;
-		int err = pt_protect(pt, gpa_of(base + s), (uint64_t)n << PAGE_SHIFT, set,
-				     clear, flags);
+		int err = run_apply(op, gpa_of(base + s), (uint64_t)n << PAGE_SHIFT);
 
 		if (err < 0)
 			return err;
 		bits = s + n >= BITS ? 0 : bits & (~0ull << (s + n));
 	}
 	return 0;
+}
+
+/* Take W away from (or, with hardware, clean) the pages of bits. */
+static int protect_word(struct dirty_log *log, struct page_table *pt,
+			uint64_t base, uint64_t bits, unsigned flags)
+{
+	struct page_op op = { pt, log->hw, 0, log->hw ? 0 : PT_W, flags };
+
+	return word_apply(&op, base, bits);
 }
 
 /* The pages [lo, hi) of one chunk, for the pt_for_each in start_chunk. */
@@ -139,20 +201,20 @@ static int start_chunk(struct dirty_log *log, struct page_table *pt,
 	int err = pt_for_each(pt, gpa_of(c.lo), (c.hi - c.lo) << PAGE_SHIFT, track_leaf, &c);
 
 	for (size_t w = w0; !err && w < w1; w++)
-		err = protect_word(pt, (uint64_t)w * BITS, log->track[w], 0, PT_W,
-				   PT_SPLIT_4K);
+		err = protect_word(log, pt, (uint64_t)w * BITS, log->track[w], PT_SPLIT_4K);
 	return err;
 }
 
-/* Stop: give W back; a word stays tracked until all of it is restored. */
+/* Stop: give W back; a word stays tracked until all of it is restored.
+ * With hardware, W was never taken and the dirty flags do not matter. */
 static int stop_chunk(struct dirty_log *log, struct page_table *pt,
 		      size_t w0, size_t w1)
 {
+	struct page_op op = { pt, NULL, PT_W, 0, 0 };
 	int first = 0;
 
 	for (size_t w = w0; w < w1; w++) {
-		int err = protect_word(pt, (uint64_t)w * BITS, log->track[w], PT_W,
-				       0, 0);
+		int err = log->hw ? 0 : word_apply(&op, (uint64_t)w * BITS, log->track[w]);
 
 		if (!err)
 			log->track[w] = 0;
@@ -224,6 +286,7 @@ static int start_prepare(struct dirty_log *log)
 		memset(log->dirty, 0, log->nr_words * sizeof(uint64_t));
 		memset(log->track, 0, log->nr_words * sizeof(uint64_t));
 		memset(&log->stats, 0, sizeof(log->stats));
+		log->hw = __atomic_load_n(&hw_use, __ATOMIC_ACQUIRE) ? hw_avail : NULL;
 		log->enabled = true;	/* before any page loses W */
 	}
 	spin_unlock(&log->lock);
@@ -233,7 +296,10 @@ static int start_prepare(struct dirty_log *log)
 /* Restore every tracked page; off only once all are restored. */
 static int stop_all(struct dirty_log *log, struct page_table *pt)
 {
-	int err = each_chunk(log, pt, stop_chunk, true);
+	int err;
+
+	__atomic_store_n(&log->hw_on, false, __ATOMIC_RELEASE);
+	err = each_chunk(log, pt, stop_chunk, true);
 
 	spin_lock(&log->lock);
 	if (!err) {
@@ -266,6 +332,8 @@ int dirty_log_start(struct dirty_log *log, struct page_table *pt, bool *flush)
 		stop_all(log, pt);	/* if this fails too, the log stays on */
 	spin_lock(&log->lock);
 	log->sync_pending = !err;
+	/* Last: a vCPU entering from now on logs, the flags being clean. */
+	__atomic_store_n(&log->hw_on, !err && log->hw, __ATOMIC_RELEASE);
 	spin_unlock(&log->lock);
 	report_flush(log, pt, flush);
 	return err;
@@ -349,6 +417,19 @@ int dirty_log_mark(struct dirty_log *log, uint64_t gfn)
 	return 0;
 }
 
+void dirty_log_hw_drained(struct dirty_log *log, const uint64_t *gpas, size_t n,
+			  bool full, bool bad)
+{
+	for (size_t i = 0; i < n; i++)
+		dirty_log_mark(log, gpas[i] >> PAGE_SHIFT);
+	if (n)
+		stat_add(&log->stats.hw_drains, 1);
+	if (full)
+		stat_add(&log->stats.hw_full, 1);
+	if (bad)
+		stat_add(&log->stats.hw_bad, 1);
+}
+
 /* ---- Collection ---- */
 
 /* Take word w's bits and re-protect their tracked pages, under the lock.
@@ -364,7 +445,7 @@ static int collect_word(struct dirty_log *log, struct page_table *pt, size_t w,
 		return 0;	/* a bit set from now on is the next round's */
 	spin_lock(&log->lock);
 	bits = __atomic_exchange_n(&log->dirty[w], 0, __ATOMIC_ACQ_REL);
-	err = protect_word(pt, (uint64_t)w * BITS, bits & log->track[w], 0, PT_W, 0);
+	err = protect_word(log, pt, (uint64_t)w * BITS, bits & log->track[w], 0);
 	if (err)
 		__atomic_fetch_or(&log->dirty[w], bits, __ATOMIC_RELAXED);
 	else
@@ -431,6 +512,9 @@ void dirty_log_get_stats(struct dirty_log *log, struct dirty_stats *out)
 	out->bad_marks = __atomic_load_n(&s->bad_marks, __ATOMIC_RELAXED);
 	out->collected = __atomic_load_n(&s->collected, __ATOMIC_RELAXED);
 	out->rounds = __atomic_load_n(&s->rounds, __ATOMIC_RELAXED);
+	out->hw_drains = __atomic_load_n(&s->hw_drains, __ATOMIC_RELAXED);
+	out->hw_full = __atomic_load_n(&s->hw_full, __ATOMIC_RELAXED);
+	out->hw_bad = __atomic_load_n(&s->hw_bad, __ATOMIC_RELAXED);
 }
 
 size_t dirty_log_pending(struct dirty_log *log)

@@ -15,9 +15,31 @@
  * first write to a tracked page faults; dirty_log_fault() gives W back to
  * that one page and sets its bit.  dirty_log_collect_begin() takes the bits
  * (one atomic exchange per 64 pages) and write-protects exactly those pages
- * again.  Writes from another source (Intel PML, later) feed the same bits
+ * again.  Writes from another source (a device model) feed the same bits
  * through dirty_log_mark().  Pages that were read-only or unmapped at start
  * are never touched: faults on them are not the log's.
+ *
+ * ---- Hardware dirty tracking (Intel PML) ----
+ *
+ *  A back end whose CPU logs written pages itself registers a struct
+ *  dirty_hw at boot (dirty_hw_register); `debug dirtylog` picks it or
+ *  write-protection (dirty_hw_select), and each start takes the choice
+ *  then in force for its whole session.  With hardware, start splits the
+ *  tracked pages to 4 KiB and clears their dirty flags (hw->clean) instead
+ *  of taking W away, then sets hw_on: from its next entry on, each vCPU
+ *  logs (back end: PML and EPT A/D on) and drains its buffer into
+ *  dirty_log_mark at every exit, before its run returns (so before a
+ *  vCPU counts as out of guest mode for S3/S7, and before a paused vCPU is
+ *  seen paused).  collect_begin clears the dirty flags of the pages it
+ *  takes instead of protecting them; S7's flush (INVEPT) makes the next
+ *  write to each set its flag, and log it, again.  The invariant becomes:
+ *  a tracked page whose dirty flag is set has its bit set, or sits in
+ *  the buffer of a vCPU that has not exited since; S7 makes every vCPU
+ *  exit, so a write before S6 is in S6's set or in the next round's, and
+ *  a write after S6 to a page in the set logs again (or went through a
+ *  stale translation and is over by the end of S7, as with W).  stop
+ *  clears hw_on (the back ends turn logging off at their next entry) and
+ *  leaves W and the flags alone.  The protocol below is the same for both.
  *
  * ---- Protocol for the migration sender (steps S1..S9, one thread) ----
  *
@@ -112,6 +134,20 @@ struct dirty_stats {
 	uint64_t bad_marks;	/* dirty_log_mark with a gfn outside the log */
 	uint64_t collected;	/* pages returned by dirty_log_collect_begin */
 	uint64_t rounds;	/* collections closed by dirty_log_flush_done */
+	uint64_t hw_drains;	/* hardware buffers drained with entries */
+	uint64_t hw_full;	/* of them, drained because full (PML exit) */
+	uint64_t hw_bad;	/* drains whose buffer state made no sense */
+};
+
+/*
+ * A back end's hardware dirty tracking.  clean: clear the dirty flags of
+ * the pages mapped 4 KiB in [gpa, gpa + size) of pt, and note a flush in pt
+ * (pt_needs_flush) if any was set; called with log->lock held, while the
+ * CPU may set flags concurrently (clear them atomically).  0 or -errno.
+ */
+struct dirty_hw {
+	const char *name;	/* "pml" */
+	int (*clean)(struct page_table *pt, uint64_t gpa, uint64_t size);
 };
 
 /*
@@ -130,6 +166,9 @@ struct dirty_log {
 	bool enabled;		/* (L) between start and stop */
 	bool sync_pending;	/* (L) start/collect_begin awaits flush_done */
 	bool round_open;	/* (L) a collect_begin awaits flush_done */
+	const struct dirty_hw *hw;	/* (L) this session's tracker, NULL:
+					 * write-protection */
+	bool hw_on;		/* (a) the back ends log into this log */
 	struct dirty_stats stats;	/* (a) */
 };
 
@@ -209,6 +248,33 @@ void dirty_log_flush_done(struct dirty_log *log, struct page_table *pt);
  * log on for the pages it could not restore: call stop again.
  */
 int dirty_log_stop(struct dirty_log *log, struct page_table *pt, bool *flush);
+
+/*
+ * Hardware trackers.  dirty_hw_register: at boot, by the back end whose CPU
+ * has one; it is then selected (the default).  dirty_hw_select(true|false):
+ * use it, or write-protection, for sessions started from now on; -ENODEV
+ * if there is none to select.  dirty_hw_method: "pml" or "write-protect",
+ * what the next start uses; dirty_hw_available: the registered one's name
+ * or NULL.
+ */
+void dirty_hw_register(const struct dirty_hw *hw);
+int dirty_hw_select(bool use);
+const char *dirty_hw_method(void);
+const char *dirty_hw_available(void);
+
+/* For the back ends, at every entry: log written pages into log (with
+ * dirty_log_hw_drained) until this turns false.  log may be NULL. */
+bool dirty_log_hw_on(const struct dirty_log *log);
+
+/*
+ * A back end drained one buffer: the GPAs in gpas[0..n) (low 12 bits
+ * ignored) were written.  full: the drain was forced by a full buffer;
+ * bad: the buffer's state was out of range (counted; the caller drained
+ * what it could trust).  Marks them as dirty_log_mark does (a GPA outside
+ * RAM is counted in bad_marks).  Lock-free, any CPU.
+ */
+void dirty_log_hw_drained(struct dirty_log *log, const uint64_t *gpas, size_t n,
+			  bool full, bool bad);
 
 /* A consistent-enough copy of the counters (each read atomically). */
 void dirty_log_get_stats(struct dirty_log *log, struct dirty_stats *out);

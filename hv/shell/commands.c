@@ -14,6 +14,7 @@
 #include "hv/lib/panic.h"
 #include "hv/shell/parse.h"
 #include "hv/power.h"
+#include "hv/shell/cmd_dirtylog.h"
 #include "hv/shell/cmd_migrate.h"
 #include "hv/shell/cmd_net.h"
 #include "hv/shell/cmd_vm.h"
@@ -59,6 +60,7 @@ static int cmd_cpus(int argc, char **argv)
 			     c->online ? "online" : "offline", sched_load(i),
 			     c->online ? feat : "-");
 	}
+	dirtylog_show_method();
 	return 0;
 }
 
@@ -153,6 +155,8 @@ static int cmd_debug(int argc, char **argv)
 
 	if (argc >= 2 && !strcmp(argv[1], "migrate"))
 		return cmd_debug_migrate(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "dirtylog"))
+		return cmd_debug_dirtylog(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "bad-entry"))
 		return cmd_debug_bad_entry(argc - 1, argv + 1);
 	if (argc == 2 && !strcmp(argv[1], "fault")) {
@@ -211,9 +215,11 @@ const struct shell_cmd shell_commands[] = {
 	{ "migrations", "", "the listener and recent migrations in and out, with their figures", cmd_migrations },
 	{ "reboot", "", "reset the machine", cmd_reboot },
 	{ "poweroff", "", "power the machine off (ACPI S5)", cmd_poweroff },
-	{ "debug", "fault | panic | nmi CPU | bad-entry NAME | migrate hold|abort PHASE | migrate off",
+	{ "debug", "fault | panic | nmi CPU | bad-entry NAME | migrate hold|abort PHASE | migrate off "
+	  "| dirtylog [wp|pml|NAME]",
 	  "crash ferry on purpose (shows the crash report); make a guest's next VM entry fail "
-	  "(illegal guest state: it stops, saying why); or inject a migration fault",
+	  "(illegal guest state: it stops, saying why); inject a migration fault; or pick the "
+	  "dirty log (write-protect or PML) and show a guest's",
 	  cmd_debug },
 };
 const size_t shell_commands_count = sizeof(shell_commands) / sizeof(shell_commands[0]);

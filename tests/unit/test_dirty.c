@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of the dirty-page log (hv/mm/dirty.c) on NPT- and EPT-format
- * tables built by the real engine from malloc'd table pages.  The tests
- * check the table through their own 4-level walker (SDM Vol 3C 29.3.2,
- * APM Vol 2 15.25: write permission is bit 1 in both formats), and run a
- * writer/collector race with pthreads that models vCPUs, TLB shootdown
- * and the sender's page copy.
+ * tables built by the real engine from malloc'd table pages, with
+ * write-protection and (EPT) with Intel PML as the source of dirt: one
+ * suite, most tests run in all three set-ups.  The tests check the table
+ * through their own 4-level walker (SDM Vol 3C 29.3.2, APM Vol 2 15.25:
+ * write permission is bit 1 in both formats; the EPT dirty flag is bit 9),
+ * and run a writer/collector race with pthreads that models vCPUs (their
+ * faults, or their dirty-flag updates and PML logs), TLB shootdown and the
+ * sender's page copy.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +26,7 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/svm/npt.h"
 #include "arch/x86/vmx/ept.h"
+#include "arch/x86/vmx/pml.h"
 #include "hv/mm/dirty.h"
 #include "hv/lib/guest_layout.h"
 #include "tests/unit/pt_pool.h"
@@ -58,7 +62,7 @@ static bool tracked(uint64_t g)
 
 /* ---- Per-test environment ---- */
 
-enum kind { NPT, EPT };
+enum kind { NPT, EPT, PML };	/* PML: EPT with the hardware tracker */
 
 struct env {
 	enum kind kind;
@@ -67,10 +71,11 @@ struct env {
 	struct dirty_log log;
 	uint64_t out[WORDS + 1];	/* a collected set (+1: overrun canary) */
 	bool split;			/* RAM's 2 MiB pages are split */
+	bool pml;			/* the log uses vmx_pml_tracker */
 	void *race;			/* the race test's state, freed by teardown */
 };
 
-static const enum kind npt_kind = NPT, ept_kind = EPT;
+static const enum kind npt_kind = NPT, ept_kind = EPT, pml_kind = PML;
 
 static void map(struct env *env, uint64_t gfn, uint64_t size, unsigned attr)
 {
@@ -95,8 +100,10 @@ static int setup(void **state)
 	if (!env)
 		return -1;
 	env->kind = *(const enum kind *)*state;
+	env->pml = env->kind == PML;
+	dirty_hw_register(env->pml ? &vmx_pml_tracker : NULL);
 	ops = pt_pool_ops(&env->pool);
-	if (pt_init(&env->pt, env->kind == EPT ? &ept_format : &npt_format, &ops,
+	if (pt_init(&env->pt, env->kind == NPT ? &npt_format : &ept_format, &ops,
 		    PT_SIZE_2M))
 		return -1;
 	build_layout(env);
@@ -113,6 +120,7 @@ static int teardown(void **state)
 	int bad;
 
 	free(env->race);
+	dirty_hw_register(NULL);
 	dirty_log_destroy(&env->log);
 	pt_destroy(&env->pt);
 	bad = env->pool.live != 0;
@@ -159,17 +167,28 @@ static void expect_page(struct env *env, uint64_t gfn, int level, bool w)
 			 (unsigned long)gfn, r.level, raw_writable(r), level, w);
 }
 
+static bool raw_dirty(struct env *env, uint64_t gfn)
+{
+	return raw_walk(env, gfn * K4).e & EPT_D;
+}
+
 /*
- * Every page of the layout: tracked pages writable iff logging is off or
- * want_w[g], and 4 KiB once split; the rest exactly as built.
+ * Every page of the layout, want_w[g] meaning "written since the last
+ * collection": tracked pages writable iff logging is off or want_w[g]
+ * (with PML: always writable, and while logging dirty iff want_w[g]), and
+ * 4 KiB once split; the rest exactly as built.
  */
 static void check_table(struct env *env, bool logging, const bool *want_w)
 {
 	for (uint64_t g = 0; g < BEYOND_END; g++) {
 		int level = (g < ROM_FIRST && !env->split) ? 1 : 0;
+		bool written = tracked(g) && want_w && want_w[g];
 
+		if (tracked(g) && env->pml && logging && raw_dirty(env, g) != written)
+			fail_msg("gfn %#lx: dirty flag %d, expected %d", (unsigned long)g,
+				 raw_dirty(env, g), written);
 		if (tracked(g))
-			expect_page(env, g, level, !logging || (want_w && want_w[g]));
+			expect_page(env, g, level, !logging || env->pml || written);
 		else if (g >= ROM_FIRST && g < SMALL_FIRST)
 			expect_page(env, g, 1, false);
 		else if (g >= HOLE_FIRST && g < TAIL_FIRST)
@@ -245,6 +264,34 @@ static struct dirty_stats stats(struct env *env)
 	return s;
 }
 
+/* Pages the log was told of, by faults or by PML drains. */
+static uint64_t logged_pages(struct env *env)
+{
+	struct dirty_stats s = stats(env);
+
+	return s.faults + s.marks;
+}
+
+/*
+ * The first guest write to a page since the log cleaned it: a write fault
+ * (write-protection), or with PML the CPU setting the EPT dirty flag and
+ * logging the GPA (low bits kept, as Bochs does), drained at the VM exit.
+ */
+static void guest_dirties(struct env *env, uint64_t gpa)
+{
+	uint64_t *e, log[PML_ENTRIES];
+
+	if (!env->pml) {
+		assert_int_equal(fault(env, gpa), DIRTY_LOGGED);
+		return;
+	}
+	e = pt_find_leaf(&env->pt, gpa, NULL);
+	assert_true(e && !(*e & EPT_D) && (*e & EPT_W));
+	*e |= EPT_D;
+	log[PML_INDEX_FIRST] = gpa;
+	assert_int_equal(vmx_pml_drain(&env->log, log, PML_INDEX_FIRST - 1, false), 1);
+}
+
 /* ---- Tests ---- */
 
 static void test_start_protects_and_splits(void **state)
@@ -261,7 +308,7 @@ static void test_start_protects_and_splits(void **state)
 	check_table(env, true, NULL);
 	c = count_ram(env);
 	assert_int_equal(c.leaves, ROM_FIRST);
-	assert_int_equal(c.writable, 0);
+	assert_int_equal(c.writable, env->pml ? ROM_FIRST : 0);
 	assert_int_equal(c.large, 0);
 	assert_int_equal(env->pt.tables, tables + 3);	/* one PT per 2 MiB page */
 	assert_int_equal(dirty_log_pending(&env->log), 0);
@@ -310,7 +357,7 @@ static void test_collect_exact_set(void **state)
 		want[g] = true;
 	for (g = 0; g < NR_PAGES; g++)
 		if (want[g]) {
-			assert_int_equal(fault(env, g * K4 + 0xfff), DIRTY_LOGGED);
+			guest_dirties(env, g * K4 + 0xfff);
 			n++;
 		}
 	check_table(env, true, want);
@@ -322,13 +369,13 @@ static void test_collect_exact_set(void **state)
 	/* Nothing written since: an empty round needs no flush. */
 	assert_int_equal(collect(env, false), 0);
 	assert_int_equal(dirty_bitmap_count(env->out, NR_PAGES), 0);
-	/* Written again after collection: faults again, next round has it. */
-	assert_int_equal(fault(env, 513 * K4), DIRTY_LOGGED);
+	/* Written again after collection: logged again, next round has it. */
+	guest_dirties(env, 513 * K4);
 	assert_int_equal(collect(env, true), 1);
 	assert_int_equal(dirty_bitmap_next(env->out, NR_PAGES, 0), 513);
 	assert_int_equal(stats(env).rounds, 3);
 	assert_int_equal(stats(env).collected, n + 1);
-	assert_int_equal(stats(env).faults, n + 1);
+	assert_int_equal(logged_pages(env), n + 1);
 }
 
 /* The flush step is enforced: no second collection before flush_done. */
@@ -338,7 +385,7 @@ static void test_collect_needs_flush_done(void **state)
 	bool flush;
 
 	start(env);
-	assert_int_equal(fault(env, 5 * K4), DIRTY_LOGGED);
+	guest_dirties(env, 5 * K4);
 	assert_int_equal(dirty_log_collect_begin(&env->log, &env->pt, env->out, WORDS,
 						 &flush), 1);
 	assert_true(flush);
@@ -400,9 +447,9 @@ static void test_stop_restores(void **state)
 	bool flush = true;
 
 	start(env);
-	assert_int_equal(fault(env, 10 * K4), DIRTY_LOGGED);
+	guest_dirties(env, 10 * K4);
 	assert_int_equal(collect(env, true), 1);
-	assert_int_equal(fault(env, 11 * K4), DIRTY_LOGGED);	/* dropped by stop */
+	guest_dirties(env, 11 * K4);		/* dropped by stop */
 	assert_int_equal(dirty_log_stop(&env->log, &env->pt, &flush), 0);
 	assert_false(flush);			/* only W added */
 	check_table(env, false, NULL);		/* 4 KiB pages stay */
@@ -544,6 +591,13 @@ static void test_bitmap_helpers(void **state)
  * checks, with log->lock held (no fault in progress), the log's two
  * invariants on every tracked page: writable => its bit is set;
  * write-protected => its last copy reflects all its writes.
+ *
+ * With PML a page is always writable: a write through no cached
+ * translation sets the page's dirty flag, and if that was clear, logs the
+ * GPA in the writer's 512-entry log (or, the log being full, exits
+ * "PML full" first and retries); every VM exit drains the log
+ * (vmx_pml_drain) before acknowledging.  The lock-held invariants do not
+ * apply (writers take no lock); the end result must be the same.
  */
 struct writer {
 	pthread_t thread;
@@ -555,6 +609,9 @@ struct writer {
 	bool tlb[NR_PAGES];	/* cached writable translations */
 	unsigned budget;	/* (a) writes left in this generation */
 	unsigned long writes, logged, spurious, errors;
+	uint64_t pml[PML_ENTRIES];	/* PML: its log */
+	uint16_t pml_index;		/* its PML index, 511 down, 0xffff: full */
+	unsigned long pml_full;		/* "PML full" exits */
 };
 
 struct race {
@@ -596,10 +653,17 @@ static bool page_writable(struct env *env, uint64_t gfn)
 	return !pt_lookup(&env->pt, gfn * K4, NULL, &attr, NULL) && (attr & PT_W);
 }
 
-/* Out of guest mode: flush before the next entry if the tables changed. */
-static void vm_exit(struct writer *w)
+/* Out of guest mode: drain the PML log; flush before the next entry if
+ * the tables changed. */
+static void vm_exit(struct writer *w, bool pml_full)
 {
-	uint64_t gen = __atomic_load_n(&w->race->gen, __ATOMIC_SEQ_CST);
+	uint64_t gen;
+
+	if (w->race->env->pml) {
+		vmx_pml_drain(&w->race->env->log, w->pml, w->pml_index, pml_full);
+		w->pml_index = PML_INDEX_FIRST;
+	}
+	gen = __atomic_load_n(&w->race->gen, __ATOMIC_SEQ_CST);
 
 	if (gen != w->seen) {
 		memset(w->tlb, 0, sizeof(w->tlb));
@@ -609,10 +673,37 @@ static void vm_exit(struct writer *w)
 	__atomic_store_n(&w->ack, gen, __ATOMIC_SEQ_CST);
 }
 
+/* A write with PML: the CPU's part (SDM "Page-Modification Logging"). */
+static void guest_write_pml(struct writer *w, uint64_t gfn)
+{
+	struct race *r = w->race;
+	uint64_t *e = pt_find_leaf(&r->env->pt, gfn * K4, NULL);
+
+	while (!w->tlb[gfn]) {
+		if (!(__atomic_load_n(e, __ATOMIC_SEQ_CST) & EPT_D) &&
+		    w->pml_index >= PML_ENTRIES) {
+			w->pml_full++;
+			vm_exit(w, true);	/* the write is not done: retry */
+			continue;
+		}
+		if (!(__atomic_fetch_or(e, EPT_D, __ATOMIC_SEQ_CST) & EPT_D)) {
+			w->pml[w->pml_index--] = gfn * K4 | (gfn & 0xff8);
+			w->logged++;
+			__atomic_store_n(&r->faulted[gfn], 1, __ATOMIC_RELAXED);
+		}
+		w->tlb[gfn] = true;
+	}
+	__atomic_fetch_add(&r->writes[gfn], 1, __ATOMIC_SEQ_CST);
+}
+
 static void guest_write(struct writer *w, uint64_t gfn)
 {
 	struct race *r = w->race;
 
+	if (r->env->pml) {
+		guest_write_pml(w, gfn);
+		return;
+	}
 	for (;;) {
 		int ret;
 
@@ -621,7 +712,7 @@ static void guest_write(struct writer *w, uint64_t gfn)
 			__atomic_fetch_add(&r->writes[gfn], 1, __ATOMIC_SEQ_CST);
 			return;
 		}
-		vm_exit(w);
+		vm_exit(w, false);
 		ret = dirty_log_fault(&r->env->log, &r->env->pt, gfn * K4);
 		if (ret == DIRTY_LOGGED) {
 			w->logged++;
@@ -639,10 +730,11 @@ static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
 
+	w->pml_index = PML_INDEX_FIRST;
 	__atomic_store_n(&w->budget, BUDGET, __ATOMIC_SEQ_CST);
 	while (!__atomic_load_n(&w->race->stop, __ATOMIC_SEQ_CST)) {
 		if (!__atomic_load_n(&w->budget, __ATOMIC_SEQ_CST)) {
-			vm_exit(w);
+			vm_exit(w, false);
 			if (!__atomic_load_n(&w->budget, __ATOMIC_SEQ_CST))
 				sched_yield();
 			continue;
@@ -650,8 +742,9 @@ static void *writer_main(void *arg)
 		guest_write(w, pick_page(&w->seed));
 		__atomic_sub_fetch(&w->budget, 1, __ATOMIC_SEQ_CST);
 		if (++w->writes % EXIT_EVERY == 0)
-			vm_exit(w);
+			vm_exit(w, false);
 	}
+	vm_exit(w, false);		/* paused: out of the guest for good */
 	__atomic_store_n(&w->finished, 1, __ATOMIC_SEQ_CST);
 	return NULL;
 }
@@ -725,7 +818,8 @@ static void sender_round(struct race *r, uint64_t *set)
 	r->rounds++;
 	r->pages += (unsigned long)n;
 	r->overlapped += !any_finished(r);
-	check_invariants(r);
+	if (!r->env->pml)
+		check_invariants(r);
 }
 
 static void run_race(struct race *r)
@@ -750,7 +844,7 @@ static void test_concurrent_no_write_lost(void **state)
 {
 	struct env *env = *state;
 	struct race *r = env->race = calloc(1, sizeof(*r));
-	unsigned long logged = 0, spurious = 0, total = 0, writes = 0;
+	unsigned long logged = 0, spurious = 0, total = 0, writes = 0, full = 0;
 	struct dirty_stats s;
 
 	assert_non_null(r);
@@ -764,6 +858,7 @@ static void test_concurrent_no_write_lost(void **state)
 		assert_int_equal(r->w[i].errors, 0);
 		logged += r->w[i].logged;
 		spurious += r->w[i].spurious;
+		full += r->w[i].pml_full;
 		writes += r->w[i].writes;
 	}
 	for (size_t g = 0; g < NR_PAGES; g++) {
@@ -776,8 +871,10 @@ static void test_concurrent_no_write_lost(void **state)
 	}
 	assert_int_equal(total, writes);
 	s = stats(env);
-	assert_int_equal(s.faults, logged);
+	assert_int_equal(s.faults + s.marks, logged);
 	assert_int_equal(s.spurious, spurious);
+	assert_int_equal(s.bad_marks + s.hw_bad, 0);
+	assert_int_equal(s.hw_full, full);
 	assert_int_equal(s.collected, r->pages);
 	assert_int_equal(s.rounds, r->rounds);
 	assert_int_equal(r->rounds, ROUNDS + 1);
@@ -867,28 +964,135 @@ static void test_pages_past_the_hole(void **state)
 	free(set);
 }
 
+/* ---- PML only ---- */
+
+/* Start cleans the dirty flags of the tracked pages only, and turns the
+ * back ends' logging on; stop turns it off and leaves W and flags alone. */
+static void test_pml_start_cleans(void **state)
+{
+	struct env *env = *state;
+	uint64_t *rom = pt_find_leaf(&env->pt, ROM_FIRST * K4, NULL);
+	uint64_t *beyond = pt_find_leaf(&env->pt, NR_PAGES * K4, NULL);
+	uint64_t *ram = pt_find_leaf(&env->pt, 700 * K4, NULL);
+	bool flush;
+
+	assert_true(rom && beyond && ram);
+	*rom |= EPT_D;			/* a previous session's flags */
+	*beyond |= EPT_D;
+	*ram |= EPT_D;
+	assert_string_equal(dirty_hw_method(), "pml");
+	assert_false(dirty_log_hw_on(&env->log));
+	assert_false(dirty_log_hw_on(NULL));
+	start(env);
+	assert_true(dirty_log_hw_on(&env->log));
+	check_table(env, true, NULL);	/* RAM 4 KiB, writable, clean */
+	assert_true(raw_dirty(env, ROM_FIRST));	/* not the log's pages */
+	assert_true(raw_dirty(env, NR_PAGES));
+	guest_dirties(env, 9 * K4);
+	assert_int_equal(dirty_log_stop(&env->log, &env->pt, &flush), 0);
+	assert_false(flush);
+	assert_false(dirty_log_hw_on(&env->log));
+	assert_true(raw_dirty(env, 9));
+	check_table(env, false, NULL);
+}
+
+/* `debug dirtylog wp`: the next session write-protects, on the same
+ * table; the method cannot be one the CPU lacks. */
+static void test_pml_switch_to_wp(void **state)
+{
+	struct env *env = *state;
+	bool flush;
+
+	assert_int_equal(dirty_hw_select(false), 0);
+	assert_string_equal(dirty_hw_method(), "write-protect");
+	env->pml = false;
+	start(env);
+	assert_false(dirty_log_hw_on(&env->log));
+	check_table(env, true, NULL);		/* write-protected */
+	guest_dirties(env, 77 * K4);
+	assert_int_equal(dirty_log_stop(&env->log, &env->pt, &flush), 0);
+	assert_int_equal(dirty_hw_select(true), 0);
+	assert_string_equal(dirty_hw_available(), "pml");
+	dirty_hw_register(NULL);
+	assert_int_equal(dirty_hw_select(true), -ENODEV);
+	assert_string_equal(dirty_hw_method(), "write-protect");
+	assert_null(dirty_hw_available());
+}
+
+/*
+ * Draining one log: entries index+1 .. 511 only; a full log (0xffff) all
+ * 512; an index the CPU never writes counts as bad and all 512 are taken;
+ * GPAs outside RAM (the hole, past the log, garbage) are counted, not
+ * marked.
+ */
+static void test_pml_drain(void **state)
+{
+	struct env *env = *state;
+	uint64_t log[PML_ENTRIES];
+	struct dirty_stats s;
+
+	start(env);
+	for (unsigned i = 0; i < PML_ENTRIES; i++)
+		log[i] = (uint64_t)(1000 + i) * K4 + i % 8;	/* Bochs: low bits kept */
+	assert_int_equal(vmx_pml_drain(&env->log, log, PML_INDEX_FIRST, false), 0);
+	assert_int_equal(stats(env).hw_drains, 0);
+	assert_int_equal(vmx_pml_drain(&env->log, log, 509, false), 2);
+	assert_int_equal(dirty_log_pending(&env->log), 2);
+	assert_int_equal(collect(env, false), 2);	/* never written: clean */
+	assert_true(dirty_bitmap_test(env->out, NR_PAGES, 1510));
+	assert_true(dirty_bitmap_test(env->out, NR_PAGES, 1511));
+	assert_int_equal(vmx_pml_drain(&env->log, log, PML_INDEX_FULL, true), 512);
+	assert_int_equal(dirty_log_pending(&env->log), 512);
+	assert_int_equal(vmx_pml_drain(&env->log, log, 512, false), 512);
+	assert_int_equal(vmx_pml_drain(&env->log, log, 0xfffe, false), 512);
+	assert_int_equal(vmx_pml_drain(&env->log, log, 1ull << 40, false), 512);
+	assert_int_equal(vmx_pml_drain(&env->log, log, 0, false), 511);
+	log[PML_ENTRIES - 4] = GUEST_HOLE_START + 5 * K4;
+	log[PML_ENTRIES - 3] = NR_PAGES * K4;
+	log[PML_ENTRIES - 2] = ~0ull;
+	log[PML_ENTRIES - 1] = 1ull << 52;
+	assert_int_equal(vmx_pml_drain(&env->log, log, PML_ENTRIES - 5, false), 4);
+	s = stats(env);
+	assert_int_equal(s.hw_drains, 7);
+	assert_int_equal(s.hw_full, 1);
+	assert_int_equal(s.hw_bad, 3);
+	assert_int_equal(s.marks, 2 + 4 * 512 + 511);
+	assert_int_equal(s.bad_marks, 4);
+	assert_int_equal(dirty_log_pending(&env->log), 512);
+	assert_int_equal(collect(env, false), 512);
+	assert_int_equal(dirty_bitmap_next(env->out, NR_PAGES, 0), 1000);
+	assert_int_equal(dirty_bitmap_next(env->out, NR_PAGES, 1512), NR_PAGES);
+}
+
 #define BOTH(fn)							\
 	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,	\
 						 (void *)&npt_kind),	\
 	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,	\
 						 (void *)&ept_kind)
+#define WITH_PML(fn)							\
+	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,	\
+						 (void *)&pml_kind)
+#define ALL(fn)		BOTH(fn), WITH_PML(fn)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		BOTH(test_start_protects_and_splits),
+		ALL(test_start_protects_and_splits),
 		BOTH(test_fault_restores_one_page),
-		BOTH(test_collect_exact_set),
-		BOTH(test_collect_needs_flush_done),
-		BOTH(test_not_ours),
-		BOTH(test_fault_without_logging),
-		BOTH(test_stop_restores),
-		BOTH(test_mark),
-		BOTH(test_bad_arguments),
-		BOTH(test_start_out_of_memory),
-		BOTH(test_concurrent_no_write_lost),
+		ALL(test_collect_exact_set),
+		ALL(test_collect_needs_flush_done),
+		ALL(test_not_ours),
+		ALL(test_fault_without_logging),
+		ALL(test_stop_restores),
+		ALL(test_mark),
+		ALL(test_bad_arguments),
+		ALL(test_start_out_of_memory),
+		ALL(test_concurrent_no_write_lost),
 		BOTH(test_1g_page_split),
 		BOTH(test_pages_past_the_hole),
+		WITH_PML(test_pml_start_cleans),
+		WITH_PML(test_pml_switch_to_wp),
+		WITH_PML(test_pml_drain),
 		cmocka_unit_test(test_bitmap_helpers),
 	};
 

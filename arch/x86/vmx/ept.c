@@ -114,3 +114,18 @@ uint64_t ept_eptp(const struct page_table *pt, bool ad)
 	return (pt->root_pa & EPT_ADDR) | EPTP_MT_WB | EPTP_WALK_4 |
 	       (ad ? EPTP_AD : 0);
 }
+
+int ept_clean_dirty(struct page_table *pt, uint64_t gpa, uint64_t size)
+{
+	bool was_dirty = false;
+
+	for (uint64_t a = gpa; a - gpa < size; a += PT_SIZE_4K) {
+		uint64_t *e = pt_find_leaf(pt, a, NULL);
+
+		if (e && (__atomic_fetch_and(e, ~EPT_D, __ATOMIC_ACQ_REL) & EPT_D))
+			was_dirty = true;
+	}
+	if (was_dirty)
+		pt->flush_pending = true;
+	return 0;
+}

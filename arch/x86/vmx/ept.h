@@ -3,7 +3,7 @@
  * Intel EPT (SDM Vol 3C 29.3 "The Extended Page Table Mechanism (EPT)";
  * chapter 28.2 in editions before 2023, same section titles): the
  * entry format for the engine in arch/x86/paging.h, the EPTP value, and
- * the accessed/dirty helpers dirty logging will use.
+ * the dirty-flag helper of PML dirty logging (ept_clean_dirty).
  *
  * Entry bits (SDM Vol 3C 29.3.2, Tables 29-1 to 29-6):
  *   2:0   read, write, execute; all clear = not present.  Write without
@@ -48,6 +48,16 @@
 #define EPTP_AD		(1ull << 6)	/* bit 6: enable accessed/dirty flags */
 
 extern const struct pt_format ept_format;
+
+/*
+ * Clear the dirty flag (bit 9) of every leaf mapping a 4 KiB page of
+ * [gpa, gpa + size) (holes skipped; a large leaf is cleaned whole), with
+ * an atomic AND, as the CPU sets flags concurrently; if one was set, the
+ * table asks for a flush (pt_needs_flush): a cached translation may still
+ * say dirty, and the next write through it would not be logged.  For the
+ * dirty log (hv/mm/dirty.h struct dirty_hw); 0 always.
+ */
+int ept_clean_dirty(struct page_table *pt, uint64_t gpa, uint64_t size);
 
 /* The EPTP VM-execution control for pt: WB walks, 4 levels, A/D flags if
  * ad (only when IA32_VMX_EPT_VPID_CAP bit 21 says the CPU has them). */

@@ -61,6 +61,9 @@ static const struct exit_rule rules[VMX_EXIT_REASON_COUNT] = {
 	[VMX_EXIT_EPT_VIOLATION] = TO_CORE(EXIT_GPA_FAULT, false),
 	[VMX_EXIT_WBINVD] = RULE(EXIT_NONE, VMX_ACT_SKIP, true),
 	[VMX_EXIT_XSETBV] = TO_CORE(EXIT_XSETBV, true),
+	/* The log was drained on the way out (vmx.c): just run again; the
+	 * write that found it full was not done and is retried. */
+	[VMX_EXIT_PML_FULL] = TO_CORE(EXIT_NONE, false),
 };
 
 /* Only the fields this exit defines are read. */
@@ -332,12 +335,12 @@ static void requeue_event(const struct vmcs_io *io, const struct vmx_exit_info *
 
 /* A fault in an IRET that had unblocked NMIs: the IRET runs again, so NMI
  * blocking is restored ("Information for VM Exits Due to Vectored Events",
- * bit 12, and the EPT-violation qualification bit 12). */
+ * bit 12, and bit 12 of the EPT-violation and PML-full qualifications). */
 static bool iret_unblocked_nmi(const struct vmx_exit_info *x)
 {
 	uint32_t basic = x->reason & EXIT_REASON_BASIC_MASK;
 
-	if (basic == VMX_EXIT_EPT_VIOLATION)
+	if (basic == VMX_EXIT_EPT_VIOLATION || basic == VMX_EXIT_PML_FULL)
 		return x->qual & EPT_QUAL_NMI_UNBLOCKED;
 	return basic == VMX_EXIT_EXCEPTION_NMI && (x->intr_info & INTR_INFO_VALID) &&
 	       (x->intr_info & INTR_INFO_NMI_UNBLOCKED) &&

@@ -17,6 +17,7 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/vmx/hw.h"
 #include "arch/x86/vmx/insn.h"
+#include "arch/x86/vmx/pml.h"
 #include "arch/x86/vmx/vmcs.h"
 #include "hv/lib/log.h"
 #include "hv/mm/memory.h"
@@ -275,9 +276,10 @@ void vmx_flush_vpid(uint16_t vpid)
 static void report_config(const struct vmx_config *c)
 {
 	pr_info("vmx: VMCS revision %#x, VPID %s, virtual NMIs %s, EPT %s pages, "
-		"EPT A/D %s, PML %s (neither used yet)", c->revision, c->vpid ? "on" : "off",
+		"EPT A/D %s, PML %s (dirty log: %s)", c->revision, c->vpid ? "on" : "off",
 		c->vnmi ? "on" : "off", c->ept_max_page == PT_SIZE_2M ? "2 MiB" : "4 KiB",
-		c->ept_ad ? "available" : "absent", c->pml ? "available" : "absent");
+		c->ept_ad ? "available" : "absent", c->pml ? "available" : "absent",
+		c->pml && c->ept_ad ? "pml" : "write-protect");
 }
 
 /* The boot CPU's configuration is everyone's; the shared MSR bitmap and
@@ -296,6 +298,8 @@ static int config_adopt(const struct vmx_config *cfg)
 			vmx_msr_bitmap_pa = pa;
 			vmx_cfg = *cfg;
 			cfg_set = true;
+			if (cfg->pml && cfg->ept_ad)
+				dirty_hw_register(&vmx_pml_tracker);
 			irq_register(VMX_VEC_RELEASE, release_irq);
 			report_config(cfg);
 		}

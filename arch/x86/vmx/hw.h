@@ -50,6 +50,8 @@ struct vmx_vcpu {
 	int last_cpu;			/* (v) CPU of the last entry, -1 never */
 	uint64_t gen_seen;		/* (v) vm->gpa_gen last flushed for there */
 	bool failed;			/* (v) an entry failed: never enter again */
+	uint64_t pml_pa;		/* (c) its page-modification log, 0: no PML */
+	bool pml_on;			/* (v) PML and EPT A/D on in the VMCS */
 	struct vmx_soft soft;		/* (o) */
 	char what[192];			/* (v) an unhandled/failed exit in words */
 };

@@ -78,6 +78,7 @@
 #define VMCS_GUEST_GS_SEL		0x080a
 #define VMCS_GUEST_LDTR_SEL		0x080c
 #define VMCS_GUEST_TR_SEL		0x080e
+#define VMCS_GUEST_PML_INDEX		0x0812	/* "PML index": next entry, 511 down */
 #define VMCS_HOST_ES_SEL		0x0c00
 #define VMCS_HOST_CS_SEL		0x0c02
 #define VMCS_HOST_SS_SEL		0x0c04
@@ -90,6 +91,7 @@
 #define VMCS_EXIT_MSR_STORE_ADDR	0x2006
 #define VMCS_EXIT_MSR_LOAD_ADDR		0x2008
 #define VMCS_ENTRY_MSR_LOAD_ADDR	0x200a
+#define VMCS_PML_ADDR			0x200e	/* the 4 KiB page-modification log */
 #define VMCS_TSC_OFFSET			0x2010
 #define VMCS_EPTP			0x201a
 #define VMCS_GUEST_PHYS_ADDR		0x2400	/* read-only */

@@ -19,6 +19,7 @@
 #include "arch/x86/vmx/ept.h"
 #include "arch/x86/vmx/hw.h"
 #include "arch/x86/vmx/insn.h"
+#include "arch/x86/vmx/pml.h"
 #include "arch/x86/vmx/vmcs.h"
 #include "hv/lib/log.h"
 #include "hv/mm/memory.h"
@@ -213,12 +214,20 @@ static int vmcs_create(struct vmx_vcpu *vx, const struct vmx_vm *xv)
 	return rc;
 }
 
+/* PML needs EPT A/D flags too (pml.h). */
+static bool pml_usable(void)
+{
+	return vmx_cfg.pml && vmx_cfg.ept_ad;
+}
+
 static void vcpu_free_arch(struct vmx_vcpu *vx)
 {
 	if (vx->vpid)
 		vpid_free(vx->vpid);
 	if (vx->vmcs_pa)
 		mem_free_frame(vx->vmcs_pa);
+	if (vx->pml_pa)
+		mem_free_frame(vx->pml_pa);
 	free(vx);
 }
 
@@ -237,7 +246,8 @@ static int vmx_vcpu_init(struct vmm_vcpu *v)
 	vx->active_cpu = vx->regs_cpu = vx->last_cpu = -1;
 	vx->vmcs_pa = vmx_region_alloc();
 	vx->vpid = vmx_cfg.vpid ? vpid_alloc() : 0;
-	if (!vx->vmcs_pa || (vmx_cfg.vpid && !vx->vpid)) {
+	vx->pml_pa = pml_usable() ? mem_alloc_frame() : 0;
+	if (!vx->vmcs_pa || (vmx_cfg.vpid && !vx->vpid) || (pml_usable() && !vx->pml_pa)) {
 		vcpu_free_arch(vx);
 		return -ENOMEM;
 	}
@@ -414,6 +424,44 @@ static void tlb_prepare(struct vmx_vcpu *vx, int cpu)
 	vx->last_cpu = cpu;
 }
 
+/* ---- dirty logging with PML (pml.h, hv/mm/dirty.h) ------------------------ */
+
+/* Before an entry: PML and EPT A/D on exactly while the VM's dirty log
+ * wants hardware logging.  The switch flushes the EPT context, so that no
+ * translation cached with the other A/D setting survives it. */
+static void pml_sync(struct vmx_vcpu *vx)
+{
+	struct vmm_vm *vm = vx->v->vm;
+	bool want = vx->pml_pa && dirty_log_hw_on(vm->dirty);
+
+	if (want == vx->pml_on)
+		return;
+	if (want) {
+		vmcs_wr(io, VMCS_PML_ADDR, vx->pml_pa);
+		vmcs_wr(io, VMCS_GUEST_PML_INDEX, PML_INDEX_FIRST);
+	}
+	vmcs_wr(io, VMCS_PROC_CTLS2, vmx_cfg.proc2 | (want ? PROC2_PML : 0));
+	vmcs_wr(io, VMCS_EPTP, ept_eptp(&vm->gpt, want));
+	vmx_flush_ept(((struct vmx_vm *)vm->arch)->eptp);
+	vx->pml_on = want;
+}
+
+/* After every exit while PML is on: the log into the dirty log, then the
+ * index back to the top (an exit of a failed entry logged nothing). */
+static void pml_drain(struct vmx_vcpu *vx, uint32_t reason)
+{
+	uint64_t index;
+
+	if (!vx->pml_on || (reason & EXIT_REASON_ENTRY_FAILURE))
+		return;
+	index = vmcs_rd(io, VMCS_GUEST_PML_INDEX);
+	if (index == PML_INDEX_FIRST)
+		return;
+	vmx_pml_drain(vx->v->vm->dirty, phys_to_virt(vx->pml_pa), index,
+		      (reason & EXIT_REASON_BASIC_MASK) == VMX_EXIT_PML_FULL);
+	vmcs_wr(io, VMCS_GUEST_PML_INDEX, PML_INDEX_FIRST);
+}
+
 static void exit_in_words(struct vm_exit *e, enum exit_code code, uint32_t reason,
 			  const char *what)
 {
@@ -573,6 +621,7 @@ static void exit_process(struct vmx_vcpu *vx, struct vm_exit *e)
 	enum vmx_action a;
 
 	vmx_exit_info_read(io, &x);
+	pml_drain(vx, x.reason);
 	vmx_exit_fixup(io, &x);
 	a = vmx_exit_decode(&x, vx->v->gpr, e, vx->what, sizeof(vx->what));
 	if ((unsigned int)a < VMX_ACT_COUNT && actions[a])
@@ -599,6 +648,7 @@ static void vmx_run(struct vmm_vcpu *v, struct vm_exit *e)
 	if (rc == 1)
 		host_state_write();
 	tlb_prepare(vx, this_cpu()->index);
+	pml_sync(vx);
 	vmx_regs_load(vx);
 	vmcs_wr(io, VMCS_GUEST_RSP, v->gpr[GPR_RSP]);
 	if (__atomic_exchange_n(&v->bad_entry, false, __ATOMIC_ACQ_REL))

@@ -65,7 +65,7 @@ struct vmx_config {
 	bool vpid;			/* VPIDs in use (with INVVPID) */
 	bool vnmi;			/* virtual NMIs */
 	bool invept_single, invvpid_single;	/* else the global/all type */
-	bool ept_ad, pml;		/* available, not enabled yet */
+	bool ept_ad, pml;		/* available; both on while PML logs (pml.h) */
 	uint64_t ept_max_page;		/* PT_SIZE_2M or PT_SIZE_4K */
 	/* CR0/CR4: bits the CPU forces to 1 / to 0 in VMX operation (the
 	 * fixed MSRs; PE and PG are free with unrestricted guest), and the
