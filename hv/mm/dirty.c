@@ -9,6 +9,7 @@
 #include <string.h>
 #include "hv/mm/dirty.h"
 #include "hv/mm/gpmap.h"
+#include "hv/lib/log.h"
 
 #define BITS		64
 #define PAGE_SHIFT	12
@@ -339,6 +340,18 @@ int dirty_log_start(struct dirty_log *log, struct page_table *pt, bool *flush)
 	return err;
 }
 
+/* What a session did, for the log (and `debug dirtylog NAME` meanwhile). */
+static void report_session(struct dirty_log *log)
+{
+	struct dirty_stats s;
+
+	dirty_log_get_stats(log, &s);
+	pr_info("dirty log: %s session over: %lu write faults, %lu pages marked "
+		"(%lu hardware drains, %lu full), %lu collected in %lu rounds",
+		log->hw ? log->hw->name : "write-protect", s.faults, s.marks, s.hw_drains,
+		s.hw_full, s.collected, s.rounds);
+}
+
 int dirty_log_stop(struct dirty_log *log, struct page_table *pt, bool *flush)
 {
 	bool on;
@@ -349,6 +362,8 @@ int dirty_log_stop(struct dirty_log *log, struct page_table *pt, bool *flush)
 	spin_unlock(&log->lock);
 	if (on)
 		err = stop_all(log, pt);
+	if (on && !err)
+		report_session(log);
 	report_flush(log, pt, flush);
 	return err;
 }

@@ -567,11 +567,29 @@ def test_dirtying_faster_than_the_link_converges(ab):
     assert free_kib(b) == b.free
 
 
+SESSION = re.compile(r"dirty log: (\S+) session over: (\d+) write faults, (\d+) pages marked "
+                     r"\((\d+) hardware drains, (\d+) full\)")
+
+
+def last_session(h):
+    """The figures of the host's last dirty-log session, from the log line
+    its console showed when the session ended."""
+    found = SESSION.findall(h.m.buf)
+    assert found, "no dirty-log session in the log"
+    method, faults, marks, drains, full = found[-1]
+    return method, int(faults), int(marks), int(drains), int(full)
+
+
 def test_qemu_to_bochs_and_back(net, ab):
-    """AMD SVM (QEMU) -> Intel VMX (Bochs) -> AMD SVM, a small dirty guest."""
+    """AMD SVM (QEMU) -> Intel VMX (Bochs) -> AMD SVM, a small dirty guest.
+    Bochs emulates PML: its dirty log is fed by PML (no write faults), the
+    QEMU host's by write-protect faults."""
     a, _ = ab
     x = net.add("bochs", "X")
     try:
+        assert "dirty log: pml (hardware: pml)" in x.cmd("cpus")
+        assert "dirty log: write-protect (hardware: none)" in a.cmd("cpus")
+        assert "no 'pml' dirty logging" in a.cmd("debug dirtylog pml")
         assert "listening on port 7447" in x.cmd("migrate listen")
         # Bochs takes about 0.2 MB/s: a small working set, and a downtime
         # target that lets it stop after round 0
@@ -586,6 +604,11 @@ def test_qemu_to_bochs_and_back(net, ab):
         migrate_ok(x, "vx", a, "downtime=10000", timeout=600)
         assert free_kib(x) == before_x, "Bochs host did not get the guest's memory back"
         progress(a, "vx", "dirty", above=p)
+        method, faults, marks, drains, _ = last_session(x)
+        assert (method, faults) == ("pml", 0) and marks > 0 and drains > 0, \
+            last_session(x)
+        method, faults, marks, _, _ = last_session(a)
+        assert method == "write-protect" and faults > 0, last_session(a)
         a.cmd("destroy vx")
         assert free_kib(a) == a.free
     finally:

@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,7 @@
 #include "arch/x86/vmx/ept.h"
 #include "arch/x86/vmx/pml.h"
 #include "hv/mm/dirty.h"
+#include "hv/lib/log.h"
 #include "hv/lib/guest_layout.h"
 #include "tests/unit/pt_pool.h"
 
@@ -58,6 +60,19 @@ static bool tracked(uint64_t g)
 {
 	return g < ROM_FIRST || (g >= SMALL_FIRST && g < HOLE_FIRST) ||
 	       (g >= TAIL_FIRST && g < NR_PAGES);
+}
+
+/* The log's messages: the last one is kept for the tests to read. */
+static char last_msg[256];
+
+void log_printf(enum log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)level;
+	va_start(ap, fmt);
+	vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
+	va_end(ap);
 }
 
 /* ---- Per-test environment ---- */
@@ -992,6 +1007,8 @@ static void test_pml_start_cleans(void **state)
 	assert_int_equal(dirty_log_stop(&env->log, &env->pt, &flush), 0);
 	assert_false(flush);
 	assert_false(dirty_log_hw_on(&env->log));
+	assert_string_equal(last_msg, "dirty log: pml session over: 0 write faults, 1 pages "
+			    "marked (1 hardware drains, 0 full), 0 collected in 0 rounds");
 	assert_true(raw_dirty(env, 9));
 	check_table(env, false, NULL);
 }
@@ -1011,6 +1028,8 @@ static void test_pml_switch_to_wp(void **state)
 	check_table(env, true, NULL);		/* write-protected */
 	guest_dirties(env, 77 * K4);
 	assert_int_equal(dirty_log_stop(&env->log, &env->pt, &flush), 0);
+	assert_string_equal(last_msg, "dirty log: write-protect session over: 1 write faults, "
+			    "0 pages marked (0 hardware drains, 0 full), 0 collected in 0 rounds");
 	assert_int_equal(dirty_hw_select(true), 0);
 	assert_string_equal(dirty_hw_available(), "pml");
 	dirty_hw_register(NULL);
