@@ -66,6 +66,18 @@ const char *dirty_hw_method(void)
 								      : "write-protect";
 }
 
+static unsigned hw_entries;	/* atomic: the shell sets it */
+
+void dirty_hw_set_entries(unsigned n)
+{
+	__atomic_store_n(&hw_entries, n, __ATOMIC_RELAXED);
+}
+
+unsigned dirty_hw_entries(void)
+{
+	return __atomic_load_n(&hw_entries, __ATOMIC_RELAXED);
+}
+
 const char *dirty_hw_available(void)
 {
 	return hw_avail ? hw_avail->name : NULL;

@@ -262,6 +262,13 @@ int dirty_hw_select(bool use);
 const char *dirty_hw_method(void);
 const char *dirty_hw_available(void);
 
+/* Debug (`debug dirtylog pml N`): a vCPU uses only the first n entries of
+ * its hardware log from its next reset of it on, so that log-full exits
+ * happen on purpose; 0: all of it (the default).  Back ends read it with
+ * dirty_hw_entries(). */
+void dirty_hw_set_entries(unsigned n);
+unsigned dirty_hw_entries(void);
+
 /* For the back ends, at every entry: log written pages into log (with
  * dirty_log_hw_drained) until this turns false.  log may be NULL. */
 bool dirty_log_hw_on(const struct dirty_log *log);

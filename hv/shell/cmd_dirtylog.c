@@ -9,14 +9,19 @@
 #include <string.h>
 #include "hv/mm/dirty.h"
 #include "hv/shell/cmd_dirtylog.h"
+#include "hv/shell/parse.h"
 #include "hv/shell/shell.h"
 #include "hv/vm.h"
 
 void dirtylog_show_method(void)
 {
 	const char *hw = dirty_hw_available();
+	unsigned n = dirty_hw_entries();
 
-	shell_printf("dirty log: %s (hardware: %s)\n", dirty_hw_method(), hw ? hw : "none");
+	shell_printf("dirty log: %s (hardware: %s)", dirty_hw_method(), hw ? hw : "none");
+	if (hw && n)
+		shell_printf(", %u log entries per vCPU (debug)", n);
+	shell_printf("\n");
 }
 
 void dirtylog_show_vm(struct vm *vm)
@@ -34,14 +39,22 @@ void dirtylog_show_vm(struct vm *vm)
 		     s.hw_bad, s.collected, s.rounds);
 }
 
-static int select_method(const char *name)
+/* wp, or the hardware's name with an optional entry count (0: all). */
+static int select_method(const char *name, const char *entries)
 {
 	const char *hw = dirty_hw_available();
+	uint64_t n = 0;
 
-	if (!strcmp(name, "wp"))
+	if (!strcmp(name, "wp") && !entries)
 		return dirty_hw_select(false);
-	if (hw && !strcmp(name, hw))
+	if (hw && !strcmp(name, hw)) {
+		if (entries && parse_u64(entries, 0, 512, &n)) {
+			shell_error("debug", "log entries: 0 (all) to 512, not '%s'", entries);
+			return -EINVAL;
+		}
+		dirty_hw_set_entries((unsigned)n);
 		return dirty_hw_select(true);
+	}
 	shell_error("debug", "this CPU has no '%s' dirty logging (hardware: %s)", name,
 		    hw ? hw : "none");
 	return -ENODEV;
@@ -55,12 +68,12 @@ int cmd_debug_dirtylog(int argc, char **argv)
 		dirtylog_show_method();
 		return 0;
 	}
-	if (argc != 2) {
-		shell_error("debug", "usage: debug dirtylog [wp | pml | NAME]");
+	if (argc > 3 || (argc == 3 && strcmp(argv[1], "pml"))) {
+		shell_error("debug", "usage: debug dirtylog [wp | pml [ENTRIES] | NAME]");
 		return -EINVAL;
 	}
 	if (!strcmp(argv[1], "wp") || !strcmp(argv[1], "pml")) {
-		int rc = select_method(argv[1]);
+		int rc = select_method(argv[1], argc == 3 ? argv[2] : NULL);
 
 		if (!rc)
 			dirtylog_show_method();

@@ -6,7 +6,7 @@
 
 struct vm;
 
-/* `debug dirtylog [wp|pml|NAME]` (argv[0] is "dirtylog"). */
+/* `debug dirtylog [wp | pml [ENTRIES] | NAME]` (argv[0] is "dirtylog"). */
 int cmd_debug_dirtylog(int argc, char **argv);
 /* One line for `cpus`: "dirty log: pml (available: pml)". */
 void dirtylog_show_method(void);

@@ -216,7 +216,7 @@ const struct shell_cmd shell_commands[] = {
 	{ "reboot", "", "reset the machine", cmd_reboot },
 	{ "poweroff", "", "power the machine off (ACPI S5)", cmd_poweroff },
 	{ "debug", "fault | panic | nmi CPU | bad-entry NAME | migrate hold|abort PHASE | migrate off "
-	  "| dirtylog [wp|pml|NAME]",
+	  "| dirtylog [wp|pml [ENTRIES]|NAME]",
 	  "crash ferry on purpose (shows the crash report); make a guest's next VM entry fail "
 	  "(illegal guest state: it stops, saying why); inject a migration fault; or pick the "
 	  "dirty log (write-protect or PML) and show a guest's",

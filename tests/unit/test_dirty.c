@@ -136,6 +136,7 @@ static int teardown(void **state)
 
 	free(env->race);
 	dirty_hw_register(NULL);
+	dirty_hw_set_entries(0);
 	dirty_log_destroy(&env->log);
 	pt_destroy(&env->pt);
 	bad = env->pool.live != 0;
@@ -304,7 +305,7 @@ static void guest_dirties(struct env *env, uint64_t gpa)
 	assert_true(e && !(*e & EPT_D) && (*e & EPT_W));
 	*e |= EPT_D;
 	log[PML_INDEX_FIRST] = gpa;
-	assert_int_equal(vmx_pml_drain(&env->log, log, PML_INDEX_FIRST - 1, false), 1);
+	assert_int_equal(vmx_pml_drain(&env->log, log, PML_INDEX_FIRST - 1, PML_INDEX_FIRST, false), 1);
 }
 
 /* ---- Tests ---- */
@@ -625,7 +626,8 @@ struct writer {
 	unsigned budget;	/* (a) writes left in this generation */
 	unsigned long writes, logged, spurious, errors;
 	uint64_t pml[PML_ENTRIES];	/* PML: its log */
-	uint16_t pml_index;		/* its PML index, 511 down, 0xffff: full */
+	uint16_t pml_index;		/* its PML index, top down, 0xffff: full */
+	uint16_t pml_top;		/* where the index started */
 	unsigned long pml_full;		/* "PML full" exits */
 };
 
@@ -675,8 +677,8 @@ static void vm_exit(struct writer *w, bool pml_full)
 	uint64_t gen;
 
 	if (w->race->env->pml) {
-		vmx_pml_drain(&w->race->env->log, w->pml, w->pml_index, pml_full);
-		w->pml_index = PML_INDEX_FIRST;
+		vmx_pml_drain(&w->race->env->log, w->pml, w->pml_index, w->pml_top, pml_full);
+		w->pml_index = w->pml_top = vmx_pml_top();
 	}
 	gen = __atomic_load_n(&w->race->gen, __ATOMIC_SEQ_CST);
 
@@ -696,7 +698,7 @@ static void guest_write_pml(struct writer *w, uint64_t gfn)
 
 	while (!w->tlb[gfn]) {
 		if (!(__atomic_load_n(e, __ATOMIC_SEQ_CST) & EPT_D) &&
-		    w->pml_index >= PML_ENTRIES) {
+		    w->pml_index > w->pml_top) {
 			w->pml_full++;
 			vm_exit(w, true);	/* the write is not done: retry */
 			continue;
@@ -745,7 +747,7 @@ static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
 
-	w->pml_index = PML_INDEX_FIRST;
+	w->pml_index = w->pml_top = vmx_pml_top();
 	__atomic_store_n(&w->budget, BUDGET, __ATOMIC_SEQ_CST);
 	while (!__atomic_load_n(&w->race->stop, __ATOMIC_SEQ_CST)) {
 		if (!__atomic_load_n(&w->budget, __ATOMIC_SEQ_CST)) {
@@ -864,6 +866,8 @@ static void test_concurrent_no_write_lost(void **state)
 
 	assert_non_null(r);
 	r->env = env;
+	if (env->pml)
+		dirty_hw_set_entries(16);	/* `debug dirtylog pml 16`: often full */
 	start(env);
 	run_race(r);
 	assert_int_equal(r->errors, 0);
@@ -890,6 +894,7 @@ static void test_concurrent_no_write_lost(void **state)
 	assert_int_equal(s.spurious, spurious);
 	assert_int_equal(s.bad_marks + s.hw_bad, 0);
 	assert_int_equal(s.hw_full, full);
+	assert_true(!env->pml || full > ROUNDS);
 	assert_int_equal(s.collected, r->pages);
 	assert_int_equal(s.rounds, r->rounds);
 	assert_int_equal(r->rounds, ROUNDS + 1);
@@ -1053,24 +1058,24 @@ static void test_pml_drain(void **state)
 	start(env);
 	for (unsigned i = 0; i < PML_ENTRIES; i++)
 		log[i] = (uint64_t)(1000 + i) * K4 + i % 8;	/* Bochs: low bits kept */
-	assert_int_equal(vmx_pml_drain(&env->log, log, PML_INDEX_FIRST, false), 0);
+	assert_int_equal(vmx_pml_drain(&env->log, log, PML_INDEX_FIRST, PML_INDEX_FIRST, false), 0);
 	assert_int_equal(stats(env).hw_drains, 0);
-	assert_int_equal(vmx_pml_drain(&env->log, log, 509, false), 2);
+	assert_int_equal(vmx_pml_drain(&env->log, log, 509, PML_INDEX_FIRST, false), 2);
 	assert_int_equal(dirty_log_pending(&env->log), 2);
 	assert_int_equal(collect(env, false), 2);	/* never written: clean */
 	assert_true(dirty_bitmap_test(env->out, NR_PAGES, 1510));
 	assert_true(dirty_bitmap_test(env->out, NR_PAGES, 1511));
-	assert_int_equal(vmx_pml_drain(&env->log, log, PML_INDEX_FULL, true), 512);
+	assert_int_equal(vmx_pml_drain(&env->log, log, PML_INDEX_FULL, PML_INDEX_FIRST, true), 512);
 	assert_int_equal(dirty_log_pending(&env->log), 512);
-	assert_int_equal(vmx_pml_drain(&env->log, log, 512, false), 512);
-	assert_int_equal(vmx_pml_drain(&env->log, log, 0xfffe, false), 512);
-	assert_int_equal(vmx_pml_drain(&env->log, log, 1ull << 40, false), 512);
-	assert_int_equal(vmx_pml_drain(&env->log, log, 0, false), 511);
+	assert_int_equal(vmx_pml_drain(&env->log, log, 512, PML_INDEX_FIRST, false), 512);
+	assert_int_equal(vmx_pml_drain(&env->log, log, 0xfffe, PML_INDEX_FIRST, false), 512);
+	assert_int_equal(vmx_pml_drain(&env->log, log, 1ull << 40, PML_INDEX_FIRST, false), 512);
+	assert_int_equal(vmx_pml_drain(&env->log, log, 0, PML_INDEX_FIRST, false), 511);
 	log[PML_ENTRIES - 4] = GUEST_HOLE_START + 5 * K4;
 	log[PML_ENTRIES - 3] = NR_PAGES * K4;
 	log[PML_ENTRIES - 2] = ~0ull;
 	log[PML_ENTRIES - 1] = 1ull << 52;
-	assert_int_equal(vmx_pml_drain(&env->log, log, PML_ENTRIES - 5, false), 4);
+	assert_int_equal(vmx_pml_drain(&env->log, log, PML_ENTRIES - 5, PML_INDEX_FIRST, false), 4);
 	s = stats(env);
 	assert_int_equal(s.hw_drains, 7);
 	assert_int_equal(s.hw_full, 1);
@@ -1081,6 +1086,34 @@ static void test_pml_drain(void **state)
 	assert_int_equal(collect(env, false), 512);
 	assert_int_equal(dirty_bitmap_next(env->out, NR_PAGES, 0), 1000);
 	assert_int_equal(dirty_bitmap_next(env->out, NR_PAGES, 1512), NR_PAGES);
+}
+
+/* `debug dirtylog pml 16`: logs start at index 15; an index above it
+ * (but not "full") is bad. */
+static void test_pml_drain_short_log(void **state)
+{
+	struct env *env = *state;
+	uint64_t log[PML_ENTRIES];
+
+	dirty_hw_set_entries(16);
+	assert_int_equal(vmx_pml_top(), 15);
+	dirty_hw_set_entries(600);
+	assert_int_equal(vmx_pml_top(), PML_INDEX_FIRST);
+	start(env);
+	for (unsigned i = 0; i < PML_ENTRIES; i++)
+		log[i] = (uint64_t)i * K4;
+	assert_int_equal(vmx_pml_drain(&env->log, log, 15, 15, false), 0);
+	assert_int_equal(vmx_pml_drain(&env->log, log, 13, 15, false), 2);
+	assert_int_equal(collect(env, false), 2);
+	assert_true(dirty_bitmap_test(env->out, NR_PAGES, 14));
+	assert_true(dirty_bitmap_test(env->out, NR_PAGES, 15));
+	assert_int_equal(vmx_pml_drain(&env->log, log, PML_INDEX_FULL, 15, true), 16);
+	assert_int_equal(collect(env, false), 16);
+	assert_int_equal(dirty_bitmap_next(env->out, NR_PAGES, 16), NR_PAGES);
+	assert_int_equal(vmx_pml_drain(&env->log, log, 16, 15, false), 512);
+	assert_int_equal(vmx_pml_drain(&env->log, log, 3, 600, false), 512);
+	assert_int_equal(stats(env).hw_bad, 2);
+	assert_int_equal(stats(env).hw_full, 1);
 }
 
 #define BOTH(fn)							\
@@ -1112,6 +1145,7 @@ int main(void)
 		WITH_PML(test_pml_start_cleans),
 		WITH_PML(test_pml_switch_to_wp),
 		WITH_PML(test_pml_drain),
+		WITH_PML(test_pml_drain_short_log),
 		cmocka_unit_test(test_bitmap_helpers),
 	};
 

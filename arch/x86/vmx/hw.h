@@ -52,6 +52,7 @@ struct vmx_vcpu {
 	bool failed;			/* (v) an entry failed: never enter again */
 	uint64_t pml_pa;		/* (c) its page-modification log, 0: no PML */
 	bool pml_on;			/* (v) PML and EPT A/D on in the VMCS */
+	uint16_t pml_top;		/* (v) the PML index it started from */
 	struct vmx_soft soft;		/* (o) */
 	char what[192];			/* (v) an unhandled/failed exit in words */
 };

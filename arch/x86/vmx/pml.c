@@ -12,12 +12,22 @@ const struct dirty_hw vmx_pml_tracker = {
 	.clean = ept_clean_dirty,
 };
 
-unsigned vmx_pml_drain(struct dirty_log *log, const uint64_t *buf, uint64_t index,
-		       bool full)
+uint16_t vmx_pml_top(void)
 {
-	bool bad = index >= PML_ENTRIES && index != PML_INDEX_FULL;
-	unsigned first = index < PML_ENTRIES ? (unsigned)index + 1 : 0;
+	unsigned n = dirty_hw_entries();
 
-	dirty_log_hw_drained(log, buf + first, PML_ENTRIES - first, full, bad);
-	return PML_ENTRIES - first;
+	return n && n < PML_ENTRIES ? (uint16_t)(n - 1) : PML_INDEX_FIRST;
+}
+
+unsigned vmx_pml_drain(struct dirty_log *log, const uint64_t *buf, uint64_t index,
+		       uint16_t top, bool full)
+{
+	bool bad = top >= PML_ENTRIES || (index > top && index != PML_INDEX_FULL);
+	unsigned first = index <= top ? (unsigned)index + 1 : 0;
+	unsigned end = bad ? PML_ENTRIES : (unsigned)top + 1;
+
+	if (bad)
+		first = 0;
+	dirty_log_hw_drained(log, buf + first, end - first, full, bad);
+	return end - first;
 }

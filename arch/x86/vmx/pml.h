@@ -31,15 +31,21 @@
 /* The tracker the VMX back end registers when the CPU has PML and EPT A/D. */
 extern const struct dirty_hw vmx_pml_tracker;
 
+/* The index to start a log from: 511, or lower for `debug dirtylog pml N`
+ * (dirty_hw_entries: only the first N entries, log-full exits sooner). */
+uint16_t vmx_pml_top(void);
+
 /*
- * Hand the valid entries of one log (buf, 512 entries) whose index field
- * reads `index` to the dirty log.  full: the drain is for a log-full exit.
- * An index that can be neither a position nor "full" (512 .. 0xfffe: the
- * CPU never writes one) counts as bad and all 512 entries are taken: a
- * page marked too many is sent twice, one missed would be lost.  Returns
- * the entries handed over; the caller sets the index back to 511.
+ * Hand the valid entries of one log (buf, 512 entries), started at index
+ * top (vmx_pml_top) and whose index field now reads `index`, to the dirty
+ * log: entries index+1 .. top, or 0 .. top after a wrap (0xffff).  full:
+ * the drain is for a log-full exit.  An index that can be neither (above
+ * top, but not 0xffff: the CPU never writes one) counts as bad and all
+ * 512 entries are taken: a page marked too many is sent twice, one missed
+ * would be lost.  Returns the entries handed over; the caller starts the
+ * log again.
  */
 unsigned vmx_pml_drain(struct dirty_log *log, const uint64_t *buf, uint64_t index,
-		       bool full);
+		       uint16_t top, bool full);
 
 #endif

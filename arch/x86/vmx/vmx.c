@@ -437,8 +437,9 @@ static void pml_sync(struct vmx_vcpu *vx)
 	if (want == vx->pml_on)
 		return;
 	if (want) {
+		vx->pml_top = vmx_pml_top();
 		vmcs_wr(io, VMCS_PML_ADDR, vx->pml_pa);
-		vmcs_wr(io, VMCS_GUEST_PML_INDEX, PML_INDEX_FIRST);
+		vmcs_wr(io, VMCS_GUEST_PML_INDEX, vx->pml_top);
 	}
 	vmcs_wr(io, VMCS_PROC_CTLS2, vmx_cfg.proc2 | (want ? PROC2_PML : 0));
 	vmcs_wr(io, VMCS_EPTP, ept_eptp(&vm->gpt, want));
@@ -455,11 +456,12 @@ static void pml_drain(struct vmx_vcpu *vx, uint32_t reason)
 	if (!vx->pml_on || (reason & EXIT_REASON_ENTRY_FAILURE))
 		return;
 	index = vmcs_rd(io, VMCS_GUEST_PML_INDEX);
-	if (index == PML_INDEX_FIRST)
+	if (index == vx->pml_top)
 		return;
-	vmx_pml_drain(vx->v->vm->dirty, phys_to_virt(vx->pml_pa), index,
+	vmx_pml_drain(vx->v->vm->dirty, phys_to_virt(vx->pml_pa), index, vx->pml_top,
 		      (reason & EXIT_REASON_BASIC_MASK) == VMX_EXIT_PML_FULL);
-	vmcs_wr(io, VMCS_GUEST_PML_INDEX, PML_INDEX_FIRST);
+	vx->pml_top = vmx_pml_top();
+	vmcs_wr(io, VMCS_GUEST_PML_INDEX, vx->pml_top);
 }
 
 static void exit_in_words(struct vm_exit *e, enum exit_code code, uint32_t reason,
