@@ -11,6 +11,7 @@
 #include "hv/lib/log.h"
 #include "hv/sched.h"
 #include "hv/migrate/migrate.h"
+#include "hv/shell/cmd_dirtylog.h"
 #include "hv/shell/cmd_net.h"
 #include "hv/shell/cmd_vm.h"
 #include "hv/shell/parse.h"
@@ -425,6 +426,7 @@ int cmd_info(int argc, char **argv)
 	shell_printf("mmio:       %lu writes dropped, %lu reads of unclaimed addresses\n",
 		     vm->mmio_dropped, vm->mmio_unhandled_reads);
 	shell_printf("reboots:    %lu\n", vm->reboots);
+	dirtylog_show_vm(vm);
 	print_nic(vm);
 	return 0;
 }

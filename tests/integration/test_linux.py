@@ -51,12 +51,12 @@ def talk(m, line, timeout=60):
     return text[text.rfind("@@E''ND"):]
 
 
-def to_shell(m, slow=1, more=""):
-    """Create and start guest lx from Debian's kernel (256 MiB; `more` added
-    to its command line), attach to its console and wait for its shell;
-    timeouts times `slow`."""
-    out = m.cmd(f'create lx kernel=vmlinuz initrd=initrd mem=256 cmdline="{CMDLINE}{more}"',
-                timeout=30 * slow)
+def to_shell(m, slow=1, more="", vcpus=1):
+    """Create and start guest lx from Debian's kernel (256 MiB, `vcpus`
+    vCPUs; `more` added to its command line), attach to its console and wait
+    for its shell; timeouts times `slow`."""
+    out = m.cmd(f'create lx kernel=vmlinuz initrd=initrd mem=256 vcpus={vcpus} '
+                f'cmdline="{CMDLINE}{more}"', timeout=30 * slow)
     assert "error" not in out, out
     m.cmd("start lx", timeout=30 * slow)
     m.send("console lx\r")
