@@ -233,6 +233,10 @@ static void tcp_sent(struct tcp_conn *c, uint32_t seq, uint32_t covered,
 	} else {
 		c->bytes_out += n;
 	}
+	/* the user timeout counts from when data goes out unanswered, not from
+	 * progress made before a quiet spell */
+	if (c->snd_una == c->snd_max && seq_gt(end, c->snd_max))
+		c->last_progress_us = c->s->now_us;
 	if (seq_gt(end, c->snd_max))
 		c->snd_max = end;
 	if (seq_gt(end, c->snd_nxt))

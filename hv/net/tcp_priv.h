@@ -153,7 +153,8 @@ struct tcp_conn {
 
 	/* timers: absolute microseconds, 0 = off */
 	uint64_t t_rexmt, t_persist, t_delack, t_wait, t_tlp;
-	uint64_t last_progress_us;	/* snd_una moved or window opened */
+	uint64_t last_progress_us;	/* snd_una moved, window opened, or data
+					 * went out with nothing outstanding */
 	uint64_t last_rx_us;		/* last acceptable segment */
 	uint64_t probe_us;		/* last zero-window probe sent */
 

@@ -186,7 +186,11 @@ def boot_linux(h):
 def move(src, dst, before, opts="", timeout=300):
     free_src = free_kib(src)
     t0 = time.time()
-    r = migrate_ok(src, "lx", dst, opts, timeout)
+    try:
+        r = migrate_ok(src, "lx", dst, opts, timeout)
+    except AssertionError:
+        dst.m.drain(2)      # the destination's side of it into its transcript
+        raise
     # where the guest's clock should be as it arrives, and dst's clock then
     before = dict(before, arrived=before["time"] + host_now(src) - before["ref"],
                   ref=host_now(dst), took=time.time() - t0)

@@ -587,6 +587,34 @@ static void test_peer_vanishes(void **state)
 	world_down();
 }
 
+/* The user timeout counts from when data went out unanswered, not from the
+ * last progress before a quiet spell: a connection idle for longer than
+ * it whose next segment needs a retransmission goes on (the migration
+ * destination idles through a long round 0, then sends READY). */
+static void test_user_timeout_counts_from_the_send(void **state)
+{
+	struct net_config cfg = { .user_timeout_ms = 5000 };
+	struct pair p;
+	char buf[8];
+
+	(void)state;
+	world_up(&clean_link, &cfg);
+	connect_pair(&p);
+	run_for(20 * SEC);			/* quiet: nothing outstanding */
+	W.sim.cut = true;			/* the next segment is lost */
+	assert_int_equal(tcp_send(p.c, "ready", 5), 5);
+	run_for(2 * SEC);			/* retransmissions, under 5 s */
+	assert_true(W.a.stats.tcp.rto_timeouts > 0);
+	W.sim.cut = false;
+	run_for(5 * SEC);
+	assert_int_equal(W.a.stats.tcp.conn_timeouts, 0);
+	assert_int_equal(tcp_recv(p.s, buf, sizeof(buf)), 5);
+	assert_memory_equal(buf, "ready", 5);
+	assert_int_equal(tcp_send(p.c, "x", 1), 1);
+	tcp_close(p.c);
+	world_down();
+}
+
 /* --- zero window --- */
 
 struct zw {
@@ -918,6 +946,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_refused, teardown),
 		cmocka_unit_test_teardown(test_connect_timeout, teardown),
 		cmocka_unit_test_teardown(test_peer_vanishes, teardown),
+		cmocka_unit_test_teardown(test_user_timeout_counts_from_the_send, teardown),
 		cmocka_unit_test_teardown(test_zero_window, teardown),
 		cmocka_unit_test_teardown(test_driver_busy, teardown),
 		cmocka_unit_test_teardown(test_limits_and_netstat, teardown),
