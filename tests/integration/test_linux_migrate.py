@@ -218,9 +218,12 @@ def test_linux_migrates_qemu_to_qemu_and_back(lnet):
 
 
 @pytest.mark.xfail(run=False, strict=True, reason=(
-    "known bug, not diagnosed: the Bochs->QEMU leg ends 'in doubt: connection "
-    "reset' after round 0 (seen twice); QEMU->Bochs works. Not run in the suite "
-    "until fixed: it costs ~10 min of Bochs"))
+    "both legs now migrate (the Bochs->QEMU leg's 'in doubt: connection reset' "
+    "was the TCP user timeout counting a quiet spell: fixed), but after the long "
+    "(~180 s) move into Bochs the guest's clock is behind by about the move's "
+    "length, and back on QEMU /proc/uptime read the same as before the move "
+    "(185.34 s, seen once): not diagnosed. Not run in the suite until fixed: "
+    "it costs ~5 min of Bochs"))
 def test_linux_migrates_qemu_to_bochs_and_back(lnet):
     """Bochs's TSC counts instructions, not time: the guest's kvmclock is
     rewritten on arrival, so date stays the host's."""
