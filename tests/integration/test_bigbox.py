@@ -73,10 +73,10 @@ def test_8g_host_guests_above_4g(machine_factory):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
-@pytest.mark.xfail(run=False, strict=True, reason=(
-    "not yet seen to pass: the first run found the destination's zeroing of "
-    "4.5 GiB outlasting the 10 s silence limit (fixed: a grace time by size); "
-    "the run after the fix was not completed. Costs ~25 min of TCG"))
+@pytest.mark.skipif(not os.environ.get("FERRY_LONG"), reason=(
+    "seen to pass (session 6: 755 s, 22 rounds, 6.1x its memory sent, 435 ms "
+    "downtime, memtest clean on the destination), but ~14 min of TCG is more "
+    "than the suite's budget: run with FERRY_LONG=1"))
 def test_migrate_guest_over_4g(tmp_path):
     """One migration of a 4.5 GiB guest between two 8 GiB hosts; memtest
     runs through it, and a whole pass on the destination checks every word
