@@ -445,8 +445,9 @@ def running(h):
 
 def bg_outcome(h, name, since, timeout=120):
     """The closing log line of a background migration."""
-    return wait_log(h, rf"migrate {name}: (done in|failed: |in doubt)[^\n]*", since,
-                    timeout).group(0)
+    # (up to its newline: a line still arriving would match cut short)
+    return wait_log(h, rf"migrate {name}: (done in|failed: |in doubt)[^\n]*\n", since,
+                    timeout).group(0).strip()
 
 
 def test_background_migrations_run_side_by_side_and_leave_the_prompt_free(ab):
