@@ -874,15 +874,14 @@ int mig_out_run(const struct mig_out_args *a)
 	o->a = a;
 	o->id = random_id();
 	o->t_start = netif_now_us();
-	o->silence_us = a->timeout_s ? a->timeout_s * 1000000ull : MIG_SILENCE_BASE_US;
 	net_format_ipv4(a->ip, ip);
 	snprintf(o->peer, sizeof(o->peer), "%s:%u", ip, a->port);
 	if ((rc = claim(o))) {
 		free(o);
 		return rc;
 	}
-	if (!a->timeout_s)
-		o->silence_us = mig_silence_us(o->vm->mem_size, 0);
+	o->silence_us = a->timeout_s ? a->timeout_s * 1000000ull :
+			mig_silence_us(o->vm->mem_size, 0);	/* refined by learn_handover */
 	o->hist = mig_history_add(o->id, true, o->vm->name, o->peer, o->vm->mem_size);
 	o->hist->live.start_us = o->t_start;
 	o->hist->live.phase = "connecting";
