@@ -129,18 +129,29 @@ uint32_t tcp_rcv_window(const struct tcp_conn *c)
 	return space;
 }
 
-/* The window field and the right edge it promises (RFC 7323 2.3: SYNs
- * are never scaled; round up rather than shrink). */
+/*
+ * The window field and the right edge it promises (RFC 7323 2.3: SYNs are
+ * never scaled).  A promise the scale cannot express is rounded up rather
+ * than shrunk, but never past the receive buffer's end: rounded up ACK
+ * after ACK, each time from the last edge, it crept beyond the buffer and
+ * the peer's data there was cut.  Rounding down instead moves the edge left
+ * by less than one unit, within the buffer, whose bytes trim() still takes.
+ */
 static uint16_t wnd_field(const struct tcp_conn *c, bool syn, uint32_t *edge)
 {
 	uint32_t ws = syn ? 0 : c->rcv_wscale;
 	uint32_t w = tcp_rcv_window(c);
 	uint32_t promised = seq_gt(c->rcv_adv, c->rcv_nxt) ?
 			    c->rcv_adv - c->rcv_nxt : 0;
+	uint32_t used = c->rcv_nxt - c->rcv_user;
+	uint32_t room = used < c->rsize ? c->rsize - used : 0;
 	uint32_t units = min_u32(w >> ws, 65535);
 
-	if ((units << ws) < promised)
+	if ((units << ws) < promised) {
 		units = min_u32((promised + (1u << ws) - 1) >> ws, 65535);
+		if ((units << ws) > room)
+			units = min_u32(room >> ws, 65535);
+	}
 	*edge = c->rcv_nxt + (units << ws);
 	return (uint16_t)units;
 }

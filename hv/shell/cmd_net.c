@@ -108,6 +108,11 @@ static void show_net(void)
 	shell_printf("tcp:   %lu in, %lu out, %lu retransmits, %lu resets sent, %lu bad\n",
 		     st->tcp.rx_segs, st->tcp.tx_segs, st->tcp.retransmits, st->tcp.tx_resets,
 		     st->tcp.rx_errors + st->tcp.rx_bad_csum);
+	shell_printf("       %lu fast retransmits, %lu timeouts, %lu tail probes, %lu undone as "
+		     "spurious; in: %lu out of order, %lu outside the window, %lu duplicate ACKs\n",
+		     st->tcp.fast_retransmits, st->tcp.rto_timeouts, st->tcp.tail_probes,
+		     st->tcp.spurious_undos, st->tcp.rx_ooo, st->tcp.rx_out_of_window,
+		     st->tcp.rx_dup_acks);
 }
 
 /* A guest's port on the switch: frames each way, drops by reason. */
