@@ -724,6 +724,80 @@ int pt_protect(struct page_table *pt, uint64_t va, uint64_t size,
 	return err ? err : op.flush;
 }
 
+/* ---- pt_merge ---- */
+
+/*
+ * The large leaf at `level` equivalent to the table at table_pa one level
+ * down, or 0 if there is none: its entries all present leaves with the same
+ * attributes, mapping contiguous frames from one aligned to the large page.
+ * A/D bits are neither compared (a CPU may be setting them) nor kept.
+ */
+static uint64_t merged_leaf(const struct page_table *pt, uint64_t table_pa,
+			    unsigned level)
+{
+	const struct pt_format *f = pt->fmt;
+	const uint64_t *t = table_of(pt, table_pa);
+	uint64_t e = pte_read(&t[0]), step = size_of(pt, level - 1);
+	uint64_t base = f->addr(e, level - 1);
+	unsigned attr = f->attr(e, level - 1);
+
+	if (base & (size_of(pt, level) - 1))
+		return 0;
+	for (unsigned i = 0; i < PT_ENTRIES; i++) {
+		e = pte_read(&t[i]);
+		if (!f->present(e) || !f->is_leaf(e, level - 1) ||
+		    f->addr(e, level - 1) != base + i * step ||
+		    f->attr(e, level - 1) != attr)
+			return 0;
+	}
+	return f->mk_leaf(base, attr, level);
+}
+
+/*
+ * Bottom-up: merge the tables below first, then this one if the range
+ * covers it and a leaf of its size is allowed.  The table is unlinked with
+ * one store and queued for pt_flush_done, as a CPU may still hold it in its
+ * paging-structure caches.  Until the flush a TLB may hold translations of
+ * both page sizes and use either (SDM Vol 3A 4.10.2.3 "Details of TLB
+ * Use"); both give the same frame and rights, so no access goes wrong.
+ */
+static int merge_entry(struct op *op, uint64_t *p, unsigned level,
+		       uint64_t lo, uint64_t hi)
+{
+	struct page_table *pt = op->pt;
+	uint64_t e = pte_read(p), child, leaf;
+	int err;
+
+	if (level == 0 || !is_table(pt, e, level))
+		return 0;
+	child = pt->fmt->addr(e, level);
+	if (level > 1) {
+		err = each_entry(op, child, level - 1, lo, hi, merge_entry);
+		if (err)
+			return err;
+	}
+	if (!leaf_fits(pt, level, lo, hi, 0))
+		return 0;
+	leaf = merged_leaf(pt, child, level);
+	if (!leaf)
+		return 0;
+	pte_write(p, leaf);
+	defer_tree(pt, child, level - 1);
+	note_flush(op);
+	return 0;
+}
+
+int pt_merge(struct page_table *pt, uint64_t va, uint64_t size)
+{
+	struct op op = { .pt = pt };
+	uint64_t hi;
+	int err = range_check(pt, va, size, &op.lo, &hi);
+
+	if (!err)
+		err = walk(&op, op.lo, hi, merge_entry);
+	return err ? err : op.flush;
+}
+
 /* ---- Life cycle and flushes ---- */
 
 int pt_init(struct page_table *pt, const struct pt_format *fmt,

@@ -197,6 +197,18 @@ int pt_unmap(struct page_table *pt, uint64_t va, uint64_t size);
 int pt_protect(struct page_table *pt, uint64_t va, uint64_t size,
 	       unsigned set, unsigned clear, unsigned flags);
 
+/*
+ * The reverse of a split: every table in the range whose entries map, with
+ * one set of attributes, contiguous frames starting at a frame aligned to
+ * the size of the entry above it becomes that one large leaf again, where
+ * the whole entry lies in the range and max_page allows the size (smaller
+ * tables first, so 4 KiB pages can become 2 MiB and those 1 GiB).  The
+ * new leaf is made by mk_leaf: A/D clear, no other bits kept; dirty flags
+ * set in the old entries are lost.  Tables go to pt_flush_done.  Never
+ * allocates; 0 or PT_FLUSH (something merged), -EINVAL for a bad range.
+ */
+int pt_merge(struct page_table *pt, uint64_t va, uint64_t size);
+
 /* Translate va: 0 and the outputs (each may be NULL), -ENOENT if unmapped,
  * -EINVAL if va is outside the address space. */
 int pt_lookup(const struct page_table *pt, uint64_t va, uint64_t *pa,

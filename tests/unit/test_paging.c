@@ -548,6 +548,119 @@ static void test_force_split_4k(void **state)
 	check_table_count(env, true);
 }
 
+/* ---- pt_merge ---- */
+
+/* A split 2 MiB page merged back: the very entry it was, tables freed. */
+static void test_merge_2m(void **state)
+{
+	struct env *env = *state;
+	uint64_t va = 3 * G1 + 6 * M2, pa = 5 * G1 + 8 * M2, before;
+	unsigned long t0;
+	struct raw r;
+
+	map_ok(env, va, pa, 2 * M2, PT_RWX);
+	raw_walk(env, va + M2, &r);
+	before = r.e[1];
+	t0 = env->pt.tables;
+	assert_int_equal(pt_protect(&env->pt, va, 2 * M2, 0, PT_W, PT_SPLIT_4K), PT_FLUSH);
+	pt_flush_done(&env->pt);
+	assert_int_equal(pt_protect(&env->pt, va, 2 * M2, PT_W, 0, 0), 0);
+	raw_walk(env, va + M2 + 9 * K4, &r);
+	*r.ptr[0] |= env->kind == EPT ? (3ull << 8) : (3ull << 5);	/* A/D by the CPU */
+	assert_int_equal(env->pt.tables, t0 + 2);
+	/* Only [va + M2, va + 2 MiB) is whole in the range: one merge. */
+	assert_int_equal(pt_merge(&env->pt, va + K4, 2 * M2 - K4), PT_FLUSH);
+	assert_true(pt_needs_flush(&env->pt));
+	assert_int_equal(env->pt.tables, t0 + 2);	/* deferred until the flush */
+	assert_int_equal(env->pt.ndeferred, 1);
+	pt_flush_done(&env->pt);
+	assert_int_equal(env->pt.tables, t0 + 1);
+	raw_walk(env, va + M2, &r);
+	assert_int_equal(r.level, 1);
+	assert_int_equal(r.e[1], before);		/* A/D clean, as mapped */
+	check_pages(env, va, M2, pa, PT_RWX, 0);
+	check_pages(env, va + M2, M2, pa + M2, PT_RWX, 1);
+	/* Nothing left to merge: no flush. */
+	assert_int_equal(pt_merge(&env->pt, va + M2, M2), 0);
+	assert_int_equal(pt_merge(&env->pt, va, M2), PT_FLUSH);
+	pt_flush_done(&env->pt);
+	assert_int_equal(env->pt.tables, t0);
+	check_pages(env, va, 2 * M2, pa, PT_RWX, 1);
+	check_table_count(env, true);
+}
+
+/* Tables that are not one large page's worth stay as they are. */
+static void test_merge_refused(void **state)
+{
+	struct env *env = *state;
+	uint64_t va = 2 * G1, pa = 4 * G1;
+	unsigned long t0;
+
+	/* 0: one page read-only; 1: one page elsewhere; 2: one page missing;
+	 * 3: frames contiguous but not 2 MiB aligned; 4: one page UC. */
+	map_ok(env, va, pa, 3 * M2, PT_RWX);
+	map_ok(env, va + 3 * M2, pa + 3 * M2 + K4, M2, PT_RWX);
+	map_ok(env, va + 4 * M2, pa + 4 * M2, M2, PT_RWX);
+	assert_int_equal(pt_protect(&env->pt, va, 3 * M2, 0, 0, PT_SPLIT_4K), PT_FLUSH);
+	assert_int_equal(pt_protect(&env->pt, va + 4 * M2, M2, 0, 0, PT_SPLIT_4K), PT_FLUSH);
+	pt_flush_done(&env->pt);
+	assert_int_equal(pt_protect(&env->pt, va + 77 * K4, K4, 0, PT_W, 0), PT_FLUSH);
+	assert_int_equal(pt_map(&env->pt, va + M2 + 5 * K4, 9 * G1, K4, PT_RWX,
+				PT_MAP_REPLACE), PT_FLUSH);
+	assert_int_equal(pt_unmap(&env->pt, va + 2 * M2 + 511 * K4, K4), PT_FLUSH);
+	assert_int_equal(pt_protect(&env->pt, va + 4 * M2, K4, PT_MT_UC, 0, 0), PT_FLUSH);
+	pt_flush_done(&env->pt);
+	t0 = env->pt.tables;
+	assert_int_equal(pt_merge(&env->pt, va, 5 * M2), 0);
+	assert_false(pt_needs_flush(&env->pt));
+	assert_int_equal(env->pt.tables, t0);
+	check_pages(env, va, 77 * K4, pa, PT_RWX, 0);
+	check_pages(env, va + M2 + 5 * K4, K4, 9 * G1, PT_RWX, 0);
+	check_pages(env, va + 3 * M2, M2, pa + 3 * M2 + K4, PT_RWX, 0);
+	check_pages(env, va + 4 * M2 + K4, M2 - K4, pa + 4 * M2 + K4, PT_RWX, 0);
+	/* Put right, each merges. */
+	assert_int_equal(pt_protect(&env->pt, va + 77 * K4, K4, PT_W, 0, 0), 0);
+	assert_int_equal(pt_protect(&env->pt, va + 4 * M2, K4, 0, PT_MT_UC, 0), PT_FLUSH);
+	assert_int_equal(pt_merge(&env->pt, va, 5 * M2), PT_FLUSH);
+	pt_flush_done(&env->pt);
+	assert_int_equal(env->pt.tables, t0 - 2);
+	check_pages(env, va, M2, pa, PT_RWX, 1);
+	check_pages(env, va + 4 * M2, M2, pa + 4 * M2, PT_RWX, 1);
+	check_table_count(env, true);
+}
+
+/* Bottom-up to the largest page max_page allows, and no further. */
+static void test_merge_levels(void **state)
+{
+	struct env *env = *state;
+	uint64_t va = G1, pa = 3 * G1;
+
+	map_ok(env, va, pa, G1, PT_RW);
+	assert_int_equal(pt_protect(&env->pt, va, G1, 0, 0, PT_SPLIT_4K), PT_FLUSH);
+	pt_flush_done(&env->pt);
+	assert_int_equal(env->pt.tables, 3 + 512);
+	assert_int_equal(pt_merge(&env->pt, va, G1), PT_FLUSH);
+	pt_flush_done(&env->pt);
+	assert_int_equal(env->pt.tables, 2);		/* root, PDPT */
+	check_pages(env, va, G1, pa, PT_RW, 2);
+
+	env_reinit(env, PT_SIZE_2M);
+	map_ok(env, va, pa, 4 * M2, PT_RW);
+	assert_int_equal(pt_protect(&env->pt, va, 4 * M2, 0, 0, PT_SPLIT_4K), PT_FLUSH);
+	assert_int_equal(pt_merge(&env->pt, va, G1), PT_FLUSH);
+	check_pages(env, va, 4 * M2, pa, PT_RW, 1);
+	pt_flush_done(&env->pt);
+	check_table_count(env, true);
+
+	env_reinit(env, PT_SIZE_4K);
+	map_ok(env, va, pa, M2, PT_RW);
+	assert_int_equal(pt_merge(&env->pt, va, M2), 0);
+	check_pages(env, va, M2, pa, PT_RW, 0);
+	assert_int_equal(pt_merge(&env->pt, va, 0), -EINVAL);
+	assert_int_equal(pt_merge(&env->pt, va + 1, M2), -EINVAL);
+	check_table_count(env, true);
+}
+
 /* Large pages keep A/D (and the host PAT bit) in every piece of a split. */
 static void test_split_keeps_bits(void **state)
 {
@@ -1264,6 +1377,9 @@ int main(void)
 		FOR_ALL(test_protect_split_1g),
 		FOR_ALL(test_force_split_4k),
 		FOR_ALL(test_split_keeps_bits),
+		FOR_ALL(test_merge_2m),
+		FOR_ALL(test_merge_refused),
+		FOR_ALL(test_merge_levels),
 		FOR_ALL(test_unmap_partial),
 		FOR_ALL(test_overlap),
 		FOR_ALL(test_bad_args),
