@@ -14,6 +14,7 @@
 #define BITS		64
 #define PAGE_SHIFT	12
 #define CHUNK_WORDS	8	/* 512 pages (2 MiB) of work per lock hold */
+#define CHUNK_PAGES	(CHUNK_WORDS * BITS)
 
 /* Bits count RAM pages in gpmap's order (dirty.h); these convert.  The
  * hole's edges are multiples of a chunk (512 pages), so no word, chunk or
@@ -187,15 +188,27 @@ struct chunk_walk {
 	uint64_t lo, hi;
 };
 
-/* Writable leaves become tracked (clipped to the chunk). */
+/* Chunk c's bit in log->large: one bit per chunk, 64 chunks a word. */
+static bool large_test(const struct dirty_log *log, uint64_t c)
+{
+	return log->large[c / BITS] & bit_of(c);
+}
+
+/* Writable leaves become tracked (clipped to the chunk); a large one
+ * (start splits it) is noted in log->large for stop to merge back. */
 static int track_leaf(void *ctx, const struct pt_leaf *leaf)
 {
 	struct chunk_walk *c = ctx;
 	uint64_t first = page_of(leaf->va);	/* inside the chunk's GPAs */
 	uint64_t end = first + (leaf->size >> PAGE_SHIFT);
+	uint64_t chunk = c->lo / CHUNK_PAGES;
 
 	if (!(leaf->attr & PT_W) || first == UINT64_MAX)
 		return 0;			/* read-only, or in the hole */
+	if (leaf->size > PT_SIZE_4K && !large_test(c->log, chunk)) {
+		c->log->large[chunk / BITS] |= bit_of(chunk);
+		stat_add(&c->log->stats.large_split, 1);
+	}
 	for (uint64_t g = first < c->lo ? c->lo : first; g < end && g < c->hi; g++)
 		c->log->track[g / BITS] |= bit_of(g);
 	return 0;
@@ -218,12 +231,32 @@ static int start_chunk(struct dirty_log *log, struct page_table *pt,
 	return err;
 }
 
-/* Stop: give W back; a word stays tracked until all of it is restored.
- * With hardware, W was never taken and the dirty flags do not matter. */
+/*
+ * The chunk's 2 MiB, which start split from a large leaf, as one 2 MiB
+ * leaf again if its 512 pages still have one set of rights (all of them
+ * given back) and contiguous frames: pt_merge checks, makes a clean RWX
+ * leaf as the guest's map did (no W taken, no dirty flag) and queues the
+ * table for the flush that stop reports.  Nothing else changes this
+ * table while logging is on (the lock rule in dirty.h), so what start
+ * split is what the guest's map made; a chunk changed meanwhile stays
+ * split.  A CPU setting A/D in the small entries meanwhile is harmless:
+ * the log is off, the flags are no longer read.
+ */
+static void merge_chunk(struct dirty_log *log, struct page_table *pt, uint64_t chunk)
+{
+	log->large[chunk / BITS] &= ~bit_of(chunk);
+	if (pt_merge(pt, gpa_of(chunk * CHUNK_PAGES), PT_SIZE_2M) == PT_FLUSH)
+		stat_add(&log->stats.large_merged, 1);
+}
+
+/* Stop: give W back; a word stays tracked until all of it is restored,
+ * and the chunk is merged once all of it is.  With hardware, W was never
+ * taken and the dirty flags do not matter. */
 static int stop_chunk(struct dirty_log *log, struct page_table *pt,
 		      size_t w0, size_t w1)
 {
 	struct page_op op = { pt, NULL, PT_W, 0, 0 };
+	uint64_t chunk = w0 / CHUNK_WORDS;
 	int first = 0;
 
 	for (size_t w = w0; w < w1; w++) {
@@ -234,6 +267,8 @@ static int stop_chunk(struct dirty_log *log, struct page_table *pt,
 		else if (!first)
 			first = err;
 	}
+	if (!first && large_test(log, chunk))
+		merge_chunk(log, pt, chunk);
 	return first;
 }
 
@@ -262,6 +297,12 @@ static int each_chunk(struct dirty_log *log, struct page_table *pt,
 
 /* ---- Life cycle ---- */
 
+/* Words of log->large: a bit for each chunk. */
+static size_t large_words(const struct dirty_log *log)
+{
+	return dirty_bitmap_words((log->nr_words + CHUNK_WORDS - 1) / CHUNK_WORDS);
+}
+
 int dirty_log_init(struct dirty_log *log, size_t nr_pages)
 {
 	memset(log, 0, sizeof(*log));
@@ -270,7 +311,8 @@ int dirty_log_init(struct dirty_log *log, size_t nr_pages)
 	log->nr_words = dirty_bitmap_words(nr_pages);
 	log->dirty = calloc(log->nr_words, sizeof(uint64_t));
 	log->track = calloc(log->nr_words, sizeof(uint64_t));
-	if (!log->dirty || !log->track) {
+	log->large = calloc(large_words(log), sizeof(uint64_t));
+	if (!log->dirty || !log->track || !log->large) {
 		dirty_log_destroy(log);
 		return -ENOMEM;
 	}
@@ -282,6 +324,7 @@ void dirty_log_destroy(struct dirty_log *log)
 {
 	free(log->dirty);
 	free(log->track);
+	free(log->large);
 	memset(log, 0, sizeof(*log));
 }
 
@@ -298,6 +341,7 @@ static int start_prepare(struct dirty_log *log)
 	if (!err) {
 		memset(log->dirty, 0, log->nr_words * sizeof(uint64_t));
 		memset(log->track, 0, log->nr_words * sizeof(uint64_t));
+		memset(log->large, 0, large_words(log) * sizeof(uint64_t));
 		memset(&log->stats, 0, sizeof(log->stats));
 		log->hw = __atomic_load_n(&hw_use, __ATOMIC_ACQUIRE) ? hw_avail : NULL;
 		log->enabled = true;	/* before any page loses W */
@@ -359,9 +403,10 @@ static void report_session(struct dirty_log *log)
 
 	dirty_log_get_stats(log, &s);
 	pr_info("dirty log: %s session over: %lu write faults, %lu pages marked "
-		"(%lu hardware drains, %lu full), %lu collected in %lu rounds",
+		"(%lu hardware drains, %lu full), %lu collected in %lu rounds, "
+		"%lu of %lu split 2 MiB pages merged back",
 		log->hw ? log->hw->name : "write-protect", s.faults, s.marks, s.hw_drains,
-		s.hw_full, s.collected, s.rounds);
+		s.hw_full, s.collected, s.rounds, s.large_merged, s.large_split);
 }
 
 int dirty_log_stop(struct dirty_log *log, struct page_table *pt, bool *flush)
@@ -542,6 +587,8 @@ void dirty_log_get_stats(struct dirty_log *log, struct dirty_stats *out)
 	out->hw_drains = __atomic_load_n(&s->hw_drains, __ATOMIC_RELAXED);
 	out->hw_full = __atomic_load_n(&s->hw_full, __ATOMIC_RELAXED);
 	out->hw_bad = __atomic_load_n(&s->hw_bad, __ATOMIC_RELAXED);
+	out->large_split = __atomic_load_n(&s->large_split, __ATOMIC_RELAXED);
+	out->large_merged = __atomic_load_n(&s->large_merged, __ATOMIC_RELAXED);
 }
 
 size_t dirty_log_pending(struct dirty_log *log)
@@ -552,4 +599,50 @@ size_t dirty_log_pending(struct dirty_log *log)
 		n += (size_t)__builtin_popcountll(__atomic_load_n(&log->dirty[w],
 								  __ATOMIC_RELAXED));
 	return n;
+}
+
+/* ---- The shape of the mapping ---- */
+
+/* One chunk's walk for the census: its first GPA and the totals. */
+struct census_walk {
+	uint64_t gpa;
+	struct dirty_map_census *out;
+};
+
+/* Count each leaf in the chunk holding its first page, so only once. */
+static int census_leaf(void *ctx, const struct pt_leaf *leaf)
+{
+	struct census_walk *c = ctx;
+
+	if (leaf->va < c->gpa)
+		return 0;
+	if (leaf->size == PT_SIZE_4K)
+		c->out->pages_4k++;
+	else if (leaf->size == PT_SIZE_2M)
+		c->out->pages_2m++;
+	else
+		c->out->pages_1g++;
+	return 0;
+}
+
+int dirty_log_map_census(struct dirty_log *log, struct page_table *pt,
+			 struct dirty_map_census *out)
+{
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!log->nr_pages)
+		return -ENODATA;
+	for (uint64_t p = 0; p < log->nr_pages && !err; p += CHUNK_PAGES) {
+		uint64_t n = log->nr_pages - p < CHUNK_PAGES ? log->nr_pages - p : CHUNK_PAGES;
+		struct census_walk c = { gpa_of(p), out };
+
+		spin_lock(&log->lock);
+		err = pt_for_each(pt, c.gpa, n << PAGE_SHIFT, census_leaf, &c);
+		spin_unlock(&log->lock);
+	}
+	spin_lock(&log->lock);
+	out->tables = pt->tables;
+	spin_unlock(&log->lock);
+	return err;
 }

@@ -39,7 +39,8 @@
  *  a write after S6 to a page in the set logs again (or went through a
  *  stale translation and is over by the end of S7, as with W).  stop
  *  clears hw_on (the back ends turn logging off at their next entry) and
- *  leaves W and the flags alone.  The protocol below is the same for both.
+ *  leaves W alone (its merge drops the flags of what it merges).  The
+ *  protocol below is the same for both.
  *
  * ---- Protocol for the migration sender (steps S1..S9, one thread) ----
  *
@@ -65,10 +66,11 @@
  *      (then S9 reads it) or faults after S7 and is in the next round's set.
  *      Repeat S6..S9; the last round runs with the vCPUs paused (S7 still
  *      bumps gpa_gen, so a guest resumed after a failure flushes first).
- *  Then dirty_log_stop(log, pt, &flush), after success or failure: it only
+ *  Then dirty_log_stop(log, pt, &flush), after success or failure: it
  *  gives W back, which needs no flush (a stale read-only TLB entry causes a
- *  spurious fault, handled below); if flush is reported anyway (tables
- *  unlinked by someone), flush and call dirty_log_flush_done().  The bits
+ *  spurious fault, handled below), and merges the 2 MiB pages start split,
+ *  which does: the tables it unlinks may still be cached.  If flush, flush
+ *  as in S3 and call dirty_log_flush_done(), which frees them.  The bits
  *  still in the log are dropped: collect the final set first.
  *
  * ---- Protocol for the vCPU exit handler ----
@@ -106,6 +108,12 @@
  *  Do not call the log with log->lock held.  dirty_log_mark and the bit
  *  updates are lock-free atomics; start, collect_begin, flush_done and stop
  *  come from one thread (the sender), dirty_log_fault from any vCPU.
+ *  Readers of pt while vCPUs run (dirty_log_fault's lookup, the census)
+ *  hold log->lock as well: stop's merge unlinks page tables, and a walker
+ *  holding no lock could descend into one just queued for freeing (its
+ *  entry 0 then links the queue).  vCPUs themselves need no lock: the CPU
+ *  only sets A/D bits, which split keeps (compare-exchange) and merge
+ *  drops, and finds the same frame and rights through either shape.
  */
 #ifndef FERRY_HV_MM_DIRTY_H
 #define FERRY_HV_MM_DIRTY_H
@@ -137,6 +145,8 @@ struct dirty_stats {
 	uint64_t hw_drains;	/* hardware buffers drained with entries */
 	uint64_t hw_full;	/* of them, drained because full (PML exit) */
 	uint64_t hw_bad;	/* drains whose buffer state made no sense */
+	uint64_t large_split;	/* 2 MiB of RAM start split from a large leaf */
+	uint64_t large_merged;	/* of them, 2 MiB leaves again after stop */
 };
 
 /*
@@ -163,6 +173,9 @@ struct dirty_log {
 				 * under L by collection */
 	uint64_t *track;	/* (L) pages start write-protected, which the
 				 * log owns until stop */
+	uint64_t *large;	/* (L) per 2 MiB chunk of RAM (512 gfns, bit
+				 * c for gfns 512c..): start split a large
+				 * leaf there, stop merges it back */
 	bool enabled;		/* (L) between start and stop */
 	bool sync_pending;	/* (L) start/collect_begin awaits flush_done */
 	bool round_open;	/* (L) a collect_begin awaits flush_done */
@@ -242,10 +255,13 @@ void dirty_log_flush_done(struct dirty_log *log, struct page_table *pt);
 
 /*
  * Give W back to every page start protected and turn the log off; bits
- * not collected are dropped.  Pages stay 4 KiB (the engine does not merge
- * them back into large pages; a later remap would).  No-op if not
- * started.  *flush: see the sender protocol.  An engine error leaves the
- * log on for the pages it could not restore: call stop again.
+ * not collected are dropped.  Every 2 MiB that start split from a large
+ * leaf becomes one 2 MiB leaf again (pt_merge: clean RWX as the guest's
+ * map made it, the page table unlinked) if its pages still map one run
+ * of frames with one set of rights; *flush is then true, and the tables
+ * are freed by the dirty_log_flush_done after that flush.  No-op if not
+ * started.  An engine error leaves the log on for the pages it could not
+ * restore (their 2 MiB stays split): call stop again.
  */
 int dirty_log_stop(struct dirty_log *log, struct page_table *pt, bool *flush);
 
@@ -282,6 +298,19 @@ bool dirty_log_hw_on(const struct dirty_log *log);
  */
 void dirty_log_hw_drained(struct dirty_log *log, const uint64_t *gpas, size_t n,
 			  bool full, bool bad);
+
+/* How guest RAM is mapped in pt: its leaves of each size (each counted
+ * once, RAM's pages [0, nr_pages) only) and the table pages pt holds. */
+struct dirty_map_census {
+	uint64_t pages_4k, pages_2m, pages_1g;
+	unsigned long tables;
+};
+
+/* Walk pt under log->lock, 2 MiB at a time, so that a stop merging
+ * meanwhile is never seen half done.  0, -ENODATA (log not initialised:
+ * no RAM), or pt_for_each's error. */
+int dirty_log_map_census(struct dirty_log *log, struct page_table *pt,
+			 struct dirty_map_census *out);
 
 /* A consistent-enough copy of the counters (each read atomically). */
 void dirty_log_get_stats(struct dirty_log *log, struct dirty_stats *out);

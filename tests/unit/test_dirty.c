@@ -457,19 +457,36 @@ static void test_fault_without_logging(void **state)
 	check_table(env, false, NULL);
 }
 
+/* Stop, and the flush it asks for when it merged 2 MiB pages back. */
+static void stop(struct env *env)
+{
+	bool flush = false;
+
+	assert_int_equal(dirty_log_stop(&env->log, &env->pt, &flush), 0);
+	assert_true(flush);			/* tables unlinked */
+	assert_true(env->pt.ndeferred > 0);
+	dirty_log_flush_done(&env->log, &env->pt);
+	assert_int_equal(env->pt.ndeferred, 0);
+	env->split = false;
+}
+
 static void test_stop_restores(void **state)
 {
 	struct env *env = *state;
+	unsigned live = env->pool.live;
 	bool flush = true;
 
 	start(env);
 	guest_dirties(env, 10 * K4);
 	assert_int_equal(collect(env, true), 1);
 	guest_dirties(env, 11 * K4);		/* dropped by stop */
-	assert_int_equal(dirty_log_stop(&env->log, &env->pt, &flush), 0);
-	assert_false(flush);			/* only W added */
-	check_table(env, false, NULL);		/* 4 KiB pages stay */
-	assert_int_equal(count_ram(env).leaves, ROM_FIRST);
+	stop(env);
+	check_table(env, false, NULL);		/* RWX 2 MiB pages again */
+	assert_int_equal(count_ram(env).leaves, 3);
+	assert_int_equal(count_ram(env).large, 3);
+	assert_int_equal(env->pool.live, live);	/* the three PTs freed */
+	assert_int_equal(stats(env).large_split, 3);
+	assert_int_equal(stats(env).large_merged, 3);
 	assert_int_equal(dirty_log_pending(&env->log), 0);
 	assert_int_equal(stats(env).rounds, 1);	/* kept for reporting */
 	/* Stale read-only TLB entries after stop: spurious, guest resumes. */
@@ -478,13 +495,91 @@ static void test_stop_restores(void **state)
 	assert_int_equal(dirty_log_collect_begin(&env->log, &env->pt, env->out, WORDS,
 						 &flush), -EINVAL);
 	assert_int_equal(dirty_log_stop(&env->log, &env->pt, &flush), 0);
-	/* Again, on the now 4 KiB table: same result, counters reset. */
+	assert_false(flush);			/* stopped already */
+	/* Again: same result, counters reset. */
 	start(env);
 	check_table(env, true, NULL);
 	assert_int_equal(stats(env).rounds, 0);
 	assert_int_equal(stats(env).spurious, 0);
-	assert_int_equal(dirty_log_stop(&env->log, &env->pt, &flush), 0);
+	stop(env);
 	check_table(env, false, NULL);
+	assert_int_equal(env->pool.live, live);
+}
+
+/*
+ * The log merges back exactly what it split, and only if it is still one
+ * run with one set of rights.  Here, while logging (under the log's lock,
+ * as dirty.h asks; the test is single-threaded): in RAM's second 2 MiB one
+ * page is made read-only, in the third one page is moved to another frame
+ * (both stay split); the first merges.  A 2 MiB of 4 KiB pages that the
+ * guest's map made (contiguous, aligned frames) is never merged, nor a
+ * read-only 2 MiB (ROM) or a mapping beyond the log.
+ */
+static void test_stop_merges_only_what_it_split(void **state)
+{
+	struct env *env = *state;
+	const uint64_t small = 12 * M2;		/* gfn 6144, beyond FAR_GPA */
+	struct dirty_log log;
+	unsigned live;
+	bool flush;
+
+	for (uint64_t a = 0; a < M2; a += K4)
+		assert_int_equal(pt_map(&env->pt, small + a, RAM_PA + small + a, K4, PT_RWX, 0), 0);
+	assert_int_equal(dirty_log_init(&log, small / K4 + 512), 0);
+	live = env->pool.live;
+	assert_int_equal(dirty_log_start(&log, &env->pt, &flush), 0);
+	dirty_log_flush_done(&log, &env->pt);
+	spin_lock(&log.lock);
+	assert_int_equal(pt_protect(&env->pt, M2 + 3 * K4, K4, 0, PT_X, 0), PT_FLUSH);
+	assert_int_equal(pt_map(&env->pt, 2 * M2 + 8 * K4, RAM_PA + 64 * M2, K4, PT_R | PT_X,
+				PT_MAP_REPLACE), PT_FLUSH);
+	spin_unlock(&log.lock);
+	assert_int_equal(dirty_log_stop(&log, &env->pt, &flush), 0);
+	assert_true(flush);
+	dirty_log_flush_done(&log, &env->pt);
+	assert_int_equal(raw_walk(env, 0).level, 1);
+	assert_int_equal(raw_walk(env, M2).level, 0);
+	assert_int_equal(raw_walk(env, 2 * M2).level, 0);
+	assert_true(raw_writable(raw_walk(env, 2 * M2 + 9 * K4)));
+	expect_page(env, ROM_FIRST, 1, false);
+	expect_page(env, FAR_GPA / K4, 1, true);
+	expect_page(env, small / K4 + 100, 0, true);
+	assert_int_equal(env->pool.live, live + 2);
+	assert_int_equal(log.stats.large_split, 4);	/* three + FAR_GPA's */
+	assert_int_equal(log.stats.large_merged, 2);
+	dirty_log_destroy(&log);
+}
+
+/* Start and stop again and again: no table page leaks, none is lost. */
+static void test_cycles_do_not_leak(void **state)
+{
+	struct env *env = *state;
+	unsigned live = env->pool.live, tables = env->pt.tables;
+	struct dirty_map_census c;
+
+	assert_int_equal(dirty_log_map_census(&env->log, &env->pt, &c), 0);
+	assert_int_equal(c.pages_2m, 4);	/* three RAM, one ROM */
+	assert_int_equal(c.pages_4k, HOLE_FIRST - SMALL_FIRST + NR_PAGES - TAIL_FIRST);
+	assert_int_equal(c.pages_1g, 0);
+	assert_int_equal(c.tables, tables);
+	for (int i = 0; i < 5; i++) {
+		start(env);
+		assert_int_equal(dirty_log_map_census(&env->log, &env->pt, &c), 0);
+		assert_int_equal(c.pages_2m, 1);
+		assert_int_equal(c.pages_4k, ROM_FIRST + HOLE_FIRST - SMALL_FIRST +
+						 NR_PAGES - TAIL_FIRST);
+		assert_int_equal(c.tables, tables + 3);
+		guest_dirties(env, (uint64_t)(i * 300) * K4);
+		if (i % 2)
+			assert_int_equal(collect(env, true), 1);
+		stop(env);
+		check_table(env, false, NULL);
+		assert_int_equal(env->pool.live, live);
+		assert_int_equal(env->pt.tables, tables);
+	}
+	assert_int_equal(dirty_log_map_census(&env->log, &env->pt, &c), 0);
+	assert_int_equal(c.pages_2m, 4);
+	assert_int_equal(c.tables, tables);
 }
 
 /* The PML-shaped source: bits only, rights untouched. */
@@ -536,10 +631,14 @@ static void test_start_out_of_memory(void **state)
 	struct env *env = *state;
 	bool flush = false;
 
+	unsigned live = env->pool.live;
+
 	env->pool.cap = env->pool.live + 2;	/* two of the three splits */
 	assert_int_equal(dirty_log_start(&env->log, &env->pt, &flush), -ENOMEM);
 	assert_true(flush);			/* the splits that were done */
 	dirty_log_flush_done(&env->log, &env->pt);
+	assert_int_equal(count_ram(env).large, 3);	/* and merged back */
+	assert_int_equal(env->pool.live, live);
 	for (uint64_t g = 0; g < NR_PAGES; g++)
 		if (tracked(g))
 			assert_true(raw_writable(raw_walk(env, g * K4)));
@@ -930,7 +1029,15 @@ static void test_1g_page_split(void **state)
 	expect_page(env, 0x3ffff, 0, true);
 	expect_page(env, 0x3fffe, 0, false);
 	assert_int_equal(dirty_log_stop(&log, &env->pt, &flush), 0);
-	expect_page(env, 0x12345, 0, true);
+	assert_true(flush);
+	dirty_log_flush_done(&log, &env->pt);
+	/* Merged back per 2 MiB (the log's unit), not up to 1 GiB. */
+	expect_page(env, 0x12345, 1, true);
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(pt_for_each(&env->pt, 0, 1ull << 30, count_leaf, &c), 0);
+	assert_int_equal(c.large, 512);
+	assert_int_equal(c.leaves, 512);
+	assert_int_equal(env->pt.tables, 3);
 	dirty_log_destroy(&log);
 }
 
@@ -987,7 +1094,8 @@ static void test_pages_past_the_hole(void **state)
 /* ---- PML only ---- */
 
 /* Start cleans the dirty flags of the tracked pages only, and turns the
- * back ends' logging on; stop turns it off and leaves W and flags alone. */
+ * back ends' logging on; stop turns it off, W untouched, and merges the
+ * split pages back into clean 2 MiB leaves. */
 static void test_pml_start_cleans(void **state)
 {
 	struct env *env = *state;
@@ -1010,11 +1118,15 @@ static void test_pml_start_cleans(void **state)
 	assert_true(raw_dirty(env, NR_PAGES));
 	guest_dirties(env, 9 * K4);
 	assert_int_equal(dirty_log_stop(&env->log, &env->pt, &flush), 0);
-	assert_false(flush);
+	assert_true(flush);			/* the merge */
+	dirty_log_flush_done(&env->log, &env->pt);
+	env->split = false;
 	assert_false(dirty_log_hw_on(&env->log));
 	assert_string_equal(last_msg, "dirty log: pml session over: 0 write faults, 1 pages "
-			    "marked (1 hardware drains, 0 full), 0 collected in 0 rounds");
-	assert_true(raw_dirty(env, 9));
+			    "marked (1 hardware drains, 0 full), 0 collected in 0 rounds, "
+			    "3 of 3 split 2 MiB pages merged back");
+	assert_false(raw_dirty(env, 9));	/* merged: a clean leaf */
+	assert_true(raw_dirty(env, ROM_FIRST));
 	check_table(env, false, NULL);
 }
 
@@ -1034,7 +1146,8 @@ static void test_pml_switch_to_wp(void **state)
 	guest_dirties(env, 77 * K4);
 	assert_int_equal(dirty_log_stop(&env->log, &env->pt, &flush), 0);
 	assert_string_equal(last_msg, "dirty log: write-protect session over: 1 write faults, "
-			    "0 pages marked (0 hardware drains, 0 full), 0 collected in 0 rounds");
+			    "0 pages marked (0 hardware drains, 0 full), 0 collected in 0 rounds, "
+			    "3 of 3 split 2 MiB pages merged back");
 	assert_int_equal(dirty_hw_select(true), 0);
 	assert_string_equal(dirty_hw_available(), "pml");
 	dirty_hw_register(NULL);
@@ -1136,6 +1249,8 @@ int main(void)
 		ALL(test_not_ours),
 		ALL(test_fault_without_logging),
 		ALL(test_stop_restores),
+		ALL(test_stop_merges_only_what_it_split),
+		ALL(test_cycles_do_not_leak),
 		ALL(test_mark),
 		ALL(test_bad_arguments),
 		ALL(test_start_out_of_memory),
