@@ -33,10 +33,23 @@ void dirtylog_show_vm(struct vm *vm)
 
 	dirty_log_get_stats(log, &s);
 	shell_printf("dirty log: %s, %s; write faults %lu (spurious %lu), marks %lu "
-		     "(bad %lu), pml drains %lu (full %lu, bad %lu), collected %lu in %lu rounds\n",
+		     "(bad %lu), pml drains %lu (full %lu, bad %lu), collected %lu in %lu rounds; "
+		     "2 MiB pages split %lu, merged back %lu\n",
 		     hw ? hw->name : "write-protect", on ? "logging" : "off (last session)",
 		     s.faults, s.spurious, s.marks, s.bad_marks, s.hw_drains, s.hw_full,
-		     s.hw_bad, s.collected, s.rounds);
+		     s.hw_bad, s.collected, s.rounds, s.large_split, s.large_merged);
+}
+
+void dirtylog_show_map(struct vm *vm)
+{
+	struct dirty_map_census c;
+
+	if (!vm->gpt_ready || dirty_log_map_census(&vm->dirty, &vm->hw.gpt, &c))
+		return;
+	shell_printf("map:        %lu x 2M, %lu x 4K", c.pages_2m, c.pages_4k);
+	if (c.pages_1g)
+		shell_printf(", %lu x 1G", c.pages_1g);
+	shell_printf(", %lu tables\n", c.tables);
 }
 
 /* wp, or the hardware's name with an optional entry count (0: all). */

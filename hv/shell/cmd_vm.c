@@ -417,6 +417,7 @@ int cmd_info(int argc, char **argv)
 	shell_printf("cmdline:    %s\n", vm->cmdline);
 	shell_printf("memory:     %lu MiB (%lu MiB of it on host RAM above 4 GiB)\n",
 		     vm->mem_size >> 20, vm_host_high_bytes(vm) >> 20);
+	dirtylog_show_map(vm);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		shell_printf("vcpu %u:     on CPU %d, rip %#lx\n", i, vm->vcpus[i]->cpu,
 			     vm->vcpus[i]->exit.rip);
