@@ -450,6 +450,14 @@ def bg_outcome(h, name, since, timeout=120):
                     timeout).group(0).strip()
 
 
+def ram_map(h, name):
+    """`info NAME`'s map line: (2 MiB leaves, 4 KiB leaves, table pages)."""
+    m = re.search(r"map:\s+(\d+) x 2M, (\d+) x 4K(?:, \d+ x 1G)?, (\d+) tables",
+                  h.cmd(f"info {name}"))
+    assert m, h.cmd(f"info {name}")
+    return tuple(int(x) for x in m.groups())
+
+
 def test_background_migrations_run_side_by_side_and_leave_the_prompt_free(ab):
     """`migrate -b` returns the prompt at once; two guests migrate to B at
     the same time, each with its own figures in `migrations` on both hosts;
@@ -498,16 +506,26 @@ def test_background_migrations_run_side_by_side_and_leave_the_prompt_free(ab):
     assert "weight 512, cap 50%" in b.cmd("sched bg1")
     assert "weight 256, cap 0%" in b.cmd("sched bg2")
     assert running(a) == {} and "running: none" in a.cmd("migrations")
-    # a cancel stops the third before it has gone; it runs on here
+    # a cancel stops the third before it has gone; it runs on here, its
+    # RAM mapped with 2 MiB pages again once the dirty log has stopped
+    big, small, tables = ram_map(a, "bg3")
+    assert big > 0 and small + big * 512 == 32 << 8, (big, small)
     since = mark(a)
     bg_migrate(a, "bg3", b, "bandwidth=2")
     end = time.time() + 30
     while running(a).get("bg3", {}).get("phase") != "precopy":
         assert time.time() < end, a.cmd("migrations")
         time.sleep(0.3)
+    during = ram_map(a, "bg3")
+    assert during[0] == 0 and during[1] == 32 << 8 and during[2] == tables + big, during
     assert "cancelling bg3" in a.cmd("migrate cancel bg3")
     line = bg_outcome(a, "bg3", since)
     assert "failed: cancelled by the operator" in line, line
+    end = time.time() + 10
+    while ram_map(a, "bg3") != (big, small, tables):
+        assert time.time() < end, a.cmd("info bg3")
+        time.sleep(0.3)
+    assert f"2 MiB pages split {big}, merged back {big}" in a.cmd("info bg3")
     assert "no background migration of 'bg3'" in a.cmd("migrate cancel bg3")
     wait_quiet_incoming(b)
     assert is_running(state(a, "bg3")) and "bg3" not in guests(b)
