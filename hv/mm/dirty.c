@@ -234,9 +234,9 @@ static int start_chunk(struct dirty_log *log, struct page_table *pt,
 /*
  * The chunk's 2 MiB, which start split from a large leaf, as one 2 MiB
  * leaf again if its 512 pages still have one set of rights (all of them
- * given back) and contiguous frames: pt_merge checks, makes a clean RWX
- * leaf as the guest's map did (no W taken, no dirty flag) and queues the
- * table for the flush that stop reports.  Nothing else changes this
+ * given back) and contiguous frames: pt_merge checks, makes a clean leaf
+ * with those rights (RWX, as the guest's map made it; no dirty flag) and
+ * queues the table for the flush that stop reports.  Nothing else changes this
  * table while logging is on (the lock rule in dirty.h), so what start
  * split is what the guest's map made; a chunk changed meanwhile stays
  * split.  A CPU setting A/D in the small entries meanwhile is harmless:
