@@ -61,7 +61,7 @@ static void panic_event(void *ctx, uint8_t event)
 		return;
 	}
 	pr_warn("vm %s: the guest's kernel panicked (pvpanic)", vm->name);
-	stop_later(vm, "panic (the guest's kernel reported it through pvpanic)");
+	stop_later(vm, "panic (reported through pvpanic)");
 }
 
 static int nic_read(void *ctx, uint64_t gpa, void *buf, size_t len)
