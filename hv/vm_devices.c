@@ -50,14 +50,19 @@ static void poweroff(void *ctx)
 }
 
 /* pvpanic (hv/vdev/pvpanic.h): a panic stops the guest, once; a crash
- * kernel about to run is only noted, and the guest goes on. */
+ * kernel about to run is only counted and logged (the 1st, 2nd, 4th...
+ * time: a guest writing it in a loop cannot flood the log), and the guest
+ * goes on. */
 static void panic_event(void *ctx, uint8_t event)
 {
 	struct vm *vm = ctx;
+	uint64_t n;
 
 	if (event == PVPANIC_CRASH_LOADED) {
-		__atomic_add_fetch(&vm->crash_loads, 1, __ATOMIC_RELAXED);
-		pr_info("vm %s: the guest loaded its crash kernel (pvpanic)", vm->name);
+		n = __atomic_add_fetch(&vm->crash_loads, 1, __ATOMIC_RELAXED);
+		if (!(n & (n - 1)))
+			pr_info("vm %s: the guest loaded its crash kernel (pvpanic, %lu times)",
+				vm->name, n);
 		return;
 	}
 	pr_warn("vm %s: the guest's kernel panicked (pvpanic)", vm->name);
