@@ -44,7 +44,8 @@ DRIVER_SRCS  := drivers/serial.c drivers/rtc.c drivers/pci.c drivers/nic.c drive
 	drivers/vnet_hdr.c
 VDEV_SRCS    := hv/vdev/snap.c hv/vdev/pic.c hv/vdev/pit.c hv/vdev/uart.c hv/vdev/rtc.c \
 	hv/vdev/devices.c hv/vdev/lapic.c hv/vdev/ioapic.c hv/vdev/apicbus.c hv/vdev/pvclock.c \
-	hv/vdev/vpci.c hv/vdev/virtqueue.c hv/vdev/virtio_pci.c hv/vdev/virtio_net.c hv/vdev/vnic.c
+	hv/vdev/vpci.c hv/vdev/virtqueue.c hv/vdev/virtio_pci.c hv/vdev/virtio_net.c hv/vdev/vnic.c \
+	hv/vdev/pvpanic.c
 LOADER_SRCS  := hv/loader/mb1elf.c hv/loader/bzimage.c hv/loader/e820.c \
 	hv/loader/mptable.c hv/loader/probe.c
 NET_SRCS     := hv/net/net.c hv/net/arp.c hv/net/ip.c hv/net/icmp.c hv/net/cksum.c \

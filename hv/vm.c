@@ -287,6 +287,23 @@ static int vm_build_cpu(struct vm *vm, const struct cpu_state *entry, unsigned i
 	return 0;
 }
 
+/*
+ * Linux guests (a bzImage kernel) get the pvpanic device, and with it the
+ * PCI bus even without a NIC: Debian's kernel reports its panics there.
+ * Multiboot guests do not: ferry's test guests have no driver for it and
+ * check that a guest without a NIC sees no PCI bus.  Decided by the
+ * kernel module's kind alone, so that a migration's receiver, which loads
+ * no image, builds the same devices as the sender (a receiver without the
+ * module builds none, and the device state's check refuses the stream).
+ */
+static bool wants_pvpanic(const char *kernel)
+{
+	const struct module *m = kernel ? modules_find(kernel) : NULL;
+	const char *why;
+
+	return m && loader_probe(m->data, m->size, &why) == LOADER_BZIMAGE;
+}
+
 /* A MAC in QEMU's 52:54:00 range (locally administered) from the guest's
  * name, when create has no mac=; stable for the guest's life. */
 static void mac_of(const char *name, uint8_t mac[6])
@@ -537,6 +554,7 @@ static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 	snprintf(vm->cmdline, sizeof(vm->cmdline), "%s", cfg->cmdline ? cfg->cmdline : "");
 	vm->mem_size = cfg->mem_mb << 20;
 	vm->nic = cfg->nic;
+	vm->pvpanic = wants_pvpanic(cfg->kernel);
 	if (cfg->mac)
 		memcpy(vm->mac, cfg->mac, sizeof(vm->mac));
 	else

@@ -192,6 +192,8 @@ struct vm {
 	uint32_t weight, cap_pct;	/* its CPU share (`sched`): set by the shell */
 	bool nic;			/* (c) */
 	uint8_t mac[6];			/* (c) */
+	bool pvpanic;			/* (c) a pvpanic device on PCI: Linux guests */
+	uint64_t crash_loads;		/* (a) pvpanic CRASH_LOADED reports */
 };
 
 /* What `create` asks for. */

@@ -49,6 +49,26 @@ static void poweroff(void *ctx)
 	stop_later(ctx, "powered off by the guest");
 }
 
+/* pvpanic (hv/vdev/pvpanic.h): a panic stops the guest, once; a crash
+ * kernel about to run is only counted and logged (the 1st, 2nd, 4th...
+ * time: a guest writing it in a loop cannot flood the log), and the guest
+ * goes on. */
+static void panic_event(void *ctx, uint8_t event)
+{
+	struct vm *vm = ctx;
+	uint64_t n;
+
+	if (event == PVPANIC_CRASH_LOADED) {
+		n = __atomic_add_fetch(&vm->crash_loads, 1, __ATOMIC_RELAXED);
+		if (!(n & (n - 1)))
+			pr_info("vm %s: the guest loaded its crash kernel (pvpanic, %lu times)",
+				vm->name, n);
+		return;
+	}
+	pr_warn("vm %s: the guest's kernel panicked (pvpanic)", vm->name);
+	stop_later(vm, "panic (reported through pvpanic)");
+}
+
 static int nic_read(void *ctx, uint64_t gpa, void *buf, size_t len)
 {
 	return vm_read_gpa(ctx, gpa, buf, len);
@@ -83,6 +103,7 @@ int vm_devices_init(struct vm *vm, unsigned int nr_vcpus)
 		.ctx = vm, .tx = tx, .reset = reset, .poweroff = poweroff,
 		.nr_cpus = nr_vcpus, .tsc_hz = tsc_hz(), .phys_bits = CPUID_GUEST_PHYS_BITS,
 		.nic_on = vm->nic, .nic_mem = { vm, nic_read, nic_write }, .nic_tx = nic_tx,
+		.pvpanic_on = vm->pvpanic, .panic = panic_event,
 	};
 	int rc;
 
@@ -292,7 +313,7 @@ bool vm_nic_info(struct vm *vm, struct vm_nic_info *out)
 	const struct vnic *n;
 
 	spin_lock(&vm->dev_lock);
-	n = vm->dev ? vm->dev->nic : NULL;
+	n = vm->dev && vm->dev->pci && vm->dev->pci->cfg.net ? vm->dev->pci : NULL;
 	if (n) {
 		memcpy(out->mac, n->cfg.mac, sizeof(out->mac));
 		out->status = n->net.vp.status;
@@ -310,8 +331,8 @@ int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len)
 	spin_lock(&vm->dev_lock);
 	if (__atomic_load_n(&vm->state, __ATOMIC_ACQUIRE) != VM_RUNNING)
 		rc = -EBUSY;	/* paused: a migration may be saving RAM and devices */
-	else if (vm->dev && vm->dev->nic)
-		rc = vnic_rx(vm->dev->nic, frame, len);
+	else if (vm->dev && vm->dev->pci)
+		rc = vnic_rx(vm->dev->pci, frame, len);	/* -ENODEV without the NIC */
 	unlock_and_wake(vm);
 	return rc;
 }

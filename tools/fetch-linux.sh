@@ -8,14 +8,15 @@
 # DIR/vmlinuz     the kernel of the package linux-image-amd64 depends on,
 #                 as the .deb ships it (downloaded with apt-get download)
 # DIR/initrd      busybox (from busybox-static) whose /init gives a shell on
-#                 the console (tools/mkinitramfs.sh), with the e1000 and
-#                 virtio-net (PCI) modules, which Debian builds as modules
+#                 the console (tools/mkinitramfs.sh), with the e1000,
+#                 virtio-net (PCI) and pvpanic (PCI) drivers, which Debian
+#                 builds as modules
 # Does nothing when both are there and the initrd was made with today's
 # module list (DIR/initrd.modules).  Needs apt (root for apt-get update).
 set -eu
 dir=${1:-build/linux}
 top=$(cd "$(dirname "$0")/.." && pwd)
-mods="e1000 virtio_pci virtio_net"
+mods="e1000 virtio_pci virtio_net pvpanic_pci"
 [ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd" ] &&
 	[ "$(cat "$dir/initrd.modules" 2>/dev/null)" = "$mods" ] && exit 0
 mkdir -p "$dir/root"
@@ -28,14 +29,16 @@ if [ -z "$pkg" ]; then
 fi
 [ -n "$pkg" ] || { echo "fetch-linux: apt-cache names no kernel for linux-image-amd64" >&2; exit 1; }
 if ! ls "$dir"/root/boot/vmlinuz-* >/dev/null 2>&1 ||
-	! ls -d "$dir"/root/lib/modules/*/kernel/drivers/virtio >/dev/null 2>&1; then
+	! ls -d "$dir"/root/lib/modules/*/kernel/drivers/virtio >/dev/null 2>&1 ||
+	! ls -d "$dir"/root/lib/modules/*/kernel/drivers/misc/pvpanic >/dev/null 2>&1; then
 	echo "fetch-linux: downloading $pkg into $dir (not installed)"
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 	(cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root "$pkg")
 	dpkg-deb --fsys-tarfile "$tmp"/*.deb |
 		tar -x -C "$dir/root" --wildcards './boot/*' './lib/modules/*/kernel/drivers/net/*' \
-		'./lib/modules/*/kernel/drivers/virtio/*' './lib/modules/*/kernel/net/core/*'
+		'./lib/modules/*/kernel/drivers/virtio/*' './lib/modules/*/kernel/net/core/*' \
+		'./lib/modules/*/kernel/drivers/misc/pvpanic/*'
 fi
 cp "$(ls "$dir"/root/boot/vmlinuz-* | tail -n 1)" "$dir/vmlinuz.tmp"
 mv "$dir/vmlinuz.tmp" "$dir/vmlinuz"

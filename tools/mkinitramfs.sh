@@ -10,7 +10,8 @@
 # the modules they depend on (each .ko's own depends= list, the same as the
 # package's modules.dep: virtio_net pulls in net_failover, failover, virtio,
 # virtio_ring; virtio_pci pulls in virtio_pci_modern_dev and
-# virtio_pci_legacy_dev), and loaded by /init in dependency order: in the
+# virtio_pci_legacy_dev; pvpanic_pci, the file pvpanic-pci.ko, pulls in
+# pvpanic), and loaded by /init in dependency order: in the
 # shell mode silently, each one that is there (a guest without the device
 # loads the driver and it finds nothing).
 # Needs busybox-static (/bin/busybox) and cpio.  /init reads its orders from

@@ -427,6 +427,9 @@ int cmd_info(int argc, char **argv)
 	shell_printf("mmio:       %lu writes dropped, %lu reads of unclaimed addresses\n",
 		     vm->mmio_dropped, vm->mmio_unhandled_reads);
 	shell_printf("reboots:    %lu\n", vm->reboots);
+	if (vm->pvpanic)
+		shell_printf("pvpanic:    at pci:00:02.0, %lu crash-kernel loads reported\n",
+			     __atomic_load_n(&vm->crash_loads, __ATOMIC_RELAXED));
 	dirtylog_show_vm(vm);
 	print_nic(vm);
 	return 0;

@@ -148,7 +148,7 @@ int vdev_mmio(struct vm_devices *d, unsigned int cpu, uint64_t gpa, uint8_t size
 	if (gpa - IOAPIC_DEFAULT_BASE < IOAPIC_MMIO_SIZE)
 		return ioapic_mmio(&d->ioapic, (uint32_t)(gpa - IOAPIC_DEFAULT_BASE), size, write,
 				   val);
-	return d->nic ? vnic_mmio(d->nic, gpa, size, write, val) : -ENOENT;
+	return d->pci ? vnic_mmio(d->pci, gpa, size, write, val) : -ENOENT;
 }
 
 int vdev_rdmsr(struct vm_devices *d, unsigned int cpu, uint32_t msr, uint64_t *val,

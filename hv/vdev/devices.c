@@ -64,14 +64,25 @@ static void nic_tx(void *ctx, const uint8_t *frame, size_t len)
 	d->cfg.nic_tx(d->cfg.ctx, frame, len);
 }
 
-static int nic_create(struct vm_devices *d)
+static void pvpanic_event(void *ctx, uint8_t event)
+{
+	struct vm_devices *d = ctx;
+
+	if (d->cfg.panic)
+		d->cfg.panic(d->cfg.ctx, event);
+}
+
+/* The PCI bus, when the guest has a function on it. */
+static int pci_create(struct vm_devices *d)
 {
 	struct vnic_config c = {
-		.irq = VNIC_IRQ, .mem = d->cfg.nic_mem, .tx = nic_tx, .irq_fn = nic_irq, .ctx = d,
+		.net = d->cfg.nic_on, .pvpanic = d->cfg.pvpanic_on,
+		.irq = VNIC_IRQ, .mem = d->cfg.nic_mem, .tx = nic_tx, .irq_fn = nic_irq,
+		.panic = pvpanic_event, .ctx = d,
 	};
 
 	memcpy(c.mac, d->cfg.nic_mac, sizeof(c.mac));
-	return d->cfg.nic_on ? vnic_create(&c, &d->nic) : 0;
+	return c.net || c.pvpanic ? vnic_create(&c, &d->pci) : 0;
 }
 
 void vdev_reset(struct vm_devices *d)
@@ -80,10 +91,11 @@ void vdev_reset(struct vm_devices *d)
 	d->kvm_wall_clock = 0;
 	memset(d->kvm_system_time, 0, sizeof(d->kvm_system_time));
 	d->kick = 0;
-	/* the NIC as new: no queue of the old system's may write RAM on */
-	vnic_destroy(d->nic);
-	d->nic = NULL;
-	if (nic_create(d))
+	/* the bus as new: no queue of the old system's may write RAM on, and
+	 * pvpanic may report the new system's panic */
+	vnic_destroy(d->pci);
+	d->pci = NULL;
+	if (pci_create(d))
 		d->stats.nic_lost++;
 }
 
@@ -103,7 +115,7 @@ int vdev_create(const struct vdev_config *cfg, struct vm_devices **out)
 	d->nr_cpus = cfg->nr_cpus;
 	power_on(d);
 	rtc_init(&d->rtc, cfg->epoch_s, cfg->now_ns, cfg->ram_below_4g, cfg->ram_above_4g);
-	if (nic_create(d)) {
+	if (pci_create(d)) {
 		free(d);
 		return -ENOMEM;
 	}
@@ -114,7 +126,7 @@ int vdev_create(const struct vdev_config *cfg, struct vm_devices **out)
 void vdev_destroy(struct vm_devices *d)
 {
 	if (d)
-		vnic_destroy(d->nic);
+		vnic_destroy(d->pci);
 	free(d);
 }
 
@@ -227,8 +239,8 @@ int vdev_io(struct vm_devices *d, uint16_t port, uint8_t size, bool in, uint32_t
 	vdev_tick(d, now_ns);
 	if (port == VDEV_CTL_PORT)
 		return ctl_io(d, size, in, val);
-	if (d->nic && port >= VPCI_ADDR_PORT && port <= VPCI_DATA_PORT + 3)
-		return vnic_io(d->nic, port, size, in, val);
+	if (d->pci && port >= VPCI_ADDR_PORT && port <= VPCI_DATA_PORT + 3)
+		return vnic_io(d->pci, port, size, in, val);
 	return portio_split(&a, dispatch_byte, port, size, in, val);
 }
 
@@ -268,17 +280,18 @@ static bool wiring_valid(const struct vm_devices *d)
 	       !(d->ioapic.lines & (1u << VDEV_IOAPIC_PIT_PIN));
 }
 
-/* Last, because a restore of the NIC is final (vnic_snapshot is all or
- * nothing by itself): whether there is one, then its bus and state. */
-static int nic_fields(struct vm_devices *t, struct snap *s)
+/* Last, because a restore of the bus is final (vnic_snapshot is all or
+ * nothing by itself): whether there is one, then the bus and its
+ * functions. */
+static int pci_fields(struct vm_devices *t, struct snap *s)
 {
-	bool nic = t->nic != NULL;
+	bool pci = t->pci != NULL;
 
-	snap_bool(s, &nic);
-	if (s->restore && !s->err && nic != (t->nic != NULL))
-		return snap_invalid(s);	/* the peer made the guest with a NIC too */
-	if (t->nic && !s->err)
-		vnic_snapshot(t->nic, s);
+	snap_bool(s, &pci);
+	if (s->restore && !s->err && pci != (t->pci != NULL))
+		return snap_invalid(s);	/* the peer made the guest with a bus too */
+	if (t->pci && !s->err)
+		vnic_snapshot(t->pci, s);
 	return s->err;
 }
 
@@ -309,7 +322,7 @@ static int devices_fields(struct vm_devices *t, struct snap *s, uint64_t now)
 	}
 	if (s->restore && !s->err && !wiring_valid(t))
 		return snap_invalid(s);
-	return nic_fields(t, s);
+	return pci_fields(t, s);
 }
 
 int vdev_snapshot(struct vm_devices *d, struct snap *s, uint64_t now_ns)

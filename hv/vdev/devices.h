@@ -22,6 +22,12 @@
  *   MMIO             each vCPU's local APIC page (0xFEE00000 unless the
  *                    guest moves it), the I/O APIC (0xFEC00000, 24 pins)
  *
+ *   PCI (vnic.h)     when cfg.nic_on or cfg.pvpanic_on: ports 0xCF8-0xCFF
+ *                    and BARs in the hole; virtio-net at 00:01.0 when
+ *                    nic_on, pvpanic (pvpanic.h) at 00:02.0 when
+ *                    pvpanic_on; without either, no bus (0xCF8 reads all
+ *                    ones, as on a board without PCI)
+ *
  * Interrupts: the PIT's OUT0 pulses IRQ 0 (I/O APIC pin 2) and COM1
  * drives IRQ 4, on the 8259 and the I/O APIC alike (apicbus.c).  The core
  * asks vdev_pending_vector() for a vCPU before entering it and, when it
@@ -77,7 +83,7 @@
 #define VDEV_CTL_POWEROFF 0x2000
 /* Format version of vdev_snapshot() as a whole (for a migration stream's
  * header); bumped whenever any device's own version byte changes. */
-#define VDEV_SNAP_VERSION 3
+#define VDEV_SNAP_VERSION 4
 #define VDEV_MAX_CPUS	64	/* vCPUs (local APICs) of one guest */
 #define VDEV_IOAPIC_PIT_PIN 2	/* IRQ 0's I/O APIC pin (the MP table says so) */
 
@@ -100,6 +106,10 @@ struct vdev_config {
 	uint8_t nic_mac[6];
 	struct vq_mem nic_mem;
 	void (*nic_tx)(void *ctx, const uint8_t *frame, size_t len);
+	/* A pvpanic device on PCI when pvpanic_on; its events (PVPANIC_PANICKED
+	 * once, PVPANIC_CRASH_LOADED each time) go to panic(ctx, event). */
+	bool pvpanic_on;
+	void (*panic)(void *ctx, uint8_t event);
 };
 
 struct vdev_stats {
@@ -130,7 +140,8 @@ struct vm_devices {
 	bool wait_sipi[VDEV_MAX_CPUS];	/* vCPU n is in wait-for-SIPI (after INIT; APs
 					 * from power-on) */
 	struct lapic lapic[VDEV_MAX_CPUS];	/* vCPU n's local APIC, n < nr_cpus */
-	struct vnic *nic;			/* (c) NULL: none */
+	struct vnic *pci;	/* the PCI bus and its functions; NULL: none.  Made
+				 * anew by a reset */
 };
 
 /* Allocate and power on.  Returns 0 or -ENOMEM; *out is NULL on error. */
@@ -215,7 +226,9 @@ bool vdev_console_input(struct vm_devices *d, uint8_t byte);
 /*
  * Save or restore every device in a fixed order: header (magic "VDEV",
  * version), PIC, PIT, COM1, RTC, the number of vCPUs (a restore refuses
- * another number), I/O APIC, each local APIC, the kvmclock MSRs.  A restore is all or nothing: if any part
+ * another number), I/O APIC, each local APIC, the kvmclock MSRs, whether
+ * there is a PCI bus, then the bus and its functions (vnic_snapshot).  A
+ * restore is all or nothing: if any part
  * is refused (-EINVAL; -ENOMEM if no scratch copy could be made), d is
  * left exactly as it was.  Save with a NULL buffer to learn the size
  * (s->pos afterwards).

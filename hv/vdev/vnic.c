@@ -1,11 +1,22 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * A guest's PCI bus with its NIC: see vnic.h.
+ * A guest's PCI bus with its NIC and pvpanic device: see vnic.h.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "hv/vdev/vnic.h"
+
+#define FN_NET		0x01	/* which functions: saved, and checked on restore */
+#define FN_PVPANIC	0x02
+
+static void panic_event(void *ctx, uint8_t event)
+{
+	struct vnic *n = ctx;
+
+	if (n->cfg.panic)
+		n->cfg.panic(n->cfg.ctx, event);
+}
 
 static int build(struct vnic *n, const struct vnic_config *cfg)
 {
@@ -17,9 +28,13 @@ static int build(struct vnic *n, const struct vnic_config *cfg)
 	memcpy(nc.mac, cfg->mac, sizeof(nc.mac));
 	n->cfg = *cfg;
 	vpci_bus_init(&n->bus, cfg->irq_fn, cfg->ctx);
-	rc = vnet_init(&n->net, &nc);
-	if (!rc)
+	rc = cfg->net ? vnet_init(&n->net, &nc) : 0;
+	if (!rc && cfg->net)
 		rc = vpci_attach(&n->bus, &n->net.vp.fn, VNIC_SLOT);
+	if (!rc && cfg->pvpanic) {
+		pvpanic_init(&n->pvpanic, panic_event, n);
+		rc = vpci_attach(&n->bus, &n->pvpanic.fn, VNIC_PVPANIC_SLOT);
+	}
 	if (!rc)
 		vpci_place_bars(&n->bus);
 	return rc;
@@ -67,14 +82,24 @@ int vnic_mmio(struct vnic *n, uint64_t gpa, uint8_t size, bool write, uint32_t *
 
 int vnic_rx(struct vnic *n, const uint8_t *frame, size_t len)
 {
-	return vnet_rx(&n->net, frame, len);
+	return n->cfg.net ? vnet_rx(&n->net, frame, len) : -ENODEV;
 }
 
 static int walk(struct vnic *n, struct snap *s)
 {
+	uint8_t fns = (n->cfg.net ? FN_NET : 0) | (n->cfg.pvpanic ? FN_PVPANIC : 0);
+	uint8_t have = fns;
+
+	snap_u8(s, &fns);
+	if (!s->err && fns != have)
+		return snap_invalid(s);	/* the peer built the same functions */
 	if (vpci_bus_snapshot(&n->bus, s))
 		return s->err;
-	return vnet_snapshot(&n->net, s);
+	if (n->cfg.net && vnet_snapshot(&n->net, s))
+		return s->err;
+	if (n->cfg.pvpanic)
+		pvpanic_snapshot(&n->pvpanic, s);
+	return s->err;
 }
 
 /* Interrupts of the trial copy go nowhere. */
@@ -95,6 +120,7 @@ int vnic_snapshot(struct vnic *n, struct snap *s)
 	if (!s->restore)
 		return walk(n, s);
 	cfg.irq_fn = no_irq;
+	cfg.panic = NULL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return s->err = -ENOMEM;

@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * A guest's PCI bus with its virtio-net NIC at 00:01.0, as one object the
- * device set (devices.c) can hold: what the core needs to give a guest a
- * network card, in five calls.
+ * A guest's PCI bus with its functions, as one object the device set
+ * (devices.c) can hold: the virtio-net NIC at 00:01.0 (VNIC_SLOT) when
+ * cfg.net, the pvpanic device (pvpanic.h) at 00:02.0 (VNIC_PVPANIC_SLOT)
+ * when cfg.pvpanic; the slots do not depend on which others are there.
+ * What the core needs to give a guest a network card or a panic device,
+ * in five calls.
  *
- *	create:	 cfg = { mac, irq = VNIC_IRQ, mem = guest RAM (gpmap_read/
- *		 gpmap_write), tx = into the switch, irq_fn = apicbus_set_irq };
+ *	create:	 cfg = { net, pvpanic, mac, irq = VNIC_IRQ, mem = guest RAM
+ *		 (gpmap_read/gpmap_write), tx = into the switch, irq_fn =
+ *		 apicbus_set_irq, panic = what a pvpanic event does };
  *		 vnic_create(&cfg, &n)  (BARs placed in the hole, link up)
  *	I/O:	 vnic_io(n, port, ...)        ports 0xCF8-0xCFF
  *	MMIO:	 vnic_mmio(n, gpa, ...)       BARs in 0xC0000000-0xFEBFFFFF
  *	frames:	 vnic_rx(n, frame, len)       from the switch to the guest
+ *				      (-ENODEV without the NIC)
  *	migrate: vnic_snapshot(n, s)          all or nothing
  *
  * Interrupts: INTx of 00:01.0 is pin A on line cfg.irq (VNIC_IRQ = 16, an
@@ -33,27 +38,33 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "hv/vdev/pvpanic.h"
 #include "hv/vdev/snap.h"
 #include "hv/vdev/virtio_net.h"
 #include "hv/vdev/vpci.h"
 
 #define VNIC_SLOT	1
 #define VNIC_IRQ	16	/* I/O APIC pin of INTA#: 16-23 are no ISA IRQ's */
+#define VNIC_PVPANIC_SLOT 2
 
 struct vnic_config {
+	bool net;			/* the virtio-net NIC at VNIC_SLOT */
+	bool pvpanic;			/* the pvpanic device at VNIC_PVPANIC_SLOT */
 	uint8_t mac[6];
 	uint8_t irq;
 	struct vq_mem mem;
 	void (*tx)(void *ctx, const uint8_t *frame, size_t len);
 	void (*irq_fn)(void *ctx, unsigned int line, int level);
-	void *ctx;			/* for tx and irq_fn */
+	void (*panic)(void *ctx, uint8_t event);	/* pvpanic events, may be NULL */
+	void *ctx;			/* for tx, irq_fn and panic */
 };
 
 /* Never copied: the devices' callbacks point into it. */
 struct vnic {
 	struct vnic_config cfg;
 	struct vpci_bus bus;
-	struct vnet net;
+	struct vnet net;		/* valid when cfg.net */
+	struct pvpanic pvpanic;		/* valid when cfg.pvpanic */
 };
 
 /* Allocate and power on.  0, -EINVAL or -ENOMEM; *out NULL on error. */
@@ -67,7 +78,8 @@ int vnic_mmio(struct vnic *n, uint64_t gpa, uint8_t size, bool write, uint32_t *
 /* A frame for the guest: 0, or -EAGAIN when dropped (counted). */
 int vnic_rx(struct vnic *n, const uint8_t *frame, size_t len);
 
-/* Save or restore bus and NIC.  A refused restore (-EINVAL, or -ENOMEM
+/* Save or restore which functions there are (a restore refuses another
+ * set), the bus, the NIC and pvpanic.  A refused restore (-EINVAL, or -ENOMEM
  * for the trial copy) leaves n exactly as it was. */
 int vnic_snapshot(struct vnic *n, struct snap *s);
 

@@ -176,24 +176,30 @@ def test_linux_with_four_vcpus(machine_factory, linux_iso):
 
 def test_guest_panic_leaves_the_host_unharmed(machine_factory, linux_iso):
     """A forced panic (sysrq c) in a Linux guest: the guest's kernel says so
-    on its console, the host's shell answers and other guests go on, and
-    the panicked guest is destroyed with all its memory back.  Today ferry
-    sees no panic (no pvpanic device): Linux spins in its panic loop and
-    the guest stays "running" until the operator acts; with panic=N it
-    restarts."""
+    on its console and reports it through pvpanic (its initramfs loaded
+    pvpanic-pci), ferry logs it and stops the guest with the reason "panic";
+    the host's shell answers, other guests go on, and the panicked guest is
+    destroyed with all its memory back.  With panic=1 the report comes
+    before Linux's reboot timer: the guest stops all the same (no reboot)."""
     m = machine_factory("qemu", cpus=2, mem=512, iso=linux_iso)
     free = re.search(r"free:\s+(\d+) KiB", m.cmd("mem")).group(1)
     m.cmd('create other kernel=testguest mem=16 cmdline="heartbeat"')
     m.cmd("start other")
     to_shell(m)
+    drivers = talk(m, "ls /sys/bus/pci/drivers/pvpanic-pci/")
+    assert "0000:00:02.0" in drivers, drivers
     m.send("echo c > /proc/sysrq-trigger\r")
     m.expect(r"Kernel panic - not syncing: sysrq triggered crash", timeout=60)
+    m.expect(r"vm lx: the guest's kernel panicked \(pvpanic\)", timeout=60)
     m.send(b"\x1d")
     m.expect("Disconnected from lx", timeout=30)
     m.expect(PROMPT, timeout=30)
     assert "ferry" in m.cmd("version")
-    assert re.search(r"^lx\s+running", m.cmd("list"), re.M), m.cmd("list")
-    # the other guest's heartbeat goes on while lx spins in its panic loop
+    listing = m.cmd("list")
+    assert re.search(r"^lx\s+stopped\s.*\s\spanic \(reported through pvpanic\)", listing,
+                     re.M), listing
+    assert "stopped:    panic" in m.cmd("info lx")
+    # the other guest's heartbeat goes on
     ticks = []
     for _ in range(2):
         m.send("console other\r")
@@ -206,15 +212,21 @@ def test_guest_panic_leaves_the_host_unharmed(machine_factory, linux_iso):
         time.sleep(2)
     assert len(ticks) >= 2 and ticks[-1] > ticks[0], ticks
     m.cmd("destroy lx")
-    # with panic=1 Linux resets itself a second later (the keyboard
-    # controller, reboot=k): ferry restarts it like any reboot
+    # with panic=1 Linux would reset itself a second after the panic
+    # notifiers ran (the keyboard controller, reboot=k): pvpanic's comes
+    # first and the guest stays stopped, so the panic is not hidden
     to_shell(m, more=" panic=1")
     m.send("echo c > /proc/sysrq-trigger\r")
     m.expect(r"Kernel panic - not syncing: sysrq triggered crash", timeout=60)
-    m.expect("FERRY-LINUX: init ready", timeout=180)
+    m.expect(r"vm lx: the guest's kernel panicked \(pvpanic\)", timeout=60)
+    time.sleep(3)
     m.send(b"\x1d")
     m.expect(PROMPT, timeout=30)
-    assert re.search(r"reboots:\s+1$", m.cmd("info lx"), re.M)
+    info = m.cmd("info lx")
+    assert "stopped:    panic (reported through pvpanic)" in info, info
+    assert re.search(r"reboots:\s+0$", info, re.M), info
+    assert re.search(r"^pvpanic:\s+at pci:00:02\.0, 0 crash-kernel loads reported$", info,
+                     re.M), info
     m.cmd("destroy lx")
     m.cmd("destroy other")
     assert m.cmd("list").count("\n") <= 2, m.cmd("list")

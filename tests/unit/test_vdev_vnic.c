@@ -47,7 +47,7 @@ static void irq(void *ctx, unsigned int line, int level)
 static struct vnic *make(uint8_t last)
 {
 	struct vnic_config c = {
-		.mac = { 0x52, 0x54, 0, 0, 0, last }, .irq = VNIC_IRQ,
+		.net = true, .mac = { 0x52, 0x54, 0, 0, 0, last }, .irq = VNIC_IRQ,
 		.mem = { NULL, rd, wr }, .tx = tx, .irq_fn = irq,
 	};
 	struct vnic *n;
