@@ -291,10 +291,8 @@ static int vm_build_cpu(struct vm *vm, const struct cpu_state *entry, unsigned i
  * Linux guests (a bzImage kernel) get the pvpanic device, and with it the
  * PCI bus even without a NIC: Debian's kernel reports its panics there.
  * Multiboot guests do not: ferry's test guests have no driver for it and
- * check that a guest without a NIC sees no PCI bus.  Decided by the
- * kernel module's kind alone, so that a migration's receiver, which loads
- * no image, builds the same devices as the sender (a receiver without the
- * module builds none, and the device state's check refuses the stream).
+ * check that a guest without a NIC sees no PCI bus.  A migration's
+ * receiver loads no image: HELLO says whether the guest has one.
  */
 static bool wants_pvpanic(const char *kernel)
 {
@@ -554,7 +552,8 @@ static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 	snprintf(vm->cmdline, sizeof(vm->cmdline), "%s", cfg->cmdline ? cfg->cmdline : "");
 	vm->mem_size = cfg->mem_mb << 20;
 	vm->nic = cfg->nic;
-	vm->pvpanic = wants_pvpanic(cfg->kernel);
+	vm->pvpanic = cfg->pvpanic == VM_PVPANIC_AUTO ? wants_pvpanic(cfg->kernel) :
+		      cfg->pvpanic == VM_PVPANIC_ON;
 	if (cfg->mac)
 		memcpy(vm->mac, cfg->mac, sizeof(vm->mac));
 	else

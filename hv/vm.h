@@ -196,6 +196,8 @@ struct vm {
 	uint64_t crash_loads;		/* (a) pvpanic CRASH_LOADED reports */
 };
 
+enum vm_pvpanic { VM_PVPANIC_AUTO, VM_PVPANIC_ON, VM_PVPANIC_OFF };
+
 /* What `create` asks for. */
 struct vm_config {
 	const char *name;
@@ -208,6 +210,8 @@ struct vm_config {
 	const uint8_t *mac;	/* its MAC (unicast, not zero), or NULL: from the name */
 	uint32_t weight;	/* its CPU share (`sched`); 0: SCHED_WEIGHT_DEFAULT */
 	uint32_t cap_pct;	/* % of one CPU over its vCPUs; 0: none */
+	enum vm_pvpanic pvpanic;	/* a pvpanic device: by the kernel's kind,
+					 * or as a migration's source had it */
 };
 
 /* Lifecycle (hv/vm.c).  Errors: negative errno, reason in words in err. */

@@ -255,6 +255,7 @@ static int create_guest(struct in *in, const struct mig_hello *h, struct mig_err
 		.name = h->name, .kernel = h->kernel, .mem_mb = h->mem_size >> 20,
 		.vcpus = h->vcpus, .cmdline = h->cmdline, .nic = h->nic,
 		.mac = h->nic ? h->mac : NULL, .weight = h->weight, .cap_pct = h->cap_pct,
+		.pvpanic = h->pvpanic ? VM_PVPANIC_ON : VM_PVPANIC_OFF,
 	};
 	char err[128];
 	int rc = vm_create_incoming(&cfg, &in->vm, err, sizeof(err));

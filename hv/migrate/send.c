@@ -404,6 +404,7 @@ static void fill_hello(struct out *o, struct mig_hello *h)
 	h->guest_tsc = rdtsc() + vm->tsc_offset;
 	h->nic = vm->nic;
 	memcpy(h->mac, vm->mac, sizeof(h->mac));
+	h->pvpanic = vm->pvpanic;
 	h->weight = vm->weight;
 	h->cap_pct = vm->cap_pct;
 	snprintf(h->ferry_version, sizeof(h->ferry_version), "%s", ferry_version);

@@ -248,6 +248,7 @@ static void walk_hello(struct walk *w, struct mig_rec *r)
 	snap_u64(&w->s, &h->guest_tsc);
 	w_bool(w, &h->nic, "HELLO nic");
 	snap_bytes(&w->s, h->mac, sizeof(h->mac));
+	w_bool(w, &h->pvpanic, "HELLO pvpanic");
 	snap_u32(&w->s, &h->weight);
 	snap_u32(&w->s, &h->cap_pct);
 	w_str(w, h->ferry_version, MIG_VERSTR_MAX, "HELLO ferry version");

@@ -31,8 +31,8 @@
 #include "hv/cpuid.h"
 
 #define MIG_PORT		7447	/* default TCP port of `migrate listen` */
-#define MIG_PROTO_VERSION	4	/* 2: SPARSE pages, halted vCPUs; 3: HELLO nic, mac;
-					 * 4: HELLO weight, cap */
+#define MIG_PROTO_VERSION	5	/* 2: SPARSE pages, halted vCPUs; 3: HELLO nic, mac;
+					 * 4: HELLO weight, cap; 5: HELLO pvpanic */
 #define MIG_CPU_STATE_VERSION	1	/* layout of struct cpu_state on the wire */
 
 /* Record header: u16 type, u16 flags, u32 len, u32 seq, u32 crc; LE. */
@@ -141,6 +141,7 @@ struct mig_hello {
 	uint64_t guest_tsc;		/* guest TSC when HELLO was sent (for logs) */
 	bool nic;			/* the guest has a NIC (create nic=on) ... */
 	uint8_t mac[6];			/* ... with this MAC: unicast, not zero */
+	bool pvpanic;			/* the guest has a pvpanic device */
 	uint32_t weight;		/* its CPU share: 1..65535 (`sched`) */
 	uint32_t cap_pct;		/* its cap: 0 (none) .. 100 per vCPU */
 	char ferry_version[MIG_VERSTR_MAX + 1];	/* printable */

@@ -41,8 +41,8 @@ import zlib
 
 HDR = 16
 MAGIC = 0x4D00
-PROTO = 4             # MIG_PROTO_VERSION
-HELLO_FIXED = "<IIIIQQQQQB6sII"  # ... guest_tsc, nic, mac (3), weight, cap (4)
+PROTO = 5             # MIG_PROTO_VERSION
+HELLO_FIXED = "<IIIIQQQQQB6sBII"  # ... guest_tsc, nic, mac (3), pvpanic (5), weight, cap (4)
 TYPES = ["HELLO", "HELLO_REPLY", "PAGES", "ROUND_END", "VCPU_STATE", "DEVICE_STATE",
          "TSC", "END", "READY", "COMMIT", "COMMITTED", "ABORT"]
 T = {name: MAGIC | (i + 1) for i, name in enumerate(TYPES)}
@@ -71,7 +71,7 @@ def hello_payload(name="peer1", mem_mib=16, vcpus=1, mig_id=0x1122334455667788,
                   baseline=0x0123456789ABCDEF, tsc_hz=2_000_000_000, version="migpeer",
                   kernel="testguest", cmdline="heartbeat", dev_version=1):
     return (struct.pack(HELLO_FIXED, PROTO, 1, dev_version, vcpus, mig_id, mem_mib << 20,
-                        baseline, tsc_hz, 123456789, 0, bytes(6), 256, 0)
+                        baseline, tsc_hz, 123456789, 0, bytes(6), 0, 256, 0)
             + string(version) + string(name) + string(kernel) + string(cmdline))
 
 

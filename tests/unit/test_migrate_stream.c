@@ -125,6 +125,7 @@ static void pb_hello(const struct mig_hello *h)
 	pb_u64(h->guest_tsc);
 	pb_u8(h->nic);
 	pb_bytes(h->mac, sizeof(h->mac));
+	pb_u8(h->pvpanic);
 	pb_u32(h->weight);
 	pb_u32(h->cap_pct);
 	pb_str(h->ferry_version);
@@ -911,6 +912,9 @@ static void test_truncated_records(void **st)
 		pb_u32(i == 0 ? MIG_PROTO_VERSION : 1);
 	pb_u8(0);				/* no NIC, MAC zero */
 	pb_bytes("\0\0\0\0\0\0", 6);
+	pb_u8(0);				/* no pvpanic */
+	pb_u32(256);				/* weight, cap */
+	pb_u32(0);
 	pb_u16(40);
 	pb_bytes("abc", 3);
 	d_refuses(MIG_HELLO, MIG_E_PROTOCOL, "truncated");
