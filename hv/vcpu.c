@@ -328,7 +328,12 @@ void vcpu_notify(struct vcpu *v)
 		sched_wake(v);	/* with credit left it may preempt a CPU hog */
 		return;
 	}
-	if (cpu >= 0 && (unsigned int)cpu != this_cpu()->index)
+	if (cpu < 0 || (unsigned int)cpu == this_cpu()->index)
+		return;
+	/* One kick until the vCPU next looks (vcpu_run clears the flag before
+	 * it asks the devices): a guest's IPI flood costs its target's CPU
+	 * one host IPI per exit at most, not one per guest IPI. */
+	if (!__atomic_exchange_n(&v->notified, true, __ATOMIC_SEQ_CST))
 		apic_send_ipi(cpus[cpu].apic_id, VEC_KICK);
 }
 
@@ -389,6 +394,8 @@ enum vcpu_state vcpu_run(struct vcpu *v)
 			vcpu_init_state(&s);
 			vcpu_reset(v, &s);
 		}
+		/* before looking: a notify from now on sends its IPI again */
+		__atomic_store_n(&v->notified, false, __ATOMIC_SEQ_CST);
 		inject_pending(v);
 		if (vm_waits_for_sipi(v))
 			return VCPU_HALTED;	/* an application processor before its SIPI */

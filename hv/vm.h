@@ -127,6 +127,8 @@ struct vcpu {
 	struct sched_entity se;		/* the scheduling policy's part (hv/sched.c) */
 	uint32_t weight, cap_bp;	/* its share: `sched` (0 weight: the default) */
 	uint64_t affinity;		/* host CPUs it may run on: `pin` (0: any) */
+	bool notified;			/* (a) vcpu_notify sent its CPU a kick IPI that
+					 * vcpu_run has not yet passed: no second one */
 	uint64_t irq_quiet_until_ns;	/* (D, read atomically) no interrupt or event can
 					 * be pending for it before this guest-clock time:
 					 * set when none was, cleared by anything that

@@ -17,6 +17,7 @@
  * core takes (vdev_take_kicks) to wake or interrupt that vCPU.
  */
 #include <errno.h>
+#include <string.h>
 #include "hv/vdev/devices.h"
 
 static uint64_t bit(unsigned int cpu)
@@ -24,13 +25,47 @@ static uint64_t bit(unsigned int cpu)
 	return 1ull << cpu;
 }
 
-/* One message to one local APIC; NMI/INIT/SIPI/ExtINT become events. */
+/* What a message can change in an APIC that the vCPU has yet to take. */
+struct requests {
+	uint32_t irr[8], tmr[8];
+	uint8_t events, sipi_vector;
+};
+
+static void requests_of(const struct lapic *a, struct requests *r)
+{
+	memcpy(r->irr, a->irr, sizeof(r->irr));
+	memcpy(r->tmr, a->tmr, sizeof(r->tmr));
+	r->events = a->events;
+	r->sipi_vector = a->sipi_vector;
+}
+
+static bool same_requests(const struct requests *x, const struct requests *y)
+{
+	return !memcmp(x->irr, y->irr, sizeof(x->irr)) && !memcmp(x->tmr, y->tmr, sizeof(x->tmr)) &&
+	       x->events == y->events && x->sipi_vector == y->sipi_vector;
+}
+
+/*
+ * One message to one local APIC; NMI/INIT/SIPI/ExtINT become events.  A
+ * message that finds the same request already pending (the vector in
+ * IRR, the NMI or INIT not yet taken) merges with it, as on the APIC
+ * bus: the vCPU was kicked for the first one and has not looked since,
+ * so it is not kicked again.  An IPI flood costs its target one wake-up
+ * per request it takes, not one per message.
+ */
 static bool send_to(struct vm_devices *d, unsigned int cpu, uint8_t mode, uint8_t vector,
 		    bool level)
 {
+	struct requests before, after;
+
+	requests_of(&d->lapic[cpu], &before);
 	if (lapic_deliver(&d->lapic[cpu], mode, vector, level))
 		return false;
-	d->kick |= bit(cpu);
+	requests_of(&d->lapic[cpu], &after);
+	if (same_requests(&before, &after))
+		d->stats.ipis_merged++;
+	else
+		d->kick |= bit(cpu);
 	return true;
 }
 

@@ -118,6 +118,8 @@ struct vdev_stats {
 	uint64_t resets;	/* reset requests */
 	uint64_t poweroffs;	/* power-off requests */
 	uint64_t ipis_lost;	/* IPIs no local APIC accepted */
+	uint64_t ipis_merged;	/* messages that found the same request pending:
+				 * accepted, no kick (apicbus.c send_to) */
 	uint64_t nic_lost;	/* resets after which the NIC could not be made again */
 };
 

@@ -118,6 +118,27 @@ static void test_kick_ends_the_run_before_entry(void **state)
 	assert_true(fake.irq_on);
 }
 
+/* A flood of notifies for a vCPU running on another CPU: one kick IPI
+ * until the vCPU has looked again (passed the top of vcpu_run's loop). */
+static void test_notify_kicks_once_until_it_looks(void **state)
+{
+	(void)state;
+	cpu_count = 2;
+	v->cpu = 1;
+	for (int i = 0; i < 1000; i++)
+		vcpu_notify(v);
+	assert_int_equal(fake.ipis, 1);
+	assert_int_equal(fake.ipi_apic, cpus[1].apic_id);
+	fake_cpu = 1;				/* it runs there: looks, then leaves */
+	vcpu_request(v, VCPU_REQ_KICK);
+	assert_int_equal(run(NULL, 0), VCPU_RUNNABLE);
+	fake_cpu = 0;
+	vcpu_notify(v);
+	vcpu_notify(v);
+	assert_int_equal(fake.ipis, 2);
+	v->cpu = -1;
+}
+
 static void test_cpuid(void **state)
 {
 	static const struct fake_step s[] = {
@@ -611,6 +632,7 @@ int main(void)
 		T(test_requests),
 		T(test_not_running_vm_does_not_enter),
 		T(test_kick_ends_the_run_before_entry),
+		T(test_notify_kicks_once_until_it_looks),
 		T(test_cpuid),
 		T(test_msr_allow_list_and_gp),
 		T(test_msr_tsc_write_moves_the_offset),

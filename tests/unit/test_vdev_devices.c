@@ -415,6 +415,156 @@ static void test_apic_bus_ipis(void **state)
 	vdev_destroy(d);
 }
 
+/* A flood of the same fixed IPI: accepted once into IRR, the rest merge
+ * with it and kick nobody until the target has taken the vector. */
+static void test_ipi_flood_merges(void **state)
+{
+	struct vm_devices *d = make();
+
+	(void)state;
+	vdev_take_kicks(d);
+	apic_w(d, 0, 0x310, 1u << 24);
+	for (int i = 0; i < 10000; i++) {
+		apic_w(d, 0, 0x300, 0x4050);
+		assert_int_equal(vdev_take_kicks(d), i == 0 ? 1u << 1 : 0);
+	}
+	assert_int_equal(d->stats.ipis_merged, 9999);
+	assert_int_equal(take_apic(d, 1), 0x50);
+	assert_int_equal(take_apic(d, 1), -1);
+	apic_w(d, 0, 0x300, 0x4050);			/* taken: a new request */
+	assert_int_equal(vdev_take_kicks(d), 1u << 1);
+	apic_w(d, 0, 0x300, 0xC050);			/* level now: TMR changes */
+	assert_int_equal(vdev_take_kicks(d), 1u << 1);
+	/* NMI and INIT storms: one event each, one kick each. */
+	for (int i = 0; i < 1000; i++)
+		apic_w(d, 0, 0x300, 0x4400);
+	assert_int_equal(vdev_take_kicks(d), 1u << 1);
+	for (int i = 0; i < 1000; i++)
+		apic_w(d, 0, 0x300, 0x4500);
+	assert_int_equal(vdev_take_kicks(d), 1u << 1);
+	assert_int_equal(d->stats.ipis_merged, 9999 + 999 + 999);
+	vdev_destroy(d);
+}
+
+/* IPIs to nobody: absent physical ids, logical masks that match no APIC,
+ * reserved modes and shorthands, x2APIC ids beyond the guest: no kick,
+ * no state anywhere, and the lost ones counted. */
+static void test_ipis_to_absent_apics(void **state)
+{
+	struct vm_devices *d = make();
+	uint64_t base = 0;
+	uint64_t lost;
+
+	(void)state;
+	vdev_take_kicks(d);
+	for (uint32_t id = 2; id < 0xFF; id++) {
+		apic_w(d, 0, 0x310, id << 24);
+		apic_w(d, 0, 0x300, 0x4050);		/* fixed */
+		apic_w(d, 0, 0x300, 0x4400);		/* NMI */
+		apic_w(d, 0, 0x300, 0x4500);		/* INIT */
+		apic_w(d, 0, 0x300, 0x4612);		/* SIPI */
+	}
+	assert_int_equal(d->stats.ipis_lost, 4 * (0xFF - 2));
+	apic_w(d, 0, 0x310, 0xF0u << 24);		/* logical: LDRs are 0 */
+	apic_w(d, 0, 0x300, 0x4850);
+	apic_w(d, 0, 0x300, 0x4350);			/* reserved mode 3 */
+	apic_w(d, 0, 0x300, 0x4750);			/* reserved mode 7 */
+	apic_w(d, 0, 0x300, 0x4400 | 1u << 18);		/* NMI by shorthand self */
+	assert_int_equal(vdev_take_kicks(d), 0);
+	for (unsigned int c = 0; c < 2; c++) {
+		assert_int_equal(d->lapic[c].events, 0);
+		assert_int_equal(vdev_pending_vector(d, c, 0), -1);
+	}
+	assert_int_equal(vdev_rdmsr(d, 0, MSR_IA32_APIC_BASE, &base, 0), 0);
+	assert_int_equal(vdev_wrmsr(d, 0, MSR_IA32_APIC_BASE, base | APIC_BASE_EXTD, 0, 0), 0);
+	lost = d->stats.ipis_lost;
+	assert_int_equal(vdev_wrmsr(d, 0, 0x830, 0xFEull << 32 | 0x4050, 0, 0), 0);
+	assert_int_equal(vdev_wrmsr(d, 0, 0x830, 0x12345678ull << 32 | 0x4400, 0, 0), 0);
+	assert_int_equal(vdev_wrmsr(d, 0, 0x830, 0xFFFFFFFEull << 32 | 0x4500, 0, 0), 0);
+	assert_int_equal(vdev_take_kicks(d), 0);
+	assert_int_equal(d->stats.ipis_lost, lost + 3);
+	/* 0xFF is no broadcast in x2APIC form, 0xFFFFFFFF is (vCPU 1 is xAPIC) */
+	assert_int_equal(vdev_wrmsr(d, 0, 0x830, 0xFFull << 32 | 0x4050, 0, 0), 0);
+	assert_int_equal(vdev_take_kicks(d), 0);
+	assert_int_equal(vdev_wrmsr(d, 0, 0x830, 0xFFFFFFFFull << 32 | 0x4050, 0, 0), 0);
+	assert_int_equal(vdev_take_kicks(d), 3);
+	vdev_destroy(d);
+}
+
+/* INIT and SIPI storms to a vCPU: each INIT puts it back in wait-for-SIPI,
+ * only the latest SIPI counts, SIPIs while it runs are ignored, and the
+ * sender (all-excluding-self) is never touched. */
+static void test_init_sipi_storm(void **state)
+{
+	struct vm_devices *d = make();
+	uint8_t vec = 0;
+
+	(void)state;
+	for (int i = 0; i < 100; i++) {
+		apic_w(d, 0, 0x300, 0x4500 | 3u << 18);		/* INIT, all but self */
+		apic_w(d, 0, 0x300, 0x4600 | 3u << 18 | (i & 0xFF));	/* SIPI */
+	}
+	assert_false(vdev_event_pending(d, 0));
+	assert_int_equal(vdev_take_event(d, 1, &vec, false), LAPIC_EV_INIT);
+	assert_true(vdev_wait_sipi(d, 1));
+	assert_int_equal(vdev_take_event(d, 1, &vec, false), LAPIC_EV_SIPI);
+	assert_int_equal(vec, 99);
+	assert_false(vdev_wait_sipi(d, 1));
+	for (int i = 0; i < 100; i++)
+		apic_w(d, 0, 0x300, 0x4600 | 3u << 18 | 0x20);	/* SIPIs while it runs */
+	assert_int_equal(vdev_take_event(d, 1, &vec, false), LAPIC_EV_NONE);
+	assert_false(vdev_event_pending(d, 1));
+	vdev_destroy(d);
+}
+
+static void eoi(struct vm_devices *d, unsigned int cpu)
+{
+	if (lapic_x2apic(&d->lapic[cpu]))
+		assert_int_equal(vdev_wrmsr(d, cpu, 0x80B, 0, 0, 0), 0);
+	else
+		apic_w(d, cpu, 0xB0, 0);
+}
+
+/* Random ICR and SELF IPI writes from either vCPU, in both forms: the
+ * kicks name only vCPUs that exist and every APIC stays valid. */
+static void test_icr_fuzz(void **state)
+{
+	struct vm_devices *d = make();
+	uint64_t base = 0, val;
+	uint32_t v;
+	uint8_t vec;
+	int rc;
+
+	(void)state;
+	srand(20261204);
+	assert_int_equal(vdev_rdmsr(d, 1, MSR_IA32_APIC_BASE, &base, 0), 0);
+	assert_int_equal(vdev_wrmsr(d, 1, MSR_IA32_APIC_BASE, base | APIC_BASE_EXTD, 0, 0), 0);
+	apic_w(d, 0, 0xF0, 0x1FF);
+	assert_int_equal(vdev_wrmsr(d, 1, 0x80F, 0x1FF, 0, 0), 0);
+	for (int i = 0; i < 200000; i++) {
+		val = (uint64_t)rand() << 33 ^ (uint64_t)rand() << 11 ^ (uint64_t)rand();
+		if (i & 1) {
+			rc = vdev_wrmsr(d, 1, i & 2 ? 0x830 : 0x83F, val & (i & 4 ? ~0ull : 0xCCFFF),
+					0, 0);
+			assert_true(rc == 0 || rc == LAPIC_GP);
+		} else {
+			v = (uint32_t)(val >> 32);
+			assert_int_equal(vdev_mmio(d, 0, 0xFEE00310u, 4, true, &v, 0), 0);
+			v = (uint32_t)val;
+			assert_int_equal(vdev_mmio(d, 0, 0xFEE00300u, 4, true, &v, 0), 0);
+		}
+		assert_int_equal(vdev_take_kicks(d) & ~3ull, 0);
+		for (unsigned int c = 0; c < 2; c++) {
+			assert_true(lapic_valid(&d->lapic[c]));
+			if (rand() % 4 == 0 && vdev_ack(d, c, 0) >= 0)
+				eoi(d, c);
+			if (rand() % 4 == 0)
+				(void)vdev_take_event(d, c, &vec, true);
+		}
+	}
+	vdev_destroy(d);
+}
+
 /* Random traffic on every port that matters and a few that do not, with
  * console input, interrupts and time: everything stays valid. */
 static void test_fuzz(void **state)
@@ -464,6 +614,10 @@ int main(void)
 		cmocka_unit_test(test_console),
 		cmocka_unit_test(test_apic_bus_ioapic_routing),
 		cmocka_unit_test(test_apic_bus_ipis),
+		cmocka_unit_test(test_ipi_flood_merges),
+		cmocka_unit_test(test_ipis_to_absent_apics),
+		cmocka_unit_test(test_init_sipi_storm),
+		cmocka_unit_test(test_icr_fuzz),
 		cmocka_unit_test(test_fuzz),
 	};
 
