@@ -55,6 +55,7 @@ static const struct mode modes[] = {
 	{ "dirty", true, mode_dirty },
 	{ "spin", false, mode_spin },
 	{ "triplefault", false, mode_triplefault },
+	{ "ipiflood", true, mode_ipiflood },
 };
 
 struct tg_boot tg_boot;

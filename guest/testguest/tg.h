@@ -69,6 +69,11 @@ struct tg_caught {
 };
 extern struct tg_caught tg_caught;
 void tg_trap_init(void);
+/* A mode that uses its local APIC: TG_IPI_VECTOR (masked at the 8259)
+ * and NMIs go to tg_apic_handler(vector) when it is set. */
+#define TG_IPI_VECTOR 0x2E
+#define TG_NMI_VECTOR 2
+extern void (*volatile tg_apic_handler)(int vector);
 void tg_trap(struct trap_frame *f);
 const char *tg_vector_name(int vector);
 
@@ -112,5 +117,6 @@ __attribute__((noreturn)) void mode_hostile(void);
 __attribute__((noreturn)) void mode_dirty(void);
 __attribute__((noreturn)) void mode_spin(void);
 __attribute__((noreturn)) void mode_triplefault(void);
+__attribute__((noreturn)) void mode_ipiflood(void);
 
 #endif

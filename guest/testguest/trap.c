@@ -76,9 +76,16 @@ static void handle_irq(int irq)
 	tg_pic_eoi(irq);
 }
 
+void (*volatile tg_apic_handler)(int vector);
+
 void tg_trap(struct trap_frame *f)
 {
 	uint32_t cr2 = f->vector == VEC_PF ? read_cr2() : 0;
+
+	if (tg_apic_handler && (f->vector == TG_IPI_VECTOR || f->vector == TG_NMI_VECTOR)) {
+		tg_apic_handler((int)f->vector);
+		return;
+	}
 
 	if (f->vector >= IRQ_BASE) {
 		handle_irq((int)f->vector - IRQ_BASE);

@@ -799,6 +799,52 @@ static void test_snapshot_hostile(void **state)
 	}
 }
 
+/* Hostile ICR values in both forms: only the SDM's IPIs come out (no
+ * reserved mode, nothing but fixed by shorthand self, no vector < 16 of
+ * fixed or lowest priority), the destination is the form's width, and
+ * the APIC stays valid; a target check of every result is bounded. */
+static void test_icr_hostile(void **state)
+{
+	struct lapic a, b;
+	struct lapic_ipi ipi;
+	uint64_t val;
+	uint32_t lo;
+	int rc, sent = 0;
+
+	(void)state;
+	mk(&a, 0, true);
+	mk(&b, 1, false);
+	wr(&a, 0xF0, 0x1FF, 0);
+	srand(13);
+	for (int i = 0; i < 400000; i++) {
+		val = (uint64_t)rand() << 33 ^ (uint64_t)rand() << 11 ^ (uint64_t)rand();
+		if (i == 200000)
+			to_x2apic(&a);
+		if (lapic_x2apic(&a)) {
+			rc = lapic_wrmsr(&a, 0x830, i & 1 ? val & ~0xFFF33000ull : val, 0, 0, &ipi);
+			assert_true(rc == 0 || rc == LAPIC_IPI || rc == LAPIC_GP);
+		} else {
+			lo = (uint32_t)(val >> 32);
+			assert_int_equal(lapic_mmio(&a, 0x310, 4, true, &lo, 0, &ipi), 0);
+			lo = (uint32_t)val;
+			rc = lapic_mmio(&a, 0x300, 4, true, &lo, 0, &ipi);
+			assert_true(rc == 0 || rc == LAPIC_IPI);
+		}
+		assert_true(lapic_valid(&a));
+		if (rc != LAPIC_IPI)
+			continue;
+		sent++;
+		assert_true(ipi.mode != 3 && ipi.mode != 7);
+		assert_true(ipi.shorthand != LAPIC_SH_SELF || ipi.mode == LAPIC_DM_FIXED);
+		assert_true(ipi.vector >= 16 || (ipi.mode != LAPIC_DM_FIXED &&
+						  ipi.mode != LAPIC_DM_LOWEST));
+		assert_true(ipi.x2apic == lapic_x2apic(&a));
+		assert_true(ipi.x2apic || ipi.dest <= 0xFF);
+		(void)lapic_ipi_targets(&ipi, &a, &b);
+	}
+	assert_true(sent > 100000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -818,6 +864,7 @@ int main(void)
 		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_snapshot_mid_count),
 		cmocka_unit_test(test_snapshot_hostile),
+		cmocka_unit_test(test_icr_hostile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
