@@ -58,6 +58,10 @@ static bool send_to(struct vm_devices *d, unsigned int cpu, uint8_t mode, uint8_
 {
 	struct requests before, after;
 
+	if (d->wait_sipi[cpu] && (mode == LAPIC_DM_NMI || mode == LAPIC_DM_EXTINT)) {
+		d->stats.blocked_in_wait_sipi++;
+		return false;	/* see vdev_take_event */
+	}
 	requests_of(&d->lapic[cpu], &before);
 	if (lapic_deliver(&d->lapic[cpu], mode, vector, level))
 		return false;
@@ -290,6 +294,14 @@ enum lapic_event vdev_take_event(struct vm_devices *d, unsigned int cpu, uint8_t
 	ev = lapic_take_event(&d->lapic[cpu], vector);
 	if (ev == LAPIC_EV_INIT)
 		d->wait_sipi[cpu] = true;
+	/* A processor in wait-for-SIPI answers only INIT and SIPI (SDM vol.
+	 * 3C, the wait-for-SIPI activity state): NMI and ExtINT are dropped,
+	 * not held, so that a flood of them cannot keep a parked vCPU waking
+	 * (an event left pending would make it runnable for ever). */
+	if (d->wait_sipi[cpu] && (ev == LAPIC_EV_NMI || ev == LAPIC_EV_EXTINT)) {
+		d->stats.blocked_in_wait_sipi++;
+		return vdev_take_event(d, cpu, vector, extint_ok);
+	}
 	if (ev == LAPIC_EV_SIPI) {
 		if (!d->wait_sipi[cpu])
 			return vdev_take_event(d, cpu, vector, extint_ok);	/* ignored */

@@ -367,6 +367,7 @@ static void test_apic_bus_ipis(void **state)
 	uint64_t base = 0;
 
 	(void)state;
+	d->wait_sipi[1] = false;			/* as if started */
 	vdev_take_kicks(d);
 	apic_w(d, 0, 0x310, 1u << 24);
 	apic_w(d, 0, 0x300, 0x4050);			/* fixed 0x50 to APIC 1 */
@@ -422,6 +423,7 @@ static void test_ipi_flood_merges(void **state)
 	struct vm_devices *d = make();
 
 	(void)state;
+	d->wait_sipi[1] = false;			/* as if started */
 	vdev_take_kicks(d);
 	apic_w(d, 0, 0x310, 1u << 24);
 	for (int i = 0; i < 10000; i++) {
@@ -514,6 +516,23 @@ static void test_init_sipi_storm(void **state)
 		apic_w(d, 0, 0x300, 0x4600 | 3u << 18 | 0x20);	/* SIPIs while it runs */
 	assert_int_equal(vdev_take_event(d, 1, &vec, false), LAPIC_EV_NONE);
 	assert_false(vdev_event_pending(d, 1));
+	/* Parked again: NMIs neither wake it nor stay pending; an NMI that
+	 * was pending with the INIT goes too; the SIPI still starts it. */
+	apic_w(d, 0, 0x300, 0x4400 | 3u << 18);
+	apic_w(d, 0, 0x300, 0x4500 | 3u << 18);
+	assert_int_equal(vdev_take_event(d, 1, &vec, false), LAPIC_EV_INIT);
+	vdev_take_kicks(d);
+	for (int i = 0; i < 100; i++)
+		apic_w(d, 0, 0x300, 0x4400 | 3u << 18);
+	assert_int_equal(vdev_take_kicks(d), 0);
+	assert_int_equal(d->stats.blocked_in_wait_sipi, 100);
+	assert_int_equal(vdev_take_event(d, 1, &vec, false), LAPIC_EV_NONE);
+	assert_int_equal(d->stats.blocked_in_wait_sipi, 101);
+	assert_false(vdev_event_pending(d, 1));
+	apic_w(d, 0, 0x300, 0x4600 | 3u << 18 | 0x42);
+	assert_int_equal(vdev_take_kicks(d), 1u << 1);
+	assert_int_equal(vdev_take_event(d, 1, &vec, false), LAPIC_EV_SIPI);
+	assert_int_equal(vec, 0x42);
 	vdev_destroy(d);
 }
 
