@@ -2,7 +2,7 @@
 /*
  * testguest mode "ipiflood": a guest that floods its local APIC with
  * interprocessor interrupts, for the hypervisor's containment tests.
- *   ipiflood [secs=S]
+ *   ipiflood [secs=S] [sibling=1]
  * It software-enables its APIC (SVR, Intel SDM vol. 3A 10.9) and, in a
  * tight loop with interrupts on, writes the ICR (10.6.1) with:
  *  - fixed IPIs to APIC ids no vCPU has,
@@ -12,8 +12,10 @@
  *  - INIT and SIPI to absent ids and to all-excluding-self.
  * It alternates each second between the xAPIC page (0xFEE00300/310) and,
  * when CPUID.1:ECX bit 21 offers it, the x2APIC ICR MSR 0x830 (10.12).
- * With one vCPU only: it starts no application processor, and the INIT
- * and SIPI to all-excluding-self would start a second vCPU's garbage.
+ * It starts no application processor: with vcpus=2 give sibling=1, which
+ * sends no SIPI to others (it would start the AP at garbage) but floods
+ * the parked AP (APIC id 1, in wait-for-SIPI) with NMIs, fixed IPIs and
+ * INITs instead.
  * About every second:
  *   TG ipi sec=S rounds=R self=N nmi=M x2apic=0/1
  * Forever without secs=; with it, `TG ipi done rounds=R`, power off.
@@ -44,7 +46,7 @@
 #define SH_OTHERS	(3u << 18)
 
 static volatile uint32_t self_ipis, nmis;
-static bool x2;
+static bool x2, sibling;
 
 static volatile uint32_t *reg(uint32_t off)
 {
@@ -113,6 +115,12 @@ static void round(uint32_t absent)
 	icr(my_id(), ASSERT | DM_NMI);
 	icr(absent, ASSERT | DM_INIT);
 	icr(absent, DM_SIPI | 0x9F);
+	if (sibling) {		/* the parked application processor, APIC id 1 */
+		icr(1, ASSERT | DM_NMI);
+		icr(1, ASSERT | DM_FIXED | TG_IPI_VECTOR);
+		icr(1, ASSERT | DM_INIT);
+		return;
+	}
 	icr(0, SH_OTHERS | ASSERT | DM_INIT);
 	icr(0, SH_OTHERS | DM_SIPI | 0x9F);
 }
@@ -123,6 +131,7 @@ void mode_ipiflood(void)
 	bool have_x2 = cpuid(1, 0).ecx & CPUID1_X2APIC;
 	uint32_t rounds = 0, start, sec = 0;
 
+	sibling = tg_opt_u32("sibling", 0);
 	tg_apic_handler = on_ipi;
 	to_xapic();
 	tg_printf("TG ipi start id=%u x2apic_cpuid=%u\n", my_id(), have_x2);
