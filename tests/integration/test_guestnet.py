@@ -22,7 +22,7 @@ HERE = os.path.dirname(__file__)
 PY = "/usr/bin/python3"
 GUEST_MAC = "52:54:00:aa:00:01"
 GUEST_IP = "10.200.0.50"
-MB = 8
+MB = 64             # each way, as a user's file would be
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 
@@ -128,7 +128,8 @@ def test_linux_guest_on_the_wire(ns, hosts):
     # ... and the guest to the peer
     p = peer(ns, "netpeer.py", "recv", 5002, 600)
     assert p.stdout.readline().strip() == "listening"
-    mine = md5_of(talk(m, f"dd if=/dev/urandom of=/tmp/out bs=1M count={MB} 2>/dev/null; "
+    # (tmpfs has half the guest's 256 MiB: the file that came in goes first)
+    mine = md5_of(talk(m, f"rm /tmp/in; dd if=/dev/urandom of=/tmp/out bs=1M count={MB} 2>/dev/null; "
                           f"md5sum /tmp/out; nc {BRIDGE_IP} 5002 -e cat /tmp/out", timeout=600))
     got = p.communicate(timeout=120)[0]
     r = re.search(r"received (\d+) .* md5 ([0-9a-f]{32})", got)
@@ -184,21 +185,55 @@ def test_two_guests_talk_and_one_cannot_pose_as_the_other(ns, hosts):
         m.cmd(f"destroy {g}")
 
 
+BULK = 16 * 16      # MiB each way during the move: a 16 MiB file 16 times
+
+
 def test_linux_guest_migrates_keeping_its_tcp_connection(ns, hosts):
+    """An echo connection, a bulk transfer each way and a ping, all running
+    while the guest moves: no byte lost or doubled, and the ping loses at
+    most what the downtime explains."""
     a, b = hosts(), hosts()
     # the channel is test_trust.py's subject: these hosts have no keys
     assert "listening on port" in b.cmd("migrate listen insecure")
     boot_guest(a)
     talk(a, "(nc -l -p 5003 -e cat < /dev/null &)")
+    # the guest's outgoing stream: /tmp/out 16 times, its md5 known first
+    mine = md5_of(talk(a, "dd if=/dev/urandom of=/tmp/out bs=1M count=16 2>/dev/null; "
+                          "echo 'for i in $(seq 16); do cat /tmp/out; done' > /tmp/send.sh; "
+                          "sh /tmp/send.sh | md5sum", timeout=300))
+    talk(a, "(nc -l -p 5004 < /dev/null | md5sum > /tmp/sum_in &)")
     time.sleep(1)
-    p = peer(ns, "guestpeer.py", GUEST_IP, 5003, 120)
+    p = peer(ns, "guestpeer.py", GUEST_IP, 5003, 60)   # the move is over well within it
     assert p.stdout.readline().strip() == "echo connected"
+    into = peer(ns, "netpeer.py", "send", GUEST_IP, 5004, BULK << 20)
+    out = peer(ns, "netpeer.py", "recv", 5005, 600)
+    assert out.stdout.readline().strip() == "listening"
+    talk(a, f"(nc {BRIDGE_IP} 5005 -e sh /tmp/send.sh &)")
+    pings = subprocess.Popen(["ip", "netns", "exec", ns.name, "ping", "-i", "0.1", "-w", "40",
+                              GUEST_IP], stdout=subprocess.PIPE, text=True)
     detach(a)
-    time.sleep(5)
+    time.sleep(3)
     a.send(f"migrate lx {b.ip} insecure\r")
     r = a.expect(r"migrate lx: (done|failed|in doubt)[^\n]*|error: migrate: [^\n]*", timeout=600)
     assert r.group(1) == "done", r.group(0)
+    downtime = float(re.search(r"downtime ([\d.]+) ms", r.group(0)).group(1))
     a.expect(PROMPT, timeout=60)
+    # both streams were still running when the guest left: their ends
+    # come from B
+    assert into.poll() is None or out.poll() is None, "the transfers ended before the move"
+    got = out.communicate(timeout=600)[0]
+    g = re.search(r"received (\d+) .* md5 ([0-9a-f]{32})", got)
+    assert g and int(g.group(1)) == BULK << 20 and g.group(2) == mine, got
+    sent = into.communicate(timeout=600)[0]
+    s = re.search(r"sent (\d+) .* md5 ([0-9a-f]{32})", sent)
+    assert s and int(s.group(1)) == BULK << 20, sent
+    ping = pings.communicate(timeout=120)[0]
+    t = re.search(r"(\d+) packets transmitted, (\d+) received", ping)
+    assert t, ping
+    lost = int(t.group(1)) - int(t.group(2))
+    print(f"ping every 100 ms: {lost} of {t.group(1)} lost; downtime {downtime} ms")
+    # the downtime, the announce's way to the bridge, and one either side
+    assert lost <= 2 + downtime / 100 + 3, ping
     assert not re.search(r"^lx\s", a.cmd("list"), re.M)
     info = b.cmd("info lx")
     assert re.search(rf"nic:\s+virtio-net {GUEST_MAC}", info), info
@@ -207,4 +242,7 @@ def test_linux_guest_migrates_keeping_its_tcp_connection(ns, hosts):
     assert re.search(r"echoed \d+ bytes intact", out), out
     attach(b)
     assert received(talk(b, f"ping -c 3 -W 3 {BRIDGE_IP}", timeout=60)) == 3
+    inside = talk(b, "i=0; while [ ! -s /tmp/sum_in ] && [ $i -lt 120 ]; do sleep 1; "
+                     "i=$((i+1)); done; cat /tmp/sum_in", timeout=200)
+    assert md5_of(inside) == s.group(2), inside
     detach(b)
