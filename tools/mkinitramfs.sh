@@ -17,8 +17,14 @@
 # Needs busybox-static (/bin/busybox) and cpio.  /init reads its orders from
 # the kernel command line:
 #   bench.ip=A.B.C.D/N  bench.dst=A.B.C.D  bench.port=P  bench.mb=M
-#   bench.mode=file|pipe   (file: `cat` a tmpfs file into the socket, which
-#                           busybox does with sendfile; pipe: dd | nc)
+#   bench.mode=file|pipe   (send M MiB of zeros to DST:P; file: `cat` a tmpfs
+#                           file into the socket, which busybox does with
+#                           sendfile; pipe: dd | nc)
+#   bench.mode=recv        (needs only bench.ip and bench.port: accept one
+#                           connection on P, store the stream in tmpfs, print
+#   "BENCH: listening on P" once the socket listens and, at the sender's EOF,
+#   "BENCH: received N bytes uptime T0 T1 md5 HEX", T0 the uptime at the first
+#                           byte, T1 at the end)
 # and prints "BENCH: ..." lines on the console, then powers off.  Without
 # any bench.* option /init is a Linux guest's shell on the console instead
 # (prompt "linux# "), which is what ferry's Linux-guest tests talk to.
@@ -97,7 +103,7 @@ for w in $(cat /proc/cmdline); do
 	bench.mode=*) mode=${w#*=} ;;
 	esac
 done
-if [ -z "${ip:-}${dst:-}${port:-}${mb:-}" ]; then
+if [ -z "${ip:-}${dst:-}${port:-}${mb:-}${mode:-}" ]; then
 	for m in $(cat /etc/modules); do
 		[ -e /lib/modules/$m.ko ] && insmod /lib/modules/$m.ko >/dev/null 2>&1
 	done
@@ -105,8 +111,12 @@ if [ -z "${ip:-}${dst:-}${port:-}${mb:-}" ]; then
 	export PS1='linux# ' HOME=/ TERM=vt100
 	exec setsid cttyhack sh
 fi
-[ -n "${ip:-}" ] && [ -n "${dst:-}" ] && [ -n "${port:-}" ] && [ -n "${mb:-}" ] ||
-	fail "missing bench.ip/dst/port/mb on the command line"
+if [ "${mode:-file}" = recv ]; then
+	[ -n "${ip:-}" ] && [ -n "${port:-}" ] || fail "missing bench.ip/port on the command line"
+else
+	[ -n "${ip:-}" ] && [ -n "${dst:-}" ] && [ -n "${port:-}" ] && [ -n "${mb:-}" ] ||
+		fail "missing bench.ip/dst/port/mb on the command line"
+fi
 for m in $(cat /etc/modules); do
 	insmod /lib/modules/$m.ko || fail "insmod $m"
 done
@@ -117,6 +127,31 @@ ip link set eth0 up
 i=0
 while [ "$(cat /sys/class/net/eth0/operstate)" != up ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 echo "BENCH: eth0 $(cat /sys/class/net/eth0/operstate) $ip"
+if [ "${mode:-file}" = recv ]; then
+	# nc runs the script on the accepted socket (its stdin): the first byte
+	# dates the start, cat (sendfile where it can) stores the rest; nc's own
+	# copy loop would write 1 KiB at a time and shut down its sending half
+	# at once (its stdin is empty)
+	nc -l -p "$port" -e sh -c 'dd bs=1 count=1 of=/tmp/rx 2>/dev/null
+		cut -d" " -f1 /proc/uptime > /tmp/t0
+		cat >> /tmp/rx' &
+	pid=$!
+	hex=$(printf '%04X' "$port")
+	i=0
+	until grep -q ":$hex 00000000:0000 0A" /proc/net/tcp; do
+		[ $i -lt 100 ] || fail "nc does not listen on $port"
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "BENCH: listening on $port"
+	wait $pid
+	rc=$?
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	echo "BENCH: received $(wc -c < /tmp/rx) bytes uptime $(cat /tmp/t0 2>/dev/null) $t1" \
+		"md5 $(md5sum < /tmp/rx | cut -d' ' -f1)"
+	echo "BENCH: done rc=$rc"
+	poweroff -f
+fi
 if [ "${mode:-file}" = file ]; then
 	dd if=/dev/zero of=/tmp/data bs=1M count="$mb" 2>/dev/null || fail "cannot fill /tmp/data"
 fi

@@ -28,12 +28,15 @@ nc's 1024-byte write(2)s more than the kernel).
 Console transcripts go to build/test-logs/bench-net-*.log.
 """
 import argparse
+import contextlib
 import glob
+import hashlib
 import os
 import re
 import shutil
 import signal
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -56,8 +59,11 @@ KTREES = ["./lib/modules/*/kernel/drivers/net/*", "./lib/modules/*/kernel/driver
 PEER = ["/usr/bin/python3", os.path.join(INTEG, "netpeer.py")]
 FERRY_IP, FERRY_MAC = "10.200.0.2", "52:54:00:12:00:02"
 LINUX_IP, LINUX_MAC = "10.200.0.3", "52:54:00:12:00:03"
+FERRY_RX_IP, FERRY_RX_MAC = "10.200.0.4", "52:54:00:12:00:04"   # the receiving side
+LINUX_RX_IP, LINUX_RX_MAC = "10.200.0.5", "52:54:00:12:00:05"   # between two guests
 MEM = 256
 RUN_TIMEOUT = 600      # seconds for one emulator run, boot to end of the send
+BOOT_TIMEOUT = 300     # seconds to ferry's prompt or a Linux receiver's listening socket
 
 
 class BenchError(RuntimeError):
@@ -183,34 +189,184 @@ def rate(nbytes, secs):
     return nbytes / secs / 1e6 if secs > 0 else float("inf")
 
 
-# ---- one ferry run and one Linux run ---------------------------------------
+# ---- the machines ----------------------------------------------------------
+def ferry_host(ns, tap, ip, mac, model, cpus, iso, name):
+    """A ferry host booted on tap with its address set; its Machine."""
+    m = Machine(name, kind="qemu", cpus=cpus, mem=MEM, iso=iso,
+                extra=qemu_nic(tap, mac, model), netns=ns.name)
+    try:
+        with transcript(m.logpath):
+            m.start(boot_timeout=BOOT_TIMEOUT)
+            net = m.cmd("net")
+            if not re.search(rf"nic:\s+{re.escape(model)} \(", net):
+                raise BenchError(f"ferry: not on its {model}: {net}; see {m.logpath}")
+            out = m.cmd(f"net ip {ip}/24", timeout=60)
+            if "ipv4 address" not in out:
+                raise BenchError(f"ferry: net ip: {out}; see {m.logpath}")
+    except BaseException:
+        m.close()
+        raise
+    return m
+
+
+@contextlib.contextmanager
+def transcript(log):
+    """The harness's timeouts and emulator exits as a BenchError naming the
+    transcript."""
+    try:
+        yield
+    except AssertionError as e:
+        raise BenchError(f"{e}\nsee {log}") from e
+
+
+TX_LINE = r"nettest: sent (\d+) bytes in (\d+\.\d+) s: [\d.]+ MB/s, crc32 ([0-9a-f]{8})"
+RX_LINE = r"nettest: received (\d+) bytes in (\d+\.\d+) s: [\d.]+ MB/s, crc32 ([0-9a-f]{8})"
+
+
+def ferry_send(m, ip, port, mb):
+    """`nettest send`: (bytes, seconds, crc32) as ferry prints them, and the
+    host's wall time of the whole command (connect included)."""
+    t0 = time.time()
+    with transcript(m.logpath):
+        out = m.cmd(f"nettest send {ip} {port} {mb}", timeout=RUN_TIMEOUT)
+    wall = time.time() - t0
+    own = re.search(TX_LINE, out)
+    if not own:
+        raise BenchError(f"ferry: nettest send: {out}; see {m.logpath}")
+    return int(own.group(1)), float(own.group(2)), own.group(3), wall
+
+
+def ferry_listen(m, port):
+    with transcript(m.logpath):
+        m.send(f"nettest listen {port}\r")
+        m.expect(f"listening on port {port}", timeout=60)
+
+
+def ferry_received(m, timeout=120):
+    """(bytes, seconds from accept to end, crc32) of `nettest listen`."""
+    with transcript(m.logpath):
+        g = m.expect(RX_LINE, timeout=timeout).groups()
+    return int(g[0]), float(g[1]), g[2]
+
+
+class LinuxVM:
+    """Debian's kernel booted directly by QEMU with the bench initramfs,
+    bench.* options from opts; its console goes to LOGDIR/name.log."""
+
+    def __init__(self, ns, tap, mac, model, cpus, kernel, name, **opts):
+        self.name = name
+        self.log = os.path.join(LOGDIR, f"{name}.log")
+        append = "console=ttyS0 quiet panic=1 " + " ".join(f"bench.{k}={v}"
+                                                           for k, v in opts.items())
+        cmd = ["ip", "netns", "exec", ns.name, "qemu-system-x86_64", "-accel", "tcg",
+               "-cpu", "qemu64", "-smp", str(cpus), "-m", str(MEM), "-kernel", kernel,
+               "-initrd", INITRD, "-append", append, "-display", "none", "-monitor", "none",
+               "-serial", "stdio", "-no-reboot"] + qemu_nic(tap, mac, model)
+        os.makedirs(LOGDIR, exist_ok=True)
+        self.f = open(self.log, "w")
+        self.q = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.f,
+                                  stderr=subprocess.STDOUT)
+        self.deadline = time.time() + RUN_TIMEOUT
+
+    def text(self):
+        with open(self.log, errors="replace") as f:
+            return f.read()
+
+    def wait_for(self, pattern, timeout=BOOT_TIMEOUT):
+        end = min(time.time() + timeout, self.deadline)
+        while True:
+            m = re.search(pattern, self.text())
+            if m:
+                return m
+            if self.q.poll() is not None:
+                raise BenchError(f"Linux ({self.name}) powered off before {pattern!r}:"
+                                 f" see {self.log}:\n{self.text()[-1500:]}")
+            if time.time() > end:
+                raise BenchError(f"Linux ({self.name}): no {pattern!r} within {timeout} s:"
+                                 f" see {self.log}")
+            time.sleep(0.2)
+
+    def finish(self):
+        """Wait for the power-off; the console text, which must say rc=0."""
+        try:
+            self.q.wait(max(1.0, self.deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            raise BenchError(f"Linux ({self.name}) did not power off within {RUN_TIMEOUT} s:"
+                             f" see {self.log}")
+        text = self.text()
+        done = re.search(r"BENCH: done rc=(\d+)", text)
+        if not done or done.group(1) != "0":
+            raise BenchError(f"Linux ({self.name}) failed: see {self.log}:\n{text[-1500:]}")
+        return text
+
+    def close(self):
+        stop(self.q)
+        self.f.close()
+
+
+def linux_received(vm):
+    """(bytes, seconds from the first byte to the end, md5) a receiving
+    Linux printed before powering off."""
+    text = vm.finish()
+    m = re.search(r"BENCH: received (\d+) bytes uptime ([\d.]+) ([\d.]+) md5 ([0-9a-f]{32})",
+                  text)
+    if not m:
+        raise BenchError(f"Linux ({vm.name}): no result line: see {vm.log}")
+    return int(m.group(1)), float(m.group(3)) - float(m.group(2)), m.group(4)
+
+
+# ---- the stream each sender sends -------------------------------------------
+M64 = (1 << 64) - 1
+_SUMS = {}
+
+
+def splitmix64(k):
+    z = ((k + 1) * 0x9e3779b97f4a7c15) & M64
+    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M64
+    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M64
+    return z ^ (z >> 31)
+
+
+def nettest_sums(nbytes):
+    """(crc32, md5) of the first nbytes (a multiple of 8) of nettest's stream:
+    byte i is byte i mod 8 of the little-endian splitmix64(i / 8)
+    (hv/net/nettest.h)."""
+    if nbytes not in _SUMS:
+        crc, md5, words, step = 0, hashlib.md5(), nbytes // 8, 1 << 15
+        for k in range(0, words, step):
+            n = min(step, words - k)
+            chunk = struct.pack(f"<{n}Q", *map(splitmix64, range(k, k + n)))
+            crc = zlib.crc32(chunk, crc)
+            md5.update(chunk)
+        _SUMS[nbytes] = (f"{crc:08x}", md5.hexdigest())
+    return _SUMS[nbytes]
+
+
+def zero_sums(nbytes):
+    """(crc32, md5) of the zeros a Linux sender sends."""
+    z = bytes(nbytes)
+    return f"{zlib.crc32(z):08x}", hashlib.md5(z).hexdigest()
+
+
+def check(what, got, want):
+    if got != want:
+        raise BenchError(f"{what}: received (bytes, sum) {got}, sent {want}")
+
+
+# ---- to the namespace's bridge: one ferry run and one Linux run ----------------
 def ferry_run(ns, tap, port, mb, cpus, iso, idx, model):
     """Boot ferry, `nettest send` mb MiB; MB/s as (the receiver's, ferry's own,
     and mb over the host's wall time of the whole command, connect included)."""
-    m = Machine(f"bench-net-ferry-{model}-{idx}", kind="qemu", cpus=cpus, mem=MEM, iso=iso,
-                extra=qemu_nic(tap, FERRY_MAC, model), netns=ns.name)
+    m = ferry_host(ns, tap, FERRY_IP, FERRY_MAC, model, cpus, iso,
+                   f"bench-net-ferry-{model}-{idx}")
     rx = None
     try:
-        m.start()
-        net = m.cmd("net")
-        if not re.search(rf"nic:\s+{re.escape(model)} \(", net):
-            raise BenchError(f"ferry: not on its {model}: {net}")
-        out = m.cmd(f"net ip {FERRY_IP}/24", timeout=60)
-        if "ipv4 address" not in out:
-            raise BenchError(f"ferry: net ip: {out}")
         rx = receiver(ns, port)
-        t0 = time.time()
-        out = m.cmd(f"nettest send {BRIDGE_IP} {port} {mb}", timeout=RUN_TIMEOUT)
-        wall = time.time() - t0
-        own = re.search(r"nettest: sent (\d+) bytes in (\d+\.\d+) s: [\d.]+ MB/s, "
-                        r"crc32 ([0-9a-f]{8})", out)
-        if not own:
-            raise BenchError(f"ferry: nettest send: {out}")
-        nbytes, crc, secs = received(rx)
-        if nbytes != mb << 20 or (nbytes, crc) != (int(own.group(1)), own.group(3)):
-            raise BenchError(f"ferry sent {own.group(1)} bytes crc {own.group(3)},"
-                             f" receiver got {nbytes} crc {crc}")
-        return rate(nbytes, secs), rate(nbytes, float(own.group(2))), rate(nbytes, wall)
+        nbytes, secs, crc, wall = ferry_send(m, BRIDGE_IP, port, mb)
+        got, rcrc, rsecs = received(rx)
+        check(f"ferry -> bridge (see {m.logpath})", (got, rcrc), (mb << 20, crc))
+        check(f"ferry -> bridge (see {m.logpath})", nbytes, mb << 20)
+        return rate(got, rsecs), rate(got, secs), rate(got, wall)
     finally:
         stop(rx)
         m.close()
@@ -218,37 +374,101 @@ def ferry_run(ns, tap, port, mb, cpus, iso, idx, model):
 
 def linux_run(ns, tap, port, mb, cpus, mode, kernel, idx, model):
     """Boot Linux, send mb MiB with busybox nc; the receiver's MB/s."""
-    log = os.path.join(LOGDIR, f"bench-net-linux-{model}-{idx}.log")
-    append = (f"console=ttyS0 quiet panic=1 bench.ip={LINUX_IP}/24 bench.dst={BRIDGE_IP}"
-              f" bench.port={port} bench.mb={mb} bench.mode={mode}")
-    cmd = ["ip", "netns", "exec", ns.name, "qemu-system-x86_64", "-accel", "tcg",
-           "-cpu", "qemu64", "-smp", str(cpus), "-m", str(MEM), "-kernel", kernel,
-           "-initrd", INITRD, "-append", append, "-display", "none", "-monitor", "none",
-           "-serial", "stdio", "-no-reboot"] + qemu_nic(tap, LINUX_MAC, model)
     rx = receiver(ns, port)
-    q = None
+    vm = None
     try:
-        os.makedirs(LOGDIR, exist_ok=True)
-        with open(log, "w") as f:
-            q = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=f,
-                                 stderr=subprocess.STDOUT)
-            try:
-                q.wait(RUN_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                raise BenchError(f"Linux did not power off within {RUN_TIMEOUT} s: see {log}")
-        text = open(log, errors="replace").read()
-        done = re.search(r"BENCH: done rc=(\d+)", text)
-        if not done or done.group(1) != "0":
-            raise BenchError(f"Linux did not send: see {log}:\n{text[-1500:]}")
+        vm = LinuxVM(ns, tap, LINUX_MAC, model, cpus, kernel, f"bench-net-linux-{model}-{idx}",
+                     ip=f"{LINUX_IP}/24", dst=BRIDGE_IP, port=port, mb=mb, mode=mode)
+        vm.finish()
         nbytes, crc, secs = received(rx)
-        want = f"{zlib.crc32(bytes(mb << 20)):08x}"
-        if (nbytes, crc) != (mb << 20, want):
-            raise BenchError(f"Linux: receiver got {nbytes} bytes crc {crc},"
-                             f" want {mb << 20} crc {want}")
+        check(f"Linux -> bridge (see {vm.log})", (nbytes, crc), (mb << 20, zero_sums(mb << 20)[0]))
         return rate(nbytes, secs)
     finally:
         stop(rx)
-        stop(q)
+        if vm:
+            vm.close()
+
+
+# ---- between two guests on the bridge ----------------------------------------
+# Each returns the receiver's MB/s (from its own clock: ferry from accept to
+# the end, Linux from the first byte to the end); the receiver boots first.
+def ferry_to_ferry(ns, taps, port, mb, cpus, iso, idx, model):
+    rx = tx = None
+    try:
+        rx = ferry_host(ns, taps[1], FERRY_RX_IP, FERRY_RX_MAC, model, cpus, iso,
+                        f"bench-net-ff-rx-{model}-{idx}")
+        ferry_listen(rx, port)
+        tx = ferry_host(ns, taps[0], FERRY_IP, FERRY_MAC, model, cpus, iso,
+                        f"bench-net-ff-tx-{model}-{idx}")
+        nbytes, _, crc, _ = ferry_send(tx, FERRY_RX_IP, port, mb)
+        got, secs, rcrc = ferry_received(rx)
+        check(f"ferry -> ferry (see {rx.logpath})", (got, rcrc), (nbytes, crc))
+        check(f"ferry -> ferry (see {rx.logpath})", (got, rcrc), (mb << 20, nettest_sums(got)[0]))
+        return rate(got, secs)
+    finally:
+        for m in (tx, rx):
+            if m:
+                m.close()
+
+
+def linux_to_ferry(ns, taps, port, mb, cpus, iso, kernel, mode, idx, model):
+    rx = tx = None
+    try:
+        rx = ferry_host(ns, taps[1], FERRY_RX_IP, FERRY_RX_MAC, model, cpus, iso,
+                        f"bench-net-lf-rx-{model}-{idx}")
+        ferry_listen(rx, port)
+        tx = LinuxVM(ns, taps[0], LINUX_MAC, model, cpus, kernel, f"bench-net-lf-tx-{model}-{idx}",
+                     ip=f"{LINUX_IP}/24", dst=FERRY_RX_IP, port=port, mb=mb, mode=mode)
+        tx.finish()
+        got, secs, crc = ferry_received(rx)
+        check(f"Linux -> ferry (see {rx.logpath})", (got, crc), (mb << 20, zero_sums(mb << 20)[0]))
+        return rate(got, secs)
+    finally:
+        if tx:
+            tx.close()
+        if rx:
+            rx.close()
+
+
+def ferry_to_linux(ns, taps, port, mb, cpus, iso, kernel, idx, model):
+    rx = tx = None
+    try:
+        rx = LinuxVM(ns, taps[1], LINUX_RX_MAC, model, cpus, kernel,
+                     f"bench-net-fl-rx-{model}-{idx}", ip=f"{LINUX_RX_IP}/24", port=port,
+                     mode="recv")
+        rx.wait_for(rf"BENCH: listening on {port}\b")
+        tx = ferry_host(ns, taps[0], FERRY_IP, FERRY_MAC, model, cpus, iso,
+                        f"bench-net-fl-tx-{model}-{idx}")
+        nbytes, _, crc, _ = ferry_send(tx, LINUX_RX_IP, port, mb)
+        got, secs, md5 = linux_received(rx)
+        want_crc, want_md5 = nettest_sums(mb << 20)
+        check(f"ferry -> Linux (see {rx.log})", (got, md5), (mb << 20, want_md5))
+        check(f"ferry -> Linux (see {tx.logpath})", (nbytes, crc), (mb << 20, want_crc))
+        return rate(got, secs)
+    finally:
+        if tx:
+            tx.close()
+        if rx:
+            rx.close()
+
+
+def linux_to_linux(ns, taps, port, mb, cpus, kernel, mode, idx, model):
+    rx = tx = None
+    try:
+        rx = LinuxVM(ns, taps[1], LINUX_RX_MAC, model, cpus, kernel,
+                     f"bench-net-ll-rx-{model}-{idx}", ip=f"{LINUX_RX_IP}/24", port=port,
+                     mode="recv")
+        rx.wait_for(rf"BENCH: listening on {port}\b")
+        tx = LinuxVM(ns, taps[0], LINUX_MAC, model, cpus, kernel, f"bench-net-ll-tx-{model}-{idx}",
+                     ip=f"{LINUX_IP}/24", dst=LINUX_RX_IP, port=port, mb=mb, mode=mode)
+        tx.finish()
+        got, secs, md5 = linux_received(rx)
+        check(f"Linux -> Linux (see {rx.log})", (got, md5), (mb << 20, zero_sums(mb << 20)[1]))
+        return rate(got, secs)
+    finally:
+        for vm in (tx, rx):
+            if vm:
+                vm.close()
 
 
 # ---- the benchmark ---------------------------------------------------------
@@ -264,20 +484,37 @@ def fmt(xs):
     return "[" + ", ".join(f"{x:.1f}" for x in xs) + "]"
 
 
+DIRECTIONS = ("ferry->ferry", "Linux->Linux", "Linux->ferry", "ferry->Linux")
+
+
 def bench_model(ns, taps, model, pairs, mb, mode, cpus, kernel, iso, port0):
-    """Alternating ferry/Linux runs on one NIC model: the three lists."""
-    ferry, fself, linux = [], [], []
+    """Rounds on one NIC model, each running every side once in turn (ferry
+    and Linux to the bridge, then the four directions between guests): the
+    lists of MB/s by name."""
+    res = {k: [] for k in ("ferry", "fself", "linux") + DIRECTIONS}
     for i in range(pairs):
-        port = port0 + 2 * i
+        port = port0 + 10 * i
         f, fs, fw = ferry_run(ns, taps[0], port, mb, cpus, iso, i, model)
-        ferry.append(f)
-        fself.append(fs)
-        print(f"  {model} pair {i + 1}: ferry {f:.1f} MB/s (ferry's own {fs:.1f},"
+        res["ferry"].append(f)
+        res["fself"].append(fs)
+        print(f"  {model} round {i + 1}: to the bridge: ferry {f:.1f} MB/s (ferry's own {fs:.1f},"
               f" host wall of the command {fw:.1f})", end="", flush=True)
         lx = linux_run(ns, taps[1], port + 1, mb, cpus, mode, kernel, i, model)
-        linux.append(lx)
+        res["linux"].append(lx)
         print(f", Linux {lx:.1f} MB/s", flush=True)
-    return ferry, fself, linux
+        runs = {"ferry->ferry": lambda p: ferry_to_ferry(ns, taps, p, mb, cpus, iso, i, model),
+                "Linux->Linux": lambda p: linux_to_linux(ns, taps, p, mb, cpus, kernel, mode, i,
+                                                         model),
+                "Linux->ferry": lambda p: linux_to_ferry(ns, taps, p, mb, cpus, iso, kernel, mode,
+                                                         i, model),
+                "ferry->Linux": lambda p: ferry_to_linux(ns, taps, p, mb, cpus, iso, kernel, i,
+                                                         model)}
+        print(f"  {model} round {i + 1}: between guests:", end="", flush=True)
+        for k, d in enumerate(DIRECTIONS):
+            r = runs[d](port + 2 + k)
+            res[d].append(r)
+            print(f" {d} {r:.1f}", end="" if k + 1 < len(DIRECTIONS) else " MB/s\n", flush=True)
+    return res
 
 
 def bench(pairs, mb, mode, cpus, models):
@@ -285,6 +522,7 @@ def bench(pairs, mb, mode, cpus, models):
     kernel = ensure_kernel()
     ensure_initramfs()
     ensure_iso()
+    nettest_sums(mb << 20)      # before the runs, not between them
     kver = os.path.basename(kernel)[len("vmlinuz-"):]
     res = {}
     load0 = os.getloadavg()
@@ -303,19 +541,35 @@ def bench(pairs, mb, mode, cpus, models):
     finally:
         os.unlink(iso)
     load1 = os.getloadavg()
-    print(f"net: ferry {rev} vs Linux {kver}, {mb} MiB sent to netpeer.py recv on the namespace's"
-          f" bridge, QEMU TCG NICs on a tap, {cpus} CPUs, {MEM} MiB, {pairs} alternating pairs"
-          f" per NIC ({time.time() - t0:.0f} s); Linux sends with busybox nc ({mode})")
+    med = statistics.median
+    print(f"net: ferry {rev} vs Linux {kver}, {mb} MiB per run, QEMU TCG NICs on taps of one"
+          f" bridge, {cpus} CPUs, {MEM} MiB each, {pairs} rounds per NIC alternating all sides"
+          f" ({time.time() - t0:.0f} s); Linux sends with busybox nc ({mode})")
+    print("  sent to netpeer.py recv on the namespace's bridge:")
     print(f"  {'NIC':<12} {'ferry MB/s':>11} {'Linux MB/s':>11} {'ferry/Linux':>12}"
           f"   (medians; runs: ferry | Linux)")
     ratios = {}
     for model in models:
-        ferry, fself, linux = res[model]
-        f, lx = statistics.median(ferry), statistics.median(linux)
+        r = res[model]
+        f, lx = med(r["ferry"]), med(r["linux"])
         ratios[model] = f / lx
-        print(f"  {model:<12} {f:>11.1f} {lx:>11.1f} {f / lx:>12.2f}   {fmt(ferry)} | {fmt(linux)}"
-              f"  (ferry's own figure {statistics.median(fself):.1f})")
-    print("  receiver's figures: bytes from accept to EOF; MB = 10^6 bytes")
+        print(f"  {model:<12} {f:>11.1f} {lx:>11.1f} {f / lx:>12.2f}   {fmt(r['ferry'])} |"
+              f" {fmt(r['linux'])}  (ferry's own figure {med(r['fself']):.1f})")
+    print("  between two guests on the bridge (MB/s, medians; runs in brackets):")
+    print(f"  {'NIC':<12}" + "".join(f" {d:>13}" for d in DIRECTIONS)
+          + f" {'ff/LL':>6} {'Lf/fL':>6}")
+    for model in models:
+        r = res[model]
+        m = {d: med(r[d]) for d in DIRECTIONS}
+        ff_ll = m["ferry->ferry"] / m["Linux->Linux"]
+        lf_fl = m["Linux->ferry"] / m["ferry->Linux"]
+        ratios[model + " ff/LL"], ratios[model + " Lf/fL"] = ff_ll, lf_fl
+        print(f"  {model:<12}" + "".join(f" {m[d]:>13.1f}" for d in DIRECTIONS)
+              + f" {ff_ll:>6.2f} {lf_fl:>6.2f}")
+        print(f"  {'':<12}" + "".join(f" {fmt(r[d]):>13}" for d in DIRECTIONS))
+    print("  receiver's figures, on its own clock: netpeer.py and ferry from accept to EOF,"
+          " Linux from the first byte to EOF (uptime, 10 ms steps); MB = 10^6 bytes;"
+          " ff/LL = ferry->ferry / Linux->Linux, Lf/fL = Linux->ferry / ferry->Linux")
     print(f"  host load average 1 min: {load0[0]:.2f} at start, {load1[0]:.2f} at end"
           f" (shared machine: figures are noisy)")
     return ratios
@@ -323,12 +577,13 @@ def bench(pairs, mb, mode, cpus, models):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pairs", type=int, default=3, help="ferry/Linux run pairs (3)")
+    ap.add_argument("--pairs", type=int, default=3,
+                    help="rounds per NIC, each running every side once (3)")
     ap.add_argument("--mb", type=int, default=64, help="MiB sent per run (64)")
     ap.add_argument("--mode", choices=("file", "pipe"), default="file",
                     help="Linux sender: file = cat of a tmpfs file (sendfile), pipe = dd | nc"
                          " (busybox nc writes 1 KiB at a time)")
-    ap.add_argument("--cpus", type=int, default=2, help="emulated CPUs for both (2)")
+    ap.add_argument("--cpus", type=int, default=2, help="emulated CPUs of every machine (2)")
     ap.add_argument("--nics", default=",".join(QEMU_NICS),
                     help="NIC models, comma-separated (" + ",".join(QEMU_NICS) + ")")
     a = ap.parse_args(argv)
