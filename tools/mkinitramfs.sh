@@ -138,7 +138,9 @@ if [ "${mode:-file}" = recv ]; then
 	pid=$!
 	hex=$(printf '%04X' "$port")
 	i=0
-	until grep -q ":$hex 00000000:0000 0A" /proc/net/tcp; do
+	# a listening socket (state 0A) on the port, IPv4 or (busybox nc's
+	# default) IPv6
+	until cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -q ":$hex 0*:0000 0A"; do
 		[ $i -lt 100 ] || fail "nc does not listen on $port"
 		sleep 0.1
 		i=$((i + 1))
