@@ -20,11 +20,11 @@
 #   bench.mode=file|pipe   (send M MiB of zeros to DST:P; file: `cat` a tmpfs
 #                           file into the socket, which busybox does with
 #                           sendfile; pipe: dd | nc)
-#   bench.mode=recv        (needs only bench.ip and bench.port: accept one
-#                           connection on P, store the stream in tmpfs, print
-#   "BENCH: listening on P" once the socket listens and, at the sender's EOF,
-#   "BENCH: received N bytes uptime T0 T1 md5 HEX", T0 the uptime at the first
-#                           byte, T1 at the end)
+#   bench.mode=recv        (only bench.ip and bench.port needed: accept one
+#                           connection on P, store the stream in tmpfs; prints
+#                           "BENCH: listening on P" once the socket listens,
+#                           then "BENCH: received N bytes uptime T0 T1 md5 HEX",
+#                           T0 the uptime at the first byte, T1 at the end)
 # and prints "BENCH: ..." lines on the console, then powers off.  Without
 # any bench.* option /init is a Linux guest's shell on the console instead
 # (prompt "linux# "), which is what ferry's Linux-guest tests talk to.

@@ -1,19 +1,31 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""Benchmark (not a test): ferry's `nettest send` throughput against Debian's
-Linux kernel sending the same amount, side by side in one run, on the same
-emulated NIC (QEMU TCG) and the same bridge, to the same receiver, for each
-NIC model ferry drives: e1000 (82540EM), e1000e (82574L) and virtio-net
-(virtio 1.x, modern only).
+"""Benchmark (not a test): ferry's network throughput against Debian's Linux
+kernel on the same emulated NIC (QEMU TCG) and the same bridge, every side
+measured in one run, for each NIC model ferry drives: e1000 (82540EM),
+e1000e (82574L) and virtio-net (virtio 1.x, modern only).
 
   python3 tests/bench/net_vs_linux.py [--pairs 3] [--mb 64] [--mode file|pipe] [--cpus 2]
                                       [--nics e1000,e1000e,virtio-net]
   python3 tests/bench/run.py net            (the same with the defaults)
 
 Needs root (a network namespace with a bridge, as tests/integration/test_net.py).
-The receiver is tests/integration/netpeer.py `recv PORT` inside the namespace;
-its figure (bytes / seconds from accept to EOF) is the one compared.  The runs
-alternate (ferry, Linux, ferry, Linux, ...) so machine noise hits both alike.
+Each round (--pairs of them per NIC) runs every side once, in turn, so that
+machine noise hits all of them alike; every run sends --mb MiB (64):
+  - to the bridge: ferry's `nettest send`, then Linux sending, to
+    tests/integration/netpeer.py `recv PORT` inside the namespace (the
+    "ferry / Linux" table);
+  - between two guests on the bridge, each on its own tap: ferry -> ferry
+    (`nettest listen` on one host, `nettest send` on the other, as
+    test_net.py::test_two_ferry_hosts), Linux -> Linux, Linux -> ferry and
+    ferry -> Linux; the ratios ferry->ferry / Linux->Linux and
+    Linux->ferry / ferry->Linux follow the medians.
+The figure compared is always the receiver's, on its own clock: netpeer.py
+and ferry's `nettest listen` from accept to EOF, a Linux guest from the first
+byte to EOF (its uptime, in 10 ms steps).  Every receiver's byte count and
+checksum is checked against what was sent: ferry sends nettest's
+reproducible stream (hv/net/nettest.h; its crc32 and md5 are computed here),
+Linux sends zeros; ferry and netpeer.py give crc32, a Linux receiver md5.
 
 Linux side: the real package behind linux-image-amd64 is downloaded with
 `apt-get download` and only its kernel and network modules are extracted into
@@ -21,11 +33,14 @@ build/bench/linux/ (nothing is installed in /boot); busybox-static and cpio are
 installed with apt-get when missing; tools/mkinitramfs.sh builds
 build/bench/initramfs.cpio.gz, whose /init loads e1000, e1000e, virtio_pci and
 virtio_net (modules in Debian's kernel; only the one whose card is there
-binds), configures eth0 and sends with busybox nc (--mode file: `cat` of a
-tmpfs file into the socket, which busybox does with sendfile(2): Linux at its
-best, the default; --mode pipe: `dd if=/dev/zero | nc`, which measures busybox
-nc's 1024-byte write(2)s more than the kernel).
-Console transcripts go to build/test-logs/bench-net-*.log.
+binds), configures eth0 and, as QEMU boots the kernel directly with bench.*
+options, either sends with busybox nc (--mode file: `cat` of a tmpfs file
+into the socket, which busybox does with sendfile(2): Linux at its best, the
+default; --mode pipe: `dd if=/dev/zero | nc`, which measures busybox nc's
+1024-byte write(2)s more than the kernel) or receives (bench.mode=recv:
+`nc -l` running cat into tmpfs, then "BENCH: received N bytes uptime T0 T1
+md5 HEX").  Every emulator run has a timeout; a failure raises BenchError
+naming its console transcript, build/test-logs/bench-net-*.log.
 """
 import argparse
 import contextlib

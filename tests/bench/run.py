@@ -14,7 +14,11 @@ exits: microseconds per CPUID exit and per port write under ferry (SVM on
        QEMU); with FERRY_BASE_ISO=other.iso, alternated with that build in
        one run and given as ratios, pair by pair.
 net:   ferry's nettest send vs Linux sending on the same NIC and bridge, for
-       each NIC ferry drives (e1000, e1000e, virtio-net).
+       each NIC ferry drives (e1000, e1000e, virtio-net), and between two
+       guests on the bridge: ferry->ferry, Linux->Linux, Linux->ferry,
+       ferry->Linux, with the ratios ferry->ferry / Linux->Linux and
+       Linux->ferry / ferry->Linux; all sides alternated round by round
+       (tests/bench/net_vs_linux.py).
 linux: Debian's kernel under ferry vs booted directly by QEMU: time to the
        shell prompt, exits during boot, sha256sum of 64 MiB, idle host CPU,
        migration downtime seen from inside (tests/bench/linux_bench.py).
