@@ -570,7 +570,7 @@ def bench(pairs, mb, mode, cpus, models):
         ratios[model] = f / lx
         print(f"  {model:<12} {f:>11.1f} {lx:>11.1f} {f / lx:>12.2f}   {fmt(r['ferry'])} |"
               f" {fmt(r['linux'])}  (ferry's own figure {med(r['fself']):.1f})")
-    print("  between two guests on the bridge (MB/s, medians; runs in brackets):")
+    print("  between two guests on the bridge (MB/s, medians; then the runs):")
     print(f"  {'NIC':<12}" + "".join(f" {d:>13}" for d in DIRECTIONS)
           + f" {'ff/LL':>6} {'Lf/fL':>6}")
     for model in models:
@@ -581,7 +581,7 @@ def bench(pairs, mb, mode, cpus, models):
         ratios[model + " ff/LL"], ratios[model + " Lf/fL"] = ff_ll, lf_fl
         print(f"  {model:<12}" + "".join(f" {m[d]:>13.1f}" for d in DIRECTIONS)
               + f" {ff_ll:>6.2f} {lf_fl:>6.2f}")
-        print(f"  {'':<12}" + "".join(f" {fmt(r[d]):>13}" for d in DIRECTIONS))
+        print(f"  {'':<12} runs: " + ", ".join(f"{d} {fmt(r[d])}" for d in DIRECTIONS))
     print("  receiver's figures, on its own clock: netpeer.py and ferry from accept to EOF,"
           " Linux from the first byte to EOF (uptime, 10 ms steps); MB = 10^6 bytes;"
           " ff/LL = ferry->ferry / Linux->Linux, Lf/fL = Linux->ferry / ferry->Linux")
