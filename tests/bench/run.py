@@ -7,6 +7,8 @@
 boot:  time from starting QEMU to the `ferry> ` prompt and ferry's own boot
        time (from its log) on 2, 8 and 16 CPUs, and ferry's memory use at
        idle (`mem`).
+boot-uefi: the same power-on to prompt under UEFI (OVMF) and BIOS
+       (SeaBIOS), alternated.
 guest: the test guest's CPU-bound work rate under ferry vs directly on
        QEMU (the overhead ratio), and VM exits per second.
 guest-vmx: the same ratio on Bochs (Intel VMX).
@@ -38,10 +40,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
 from ferry_harness import ROOT, Machine  # noqa: E402
 
 
-def boot_once(name, cpus):
+def boot_once(name, cpus, firmware="bios"):
     """One boot: power-on to prompt (host clock), ferry's own boot time
     (its log) and `mem`."""
-    m = Machine(name, kind="qemu", cpus=cpus, mem=512)
+    m = Machine(name, kind="qemu", cpus=cpus, mem=512, firmware=firmware)
     t0 = time.time()
     m.start(boot_timeout=180)
     wall = time.time() - t0
@@ -75,6 +77,25 @@ def bench_boot(runs=3, cpu_counts=(2, 8, 16)):
               % (c, statistics.median(w), min(w), max(w), statistics.median(s), min(s), max(s)))
     print("  ferry memory at idle: %d KiB reserved for ferry (image, heap, tables);"
           " heap in use %s KiB of %s KiB" % (ferry, heap.group(1), heap.group(2)))
+
+
+def bench_boot_uefi(runs=3, cpus=2):
+    """Power-on to prompt under UEFI (OVMF) against BIOS (SeaBIOS), the
+    same ISO, the firmwares alternated run by run."""
+    walls = {"bios": [], "uefi": []}
+    selfs = {"bios": [], "uefi": []}
+    for i in range(runs):
+        for fw in ("bios", "uefi"):
+            wall, own, _ = boot_once(f"bench-boot-{fw}-{i}", cpus, firmware=fw)
+            walls[fw].append(wall)
+            selfs[fw].append(own)
+    print("boot by firmware (QEMU TCG, %d CPUs, 512 MiB), %d runs each, alternated:" % (cpus, runs))
+    for fw in ("bios", "uefi"):
+        w, s = walls[fw], selfs[fw]
+        print("  %s: power-on to prompt median %.2f s %s; ferry's own boot median %d ms %s"
+              % (fw, statistics.median(w), [round(x, 2) for x in w], statistics.median(s), s))
+    print("  ratio uefi/bios (power-on to prompt): %.2f"
+          % (statistics.median(walls["uefi"]) / statistics.median(walls["bios"])))
 
 
 GUEST = os.path.join(os.path.dirname(__file__), "..", "..", "build", "guest", "testguest.elf")
@@ -227,7 +248,7 @@ def bench_guest_vmx(pairs=2):
     print(f"  ratio ferry/direct {f / d:.3f} (overhead {100 * (1 - f / d):.1f}%)")
 
 
-BENCHES = {"boot": bench_boot, "guest": bench_guest, "guest-vmx": bench_guest_vmx,
+BENCHES = {"boot": bench_boot, "boot-uefi": bench_boot_uefi, "guest": bench_guest, "guest-vmx": bench_guest_vmx,
            "exits": bench_exits,
            "net": lambda: __import__("net_vs_linux").main([]),
            "migrate": lambda: __import__("migrate_bench").main([]),
