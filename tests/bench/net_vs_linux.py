@@ -407,83 +407,82 @@ def linux_run(ns, tap, port, mb, cpus, mode, kernel, idx, model):
 # ---- between two guests on the bridge ----------------------------------------
 # Each returns the receiver's MB/s (from its own clock: ferry from accept to
 # the end, Linux from the first byte to the end); the receiver boots first.
+def ferry_receiver(stack, ns, tap, model, cpus, iso, name, port):
+    """A ferry host listening with nettest on port, closed with stack."""
+    rx = stack.enter_context(contextlib.closing(
+        ferry_host(ns, tap, FERRY_RX_IP, FERRY_RX_MAC, model, cpus, iso, name)))
+    ferry_listen(rx, port)
+    return rx
+
+
+def linux_receiver(stack, ns, tap, model, cpus, kernel, name, port):
+    """A Linux VM in bench.mode=recv, once it listens; closed with stack."""
+    rx = stack.enter_context(contextlib.closing(
+        LinuxVM(ns, tap, LINUX_RX_MAC, model, cpus, kernel, name, ip=f"{LINUX_RX_IP}/24",
+                port=port, mode="recv")))
+    rx.wait_for(rf"BENCH: listening on {port}\b")
+    return rx
+
+
+def ferry_sender(stack, ns, tap, model, cpus, iso, name):
+    return stack.enter_context(contextlib.closing(
+        ferry_host(ns, tap, FERRY_IP, FERRY_MAC, model, cpus, iso, name)))
+
+
+def linux_sender(stack, ns, tap, model, cpus, kernel, name, dst, port, mb, mode):
+    """A Linux VM sending mb MiB of zeros to dst:port, run to its end."""
+    tx = stack.enter_context(contextlib.closing(
+        LinuxVM(ns, tap, LINUX_MAC, model, cpus, kernel, name, ip=f"{LINUX_IP}/24", dst=dst,
+                port=port, mb=mb, mode=mode)))
+    tx.finish()
+    return tx
+
+
 def ferry_to_ferry(ns, taps, port, mb, cpus, iso, idx, model):
-    rx = tx = None
-    try:
-        rx = ferry_host(ns, taps[1], FERRY_RX_IP, FERRY_RX_MAC, model, cpus, iso,
-                        f"bench-net-ff-rx-{model}-{idx}")
-        ferry_listen(rx, port)
-        tx = ferry_host(ns, taps[0], FERRY_IP, FERRY_MAC, model, cpus, iso,
-                        f"bench-net-ff-tx-{model}-{idx}")
+    with contextlib.ExitStack() as st:
+        rx = ferry_receiver(st, ns, taps[1], model, cpus, iso, f"bench-net-ff-rx-{model}-{idx}",
+                            port)
+        tx = ferry_sender(st, ns, taps[0], model, cpus, iso, f"bench-net-ff-tx-{model}-{idx}")
         nbytes, _, crc, _ = ferry_send(tx, FERRY_RX_IP, port, mb)
         got, secs, rcrc = ferry_received(rx)
         check(f"ferry -> ferry (see {rx.logpath})", (got, rcrc), (nbytes, crc))
         check(f"ferry -> ferry (see {rx.logpath})", (got, rcrc), (mb << 20, nettest_sums(got)[0]))
         return rate(got, secs)
-    finally:
-        for m in (tx, rx):
-            if m:
-                m.close()
 
 
 def linux_to_ferry(ns, taps, port, mb, cpus, iso, kernel, mode, idx, model):
-    rx = tx = None
-    try:
-        rx = ferry_host(ns, taps[1], FERRY_RX_IP, FERRY_RX_MAC, model, cpus, iso,
-                        f"bench-net-lf-rx-{model}-{idx}")
-        ferry_listen(rx, port)
-        tx = LinuxVM(ns, taps[0], LINUX_MAC, model, cpus, kernel, f"bench-net-lf-tx-{model}-{idx}",
-                     ip=f"{LINUX_IP}/24", dst=FERRY_RX_IP, port=port, mb=mb, mode=mode)
-        tx.finish()
+    with contextlib.ExitStack() as st:
+        rx = ferry_receiver(st, ns, taps[1], model, cpus, iso, f"bench-net-lf-rx-{model}-{idx}",
+                            port)
+        linux_sender(st, ns, taps[0], model, cpus, kernel, f"bench-net-lf-tx-{model}-{idx}",
+                     FERRY_RX_IP, port, mb, mode)
         got, secs, crc = ferry_received(rx)
         check(f"Linux -> ferry (see {rx.logpath})", (got, crc), (mb << 20, zero_sums(mb << 20)[0]))
         return rate(got, secs)
-    finally:
-        if tx:
-            tx.close()
-        if rx:
-            rx.close()
 
 
 def ferry_to_linux(ns, taps, port, mb, cpus, iso, kernel, idx, model):
-    rx = tx = None
-    try:
-        rx = LinuxVM(ns, taps[1], LINUX_RX_MAC, model, cpus, kernel,
-                     f"bench-net-fl-rx-{model}-{idx}", ip=f"{LINUX_RX_IP}/24", port=port,
-                     mode="recv")
-        rx.wait_for(rf"BENCH: listening on {port}\b")
-        tx = ferry_host(ns, taps[0], FERRY_IP, FERRY_MAC, model, cpus, iso,
-                        f"bench-net-fl-tx-{model}-{idx}")
+    with contextlib.ExitStack() as st:
+        rx = linux_receiver(st, ns, taps[1], model, cpus, kernel,
+                            f"bench-net-fl-rx-{model}-{idx}", port)
+        tx = ferry_sender(st, ns, taps[0], model, cpus, iso, f"bench-net-fl-tx-{model}-{idx}")
         nbytes, _, crc, _ = ferry_send(tx, LINUX_RX_IP, port, mb)
         got, secs, md5 = linux_received(rx)
         want_crc, want_md5 = nettest_sums(mb << 20)
         check(f"ferry -> Linux (see {rx.log})", (got, md5), (mb << 20, want_md5))
         check(f"ferry -> Linux (see {tx.logpath})", (nbytes, crc), (mb << 20, want_crc))
         return rate(got, secs)
-    finally:
-        if tx:
-            tx.close()
-        if rx:
-            rx.close()
 
 
 def linux_to_linux(ns, taps, port, mb, cpus, kernel, mode, idx, model):
-    rx = tx = None
-    try:
-        rx = LinuxVM(ns, taps[1], LINUX_RX_MAC, model, cpus, kernel,
-                     f"bench-net-ll-rx-{model}-{idx}", ip=f"{LINUX_RX_IP}/24", port=port,
-                     mode="recv")
-        rx.wait_for(rf"BENCH: listening on {port}\b")
-        tx = LinuxVM(ns, taps[0], LINUX_MAC, model, cpus, kernel, f"bench-net-ll-tx-{model}-{idx}",
-                     ip=f"{LINUX_IP}/24", dst=LINUX_RX_IP, port=port, mb=mb, mode=mode)
-        tx.finish()
+    with contextlib.ExitStack() as st:
+        rx = linux_receiver(st, ns, taps[1], model, cpus, kernel,
+                            f"bench-net-ll-rx-{model}-{idx}", port)
+        linux_sender(st, ns, taps[0], model, cpus, kernel, f"bench-net-ll-tx-{model}-{idx}",
+                     LINUX_RX_IP, port, mb, mode)
         got, secs, md5 = linux_received(rx)
         check(f"Linux -> Linux (see {rx.log})", (got, md5), (mb << 20, zero_sums(mb << 20)[1]))
         return rate(got, secs)
-    finally:
-        for vm in (tx, rx):
-            if vm:
-                vm.close()
 
 
 # ---- the benchmark ---------------------------------------------------------
