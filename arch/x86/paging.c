@@ -542,15 +542,21 @@ static int unmap_entry(struct op *op, uint64_t *p, unsigned level,
 	return err;
 }
 
-int pt_unmap(struct page_table *pt, uint64_t va, uint64_t size)
+/* An operation with nothing to check but its range: pt_unmap, pt_merge. */
+static int walk_range(struct page_table *pt, uint64_t va, uint64_t size, entry_fn fn)
 {
 	struct op op = { .pt = pt };
 	uint64_t hi;
 	int err = range_check(pt, va, size, &op.lo, &hi);
 
 	if (!err)
-		err = walk(&op, op.lo, hi, unmap_entry);
+		err = walk(&op, op.lo, hi, fn);
 	return err ? err : op.flush;
+}
+
+int pt_unmap(struct page_table *pt, uint64_t va, uint64_t size)
+{
+	return walk_range(pt, va, size, unmap_entry);
 }
 
 /* ---- pt_map ---- */
@@ -789,13 +795,7 @@ static int merge_entry(struct op *op, uint64_t *p, unsigned level,
 
 int pt_merge(struct page_table *pt, uint64_t va, uint64_t size)
 {
-	struct op op = { .pt = pt };
-	uint64_t hi;
-	int err = range_check(pt, va, size, &op.lo, &hi);
-
-	if (!err)
-		err = walk(&op, op.lo, hi, merge_entry);
-	return err ? err : op.flush;
+	return walk_range(pt, va, size, merge_entry);
 }
 
 /* ---- Life cycle and flushes ---- */
