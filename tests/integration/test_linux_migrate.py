@@ -120,9 +120,14 @@ def past_history(m):
     return m.pos
 
 
+def tick_lines(m, since):
+    """(counter, time) of each tick line in m's buffer from `since`."""
+    return [(int(a), int(b)) for a, b in TICK.findall(m.buf[since:].replace("\r", ""))]
+
+
 def last_tick(m, since):
     """The newest tick's counter in m's buffer from `since`."""
-    return int(TICK.findall(m.buf[since:].replace("\r", ""))[-1][0])
+    return tick_lines(m, since)[-1][0]
 
 
 def ticks(h, since, above, timeout=60, live_from=None):
@@ -131,8 +136,8 @@ def ticks(h, since, above, timeout=60, live_from=None):
     m = h.m
     end = time.time() + timeout * m.slow
     while True:
-        got = [(int(a), int(b)) for a, b in TICK.findall(m.buf[since:].replace("\r", ""))]
-        live = [] if live_from is None else TICK.findall(m.buf[live_from:].replace("\r", ""))
+        got = tick_lines(m, since)
+        live = [] if live_from is None else tick_lines(m, live_from)
         if got and got[-1][0] > above and (live_from is None or len(live) >= 2):
             return got
         assert time.time() < end, f"{h.label}: no tick past {above}:\n{m.buf[-1500:]}"
