@@ -213,9 +213,9 @@ def test_pause_resume_and_stats(host):
     assert "paused hb" in m.cmd("pause hb")
     paused = listed(m, "hb")
     assert paused["state"] == "paused", paused
-    t1 = re.findall(r"tick=(\d+)", wait_console(m, "hb", r"tick=")[1])[-1]
+    t1 = re.findall(r"tick=(\d+) ", wait_console(m, "hb", r"tick=")[1])[-1]
     time.sleep(1.5)
-    t2 = re.findall(r"tick=(\d+)", wait_console(m, "hb", r"tick=")[1])[-1]
+    t2 = re.findall(r"tick=(\d+) ", wait_console(m, "hb", r"tick=")[1])[-1]
     assert t1 == t2, "a paused guest kept running"
     assert listed(m, "hb")["cpu"] == paused["cpu"], "a paused guest used CPU time"
     assert "resumed hb" in m.cmd("resume hb")
