@@ -31,7 +31,7 @@ HV_ASFLAGS := -I. -I$(BUILD) -D__ASSEMBLY__
 # tools/check-layers.py checks the includes the same way.
 CRYPTO_SRCS  := hv/crypto/selftest.c hv/crypto/noise.c hv/crypto/keyfile.c hv/crypto/random.c
 LIB_SRCS     := hv/lib/log.c hv/lib/panic.c hv/lib/ring.c hv/lib/crc32.c hv/lib/time.c \
-	hv/lib/heap.c hv/lib/errtext.c
+	hv/lib/heap.c hv/lib/errtext.c hv/lib/tscscale.c
 BOOT_SRCS    := boot/mb2info.c
 ARCH_SRCS    := arch/x86/desc.c arch/x86/trap.c arch/x86/apic.c arch/x86/time.c \
 	arch/x86/smp.c arch/x86/setup.c arch/x86/paging.c \
@@ -59,7 +59,7 @@ VMM_SRCS     := arch/x86/virt.c arch/x86/vmx/caps.c arch/x86/vmx/ept.c arch/x86/
 	arch/x86/svm/exit.c arch/x86/svm/asid.c
 CORE_SRCS    := hv/sched/balance.c hv/console.c hv/version.c hv/modules.c hv/power.c hv/vmm.c hv/vm.c \
 	hv/vcpu.c hv/exit.c hv/sched.c hv/cpuid.c hv/msr.c hv/vm_devices.c hv/vmstate.c \
-	hv/netif.c hv/gnet.c hv/sched/credit.c hv/kvmclock.c
+	hv/netif.c hv/gnet.c hv/sched/credit.c hv/kvmclock.c hv/tsc.c
 MIGRATE_SRCS := hv/migrate/stream.c hv/migrate/statecheck.c hv/migrate/sparse.c hv/migrate/policy.c hv/migrate/chan.c \
 	hv/migrate/send.c hv/migrate/recv.c hv/migrate/history.c hv/migrate/doubt.c \
 	hv/migrate/trust.c hv/migrate/identity.c

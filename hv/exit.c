@@ -15,6 +15,7 @@
 #include "hv/kvmclock.h"
 #include "hv/lib/log.h"
 #include "hv/msr.h"
+#include "hv/tsc.h"
 #include "hv/vcpu.h"
 #include "hv/vm_devices.h"
 #include "hv/vdev/devices.h"
@@ -32,6 +33,7 @@ static const char *const names[EXIT_COUNT] = {
 	[EXIT_HYPERCALL] = "hypercall", [EXIT_XSETBV] = "xsetbv",
 	[EXIT_VIRT_INSN] = "virt-insn", [EXIT_SHUTDOWN] = "shutdown",
 	[EXIT_INVALID] = "invalid-state", [EXIT_UNHANDLED] = "unhandled",
+	[EXIT_RDTSC] = "rdtsc",
 };
 
 const char *exit_name(enum exit_code c)
@@ -90,22 +92,26 @@ static enum exit_action do_io(struct vcpu *v, struct vm_exit *e)
 	return v->vm->state == VM_RUNNING ? EXIT_RESUME : EXIT_STOP;
 }
 
-static uint64_t guest_tsc(struct vcpu *v)
-{
-	return rdtsc() + v->vm->tsc_offset;
-}
-
 static void msr_result(struct vcpu *v, uint64_t val)
 {
 	v->hw.gpr[GPR_RAX] = (uint32_t)val;
 	v->hw.gpr[GPR_RDX] = val >> 32;
 }
 
+/* RDTSC exits only while the guest's TSC is scaled without the CPU's
+ * help (hv/tsc.h). */
+static enum exit_action do_rdtsc(struct vcpu *v, struct vm_exit *e)
+{
+	msr_result(v, vcpu_tsc_now(v));
+	vmm->skip_insn(&v->hw, e->inst_len);
+	return EXIT_RESUME;
+}
+
 /* The MSRs of the local APIC and kvmclock (devices): false if e's is not
  * one of them. */
 static bool device_msr(struct vcpu *v, struct vm_exit *e, bool write, uint64_t val)
 {
-	int rc = vm_apic_msr(v, e->u.msr.index, write, &val, guest_tsc(v));
+	int rc = vm_apic_msr(v, e->u.msr.index, write, &val, vcpu_tsc_now(v));
 
 	if (rc == -ENOENT)
 		return false;
@@ -142,7 +148,7 @@ static enum exit_action do_msr(struct vcpu *v, struct vm_exit *e)
 	if (write)
 		st = msr_write(&s, index, val, &tsc_written, &new_tsc);
 	else
-		st = msr_read(&s, index, guest_tsc(v), &val);
+		st = msr_read(&s, index, vcpu_tsc_now(v), &val);
 	if (st == MSR_GP) {
 		inject_exception(v, 13, true, 0);
 		return EXIT_RESUME;
@@ -150,8 +156,8 @@ static enum exit_action do_msr(struct vcpu *v, struct vm_exit *e)
 	if (write && in_state)
 		vmm->set_state(&v->hw, &s);
 	if (tsc_written) {
-		v->vm->tsc_offset = new_tsc - rdtsc();
-		vmm->set_tsc_offset(&v->hw, v->vm->tsc_offset);
+		vm_tsc_set(v->vm, new_tsc);	/* every vCPU's, before its next entry */
+		vcpu_tsc_sync(v);
 		kvmclock_update_all(v->vm);	/* the TSC-to-time relation moved */
 	}
 	if (!write)
@@ -347,6 +353,7 @@ static const exit_fn table[EXIT_COUNT] = {
 	[EXIT_SHUTDOWN] = do_shutdown,
 	[EXIT_INVALID] = do_invalid,
 	[EXIT_UNHANDLED] = do_unhandled,
+	[EXIT_RDTSC] = do_rdtsc,
 };
 
 enum exit_action exit_handle(struct vcpu *v, struct vm_exit *e)

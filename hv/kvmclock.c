@@ -4,6 +4,7 @@
 #include "hv/kvmclock.h"
 #include "hv/lib/log.h"
 #include "hv/lib/time.h"
+#include "hv/tsc.h"
 #include "hv/vcpu.h"
 #include "hv/vdev/devices.h"
 
@@ -38,9 +39,13 @@ static void update_one(struct vm *vm, unsigned int id)
 	if (!(msr & PVCLOCK_ENABLE))
 		return;
 	gpa = msr & ~PVCLOCK_ENABLE;
-	/* guest TSC and guest clock read as one instant */
-	uint64_t tsc = rdtsc(), ns = vm_clock_ns(vm);
-	pvclock_fill(&t, tsc_hz(), tsc + vm->tsc_offset, ns, next_version(vm, gpa));
+	/* guest TSC and guest clock read as one instant, at the rate the
+	 * guest's TSC runs at here */
+	uint64_t hz = vm_tsc_hz(vm);
+	spin_lock(&vm->lock);
+	uint64_t tsc = vm_tsc_at(vm, rdtsc()), ns = vm_clock_ns(vm);
+	spin_unlock(&vm->lock);
+	pvclock_fill(&t, hz, tsc, ns, next_version(vm, gpa));
 	publish(vm, gpa, &t, sizeof(t));
 }
 

@@ -17,6 +17,7 @@
 #include "hv/sched.h"
 #include "hv/lib/panic.h"
 #include "hv/lib/time.h"
+#include "hv/tsc.h"
 #include "hv/vcpu.h"
 #include "hv/vm_devices.h"
 
@@ -180,8 +181,9 @@ int vcpu_create(struct vm *vm, unsigned int id, const struct cpu_state *initial,
 	}
 	memcpy(v->hw.gpr, s.gpr, sizeof(v->hw.gpr));
 	vmm->set_state(&v->hw, &s);
-	vm->tsc_offset = -rdtsc();	/* the guest's TSC starts near 0 */
-	vmm->set_tsc_offset(&v->hw, vm->tsc_offset);
+	if (id == 0)
+		vm_tsc_set(vm, 0);	/* the guest's TSC starts near 0 */
+	vcpu_tsc_sync(v);		/* every vCPU's the same */
 	*out = v;
 	return 0;
 }
@@ -397,6 +399,7 @@ enum vcpu_state vcpu_run(struct vcpu *v)
 		/* before looking: a notify from now on sends its IPI again */
 		__atomic_store_n(&v->notified, false, __ATOMIC_SEQ_CST);
 		inject_pending(v);
+		vcpu_tsc_sync(v);
 		if (vm_waits_for_sipi(v))
 			return VCPU_HALTED;	/* an application processor before its SIPI */
 		irq_disable();

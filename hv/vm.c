@@ -22,6 +22,7 @@
 #include "hv/mm/memory.h"
 #include "hv/sched.h"
 #include "hv/lib/time.h"
+#include "hv/tsc.h"
 #include "hv/vcpu.h"
 #include "hv/gnet.h"
 #include "hv/vm.h"
@@ -263,11 +264,12 @@ static int vm_build_base(struct vm *vm, char *err, size_t errlen)
 
 /* The devices and n vCPUs: the first in *entry, the others (application
  * processors) in the INIT state, waiting for a SIPI from the guest. */
-static int vm_build_cpu(struct vm *vm, const struct cpu_state *entry, unsigned int n,
-			char *err, size_t errlen)
+static int vm_build_cpu(struct vm *vm, const struct cpu_state *entry,
+			const struct vm_config *cfg, char *err, size_t errlen)
 {
+	unsigned int n = cfg->vcpus;
 	struct cpu_state init;
-	int rc = vm_devices_init(vm, n);
+	int rc = vm_devices_init(vm, n, cfg->tsc_khz ? cfg->tsc_khz * 1000 : tsc_hz());
 
 	if (rc) {
 		snprintf(err, errlen, "creating the virtual devices failed (error %d)", rc);
@@ -284,6 +286,7 @@ static int vm_build_cpu(struct vm *vm, const struct cpu_state *entry, unsigned i
 		vm->vcpus[i]->cap_bp = sched_cap_split(vm->cap_pct, n);
 		vm->nr_vcpus = i + 1;
 	}
+	vm_tsc_retune(vm);	/* scaled from the start if tsc_khz asks another rate */
 	return 0;
 }
 
@@ -433,7 +436,7 @@ static int vm_build(struct vm *vm, const struct vm_config *cfg, char *err, size_
 	struct cpu_state st;
 	int rc = vm_load(vm, cfg, &st, err, errlen);
 
-	return rc ? rc : vm_build_cpu(vm, &st, cfg->vcpus, err, errlen);
+	return rc ? rc : vm_build_cpu(vm, &st, cfg, err, errlen);
 }
 
 /* The configuration the guest was created with (a reboot loads it again). */
@@ -529,6 +532,11 @@ static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "a guest named '%s' exists already", cfg->name);
 		return NULL;
 	}
+	if (cfg->tsc_khz && (cfg->tsc_khz < VM_TSC_KHZ_MIN || cfg->tsc_khz > VM_TSC_KHZ_MAX)) {
+		snprintf(err, errlen, "tsc_khz=%llu: a rate from %llu to %llu kHz",
+			 (unsigned long long)cfg->tsc_khz, VM_TSC_KHZ_MIN, VM_TSC_KHZ_MAX);
+		return NULL;
+	}
 	if (cfg->vcpus < 1 || cfg->vcpus > VM_MAX_VCPUS ||
 	    cfg->vcpus > VM_VCPUS_PER_CPU * cpu_count) {
 		snprintf(err, errlen, "vcpus=%u: a guest may have 1 to %u vCPUs here (%u per "
@@ -577,6 +585,8 @@ static int vm_error_code(const struct vm_config *cfg, unsigned int vcpus_max)
 		return -ENODEV;
 	if (vm_find(cfg->name))
 		return -EEXIST;
+	if (cfg->tsc_khz && (cfg->tsc_khz < VM_TSC_KHZ_MIN || cfg->tsc_khz > VM_TSC_KHZ_MAX))
+		return -EINVAL;
 	return cfg->vcpus < 1 || cfg->vcpus > vcpus_max ||
 	       cfg->vcpus > VM_VCPUS_PER_CPU * cpu_count ? -EINVAL : -ENOMEM;
 }
@@ -615,7 +625,7 @@ int vm_create_incoming(const struct vm_config *cfg, struct vm **out, char *err, 
 	vm->mig_owned = true;
 	rc = vm_build_base(vm, err, errlen);
 	if (!rc)
-		rc = vm_build_cpu(vm, &entry, cfg->vcpus, err, errlen);
+		rc = vm_build_cpu(vm, &entry, cfg, err, errlen);
 	if (!rc)
 		rc = vm_register(vm, err, errlen);
 	if (rc) {
@@ -677,10 +687,13 @@ int vm_start(struct vm *vm, char *err, size_t errlen)
 
 int vm_activate(struct vm *vm, bool run, char *err, size_t errlen)
 {
-	/* This host's TSC may run at another rate: the guest's kvmclock must
-	 * say so before its first instruction here (its memory is all in). */
-	if (vm->state == VM_INCOMING)
+	/* This host's TSC may run at another rate: the guest's TSC keeps its
+	 * own (scaled if need be), and its kvmclock says so before its first
+	 * instruction here (its memory is all in). */
+	if (vm->state == VM_INCOMING) {
+		vm_tsc_retune(vm);
 		kvmclock_update_all(vm);
+	}
 	if (vm->state == VM_INCOMING && vm->nic)
 		gnet_arrived(vm);	/* the LAN learns where its MAC went */
 	return place(vm, VM_INCOMING, run ? VM_RUNNING : VM_PAUSED, "activate", err, errlen);

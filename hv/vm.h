@@ -106,6 +106,13 @@ struct vcpu_stats {
 #define FPU_AREA_SIZE 4096
 struct fpu_area { uint8_t bytes[FPU_AREA_SIZE]; } __attribute__((aligned(64)));
 
+/* The guest's TSC: tsc_scaled(host TSC, mult) + offset (hv/tsc.h). */
+struct vm_tsc {
+	uint64_t offset;
+	uint64_t mult;			/* TSC_MULT_ONE: the host's rate */
+	uint32_t gen;			/* bumped with each change */
+};
+
 struct vcpu {
 	struct vmm_vcpu hw;		/* what the back end sees (hv/vmm.h) */
 	struct vm *vm;			/* (c) */
@@ -139,6 +146,7 @@ struct vcpu {
 		uint64_t moved_ns;		/* when it last moved this vCPU */
 		bool seen;
 	} bal;
+	struct vm_tsc tsc;		/* (v) the VM's TSC as its back end has it */
 	struct vm_exit exit;		/* (v) the last exit */
 };
 
@@ -163,10 +171,8 @@ struct vm {
 
 	struct vcpu *vcpus[VM_MAX_VCPUS];	/* (c) */
 	unsigned int nr_vcpus;		/* (c) */
-	uint64_t tsc_offset;		/* guest TSC = host TSC + offset.  (c), then
-					 * written by vCPU 0's CPU on a guest WRMSR to
-					 * the TSC (v: one vCPU per VM), or with every
-					 * vCPU stopped (vmstate_load_time, under L) */
+	struct vm_tsc tsc;		/* (L) the guest's TSC: hv/tsc.h; vCPUs read
+					 * gen atomically */
 	volatile uint32_t throttle_pct;	/* (a) share of time vCPUs sit out (migration) */
 	volatile bool mig_owned;	/* (a) a migration task owns it: shell hands off */
 	struct vm_mig_status mig;	/* (L) but .round: the migration task alone,
@@ -201,6 +207,9 @@ struct vm {
 enum vm_pvpanic { VM_PVPANIC_AUTO, VM_PVPANIC_ON, VM_PVPANIC_OFF };
 
 /* What `create` asks for. */
+#define VM_TSC_KHZ_MIN	1000ull		/* 1 MHz .. */
+#define VM_TSC_KHZ_MAX	10000000ull	/* .. 10 GHz, as the local APIC takes */
+
 struct vm_config {
 	const char *name;
 	const char *kernel;	/* module name */
@@ -212,6 +221,8 @@ struct vm_config {
 	const uint8_t *mac;	/* its MAC (unicast, not zero), or NULL: from the name */
 	uint32_t weight;	/* its CPU share (`sched`); 0: SCHED_WEIGHT_DEFAULT */
 	uint32_t cap_pct;	/* % of one CPU over its vCPUs; 0: none */
+	uint64_t tsc_khz;	/* the guest's TSC rate (VM_TSC_KHZ_MIN..MAX); 0: this
+				 * host's.  An incoming guest's comes with it. */
 	enum vm_pvpanic pvpanic;	/* a pvpanic device: by the kernel's kind,
 					 * or as a migration's source had it */
 };

@@ -95,13 +95,13 @@ static void nic_tx(void *ctx, const uint8_t *f, size_t len)
 	gnet_guest_tx(ctx, f, len);
 }
 
-int vm_devices_init(struct vm *vm, unsigned int nr_vcpus)
+int vm_devices_init(struct vm *vm, unsigned int nr_vcpus, uint64_t tsc_hz)
 {
 	struct vdev_config cfg = {
 		.epoch_s = host_rtc_epoch_now() ? host_rtc_epoch_now() : EPOCH_FALLBACK,
 		.now_ns = vm_clock_ns(vm),
 		.ctx = vm, .tx = tx, .reset = reset, .poweroff = poweroff,
-		.nr_cpus = nr_vcpus, .tsc_hz = tsc_hz(), .phys_bits = CPUID_GUEST_PHYS_BITS,
+		.nr_cpus = nr_vcpus, .tsc_hz = tsc_hz, .phys_bits = CPUID_GUEST_PHYS_BITS,
 		.nic_on = vm->nic, .nic_mem = { vm, nic_read, nic_write }, .nic_tx = nic_tx,
 		.pvpanic_on = vm->pvpanic, .panic = panic_event,
 	};

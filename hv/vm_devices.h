@@ -17,7 +17,7 @@
 struct vm;
 struct vcpu;
 
-int vm_devices_init(struct vm *vm, unsigned int nr_vcpus);
+int vm_devices_init(struct vm *vm, unsigned int nr_vcpus, uint64_t tsc_hz);
 void vm_devices_free(struct vm *vm);
 void vm_devices_reset(struct vm *vm);	/* the guest's reset line (vdev_reset) */
 

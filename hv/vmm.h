@@ -67,6 +67,7 @@ enum exit_code {
 	EXIT_SHUTDOWN,		/* triple fault */
 	EXIT_INVALID,		/* VM entry failed: the guest state is bad */
 	EXIT_UNHANDLED,		/* a vendor exit the back end could not handle */
+	EXIT_RDTSC,		/* only while set_tsc scales without the CPU */
 	EXIT_COUNT
 };
 
@@ -139,7 +140,12 @@ struct vmm_ops {
 	void (*want_intr_window)(struct vmm_vcpu *v, bool on);
 	/* Move RIP past the exiting instruction (clears the STI/MOV SS shadow). */
 	void (*skip_insn)(struct vmm_vcpu *v, uint8_t len);
-	void (*set_tsc_offset)(struct vmm_vcpu *v, uint64_t offset);
+	/*
+	 * The guest reads tsc_scaled(host TSC, mult) + offset (hv/lib/time.h).
+	 * mult != TSC_MULT_ONE: the CPU scales if it can (virt_caps.tsc_scaling),
+	 * otherwise RDTSC exits with EXIT_RDTSC and the core answers.
+	 */
+	void (*set_tsc)(struct vmm_vcpu *v, uint64_t offset, uint64_t mult);
 };
 
 /* The back end chosen at boot (hv/vmm.c); NULL when the CPU has none. */

@@ -7,6 +7,7 @@
 #include "arch/x86/fpu.h"
 #include "hv/lib/ring.h"
 #include "hv/lib/time.h"
+#include "hv/tsc.h"
 #include "hv/vcpu.h"
 #include "hv/vdev/devices.h"
 #include "hv/vm_devices.h"
@@ -142,17 +143,15 @@ int vmstate_load_devices(struct vm *vm, const uint8_t *buf, size_t len, bool con
 
 void vmstate_save_time(struct vm *vm, uint64_t *guest_tsc, uint64_t *clock_ns)
 {
-	*guest_tsc = rdtsc() + vm->tsc_offset;
+	*guest_tsc = vm_tsc_now(vm);
 	*clock_ns = vm_clock_ns(vm);
 }
 
 void vmstate_load_time(struct vm *vm, uint64_t guest_tsc, uint64_t clock_ns)
 {
+	vm_tsc_set(vm, guest_tsc);	/* each vCPU's back end has it at its entry */
 	spin_lock(&vm->lock);
-	vm->tsc_offset = guest_tsc - rdtsc();
 	vm->clock_offset_ns = clock_ns - time_now_ns();
 	spin_unlock(&vm->lock);
 	vm_devices_changed(vm);
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
-		vmm->set_tsc_offset(&vm->vcpus[i]->hw, vm->tsc_offset);
 }

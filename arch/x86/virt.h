@@ -17,6 +17,7 @@ struct virt_caps {
 	bool nested_paging;	/* EPT or NPT */
 	bool unrestricted;	/* VMX unrestricted guest (always true on SVM) */
 	bool dirty_log_hw;	/* PML */
+	bool tsc_scaling;	/* VMX TSC multiplier (hv/tsc.h) */
 	bool ad_bits;		/* EPT accessed/dirty flags */
 	bool tagged_tlb;	/* VPID or ASIDs */
 	bool next_rip;		/* instruction length provided on exits */

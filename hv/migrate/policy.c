@@ -365,8 +365,8 @@ int mig_admit(const struct mig_hello *h, const struct mig_host *host, struct mig
 	mig_error_set(e, MIG_OK, "%s", "");
 	ppm = mig_ppm_diff(h->tsc_hz, host->tsc_hz);
 	if (ppm > MIG_TSC_WARN_PPM)
-		mig_error_set(e, MIG_OK, "warning: TSC %llu kHz here, %llu kHz at the source: "
-			      "the guest's clock will drift", (unsigned long long)(host->tsc_hz / 1000),
+		mig_error_set(e, MIG_OK, "note: TSC %llu kHz here, %llu kHz at the source: "
+			      "the guest's TSC will be scaled", (unsigned long long)(host->tsc_hz / 1000),
 			      (unsigned long long)(h->tsc_hz / 1000));
 	return 0;
 }

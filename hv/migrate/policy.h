@@ -143,7 +143,7 @@ int mig_admit(const struct mig_hello *h, const struct mig_host *host, struct mig
 
 /* Difference of two rates in parts per million of a. */
 uint64_t mig_ppm_diff(uint64_t a, uint64_t b);
-#define MIG_TSC_WARN_PPM	5000	/* 0.5%: the guest's clock would drift */
+#define MIG_TSC_WARN_PPM	5000	/* 0.5%: say that the guest's TSC is scaled */
 
 /* ticks at hz advanced by ns nanoseconds (wrapping like a TSC). */
 uint64_t mig_tsc_advance(uint64_t ticks, uint64_t hz, uint64_t ns);

@@ -22,6 +22,7 @@
 #include "hv/migrate/sparse.h"
 #include "hv/migrate/trust.h"
 #include "hv/netif.h"
+#include "hv/tsc.h"
 #include "hv/lib/time.h"
 #include "hv/vdev/devices.h"
 #include "hv/version.h"
@@ -400,8 +401,8 @@ static void fill_hello(struct out *o, struct mig_hello *h)
 	h->mig_id = o->id;
 	h->mem_size = vm->mem_size;
 	h->cpu_baseline = mig_cpu_baseline(cpuid_guest);
-	h->tsc_hz = tsc_hz();
-	h->guest_tsc = rdtsc() + vm->tsc_offset;
+	h->tsc_hz = vm_tsc_hz(vm);	/* the rate its TSC runs at here */
+	h->guest_tsc = vm_tsc_now(vm);
 	h->nic = vm->nic;
 	memcpy(h->mac, vm->mac, sizeof(h->mac));
 	h->pvpanic = vm->pvpanic;

@@ -137,7 +137,7 @@ struct mig_hello {
 	uint64_t mig_id;		/* random, names this migration in both logs */
 	uint64_t mem_size;		/* bytes, whole MiB, <= MIG_MEM_MAX */
 	uint64_t cpu_baseline;		/* mig_cpu_baseline() of the source */
-	uint64_t tsc_hz;		/* source TSC rate: the guest calibrated on it */
+	uint64_t tsc_hz;		/* the rate the guest's TSC runs at the source */
 	uint64_t guest_tsc;		/* guest TSC when HELLO was sent (for logs) */
 	bool nic;			/* the guest has a NIC (create nic=on) ... */
 	uint8_t mac[6];			/* ... with this MAC: unicast, not zero */

@@ -20,6 +20,7 @@
 #include "hv/lib/time.h"
 #include "hv/vcpu.h"
 #include "drivers/nicsel.h"
+#include "hv/tsc.h"
 #include "hv/vm.h"
 #include "hv/vm_devices.h"
 
@@ -57,8 +58,8 @@ static int parse_guest_mac(const char *text, const uint8_t **out)
 static int create_args(int argc, char **argv, struct vm_config *cfg)
 {
 	static const char *const keys[] = { "kernel", "mem", "vcpus", "cmdline", "initrd", "nic",
-					    "mac", NULL };
-	const char *vals[7];
+					    "mac", "tsc_khz", NULL };
+	const char *vals[8];
 	uint64_t n;
 	int bad, rc;
 
@@ -106,6 +107,11 @@ static int create_args(int argc, char **argv, struct vm_config *cfg)
 	}
 	if (vals[6] && parse_guest_mac(vals[6], &cfg->mac))
 		return -EINVAL;
+	if (vals[7] && (rc = parse_u64(vals[7], VM_TSC_KHZ_MIN, VM_TSC_KHZ_MAX, &cfg->tsc_khz))) {
+		shell_error("create", "tsc_khz=%s: a rate in kHz from %llu to %llu", vals[7],
+			    VM_TSC_KHZ_MIN, VM_TSC_KHZ_MAX);
+		return rc;
+	}
 	return 0;
 }
 
@@ -403,6 +409,7 @@ static void print_nic(struct vm *vm)
 int cmd_info(int argc, char **argv)
 {
 	struct vm *vm = named_vm("info", argc, argv);
+	char tsc[96];
 	uint64_t up;
 
 	if (!vm)
@@ -418,6 +425,8 @@ int cmd_info(int argc, char **argv)
 	shell_printf("memory:     %lu MiB (%lu MiB of it on host RAM above 4 GiB)\n",
 		     vm->mem_size >> 20, vm_host_high_bytes(vm) >> 20);
 	dirtylog_show_map(vm);
+	vm_tsc_describe(vm, tsc, sizeof(tsc));
+	shell_printf("tsc:        %s\n", tsc);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		shell_printf("vcpu %u:     on CPU %d, rip %#lx\n", i, vm->vcpus[i]->cpu,
 			     vm->vcpus[i]->exit.rip);

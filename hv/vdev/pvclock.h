@@ -11,11 +11,11 @@
  * MSR_KVM_WALL_CLOCK_NEW takes an address where ferry writes the wall
  * clock time at which system_time was 0.  Both are rewritten when the
  * relation between TSC and time changes: an MSR write, a guest write to
- * its TSC, and arrival on another host (whose TSC may run at another
- * rate: the scale is the host's TSC rate, since guest TSC ticks are host
- * TSC ticks, while the guest's own TSC rate (CPUID 0x15) stays as it
- * was).  system_time is ferry's guest clock (vm_clock_ns), so kvmclock and
- * the devices agree.
+ * its TSC, and arrival on another host.  The scale is the rate the guest's
+ * TSC runs at there: the host's, or the guest's own rate from boot when the
+ * host's differs and ferry scales the guest's TSC (hv/lib/time.h,
+ * hv/tsc.h).  system_time is ferry's guest clock (vm_clock_ns), so kvmclock
+ * and the devices agree.
  *
  * Pure logic: the core writes the bytes into guest memory.
  */

@@ -87,7 +87,7 @@ def tsc_hz(m):
     return float(re.search(r"timer: TSC (\d+\.\d+) MHz", m.buf).group(1)) * 1e6
 
 
-def assert_heartbeat_spacing(m, text):
+def assert_heartbeat_spacing(m, text, hz=None):
     """Heartbeat lines come every 10 ticks of the 100 Hz PIT: 100 ms apart by the
     guest's TSC.  Generous bounds: a line is late when its vCPU waited for a
     CPU, and timer interrupts that came while it waited are merged into one
@@ -96,7 +96,7 @@ def assert_heartbeat_spacing(m, text):
              for t, c in re.findall(r"TG hb tick=(\d+) tsc=(0x[0-9a-f]+)", text)]
     beats = beats[:-1]      # the console was left in the middle of a line, maybe this one
     assert len(beats) >= 5, text[-1500:]
-    hz = tsc_hz(m)
+    hz = hz or tsc_hz(m)
     for (t0, c0), (t1, c1) in zip(beats, beats[1:]):
         assert t1 > t0 and t1 % 10 == 0, beats
         per_10 = (c1 - c0) / hz / ((t1 - t0) / 10)
@@ -183,6 +183,9 @@ def test_create_errors_change_nothing(host):
     assert "error: create: vcpus=9: a guest may have 1 to 8 vCPUs" in \
         m.cmd("create a kernel=testguest vcpus=9")
     assert "error: create: vcpus=0" in m.cmd("create a kernel=testguest vcpus=0")
+    assert "error: create: tsc_khz=999: a rate in kHz from 1000 to 10000000" in \
+        m.cmd("create a kernel=testguest tsc_khz=999")
+    assert "error: create: tsc_khz=2GHz" in m.cmd("create a kernel=testguest tsc_khz=2GHz")
     m.cmd('create a kernel=testguest cmdline="hello"')
     assert "exists already" in m.cmd('create a kernel=testguest')
     assert "error: start: no guest named 'zz'" in m.cmd("start zz")
@@ -331,6 +334,20 @@ def test_heartbeat_keeps_time(host):
     elapsed = time.time() - t0
     assert elapsed > 2.0, f"300 ticks at 100 Hz took only {elapsed:.1f}s"
     assert_heartbeat_spacing(m, text)
+    assert exit_count(m, "hb", "rdtsc") == 0    # unscaled: RDTSC runs in the guest
+    # A guest asked for a TSC of 1 GHz (QEMU's host TSC is ~2.1 GHz, Bochs's
+    # 200 MHz): its TSC counts 1e9 a second, scaled by the CPU where it has
+    # TSC scaling (Bochs's VMX), else on RDTSC exits (QEMU's SVM).
+    m.cmd('create hs kernel=testguest mem=16 tsc_khz=1000000 cmdline="heartbeat"')
+    hw = m.backend == "vmx"
+    how = "scaled by the CPU" if hw else "scaled on RDTSC exits"
+    assert re.search(rf"^tsc:\s+1000000 kHz, {how} \(this host: \d+ kHz\)$",
+                     m.cmd("info hs"), re.M), m.cmd("info hs")
+    m.cmd("start hs")
+    _, text = wait_tick(m, "hs", 100, timeout=90)
+    assert_heartbeat_spacing(m, text, hz=1e9)
+    rdtsc = exit_count(m, "hs", "rdtsc")
+    assert (rdtsc == 0) if hw else (rdtsc >= 10), rdtsc
 
 
 @pytest.mark.vmx

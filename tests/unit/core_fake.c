@@ -99,10 +99,11 @@ static void fake_skip(struct vmm_vcpu *v, uint8_t len)
 	fake.skipped[fake.nr_skipped++] = len;
 }
 
-static void fake_tsc(struct vmm_vcpu *v, uint64_t off)
+static void fake_tsc(struct vmm_vcpu *v, uint64_t off, uint64_t mult)
 {
 	(void)v;
 	fake.tsc_offset = off;
+	fake.tsc_mult = mult;
 	fake.tsc_sets++;
 }
 
@@ -110,7 +111,7 @@ static const struct vmm_ops fake_ops = {
 	.name = "FAKE", .vcpu_init = fake_vcpu_init, .vcpu_destroy = fake_vcpu_destroy,
 	.run = fake_run, .get_state = fake_get_state, .set_state = fake_set_state,
 	.inject = fake_inject, .intr_allowed = fake_intr_allowed,
-	.want_intr_window = fake_window, .skip_insn = fake_skip, .set_tsc_offset = fake_tsc,
+	.want_intr_window = fake_window, .skip_insn = fake_skip, .set_tsc = fake_tsc,
 };
 
 const struct vmm_ops *vmm = &fake_ops;
@@ -271,7 +272,7 @@ struct vm *fake_vm_new(const char *name, enum vm_state state)
 	vm->nr_frames = vm->mem_size >> 12;
 	vm->console = calloc(1, sizeof(*vm->console));
 	assert_non_null(vm->console);
-	assert_int_equal(vm_devices_init(vm, 1), 0);
+	assert_int_equal(vm_devices_init(vm, 1, tsc_hz()), 0);
 	assert_int_equal(vcpu_create(vm, 0, &entry, &vm->vcpus[0]), 0);
 	vm->nr_vcpus = 1;
 	vm->state = state;

@@ -41,7 +41,7 @@ struct fake_backend {
 	bool window;				/* last want_intr_window */
 	struct cpu_state state;			/* what get/set_state move */
 	unsigned int get_state, set_state;
-	uint64_t tsc_offset;
+	uint64_t tsc_offset, tsc_mult;		/* the last set_tsc */
 	unsigned int tsc_sets;
 	bool irq_on;				/* host interrupts (fake_irq) */
 	unsigned int irq_off_runs;		/* runs entered with them off */

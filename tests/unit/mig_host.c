@@ -18,6 +18,7 @@
 #include "hv/migrate/migrate.h"
 #include "hv/mm/memory.h"
 #include "hv/netif.h"
+#include "hv/tsc.h"
 #include "hv/version.h"
 #include "hv/vmstate.h"
 #include "tests/unit/mig_host.h"
@@ -462,6 +463,17 @@ void mem_get_stats(struct mem_stats *s)
 uint64_t time_now_us(void)		/* the log's time stamps */
 {
 	return W.sim.now_us;
+}
+
+uint64_t vm_tsc_now(struct vm *vm)
+{
+	return mh(vm)->guest_tsc;
+}
+
+uint64_t vm_tsc_hz(struct vm *vm)
+{
+	(void)vm;
+	return tsc_hz();
 }
 
 uint64_t tsc_hz(void)

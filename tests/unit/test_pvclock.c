@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
+#include "hv/lib/time.h"
 #include "hv/vdev/pvclock.h"
 
 static void check_rate(uint64_t hz)
@@ -66,12 +67,40 @@ static void test_msr_values(void **state)
 	assert_false(pvclock_msr_valid((1ull << 36) | 1, 36));
 }
 
+/* Guest TSC scaling (hv/lib/tscscale.c): unscaled within TSC_NATIVE_PPM,
+ * else a multiplier that turns a second of host ticks into a second of
+ * guest ticks within a part per million, both ways over the range. */
+static void test_tsc_mult(void **state)
+{
+	static const uint64_t rates[] = { 1000000ull, 200001000ull, 2098331000ull, 10000000000ull };
+
+	(void)state;
+	assert_true(tsc_mult_for(2000000000ull, 2000000000ull) == TSC_MULT_ONE);
+	assert_true(tsc_mult_for(2000500000ull, 2000000000ull) == TSC_MULT_ONE);	/* 250 ppm */
+	assert_true(tsc_mult_for(2000500001ull, 2000000000ull) != TSC_MULT_ONE);
+	assert_true(tsc_mult_for(1999499999ull, 2000000000ull) != TSC_MULT_ONE);
+	assert_true(tsc_mult_for(0, 2000000000ull) == TSC_MULT_ONE);		/* no rate known */
+	for (size_t g = 0; g < 4; g++)
+		for (size_t h = 0; h < 4; h++) {
+			uint64_t m = tsc_mult_for(rates[g], rates[h]);
+			uint64_t got = tsc_scaled(rates[h], m), want = rates[g];
+
+			assert_true(got <= want && want - got <= want / 1000000 + 1);
+		}
+	assert_true(tsc_scaled(123456789ull, TSC_MULT_ONE) == 123456789ull);
+	assert_true(tsc_scaled(3000, TSC_MULT_ONE / 3) == 999);	/* rounded down */
+	/* bits 111:48 of the product: a large TSC wraps as the counter does */
+	assert_true(tsc_scaled(1ull << 63, TSC_MULT_ONE * 4) == 0);
+	assert_true(tsc_scaled((1ull << 62) + 5, TSC_MULT_ONE * 4) == 20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scale_over_the_range),
 		cmocka_unit_test(test_wall_clock),
 		cmocka_unit_test(test_msr_values),
+		cmocka_unit_test(test_tsc_mult),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

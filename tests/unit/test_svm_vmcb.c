@@ -19,6 +19,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/svm/svm.h"
 #include "hv/lib/log.h"
+#include "hv/lib/time.h"
 
 static int warnings;
 
@@ -84,7 +85,7 @@ static void test_init_intercepts(void **state)
 	struct fix *f = *state;
 	uint32_t i1 = raw32(f->vmcb, 0x00c), i2 = raw32(f->vmcb, 0x010);
 	static const unsigned i1_bits[] = { 0, 1, 2, 3, 18, 22, 24, 26, 27, 28, 29, 30, 31 };
-	static const unsigned i2_bits[] = { 0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13 };
+	static const unsigned i2_bits[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13 };
 
 	for (size_t i = 0; i < sizeof(i1_bits) / sizeof(i1_bits[0]); i++)
 		assert_true(i1 & (1u << i1_bits[i]));
@@ -92,7 +93,7 @@ static void test_init_intercepts(void **state)
 		assert_true(i2 & (1u << i2_bits[i]));
 	assert_false(i1 & VMCB_I1_VINTR);	/* only while a window is wanted */
 	assert_false(i1 & VMCB_I1_PAUSE);
-	assert_false(i2 & VMCB_I2_RDTSCP);
+	assert_false(i1 & VMCB_I1_RDTSC);	/* only while the TSC is scaled */
 	assert_int_equal(raw32(f->vmcb, 0x000), 1u << (16 + 4));	/* CR4 writes only */
 	assert_int_equal(raw32(f->vmcb, 0x004), 0);	/* no DR intercepts */
 	assert_int_equal(raw32(f->vmcb, 0x008), (1u << 1) | (1u << 6) | (1u << 17));	/* #DB #UD #AC */
@@ -550,12 +551,23 @@ static void test_skip_insn_single_step(void **state)
 	assert_int_equal(f->vmcb->save.dr6, 0xffff0ff0 | (1u << 13) | (1u << 14));
 }
 
-static void test_tsc_offset(void **state)
+/* Native: the offset alone.  Scaled: RDTSC intercepted (APM 15.9, vector
+ * at 00Ch bit 14), and lifted again; RDTSCP is always intercepted. */
+static void test_tsc_offset_and_scaling(void **state)
 {
 	struct fix *f = *state;
+	uint32_t other = f->vmcb->ctl.intercept1 & ~(1u << 14);
 
-	svm_set_tsc_offset(&f->v, (uint64_t)-123456789);
+	svm_set_tsc(&f->v, (uint64_t)-123456789, TSC_MULT_ONE);
 	assert_int_equal(raw64(f->vmcb, 0x050), (uint64_t)-123456789);
+	assert_false(f->vmcb->ctl.intercept1 & (1u << 14));
+	assert_true(f->vmcb->ctl.intercept2 & (1u << 7));
+	svm_set_tsc(&f->v, 42, TSC_MULT_ONE * 10);
+	assert_int_equal(raw64(f->vmcb, 0x050), 42);
+	assert_true(f->vmcb->ctl.intercept1 & (1u << 14));
+	assert_int_equal(f->vmcb->ctl.intercept1 & ~(1u << 14), other);
+	svm_set_tsc(&f->v, 43, TSC_MULT_ONE);
+	assert_int_equal(f->vmcb->ctl.intercept1, other);
 }
 
 static void test_reset_state(void **state)
@@ -657,7 +669,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_intr_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_skip_insn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_skip_insn_single_step, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_tsc_offset, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tsc_offset_and_scaling, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reset_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_vmcb, setup, teardown),

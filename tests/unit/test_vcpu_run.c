@@ -12,6 +12,8 @@
 #include "arch/x86/cpu.h"
 #include "hv/cpuid.h"
 #include "hv/msr.h"
+#include "hv/lib/time.h"
+#include "hv/tsc.h"
 #include "hv/vcpu.h"
 #include "hv/vm_devices.h"
 #include "tests/unit/core_fake.h"
@@ -207,9 +209,36 @@ static void test_msr_tsc_write_moves_the_offset(void **state)
 	(void)state;
 	run(s, 1);
 	assert_int_equal(fake.tsc_sets, before + 1);
-	assert_true(fake.tsc_offset == vm->tsc_offset);
+	assert_true(fake.tsc_offset == vm->tsc.offset);
+	assert_true(fake.tsc_mult == TSC_MULT_ONE);
 	/* guest TSC = host TSC + offset was 1 << 32 at the write */
-	assert_true(rdtsc() + vm->tsc_offset - (1ull << 32) < (1ull << 40));
+	assert_true(rdtsc() + vm->tsc.offset - (1ull << 32) < (1ull << 40));
+}
+
+/* A guest TSC scaled to a third of the host's rate, answered on RDTSC
+ * exits: the value the core returns is the scaled one, in EDX:EAX, and
+ * goes on from where it was set. */
+static void test_rdtsc_exit_answers_the_scaled_tsc(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_RDTSC, .inst_len = 2 } },
+	};
+	uint64_t mult = TSC_MULT_ONE / 3, before, got;
+
+	(void)state;
+	before = rdtsc();
+	vm->tsc.mult = mult;			/* as vm_tsc_retune sets it */
+	vm_tsc_set(vm, 1ull << 40);
+	run(s, 1);
+	assert_true(fake.tsc_mult == mult);	/* the back end was told before the entry */
+	assert_true(fake.tsc_offset == vm->tsc.offset);
+	assert_true(v->hw.gpr[GPR_RDX] >> 32 == 0 && v->hw.gpr[GPR_RAX] >> 32 == 0);
+	got = (v->hw.gpr[GPR_RDX] << 32) | v->hw.gpr[GPR_RAX];
+	/* a third of the host ticks that went by since, give or take one */
+	assert_true(got >= 1ull << 40);
+	assert_true(got - (1ull << 40) <= (rdtsc() - before) / 3 + 1);
+	assert_int_equal(fake.nr_skipped, 1);
+	assert_int_equal(fake.skipped[0], 2);
 }
 
 static void test_port_io(void **state)
@@ -636,6 +665,7 @@ int main(void)
 		T(test_cpuid),
 		T(test_msr_allow_list_and_gp),
 		T(test_msr_tsc_write_moves_the_offset),
+		T(test_rdtsc_exit_answers_the_scaled_tsc),
 		T(test_port_io),
 		T(test_port_read_merges_into_rax),
 		T(test_string_io_stops_the_guest),

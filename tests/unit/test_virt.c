@@ -56,6 +56,8 @@ static void test_vmx(void **state)
 				       .unrestricted = true, .tagged_tlb = true,
 				       .ad_bits = true, .dirty_log_hw = true };
 	assert_string_equal(describe(), "VMX EPT unrestricted-guest VPID EPT-A/D PML");
+	fake_vmx.tsc_scaling = true;
+	assert_string_equal(describe(), "VMX EPT unrestricted-guest VPID EPT-A/D PML TSC-scaling");
 	fake_vmx = (struct virt_caps){ .kind = VIRT_VMX, .why = "disabled by firmware" };
 	assert_string_equal(describe(), "VMX (unusable: disabled by firmware)");
 }

@@ -37,6 +37,7 @@ static const struct insn_sig sig_xsetbv = { X86_MAP_0F, 0x01, 0xd1 };
 static const struct insn_sig sig_invd = { X86_MAP_0F, 0x08, ANY_MODRM };
 static const struct insn_sig sig_wbinvd = { X86_MAP_0F, 0x09, ANY_MODRM };
 static const struct insn_sig sig_icebp = { X86_MAP_ONE, 0xf1, ANY_MODRM };
+static const struct insn_sig sig_rdtsc = { X86_MAP_0F, 0x31, ANY_MODRM };
 static const struct insn_sig sig_mov_to_cr = { X86_MAP_0F, 0x22, ANY_MODRM };
 
 /* ---- instruction length --------------------------------------------------------- */
@@ -198,6 +199,11 @@ static void ex_window(struct vmm_vcpu *v, const struct svm_exit_env *env, struct
 static void ex_cpuid(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	with_len(v, env, exit, EXIT_CPUID, &sig_cpuid);
+}
+
+static void ex_rdtsc(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	with_len(v, env, exit, EXIT_RDTSC, &sig_rdtsc);
 }
 
 static void ex_hlt(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
@@ -429,7 +435,7 @@ static const struct svm_exit_kind kinds[SVM_EXIT_NPF + 1] = {
 	[SVM_EXIT_SMI] = { ex_external, "SVM exit 062h: SMI" },
 	[SVM_EXIT_INIT] = { ex_external, "SVM exit 063h: INIT" },
 	[SVM_EXIT_VINTR] = { ex_window, "SVM exit 064h: virtual interrupt" },
-	[SVM_EXIT_RDTSC] = { NULL, "SVM exit 06Eh: RDTSC" },
+	[SVM_EXIT_RDTSC] = { ex_rdtsc, "SVM exit 06Eh: RDTSC" },
 	[SVM_EXIT_CPUID] = { ex_cpuid, "SVM exit 072h: CPUID" },
 	[SVM_EXIT_IRET] = { NULL, "SVM exit 074h: IRET" },
 	[SVM_EXIT_INVD] = { ex_nop, "SVM exit 076h: INVD" },
@@ -450,7 +456,7 @@ static const struct svm_exit_kind kinds[SVM_EXIT_NPF + 1] = {
 	[SVM_EXIT_STGI] = { ex_virt, "SVM exit 084h: STGI" },
 	[SVM_EXIT_CLGI] = { ex_virt, "SVM exit 085h: CLGI" },
 	[SVM_EXIT_SKINIT] = { ex_virt, "SVM exit 086h: SKINIT" },
-	[SVM_EXIT_RDTSCP] = { NULL, "SVM exit 087h: RDTSCP" },
+	[SVM_EXIT_RDTSCP] = { ex_ud, "SVM exit 087h: RDTSCP" },
 	[SVM_EXIT_ICEBP] = { ex_icebp, "SVM exit 088h: ICEBP" },
 	[SVM_EXIT_WBINVD] = { ex_nop, "SVM exit 089h: WBINVD" },
 	[SVM_EXIT_MONITOR] = { ex_ud, "SVM exit 08Ah: MONITOR" },

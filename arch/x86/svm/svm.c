@@ -296,5 +296,5 @@ const struct vmm_ops svm_ops = {
 	.intr_allowed = svm_intr_allowed,
 	.want_intr_window = svm_want_intr_window,
 	.skip_insn = svm_skip_insn,
-	.set_tsc_offset = svm_set_tsc_offset,
+	.set_tsc = svm_set_tsc,
 };

@@ -127,7 +127,7 @@ void svm_inject(struct vmm_vcpu *v, const struct event *e);
 bool svm_intr_allowed(struct vmm_vcpu *v);
 void svm_want_intr_window(struct vmm_vcpu *v, bool on);
 void svm_skip_insn(struct vmm_vcpu *v, uint8_t len);
-void svm_set_tsc_offset(struct vmm_vcpu *v, uint64_t offset);
+void svm_set_tsc(struct vmm_vcpu *v, uint64_t offset, uint64_t mult);
 
 /* ---- CPU state (state.c) ------------------------------------------------ */
 

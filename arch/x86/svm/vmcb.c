@@ -10,6 +10,7 @@
 #include "arch/x86/emulate/debug.h"
 #include "arch/x86/svm/svm.h"
 #include "hv/lib/log.h"
+#include "hv/lib/time.h"
 
 #define GUEST_PAT_RESET	0x0007040600070406ull	/* WB WT UC- UC, twice (APM 7.8.1) */
 #define RFLAGS_TF	(1ull << 8)
@@ -17,8 +18,10 @@
 /*
  * What every guest exits on (APM 15.9-15.13).  VMRUN must be intercepted or
  * VMRUN fails (APM 15.5.1).  Not intercepted: CR/DR accesses (the guest
- * owns its paging with NPT), RDTSC/RDTSCP (TSC offset), PAUSE, INVLPG.
- * VINTR is added only while an interrupt window is wanted.
+ * owns its paging with NPT), RDTSC (TSC offset; intercepted only while the
+ * guest's TSC is scaled: svm_set_tsc), PAUSE, INVLPG.  RDTSCP is intercepted
+ * to raise #UD, as on VMX: the guest's CPUID has no RDTSCP.  VINTR is added
+ * only while an interrupt window is wanted.
  */
 #define SVM_I1_ALWAYS (VMCB_I1_INTR | VMCB_I1_NMI | VMCB_I1_SMI | VMCB_I1_INIT |	\
 		       VMCB_I1_CPUID | VMCB_I1_INVD | VMCB_I1_HLT | VMCB_I1_INVLPGA |	\
@@ -26,6 +29,7 @@
 		       VMCB_I1_FERR_FREEZE | VMCB_I1_SHUTDOWN)
 #define SVM_I2_ALWAYS (VMCB_I2_VMRUN | VMCB_I2_VMMCALL | VMCB_I2_VMLOAD |		\
 		       VMCB_I2_VMSAVE | VMCB_I2_STGI | VMCB_I2_CLGI | VMCB_I2_SKINIT |	\
+		       VMCB_I2_RDTSCP |							\
 		       VMCB_I2_ICEBP | VMCB_I2_WBINVD | VMCB_I2_MONITOR |		\
 		       VMCB_I2_MWAIT | VMCB_I2_MWAIT_COND | VMCB_I2_XSETBV)
 /*
@@ -248,7 +252,15 @@ void svm_skip_insn(struct vmm_vcpu *v, uint8_t len)
 	}
 }
 
-void svm_set_tsc_offset(struct vmm_vcpu *v, uint64_t offset)
+/* A scaled guest TSC is answered on RDTSC exits (the TSC ratio MSR, APM
+ * 15.30.5, is not used: the emulators here lack it). */
+void svm_set_tsc(struct vmm_vcpu *v, uint64_t offset, uint64_t mult)
 {
-	svm_vcpu_of(v)->vmcb->ctl.tsc_offset = offset;
+	struct vmcb_control *c = &svm_vcpu_of(v)->vmcb->ctl;
+
+	c->tsc_offset = offset;
+	if (mult == TSC_MULT_ONE)
+		c->intercept1 &= ~VMCB_I1_RDTSC;
+	else
+		c->intercept1 |= VMCB_I1_RDTSC;
 }

@@ -171,6 +171,7 @@ _Static_assert(sizeof(struct vmcb) == 4096, "VMCB size");
 #define VMCB_I1_SMI		(1u << 2)
 #define VMCB_I1_INIT		(1u << 3)
 #define VMCB_I1_VINTR		(1u << 4)
+#define VMCB_I1_RDTSC		(1u << 14)
 #define VMCB_I1_CPUID		(1u << 18)
 #define VMCB_I1_INVD		(1u << 22)
 #define VMCB_I1_PAUSE		(1u << 23)

@@ -32,6 +32,7 @@ void vmx_detect(struct virt_caps *c)
 	c->tagged_tlb = proc2 & PROC2_VPID;
 	c->ad_bits = ept & EPT_CAP_AD;
 	c->dirty_log_hw = (proc2 & PROC2_PML) && c->ad_bits;
+	c->tsc_scaling = proc2 & PROC2_TSC_SCALING;
 	c->next_rip = true;	/* VM-exit instruction length */
 	c->usable = c->nested_paging && c->unrestricted;
 	if (!c->usable)

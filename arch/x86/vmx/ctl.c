@@ -85,6 +85,8 @@ static int derive_exec(const struct vmx_caps *c, bool tc, struct vmx_config *cfg
 		rc = adjust("primary processor-based", proc_want, 0, proc_cap, &cfg->proc, why, len);
 	if (!rc)
 		rc = togglable("interrupt-window exiting", PROC_INTR_WINDOW_EXITING, proc_cap, why, len);
+	if (!rc)	/* a scaled guest TSC without the CPU's scaling (hv/tsc.h) */
+		rc = togglable("RDTSC exiting", PROC_RDTSC_EXITING, proc_cap, why, len);
 	if (!rc)
 		rc = must_be_clear("use I/O bitmaps", cfg->proc, PROC_USE_IO_BITMAPS, why, len);
 	if (!rc)
@@ -93,6 +95,8 @@ static int derive_exec(const struct vmx_caps *c, bool tc, struct vmx_config *cfg
 	if (!rc)
 		rc = must_be_clear("PML", cfg->proc2, PROC2_PML, why, len);
 	cfg->vnmi = cfg->pin & PIN_VIRTUAL_NMIS;
+	cfg->tsc_scaling = !(cfg->proc2 & PROC2_TSC_SCALING) &&
+		((c->proc2 >> 32) & PROC2_TSC_SCALING);
 	return rc;
 }
 

@@ -93,6 +93,7 @@
 #define VMCS_ENTRY_MSR_LOAD_ADDR	0x200a
 #define VMCS_PML_ADDR			0x200e	/* the 4 KiB page-modification log */
 #define VMCS_TSC_OFFSET			0x2010
+#define VMCS_TSC_MULTIPLIER		0x2032
 #define VMCS_EPTP			0x201a
 #define VMCS_GUEST_PHYS_ADDR		0x2400	/* read-only */
 #define VMCS_LINK_POINTER		0x2800
@@ -175,6 +176,7 @@
 
 #define PROC_INTR_WINDOW_EXITING	(1u << 2)
 #define PROC_TSC_OFFSETTING		(1u << 3)
+#define PROC_RDTSC_EXITING		(1u << 12)
 #define PROC_HLT_EXITING		(1u << 7)
 #define PROC_MWAIT_EXITING		(1u << 10)
 #define PROC_CR3_LOAD_EXITING		(1u << 15)
@@ -192,6 +194,7 @@
 #define PROC2_WBINVD_EXITING		(1u << 6)
 #define PROC2_UNRESTRICTED_GUEST	(1u << 7)
 #define PROC2_PML			(1u << 17)
+#define PROC2_TSC_SCALING		(1u << 25)
 
 /* VM-exit controls ("VM-Exit Control Fields") */
 #define EXITCTL_SAVE_DEBUG		(1u << 2)

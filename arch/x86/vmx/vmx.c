@@ -22,6 +22,7 @@
 #include "arch/x86/vmx/pml.h"
 #include "arch/x86/vmx/vmcs.h"
 #include "hv/lib/log.h"
+#include "hv/lib/time.h"
 #include "hv/mm/memory.h"
 #include "hv/lib/spinlock.h"
 
@@ -392,15 +393,29 @@ static void vmx_skip_insn_op(struct vmm_vcpu *v, uint8_t len)
 	}
 }
 
-static void vmx_set_tsc_offset(struct vmm_vcpu *v, uint64_t offset)
+/* Native: TSC offsetting alone.  Scaled: the TSC multiplier where the CPU
+ * has one (SDM Vol. 3 25.3), else RDTSC exiting (RDTSCP is #UD: "enable
+ * RDTSCP" stays off, as the guest's CPUID has no RDTSCP). */
+static void vmx_set_tsc(struct vmm_vcpu *v, uint64_t offset, uint64_t mult)
 {
 	struct vmx_vcpu *vx = v->arch;
+	bool scaled = mult != TSC_MULT_ONE, hw = scaled && vmx_cfg.tsc_scaling;
+	uint32_t proc = scaled && !hw ? vx->soft.proc | PROC_RDTSC_EXITING :
+					vx->soft.proc & ~PROC_RDTSC_EXITING;
 	struct vmcs_use u;
 
-	if (vmcs_begin(vx, &u)) {
-		vmcs_wr(io, VMCS_TSC_OFFSET, offset);
-		vmcs_end(vx, &u);
+	if (!vmcs_begin(vx, &u))
+		return;
+	vmcs_wr(io, VMCS_TSC_OFFSET, offset);
+	if (vmx_cfg.tsc_scaling) {
+		vx->soft.proc2_tsc = hw ? PROC2_TSC_SCALING : 0;
+		vmcs_wr(io, VMCS_TSC_MULTIPLIER, hw ? mult : TSC_MULT_ONE);
+		vmcs_wr(io, VMCS_PROC_CTLS2, vmx_cfg.proc2 | vx->soft.proc2_tsc |
+			(vx->pml_on ? PROC2_PML : 0));
 	}
+	vmcs_wr(io, VMCS_PROC_CTLS, proc);
+	vx->soft.proc = proc;
+	vmcs_end(vx, &u);
 }
 
 /* ---- running ---------------------------------------------------------------- */
@@ -441,7 +456,7 @@ static void pml_sync(struct vmx_vcpu *vx)
 		vmcs_wr(io, VMCS_PML_ADDR, vx->pml_pa);
 		vmcs_wr(io, VMCS_GUEST_PML_INDEX, vx->pml_top);
 	}
-	vmcs_wr(io, VMCS_PROC_CTLS2, vmx_cfg.proc2 | (want ? PROC2_PML : 0));
+	vmcs_wr(io, VMCS_PROC_CTLS2, vmx_cfg.proc2 | vx->soft.proc2_tsc | (want ? PROC2_PML : 0));
 	vmcs_wr(io, VMCS_EPTP, ept_eptp(&vm->gpt, want));
 	vmx_flush_ept(((struct vmx_vm *)vm->arch)->eptp);
 	vx->pml_on = want;
@@ -679,5 +694,5 @@ const struct vmm_ops vmx_ops = {
 	.intr_allowed = vmx_intr_allowed_op,
 	.want_intr_window = vmx_want_intr_window,
 	.skip_insn = vmx_skip_insn_op,
-	.set_tsc_offset = vmx_set_tsc_offset,
+	.set_tsc = vmx_set_tsc,
 };

@@ -66,6 +66,7 @@ struct vmx_config {
 	bool vnmi;			/* virtual NMIs */
 	bool invept_single, invvpid_single;	/* else the global/all type */
 	bool ept_ad, pml;		/* available; both on while PML logs (pml.h) */
+	bool tsc_scaling;		/* available; on while the guest's TSC is scaled */
 	uint64_t ept_max_page;		/* PT_SIZE_2M or PT_SIZE_4K */
 	/* CR0/CR4: bits the CPU forces to 1 / to 0 in VMX operation (the
 	 * fixed MSRs; PE and PG are free with unrestricted guest), and the
@@ -89,6 +90,7 @@ struct vmx_soft {
 	struct vmx_guest_regs hw;	/* valid when not loaded in a CPU */
 	uint64_t mtrr_def_type, misc_enable;	/* the core's, kept as given */
 	uint32_t proc;			/* primary controls as in the VMCS */
+	uint32_t proc2_tsc;		/* PROC2_TSC_SCALING or 0, with vmx_cfg.proc2 */
 	bool flush_vpid;		/* an emulated CR write needs INVVPID */
 };
 
