@@ -118,6 +118,18 @@ static void test_cpuid_decoded(void **state)
 	assert_int_equal(f->exit.inst_len, 4);
 }
 
+/* Intercepted only while the guest's TSC is scaled: to the core, with
+ * its length. */
+static void test_rdtsc_decoded(void **state)
+{
+	struct fix *f = *state;
+
+	code(f, CODE_GPA, "\x0f\x31", 2);
+	run_exit(f, SVM_EXIT_RDTSC, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_RDTSC);
+	assert_int_equal(f->exit.inst_len, 2);
+}
+
 static void test_cpuid_nrip(void **state)
 {
 	struct fix *f = *state;
@@ -425,9 +437,10 @@ static void test_icebp(void **state)
 static void test_monitor_mwait_ud(void **state)
 {
 	struct fix *f = *state;
-	static const uint64_t codes[] = { SVM_EXIT_MONITOR, SVM_EXIT_MWAIT, SVM_EXIT_MWAIT_COND };
+	static const uint64_t codes[] = { SVM_EXIT_MONITOR, SVM_EXIT_MWAIT, SVM_EXIT_MWAIT_COND,
+					  SVM_EXIT_RDTSCP };	/* not in the guest's CPUID */
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		run_exit(f, codes[i], 0, 0);
 		assert_int_equal(f->exit.code, EXIT_NONE);
 		assert_int_equal(f->vmcb->save.rip, CODE_GPA);	/* a fault */
@@ -655,7 +668,7 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 	const struct CMUnitTest tests[] = {
-		T(test_cpuid_decoded), T(test_cpuid_nrip), T(test_hlt_vmmcall_xsetbv),
+		T(test_cpuid_decoded), T(test_rdtsc_decoded), T(test_cpuid_nrip), T(test_hlt_vmmcall_xsetbv),
 		T(test_msr), T(test_decode_failures), T(test_real_mode),
 		T(test_long_mode_paged), T(test_ioio_fields), T(test_ioio_hostile),
 		T(test_npf_bits), T(test_simple_codes), T(test_vmrun_failed),

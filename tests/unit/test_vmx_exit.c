@@ -58,6 +58,7 @@ static void test_simple_exits(void **state)
 		{ VMX_EXIT_INTR_WINDOW, EXIT_INTR_WINDOW, false },
 		{ VMX_EXIT_TRIPLE_FAULT, EXIT_SHUTDOWN, false },
 		{ VMX_EXIT_VMCALL, EXIT_HYPERCALL, true }, { VMX_EXIT_XSETBV, EXIT_XSETBV, true },
+		{ VMX_EXIT_RDTSC, EXIT_RDTSC, true },
 	};
 	struct vm_exit e;
 
