@@ -148,7 +148,11 @@ def test_linux_with_four_vcpus(machine_factory, linux_iso):
     INIT-SIPI-SIPI, and runs work on all of them: IPIs for rescheduling,
     function calls and TLB shootdowns flow, and no stall or lockup shows."""
     m = machine_factory("qemu", cpus=3, mem=512, iso=linux_iso)
-    out = m.cmd(f'create smp kernel=vmlinuz initrd=initrd mem=256 vcpus=4 cmdline="{CMDLINE}"')
+    # with a TSC of 1.5 GHz on QEMU's ~2.1 GHz: every vCPU's RDTSC exits and
+    # ferry answers with the scaled TSC (hv/tsc.h); Linux must see one rate
+    # everywhere, its TSCs in step, and time pass at the right pace
+    out = m.cmd(f'create smp kernel=vmlinuz initrd=initrd mem=256 vcpus=4 tsc_khz=1500000 '
+                f'cmdline="{CMDLINE}"')
     assert "error" not in out, out
     m.cmd("start smp")
     m.send("console smp\r")
@@ -156,6 +160,12 @@ def test_linux_with_four_vcpus(machine_factory, linux_iso):
     m.expect("FERRY-LINUX: init ready", timeout=240)
     m.expect(SHELL, timeout=60)
     assert re.search(r"^4$", talk(m, "nproc"), re.M)
+    assert re.search(r"tsc: Detected 1(499\.99|500\.00)\d MHz", talk(m, "dmesg | grep 'tsc: Detected'"))
+    t0 = time.time()
+    up = talk(m, "cut -d' ' -f1 /proc/uptime; sleep 2; cut -d' ' -f1 /proc/uptime")
+    took = time.time() - t0
+    a, b = [float(x) for x in re.findall(r"^(\d+\.\d+)$", up, re.M)]
+    assert 2 <= b - a < 3 and b - a <= took + 0.1, (up, took)
     talk(m, "for i in 1 2 3 4; do (dd if=/dev/zero bs=1M count=16 2>/dev/null | sha256sum "
             ">/dev/null) & done; wait", timeout=240)
     irqs = talk(m, "grep -e LOC -e RES -e CAL -e TLB /proc/interrupts")
@@ -171,6 +181,9 @@ def test_linux_with_four_vcpus(machine_factory, linux_iso):
     m.expect(PROMPT, timeout=30)
     info = m.cmd("info smp")
     assert len(re.findall(r"^vcpu \d:\s+on CPU [12],", info, re.M)) == 4, info
+    assert re.search(r"^tsc:\s+1500000 kHz, scaled on RDTSC exits", info, re.M), info
+    rdtsc = re.search(r"^rdtsc\s+(\d+)$", m.cmd("stats smp"), re.M)
+    assert rdtsc and int(rdtsc.group(1)) > 1000, m.cmd("stats smp")
     m.cmd("destroy smp")
 
 
