@@ -347,27 +347,39 @@ static void account(struct vcpu *v, uint64_t t0, uint64_t t1, uint64_t t2)
 	v->stats.host_ns += (t2 - t1) * 1000000000ull / hz;
 }
 
+/* Time the vCPU held its CPU: in the guest, and in ferry for its exits (a
+ * dirtier under write-protect logging spends most of it on its faults). */
+static uint64_t busy_ns(const struct vcpu *v)
+{
+	return v->stats.guest_ns + v->stats.host_ns;
+}
+
 /*
  * Migration throttle (vm->throttle_pct): of each THROTTLE_PERIOD_US, a vCPU
- * runs for throttle_run_us() of guest time, then sits out (thr_until_ns,
- * which the scheduler honours) until the period ends.  Checked at exits, so
- * the timer tick bounds the overshoot.
+ * runs for throttle_budget_ns() of busy time, pct less than it used per
+ * period while unthrottled (thr_base_ns, measured here whenever no throttle
+ * is on), then sits out (thr_until_ns, which the scheduler honours) until
+ * the period ends.  Checked at exits, so the timer tick bounds the
+ * overshoot.
  */
 static bool throttled(struct vcpu *v)
 {
 	uint32_t pct = __atomic_load_n(&v->vm->throttle_pct, __ATOMIC_RELAXED);
-	uint64_t now, run_ns;
+	uint64_t now = time_now_ns(), run_ns, period_ns = THROTTLE_PERIOD_US * 1000;
 
-	if (!pct)
-		return false;
-	now = time_now_ns();
-	if (now - v->thr_start_ns >= THROTTLE_PERIOD_US * 1000) {
+	if (now - v->thr_start_ns >= period_ns) {
+		if (!pct)
+			v->thr_base_ns = throttle_base_next(v->thr_base_ns,
+				busy_ns(v) - v->thr_busy0_ns, now - v->thr_start_ns,
+				period_ns);
 		v->thr_start_ns = now;
-		v->thr_guest0_ns = v->stats.guest_ns;
+		v->thr_busy0_ns = busy_ns(v);
 		return false;
 	}
-	run_ns = throttle_run_us(pct, THROTTLE_PERIOD_US) * 1000;
-	if (v->stats.guest_ns - v->thr_guest0_ns < run_ns)
+	if (!pct)
+		return false;
+	run_ns = throttle_budget_ns(pct, period_ns, v->thr_base_ns);
+	if (busy_ns(v) - v->thr_busy0_ns < run_ns)
 		return false;
 	v->thr_until_ns = v->thr_start_ns + THROTTLE_PERIOD_US * 1000;
 	return true;

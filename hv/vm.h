@@ -126,7 +126,8 @@ struct vcpu {
 	volatile uint64_t guest_seq;	/* (v) odd while in guest mode; read (a) by
 					 * vm_flush_gpt */
 	uint64_t thr_start_ns;		/* (v) start of the current throttle period */
-	uint64_t thr_guest0_ns;		/* (v) stats.guest_ns at that start */
+	uint64_t thr_busy0_ns;		/* (v) its time in guest + in ferry at that start */
+	uint64_t thr_base_ns;		/* (v) that time per period while unthrottled */
 	uint64_t thr_until_ns;		/* (o) throttled: not picked until then */
 	bool halted_if;			/* (v) halted with interrupts enabled; read by
 					 * its CPU's scheduler and racily by `list` */

@@ -88,6 +88,20 @@ bool mig_outpaced(uint64_t dirty_pps, uint64_t page_bytes, uint64_t link_Bps)
 	return link_Bps && dirty_pps * page_bytes >= link_Bps;
 }
 
+/*
+ * Every page with data the round sent was dirtied again while it went: the
+ * guest dirties at least as fast as the link carries, by how much the round
+ * cannot tell (its dirty rate reads as the link's, since a page dirtied
+ * twice counts once).  Such a guest is outpaced for the throttle, which then
+ * climbs two steps at a time.
+ */
+bool mig_saturated(const struct mig_round *r)
+{
+	uint64_t data = r->pages_sent - (r->zero_pages < r->pages_sent ? r->zero_pages : r->pages_sent);
+
+	return data > MIG_HOT_SET_PAGES && r->dirtied * 100 >= data * MIG_SATURATED_PCT;
+}
+
 /* Throttle steps: the share of time each vCPU sits out. */
 uint32_t mig_throttle_next(uint32_t pct)
 {
@@ -139,6 +153,7 @@ static void measure(struct mig_policy *p, const struct mig_round *r, uint32_t ro
 		p->dirty_pps = 1;
 	p->page_bytes = mig_page_bytes(r, round);
 	p->stalled = mig_round_shrank(r) ? 0 : p->stalled + 1;
+	p->sent_bytes += r->bytes_sent;
 }
 
 static uint64_t ms(uint64_t us) { return (us + 999) / 1000; }
@@ -167,11 +182,14 @@ static void stop_anyway(const struct mig_policy *p, struct mig_decision *d, cons
 		 p->cfg.downtime_ms);
 }
 
-static void throttle_up(struct mig_policy *p, struct mig_decision *d, bool outpaced)
+static void throttle_up(struct mig_policy *p, struct mig_decision *d, bool outpaced,
+			bool saturated)
 {
 	uint64_t dirty = p->dirty_pps * p->page_bytes / 10000, link = p->link_Bps / 10000;
 
 	p->throttle_pct = mig_throttle_next(p->throttle_pct);
+	if (saturated)
+		p->throttle_pct = mig_throttle_next(p->throttle_pct);
 	d->throttle_pct = p->throttle_pct;
 	decide(d, MIG_ACT_THROTTLE, false);
 	snprintf(d->why, sizeof(d->why), "%s (guest dirties %llu.%02llu MB/s, link carries "
@@ -184,14 +202,16 @@ static void throttle_up(struct mig_policy *p, struct mig_decision *d, bool outpa
 
 /* converge=auto: throttle while outpaced or stuck; at the top step, give
  * it MIG_STALL_ROUNDS rounds, then stop anyway. */
-static bool converge_auto(struct mig_policy *p, struct mig_decision *d, bool outpaced)
+static bool converge_auto(struct mig_policy *p, struct mig_decision *d, bool outpaced,
+			  bool saturated)
 {
 	bool stuck = p->stalled >= MIG_STALL_ROUNDS;
 
+	outpaced = outpaced || saturated;
 	if (!outpaced && !stuck)
 		return false;
 	if (p->throttle_pct < MIG_THROTTLE_MAX) {
-		throttle_up(p, d, outpaced);
+		throttle_up(p, d, outpaced, saturated);
 		return true;
 	}
 	if (!stuck)
@@ -252,8 +272,19 @@ void mig_policy_round(struct mig_policy *p, const struct mig_round *r, struct mi
 		stop_anyway(p, d, why);
 		return;
 	}
+	/* A guest that dirties faster than the top throttle slows would have
+	 * its memory sent again and again: a bound on the total, as Xen has
+	 * (which has no throttle, and stops at 3x). */
+	if (p->cfg.mem_bytes && p->sent_bytes >= MIG_SENT_MAX_X * p->cfg.mem_bytes &&
+	    (p->throttle_pct >= MIG_THROTTLE_MAX || p->cfg.converge == MIG_CONVERGE_OFF)) {
+		snprintf(why, sizeof(why), "%llu MiB sent, %ux the guest's memory",
+			 (unsigned long long)(p->sent_bytes >> 20), MIG_SENT_MAX_X);
+		stop_anyway(p, d, why);
+		return;
+	}
 	if (p->cfg.converge == MIG_CONVERGE_AUTO &&
-	    converge_auto(p, d, mig_outpaced(p->dirty_pps, p->page_bytes, p->link_Bps)))
+	    converge_auto(p, d, mig_outpaced(p->dirty_pps, p->page_bytes, p->link_Bps),
+			  mig_saturated(r)))
 		return;
 	if (p->cfg.converge == MIG_CONVERGE_OFF && p->stalled >= MIG_STALL_ROUNDS) {
 		stop_anyway(p, d, "rounds stopped shrinking (converge=off)");

@@ -29,6 +29,8 @@
 #define MIG_PAGE_WIRE		(4096u + 9u)	/* a DATA page in a PAGES record */
 #define MIG_THROTTLE_MAX	THROTTLE_MAX_PCT
 #define MIG_HOT_SET_PAGES	64	/* a set this small that does not shrink is hot */
+#define MIG_SENT_MAX_X		3	/* at the top throttle, stop once 3x the guest's RAM went */
+#define MIG_SATURATED_PCT	95	/* a round whose pages were nearly all dirtied again */
 
 enum mig_converge {
 	MIG_CONVERGE_AUTO,	/* throttle the guest until it converges (default) */
@@ -43,6 +45,7 @@ struct mig_policy_cfg {
 	uint64_t state_bytes;		/* CPU + device + TSC + END records on the wire */
 	uint64_t handover_us;		/* measured round trip (HELLO/HELLO_REPLY) */
 	uint64_t cap_Bps;		/* bandwidth=: the link is never faster; 0 none */
+	uint64_t mem_bytes;		/* guest RAM; 0: no limit on what pre-copy sends */
 };
 
 /* What the sender measured in one round. */
@@ -80,6 +83,7 @@ struct mig_policy {
 	uint64_t page_bytes;		/* wire bytes per remaining page */
 	uint32_t stalled;		/* consecutive rounds that did not shrink */
 	uint32_t throttle_pct;		/* current throttle, 0 = none */
+	uint64_t sent_bytes;		/* wire bytes of all rounds so far */
 };
 
 void mig_policy_init(struct mig_policy *p, const struct mig_policy_cfg *cfg);
@@ -95,6 +99,7 @@ uint64_t mig_downtime_us(uint64_t pages, uint64_t page_bytes, uint64_t link_Bps,
 			 uint64_t state_bytes, uint64_t handover_us);
 bool mig_round_shrank(const struct mig_round *r);
 bool mig_outpaced(uint64_t dirty_pps, uint64_t page_bytes, uint64_t link_Bps);
+bool mig_saturated(const struct mig_round *r);
 uint32_t mig_throttle_next(uint32_t pct);			/* 0, 20, 40, ... 99 */
 /* How long a peer may stay silent before it counts as gone: the base
  * (10 s), plus 64 round trips (a loaded host's link), plus

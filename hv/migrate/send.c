@@ -833,6 +833,7 @@ static int run(struct out *o)
 		return failf(o, MIG_E_INTERNAL, "out of memory for the stream");
 	o->last_progress = o->t_start;
 	cfg.cap_Bps = o->a->bandwidth_Bps;
+	cfg.mem_bytes = o->vm->mem_size;
 	cfg.state_bytes = o->vm->nr_vcpus * (MIG_HDR_SIZE + 8 + MIG_CPU_STATE_WIRE + 1024) +
 			  MIG_HDR_SIZE + 8192 + 4 * MIG_HDR_SIZE + 48;
 	mig_policy_init(&o->pol, &cfg);

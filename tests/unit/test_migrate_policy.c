@@ -138,30 +138,65 @@ static void test_fast_dirtier_is_throttled(void **st)
 	assert_int_equal(s.last.action, MIG_ACT_STOP);
 	assert_false(s.last.forced);
 	assert_true(s.last.downtime_us <= 300000);
-	assert_true(s.nsteps >= 3);
-	assert_int_equal(s.steps[0], 20);
+	/* its 200000 pages are all dirtied again in a round: two steps at a
+	 * time, from 40% */
+	assert_true(s.nsteps >= 2);
+	assert_int_equal(s.steps[0], 40);
 	for (int i = 1; i < s.nsteps; i++)
 		assert_true(s.steps[i] > s.steps[i - 1]);
 	assert_int_equal(s.last.throttle_pct, s.steps[s.nsteps - 1]);
 	assert_true(s.rounds < MIG_MAX_ROUNDS_DEFAULT);
 }
 
-/* A dirtier the throttle cannot slow: 20..99%, then stop anyway. */
+/* A dirtier the throttle cannot slow, whose rounds are all dirtied again
+ * (saturated): 40, 80, 95, 99%, then stop anyway. */
 static void test_throttle_exhausted_stops_anyway(void **st)
 {
-	static const uint32_t want[] = { 20, 40, 60, 80, 90, 95, 99 };
+	static const uint32_t want[] = { 40, 80, 95, 99 };
 	struct sim s = { .mem_pages = 65536, .link_Bps = 50000000, .dirty_pps = 40000,
 			 .wss = 65536, .throttle_works = false };
 
 	(void)st;
 	sim_run(&s, &cfg_auto);
-	assert_int_equal(s.nsteps, 7);
+	assert_int_equal(s.nsteps, 4);
 	assert_memory_equal(s.steps, want, sizeof(want));
 	assert_int_equal(s.last.action, MIG_ACT_STOP);
 	assert_true(s.last.forced);
 	assert_true(s.last.downtime_us > 300000);
 	assert_non_null(strstr(s.last.why, "99%"));
 	assert_non_null(strstr(s.last.why, "stopping anyway"));
+}
+
+/* A whole-memory dirtier the throttle cannot slow, with the guest's size
+ * known: once the throttle is at its top and three times the memory has
+ * gone, pre-copy stops (without waiting for rounds to prove it stuck);
+ * with a downtime maximum that the stop would break, it gives up instead.
+ * A dirtier of an eighth of memory, under the bound, waits as before. */
+static void test_three_times_memory_stops(void **st)
+{
+	struct mig_policy_cfg cfg = cfg_auto;
+	struct sim s = { .mem_pages = 65536, .link_Bps = 50000000, .dirty_pps = 40000,
+			 .wss = 65536, .throttle_works = false };
+
+	(void)st;
+	cfg.mem_bytes = s.mem_pages * 4096;
+	sim_run(&s, &cfg);
+	assert_int_equal(s.nsteps, 4);		/* 40, 80, 95, 99 after rounds 0..3 */
+	assert_int_equal(s.rounds, 5);		/* the round at 99% is the last */
+	assert_int_equal(s.last.action, MIG_ACT_STOP);
+	assert_true(s.last.forced);
+	assert_non_null(strstr(s.last.why, "1282 MiB sent, 3x the guest's memory"));
+	cfg.downtime_max_ms = 1000;
+	sim_run(&s, &cfg);
+	assert_int_equal(s.last.action, MIG_ACT_GIVE_UP);
+	assert_non_null(strstr(s.last.why, "3x the guest's memory"));
+	/* an eighth of memory rewritten: the ladder, then stuck at 99% */
+	cfg.downtime_max_ms = 0;
+	s.wss = s.mem_pages / 8;
+	sim_run(&s, &cfg);
+	assert_int_equal(s.nsteps, 4);
+	assert_non_null(strstr(s.last.why, "99%"));
+	assert_null(strstr(s.last.why, "3x"));
 }
 
 static void test_converge_off_stops_anyway(void **st)
@@ -417,11 +452,23 @@ static void test_rules(void **st)
 	assert_int_equal(mig_throttle_next(80), 90);
 	assert_int_equal(mig_throttle_next(95), 99);
 	assert_int_equal(mig_throttle_next(99), 99);
-	assert_int_equal(throttle_run_us(0, 10000), 10000);
-	assert_int_equal(throttle_run_us(40, 10000), 6000);
-	assert_int_equal(throttle_run_us(99, 10000), 100);
-	assert_int_equal(throttle_run_us(100, 10000), 100);
-	assert_int_equal(throttle_run_us(50, 199), 99);
+	/* a CPU-bound vCPU (or one not measured yet): a share of the period */
+	assert_int_equal(throttle_budget_ns(0, 10000, 0), 10000);
+	assert_int_equal(throttle_budget_ns(40, 10000, 0), 6000);
+	assert_int_equal(throttle_budget_ns(40, 10000, 10000), 6000);
+	assert_int_equal(throttle_budget_ns(40, 10000, 25000), 6000);	/* capped demand */
+	assert_int_equal(throttle_budget_ns(99, 10000, 0), 100);
+	assert_int_equal(throttle_budget_ns(100, 10000, 0), 100);
+	assert_int_equal(throttle_budget_ns(50, 199, 0), 99);
+	/* a timer-paced one busy a tenth of the time: 20% bites at once */
+	assert_int_equal(throttle_budget_ns(20, 10000, 1000), 800);
+	assert_int_equal(throttle_budget_ns(90, 10000, 1000), 100);
+	assert_int_equal(throttle_budget_ns(95, 10000, 1000), 100);	/* 1% floor */
+	/* demand: per period, averaged; long halts count as idle periods */
+	assert_int_equal(throttle_base_next(0, 3000, 10000, 10000), 3000);
+	assert_int_equal(throttle_base_next(3000, 1000, 10000, 10000), 2000);
+	assert_int_equal(throttle_base_next(0, 3000, 30000, 10000), 1000);
+	assert_int_equal(throttle_base_next(0, 30000, 10000, 10000), 10000);	/* capped */
 }
 
 /* ---- pacing ---- */
@@ -611,6 +658,7 @@ int main(void)
 		cmocka_unit_test(test_idle_guest_stops_after_round0),
 		cmocka_unit_test(test_fast_dirtier_is_throttled),
 		cmocka_unit_test(test_throttle_exhausted_stops_anyway),
+		cmocka_unit_test(test_three_times_memory_stops),
 		cmocka_unit_test(test_converge_off_stops_anyway),
 		cmocka_unit_test(test_downtime_max_gives_up),
 		cmocka_unit_test(test_max_rounds),

@@ -642,14 +642,59 @@ static void test_throttle_sits_out(void **state)
 	(void)state;
 	vm->throttle_pct = 50;
 	v->thr_start_ns = fake_now_ns;
-	v->stats.guest_ns = 0;
-	v->thr_guest0_ns = 0;
-	v->stats.guest_ns = 30000000;		/* more than half of 40 ms used */
+	v->thr_busy0_ns = 0;
+	v->thr_base_ns = 0;			/* demand unknown: half the period */
+	v->stats.guest_ns = 10000000;
+	v->stats.host_ns = 12000000;		/* in ferry counts: 22 of 40 ms used */
 	assert_int_equal(run(s, 2), VCPU_RUNNABLE);
 	assert_int_equal(fake.runs, 1);
 	assert_true(vcpu_throttled_now(v));
 	fake_now_ns += 40000000;
 	assert_false(vcpu_throttled_now(v));
+}
+
+/* A vCPU that used 4 ms of each 40 ms period before the throttle (a writer
+ * paced by its timer) sits out after 2 ms at 50%, not after 20. */
+static void test_throttle_takes_from_the_demand(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_EXTERNAL } }, { .exit = { .code = EXIT_EXTERNAL } },
+	};
+
+	(void)state;
+	vm->throttle_pct = 50;
+	v->thr_start_ns = fake_now_ns;
+	v->thr_base_ns = 4000000;
+	v->stats.guest_ns = 0;
+	v->stats.host_ns = 0;
+	v->thr_busy0_ns = 0;
+	v->stats.guest_ns = 2500000;
+	assert_int_equal(run(s, 2), VCPU_RUNNABLE);
+	assert_int_equal(fake.runs, 1);
+	assert_true(vcpu_throttled_now(v));
+	assert_int_equal(v->thr_base_ns, 4000000);	/* kept while throttled */
+}
+
+/* Unthrottled, the demand is measured period by period. */
+static void test_demand_is_measured_without_throttle(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_EXTERNAL } },
+	};
+
+	(void)state;
+	vm->throttle_pct = 0;
+	v->thr_start_ns = fake_now_ns;
+	v->thr_base_ns = 0;
+	v->stats.guest_ns = 0;
+	v->stats.host_ns = 0;
+	v->thr_busy0_ns = 0;
+	v->stats.guest_ns = 6000000;		/* 6 ms of the 40 that went by */
+	fake_now_ns += 40000000;
+	run(s, 1);
+	/* (plus the microseconds the fake run itself took) */
+	assert_true(v->thr_base_ns >= 6000000 && v->thr_base_ns < 6100000);
+	assert_true(v->thr_start_ns == fake_now_ns);
 }
 
 int main(void)
@@ -686,6 +731,8 @@ int main(void)
 		T(test_hypercall_and_virt_insn),
 		T(test_xsetbv),
 		T(test_throttle_sits_out),
+		T(test_throttle_takes_from_the_demand),
+		T(test_demand_is_measured_without_throttle),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
