@@ -633,6 +633,15 @@ static void test_xsetbv(void **state)
 	assert_int_equal(fake.injected[0].vector, 13);
 }
 
+/* A throttle of pct from now, the vCPU's demand base_ns per period. */
+static void throttle_at(uint32_t pct, uint64_t base_ns)
+{
+	vm->throttle_pct = pct;
+	v->thr_start_ns = fake_now_ns;
+	v->thr_base_ns = base_ns;
+	v->stats.guest_ns = v->stats.host_ns = v->thr_busy0_ns = 0;
+}
+
 static void test_throttle_sits_out(void **state)
 {
 	static const struct fake_step s[] = {
@@ -640,10 +649,7 @@ static void test_throttle_sits_out(void **state)
 	};
 
 	(void)state;
-	vm->throttle_pct = 50;
-	v->thr_start_ns = fake_now_ns;
-	v->thr_busy0_ns = 0;
-	v->thr_base_ns = 0;			/* demand unknown: half the period */
+	throttle_at(50, 0);			/* demand unknown: half the period */
 	v->stats.guest_ns = 10000000;
 	v->stats.host_ns = 12000000;		/* in ferry counts: 22 of 40 ms used */
 	assert_int_equal(run(s, 2), VCPU_RUNNABLE);
@@ -662,12 +668,7 @@ static void test_throttle_takes_from_the_demand(void **state)
 	};
 
 	(void)state;
-	vm->throttle_pct = 50;
-	v->thr_start_ns = fake_now_ns;
-	v->thr_base_ns = 4000000;
-	v->stats.guest_ns = 0;
-	v->stats.host_ns = 0;
-	v->thr_busy0_ns = 0;
+	throttle_at(50, 4000000);
 	v->stats.guest_ns = 2500000;
 	assert_int_equal(run(s, 2), VCPU_RUNNABLE);
 	assert_int_equal(fake.runs, 1);
@@ -683,12 +684,7 @@ static void test_demand_is_measured_without_throttle(void **state)
 	};
 
 	(void)state;
-	vm->throttle_pct = 0;
-	v->thr_start_ns = fake_now_ns;
-	v->thr_base_ns = 0;
-	v->stats.guest_ns = 0;
-	v->stats.host_ns = 0;
-	v->thr_busy0_ns = 0;
+	throttle_at(0, 0);
 	v->stats.guest_ns = 6000000;		/* 6 ms of the 40 that went by */
 	fake_now_ns += 40000000;
 	run(s, 1);
