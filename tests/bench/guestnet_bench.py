@@ -5,7 +5,7 @@ against the same guest under bare QEMU (issue 14), both directions, the
 sides alternated round by round in one run so machine noise hits both alike.
 
   python3 tests/bench/run.py guestnet
-  python3 tests/bench/guestnet_bench.py [--rounds 3] [--mb 64] [--vcpus 1]
+  python3 tests/bench/guestnet_bench.py [--rounds 3] [--mb 64] [--vcpus 1] [--no-plain]
 
 Needs root (a network namespace with a bridge, tests/integration/netns.py).
 The guest is the same on both sides: Debian 12's kernel with the project's
@@ -17,9 +17,13 @@ virtio-net NIC (virtio 1.x), QEMU TCG:
     switched by ferry onto the e1000 (as test_guestnet.py);
   - bare: the kernel, initrd and command line booted by QEMU itself
     (-kernel/-initrd/-append, as linux_bench.py) with -smp --vcpus and a
-    virtio-net-pci (disable-legacy=on) on its own tap on the same bridge.
-Both guests stay up for the whole run; each round moves --mb MiB each way
-on each side, the side that goes first swapping every round:
+    virtio-net-pci (disable-legacy=on) on its own tap on the same bridge,
+    with the features QEMU offers (offloads, MSI-X...);
+  - bare-plain (unless --no-plain): the same, the NIC offering only what
+    ferry's does (MAC, STATUS, INTx), to tell the features' share of the
+    gap from the cost of going through ferry.
+All guests stay up for the whole run; each round moves --mb MiB each way
+on each side, the sides' order rotated every round:
   - guest -> peer: tests/integration/netpeer.py `recv` in the namespace; the
     guest runs `nc PEER PORT -e cat /tmp/z` (busybox cat sends the tmpfs
     file with sendfile(2)); timed by the peer from accept to EOF and by the
@@ -62,7 +66,17 @@ PEER = ["/usr/bin/python3", os.path.join(INTEG, "netpeer.py")]
 MEM = 256
 HOST_IP, HOST_MAC = "10.200.0.2", "52:54:00:12:00:02"      # ferry on its e1000
 FERRY_IP, FERRY_MAC = "10.200.0.50", "52:54:00:aa:00:01"   # the guest under ferry
-BARE_IP, BARE_MAC = "10.200.0.51", "52:54:00:aa:00:02"     # the guest on bare QEMU
+# The guests on bare QEMU: "bare" with QEMU's virtio-net as it comes
+# (checksum and segmentation offloads, mergeable receive buffers, MSI-X,
+# event index), "bare-plain" with only what ferry's virtio-net offers
+# (VERSION_1, MAC, STATUS; INTx; hv/vdev/virtio_net.c), which tells the
+# features' share of the gap from the rest
+PLAIN = ("vectors=0,csum=off,guest_csum=off,gso=off,guest_tso4=off,guest_tso6=off,"
+         "guest_ecn=off,guest_ufo=off,host_tso4=off,host_tso6=off,host_ecn=off,host_ufo=off,"
+         "mrg_rxbuf=off,event_idx=off,indirect_desc=off,ctrl_vq=off,ctrl_rx=off,ctrl_vlan=off,"
+         "ctrl_rx_extra=off,ctrl_mac_addr=off,ctrl_guest_offloads=off,guest_announce=off,mq=off")
+BARES = {"bare": ("10.200.0.51", "52:54:00:aa:00:02", ""),
+         "bare-plain": ("10.200.0.52", "52:54:00:aa:00:03", PLAIN)}
 TX_PORT, RX_PORT = 5101, 5102
 XFER_TIMEOUT = 600     # seconds for one transfer
 BOOT_TIMEOUT = 300     # seconds for a guest to its shell
@@ -75,17 +89,20 @@ class BenchError(RuntimeError):
 class Bare(Direct):
     """linux_bench's Direct with a virtio-net NIC on tap, in the namespace."""
 
-    def __init__(self, ns, tap, name, vcpus):
+    def __init__(self, ns, tap, name, vcpus, mac, props):
         self.buf, self.cv = "", threading.Condition()
         self.logpath = os.path.join(LOGDIR, f"{name}.log")
         self.log = open(self.logpath, "w", errors="replace")
         self.t0 = time.time()
+        nic = qemu_nic(tap, mac, "virtio-net")
+        if props:
+            nic[-1] += "," + props
         self.proc = subprocess.Popen(
             ["ip", "netns", "exec", ns.name, "qemu-system-x86_64", "-accel", "tcg",
              "-cpu", "qemu64", "-smp", str(vcpus), "-m", str(MEM),
              "-kernel", os.path.join(LINUX, "vmlinuz"), "-initrd", os.path.join(LINUX, "initrd"),
              "-append", CMDLINE, "-serial", "stdio", "-display", "none", "-monitor", "none",
-             "-no-reboot"] + qemu_nic(tap, BARE_MAC, "virtio-net"),
+             "-no-reboot"] + nic,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         threading.Thread(target=self._pump, daemon=True).start()
 
@@ -163,8 +180,9 @@ def boot_ferry(ns, iso, vcpus):
     return m
 
 
-def boot_bare(ns, vcpus):
-    d = Bare(ns, ns.add_tap(), "bench-guestnet-bare", vcpus)
+def boot_bare(ns, vcpus, name):
+    _, mac, props = BARES[name]
+    d = Bare(ns, ns.add_tap(), f"bench-guestnet-{name}", vcpus, mac, props)
     d.expect("FERRY-LINUX: init ready", 0, BOOT_TIMEOUT)
     d.expect(re.escape(SHELL), 0, 60)
     return d
@@ -296,92 +314,115 @@ def measured(fn, cpu, m=None):
 
 
 # ---- the run -----------------------------------------------------------------
-def ratio_line(label, fer, bare, mb):
-    f, b = statistics.median(fer), statistics.median(bare)
-    fm = [round(mb * 1.048576 / x, 2) for x in fer]
-    bm = [round(mb * 1.048576 / x, 2) for x in bare]
-    print(f"  {label}: ferry {mb * 1.048576 / f:.2f} MB/s {fm}, bare {mb * 1.048576 / b:.2f} MB/s"
-          f" {bm}; ratio ferry/bare (throughput) {b / f:.3f}")
+def rates(mb, secs):
+    """Median MB/s and each round's, 10^6 bytes per second."""
+    return mb * 1.048576 / statistics.median(secs), [round(mb * 1.048576 / x, 1) for x in secs]
+
+
+def rate_line(label, res, d, key, mb):
+    meds = {}
+    parts = []
+    for side in res:
+        meds[side], each = rates(mb, res[side][d][key])
+        parts.append(f"{side} {meds[side]:.1f} MB/s {each}")
+    ratios = ", ".join(f"ferry/{b} {meds['ferry'] / meds[b]:.3f}" for b in res if b != "ferry")
+    print(f"  {label}: " + "; ".join(parts) + f"; throughput ratio {ratios}")
+
+
+def cpu_line(res, d, mb):
+    med = statistics.median
+    parts = []
+    for side in res:
+        c = res[side][d]["cpu"]
+        u = [x / w for x, w in zip(c, res[side][d]["peer"])]
+        parts.append(f"{side} {1000 * med(c) / mb:.0f} ms/MiB, {100 * med(u):.0f}% of one CPU "
+                     f"{[round(100 * x) for x in u]}")
+    print("    host CPU of the QEMU process while the peer timed the transfer: " +
+          "; ".join(parts))
+
+
+def ferry_lines(res, d, mb):
+    med = statistics.median
+    st = res["ferry"][d]["stats"]
+    tot = [s[0].get("total", 0) / mb for s in st]
+    g = [s[1] for s in st]
+    h = [s[2] for s in st]
+    print(f"    under ferry (`stats lx` around the transfer and its console commands): "
+          f"VM exits per MiB {med(tot):.0f} {[round(x) for x in tot]}; the guest's vCPU "
+          f"{1000 * med(g) / mb:.0f} ms/MiB in the guest + {1000 * med(h) / mb:.0f} ms/MiB in "
+          f"ferry handling its exits (the transfer itself: "
+          f"{1000 * med(res['ferry'][d]['peer']) / mb:.0f} ms/MiB)")
+    by = {}
+    for s in st:
+        for k, v in s[0].items():
+            if k != "total":
+                by.setdefault(k, []).append(v / mb)
+    top = sorted(((med(v), k) for k, v in by.items()), reverse=True)[:6]
+    print("    exits per MiB by reason (median): " +
+          ", ".join(f"{k} {v:.0f}" for v, k in top if v >= 0.5))
 
 
 def report(res, mb, vcpus, rounds):
-    med = statistics.median
     print(f"guest network throughput: Debian 12 kernel + busybox initramfs, {MEM} MiB, {vcpus} "
-          f"vCPU(s), virtio-net; {mb} MiB per transfer; QEMU TCG; {rounds} rounds, sides "
-          f"alternated (ferry: QEMU -smp 2 host, guest bridged through ferry's e1000; bare: "
-          f"QEMU -smp {vcpus}, virtio-net-pci on a tap)")
+          f"vCPU(s), virtio-net; {mb} MiB per transfer; QEMU TCG; {rounds} rounds, the sides' "
+          f"order rotated every round (ferry: QEMU -smp 2 host, the guest switched onto "
+          f"ferry's e1000; bare: QEMU -smp {vcpus}, virtio-net-pci on a tap, as QEMU gives it"
+          + ("; bare-plain: the same with only ferry's virtio features, INTx"
+             if "bare-plain" in res else "") + ")")
     for d, label in (("tx", "guest -> peer"), ("rx", "peer -> guest")):
-        ratio_line(label + ", timed by the peer", res["ferry"][d]["peer"], res["bare"][d]["peer"],
-                   mb)
-        ratio_line(label + ", timed by the guest", res["ferry"][d]["guest"],
-                   res["bare"][d]["guest"], mb)
-        fu = [c / w for c, w in zip(res["ferry"][d]["cpu"], res["ferry"][d]["peer"])]
-        bu = [c / w for c, w in zip(res["bare"][d]["cpu"], res["bare"][d]["peer"])]
-        fc, bc = res["ferry"][d]["cpu"], res["bare"][d]["cpu"]
-        print(f"    host CPU of the QEMU process while the peer timed the transfer: ferry "
-              f"{1000 * med(fc) / mb:.0f} ms/MiB, {100 * med(fu):.0f}% of one CPU "
-              f"{[round(100 * x) for x in fu]}; bare {1000 * med(bc) / mb:.0f} ms/MiB, "
-              f"{100 * med(bu):.0f}% {[round(100 * x) for x in bu]}")
-        st = res["ferry"][d]["stats"]
-        tot = [s[0].get("total", 0) / mb for s in st]
-        g = [s[1] for s in st]
-        h = [s[2] for s in st]
-        print(f"    under ferry (`stats lx` around the transfer and its console commands): "
-              f"VM exits per MiB {med(tot):.0f} {[round(x) for x in tot]}; the guest's vCPU "
-              f"{1000 * med(g) / mb:.0f} ms/MiB in the guest + {1000 * med(h) / mb:.0f} ms/MiB in "
-              f"ferry handling its exits (the transfer itself: "
-              f"{1000 * med(res['ferry'][d]['peer']) / mb:.0f} ms/MiB)")
-        by = {}
-        for s in st:
-            for k, v in s[0].items():
-                if k != "total":
-                    by.setdefault(k, []).append(v / mb)
-        top = sorted(((med(v), k) for k, v in by.items()), reverse=True)[:6]
-        print("    exits per MiB by reason (median): " +
-              ", ".join(f"{k} {v:.0f}" for v, k in top if v >= 0.5))
+        rate_line(label + ", timed by the peer", res, d, "peer", mb)
+        rate_line(label + ", timed by the guest", res, d, "guest", mb)
+        cpu_line(res, d, mb)
+        ferry_lines(res, d, mb)
 
 
-def bench(rounds, mb, vcpus):
+def bench(rounds, mb, vcpus, bares):
     subprocess.run([os.path.join(ROOT, "tools", "fetch-linux.sh"), LINUX], check=True,
                    timeout=900)
     os.makedirs(LOGDIR, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="bench-guestnet-"))
     iso = make_iso(tmp, guests=[os.path.join(LINUX, "vmlinuz"), os.path.join(LINUX, "initrd")])
     res = {s: {d: {"peer": [], "guest": [], "cpu": [], "stats": []} for d in ("tx", "rx")}
-           for s in ("ferry", "bare")}
-    m = bare = None
-    cpus = []
+           for s in ["ferry"] + bares}
+    m, vms, cpus = None, [], []
     with NetNS(f"gnb{os.getpid()}") as ns:
         try:
             m = boot_ferry(ns, iso, vcpus)
-            bare = boot_bare(ns, vcpus)
-            fer = FerrySide(m)
-            setup_guest(fer, FERRY_IP, mb)
-            setup_guest(bare, BARE_IP, mb)
-            cpus = [CpuSampler(m.proc.pid), CpuSampler(bare.proc.pid)]
-            sides = [("ferry", fer, FERRY_IP, cpus[0], m), ("bare", bare, BARE_IP, cpus[1], None)]
+            setup_guest(FerrySide(m), FERRY_IP, mb)
+            sides = [("ferry", FerrySide(m), FERRY_IP, CpuSampler(m.proc.pid), m)]
+            for b in bares:
+                vms.append(boot_bare(ns, vcpus, b))
+                setup_guest(vms[-1], BARES[b][0], mb)
+                sides.append((b, vms[-1], BARES[b][0], CpuSampler(vms[-1].proc.pid), None))
+            cpus = [s[3] for s in sides]
             for r in range(rounds):
-                for name, side, ip, cpu_of, mach in (sides if r % 2 == 0 else sides[::-1]):
-                    for d, fn in (("tx", lambda: guest_to_peer(ns, side, mb)),
-                                  ("rx", lambda: peer_to_guest(ns, side, ip, mb))):
-                        (p, g), cpu, st = measured(fn, cpu_of, mach)
-                        e = res[name][d]
-                        e["peer"].append(p)
-                        e["guest"].append(g)
-                        e["cpu"].append(cpu)
-                        if st:
-                            e["stats"].append(st)
-                        print(f"guestnet: round {r + 1} {name} {d}: peer {p:.2f} s, guest "
-                              f"{g:.2f} s, QEMU CPU {cpu:.2f} s" +
-                              (f", exits {st[0].get('total', 0)}" if st else ""), flush=True)
+                k = r % len(sides)
+                for side in sides[k:] + sides[:k]:
+                    one_side(ns, side, mb, res, r)
         finally:
             for c in cpus:
                 c.stop()
-            if bare:
-                bare.close()
+            for vm in vms:
+                vm.close()
             if m:
                 m.close()
     report(res, mb, vcpus, rounds)
+
+
+def one_side(ns, side, mb, res, r):
+    """One transfer each way on one side, its figures into res."""
+    name, guest, ip, cpu_of, mach = side
+    for d, fn in (("tx", lambda: guest_to_peer(ns, guest, mb)),
+                  ("rx", lambda: peer_to_guest(ns, guest, ip, mb))):
+        (p, g), cpu, st = measured(fn, cpu_of, mach)
+        e = res[name][d]
+        e["peer"].append(p)
+        e["guest"].append(g)
+        e["cpu"].append(cpu)
+        if st:
+            e["stats"].append(st)
+        print(f"guestnet: round {r + 1} {name} {d}: peer {p:.2f} s, guest {g:.2f} s, QEMU CPU "
+              f"{cpu:.2f} s" + (f", exits {st[0].get('total', 0)}" if st else ""), flush=True)
 
 
 def main(argv=None):
@@ -389,6 +430,8 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=3, help="rounds, each side once each way (3)")
     ap.add_argument("--mb", type=int, default=64, help="MiB per transfer (64)")
     ap.add_argument("--vcpus", type=int, default=1, help="the guest's vCPUs on both sides (1)")
+    ap.add_argument("--no-plain", action="store_true",
+                    help="leave out bare-plain (bare QEMU with only ferry's virtio features)")
     a = ap.parse_args(argv)
     if os.geteuid() != 0:
         sys.exit("guestnet: needs root (network namespace)")
@@ -396,7 +439,7 @@ def main(argv=None):
         sys.exit("guestnet: --mb must be 1..100 (the guest holds the file in its tmpfs)")
     # a SIGTERM still deletes the namespace and stops the emulators
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("guestnet: terminated"))
-    bench(a.rounds, a.mb, a.vcpus)
+    bench(a.rounds, a.mb, a.vcpus, ["bare"] if a.no_plain else ["bare", "bare-plain"])
 
 
 if __name__ == "__main__":
