@@ -24,6 +24,11 @@ net:   ferry's nettest send vs Linux sending on the same NIC and bridge, for
 linux: Debian's kernel under ferry vs booted directly by QEMU: time to the
        shell prompt, exits during boot, sha256sum of 64 MiB, idle host CPU,
        migration downtime seen from inside (tests/bench/linux_bench.py).
+guestnet: a Linux guest's TCP throughput (64 MiB each way to a Linux peer
+       on the bridge) under ferry, switched onto its e1000, vs the same
+       guest on bare QEMU with virtio-net on a tap; sides alternated round
+       by round, with ferry's exits and vCPU time per MiB
+       (tests/bench/guestnet_bench.py).
 migrate: live-migration downtime, time, rounds, bytes and stream rate
        (two QEMU hosts; an idle guest and the dirty guest at 10/50/90%).
 """
@@ -253,7 +258,8 @@ BENCHES = {"boot": bench_boot, "boot-uefi": bench_boot_uefi, "guest": bench_gues
            "net": lambda: __import__("net_vs_linux").main([]),
            "migrate": lambda: __import__("migrate_bench").main([]),
            "channel": lambda: __import__("channel_bench").main([]),
-           "linux": lambda: __import__("linux_bench").main([])}
+           "linux": lambda: __import__("linux_bench").main([]),
+           "guestnet": lambda: __import__("guestnet_bench").main([])}
 
 if __name__ == "__main__":
     names = sys.argv[1:] or list(BENCHES)
