@@ -33,7 +33,7 @@ static const char *const names[EXIT_COUNT] = {
 	[EXIT_HYPERCALL] = "hypercall", [EXIT_XSETBV] = "xsetbv",
 	[EXIT_VIRT_INSN] = "virt-insn", [EXIT_SHUTDOWN] = "shutdown",
 	[EXIT_INVALID] = "invalid-state", [EXIT_UNHANDLED] = "unhandled",
-	[EXIT_RDTSC] = "rdtsc",
+	[EXIT_RDTSC] = "rdtsc", [EXIT_PAUSE] = "pause",
 };
 
 const char *exit_name(enum exit_code c)
@@ -105,6 +105,17 @@ static enum exit_action do_rdtsc(struct vcpu *v, struct vm_exit *e)
 	msr_result(v, vcpu_tsc_now(v));
 	vmm->skip_insn(&v->hw, e->inst_len);
 	return EXIT_RESUME;
+}
+
+/*
+ * A PAUSE loop: the guest spins, most likely on a lock a sibling vCPU holds
+ * while it waits for a CPU (overcommit).  Step over the PAUSE and give the
+ * CPU up; a one-vCPU guest has no sibling to wait for and just goes on.
+ */
+static enum exit_action do_pause(struct vcpu *v, struct vm_exit *e)
+{
+	vmm->skip_insn(&v->hw, e->inst_len);
+	return v->vm->nr_vcpus > 1 ? EXIT_YIELD : EXIT_RESUME;
 }
 
 /* The MSRs of the local APIC and kvmclock (devices): false if e's is not
@@ -354,6 +365,7 @@ static const exit_fn table[EXIT_COUNT] = {
 	[EXIT_INVALID] = do_invalid,
 	[EXIT_UNHANDLED] = do_unhandled,
 	[EXIT_RDTSC] = do_rdtsc,
+	[EXIT_PAUSE] = do_pause,
 };
 
 enum exit_action exit_handle(struct vcpu *v, struct vm_exit *e)

@@ -330,6 +330,12 @@ bool sched_preempt(uint64_t start_tick)
 	return policy->tick(c->index, time_now_ns());
 }
 
+void sched_yield_cpu(void)
+{
+	if (this_cpu()->index)		/* the boot CPU's vCPUs yield to the shell anyway */
+		policy->yield(this_cpu()->index, time_now_ns());
+}
+
 /* ---- shares, pinning, accounting (the shell) ---------------------------------- */
 
 int sched_set_share(struct vcpu *v, uint32_t weight, uint32_t cap_bp)

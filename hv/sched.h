@@ -19,6 +19,9 @@ void sched_wake(struct vcpu *v);	/* v may have become runnable */
 /* From vcpu_run after an exit: give the CPU back now? (start_tick: the
  * timer tick the run began at) */
 bool sched_preempt(uint64_t start_tick);
+/* From vcpu_run on this CPU: the running vCPU gives up the rest of its
+ * slice (it spins); the next pick prefers any other that waits. */
+void sched_yield_cpu(void);
 /* v's share: weight 1..65535 (256 default), cap in basis points of one CPU
  * (0: none); takes effect at once.  -EINVAL and nothing changed if bad. */
 int sched_set_share(struct vcpu *v, uint32_t weight, uint32_t cap_bp);

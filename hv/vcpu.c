@@ -441,6 +441,10 @@ enum vcpu_state vcpu_run(struct vcpu *v)
 			halted = true;
 			continue;	/* an interrupt may be due already */
 		}
+		if (a == EXIT_YIELD) {
+			sched_yield_cpu();
+			return VCPU_RUNNABLE;
+		}
 		if (throttled(v) || sched_preempt(start))
 			return VCPU_RUNNABLE;
 	}

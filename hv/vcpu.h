@@ -62,7 +62,8 @@ void vcpu_fpu_sync(struct vcpu *v);
 void vcpu_fpu_sync_soon(struct vcpu *v);
 
 /* Exit handlers (hv/exit.c): what the run loop does next. */
-enum exit_action { EXIT_RESUME, EXIT_YIELD_HALT, EXIT_STOP };
+/* EXIT_YIELD: the vCPU spins (a PAUSE loop): let another vCPU have the CPU. */
+enum exit_action { EXIT_RESUME, EXIT_YIELD_HALT, EXIT_STOP, EXIT_YIELD };
 enum exit_action exit_handle(struct vcpu *v, struct vm_exit *e);
 const char *exit_name(enum exit_code c);
 

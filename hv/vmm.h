@@ -68,6 +68,7 @@ enum exit_code {
 	EXIT_INVALID,		/* VM entry failed: the guest state is bad */
 	EXIT_UNHANDLED,		/* a vendor exit the back end could not handle */
 	EXIT_RDTSC,		/* only while set_tsc scales without the CPU */
+	EXIT_PAUSE,		/* a PAUSE loop (VMX PLE, SVM pause filter): a spinning guest */
 	EXIT_COUNT
 };
 

@@ -18,6 +18,7 @@ struct virt_caps {
 	bool unrestricted;	/* VMX unrestricted guest (always true on SVM) */
 	bool dirty_log_hw;	/* PML */
 	bool tsc_scaling;	/* VMX TSC multiplier (hv/tsc.h) */
+	bool pause_exiting;	/* VMX PAUSE-loop exiting, SVM pause filter */
 	bool ad_bits;		/* EPT accessed/dirty flags */
 	bool tagged_tlb;	/* VPID or ASIDs */
 	bool next_rip;		/* instruction length provided on exits */

@@ -633,6 +633,28 @@ static void test_xsetbv(void **state)
 	assert_int_equal(fake.injected[0].vector, 13);
 }
 
+/* A PAUSE loop: stepped over; a one-vCPU guest runs on (no sibling to wait
+ * for), one with siblings gives its CPU up. */
+static void test_pause_loop_yields_only_with_siblings(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_PAUSE, .inst_len = 2 } },
+		{ .exit = { .code = EXIT_PAUSE, .inst_len = 2 } },
+	};
+
+	(void)state;
+	assert_int_equal(run(s, 2), VCPU_RUNNABLE);
+	assert_int_equal(fake.runs, 3);			/* both resumed, then the kick */
+	assert_int_equal(fake.nr_skipped, 2);
+	vm->nr_vcpus = 2;				/* as if it had a sibling */
+	fake.runs = fake.nr_skipped = 0;
+	assert_int_equal(run(s, 2), VCPU_RUNNABLE);
+	vm->nr_vcpus = 1;
+	assert_int_equal(fake.runs, 1);			/* gave up after the first */
+	assert_int_equal(fake.nr_skipped, 1);
+	assert_int_equal(fake.skipped[0], 2);
+}
+
 /* A throttle of pct from now, the vCPU's demand base_ns per period. */
 static void throttle_at(uint32_t pct, uint64_t base_ns)
 {
@@ -726,6 +748,7 @@ int main(void)
 		T(test_unknown_exit_code),
 		T(test_hypercall_and_virt_insn),
 		T(test_xsetbv),
+		T(test_pause_loop_yields_only_with_siblings),
 		T(test_throttle_sits_out),
 		T(test_throttle_takes_from_the_demand),
 		T(test_demand_is_measured_without_throttle),

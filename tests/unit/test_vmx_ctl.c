@@ -124,7 +124,7 @@ static void test_derive_skylake(void **state)
 	/* TRUE controls: CR3 exiting is not forced */
 	assert_int_equal(cfg.proc & (PROC_CR3_LOAD_EXITING | PROC_CR3_STORE_EXITING), 0);
 	assert_int_equal(cfg.proc2, PROC2_EPT | PROC2_UNRESTRICTED_GUEST | PROC2_VPID |
-			 PROC2_WBINVD_EXITING);
+			 PROC2_WBINVD_EXITING | PROC2_PAUSE_LOOP_EXITING);
 	assert_int_equal(cfg.exit & EXITCTL_ACK_INTR_ON_EXIT, 0);
 	assert_true(cfg.exit & EXITCTL_HOST_ADDR_SPACE);
 	assert_true(cfg.exit & EXITCTL_LOAD_EFER && cfg.exit & EXITCTL_SAVE_EFER);
@@ -244,7 +244,8 @@ static void test_derive_vpid_needs_invvpid(void **state)
 	assert_int_equal(cfg.ept_max_page, PT_SIZE_4K);
 
 	fake_caps(&c);
-	c.proc2 &= ~((uint64_t)(PROC2_VPID | PROC2_WBINVD_EXITING) << 32);	/* optional */
+	c.proc2 &= ~((uint64_t)(PROC2_VPID | PROC2_WBINVD_EXITING | PROC2_PAUSE_LOOP_EXITING)
+		     << 32);	/* optional */
 	assert_int_equal(vmx_config_derive(&c, &cfg, why, sizeof(why)), 0);
 	assert_false(cfg.vpid);
 	assert_int_equal(cfg.proc2, PROC2_EPT | PROC2_UNRESTRICTED_GUEST);

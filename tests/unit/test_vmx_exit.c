@@ -58,7 +58,7 @@ static void test_simple_exits(void **state)
 		{ VMX_EXIT_INTR_WINDOW, EXIT_INTR_WINDOW, false },
 		{ VMX_EXIT_TRIPLE_FAULT, EXIT_SHUTDOWN, false },
 		{ VMX_EXIT_VMCALL, EXIT_HYPERCALL, true }, { VMX_EXIT_XSETBV, EXIT_XSETBV, true },
-		{ VMX_EXIT_RDTSC, EXIT_RDTSC, true },
+		{ VMX_EXIT_RDTSC, EXIT_RDTSC, true }, { VMX_EXIT_PAUSE, EXIT_PAUSE, true },
 	};
 	struct vm_exit e;
 
@@ -187,7 +187,7 @@ static void test_ept_violation(void **state)
 
 static void test_misconfig_and_unknown(void **state)
 {
-	static const uint32_t unknown[] = { 3, 9, 11, 14, 29, 35, 37, 40, 52, 75, 76, 1000, 0xffff };
+	static const uint32_t unknown[] = { 3, 9, 11, 14, 29, 35, 37, 52, 75, 76, 1000, 0xffff };
 	struct vm_exit e;
 	struct vmx_exit_info x = mkexit(VMX_EXIT_EPT_MISCONFIG, 0x7, 0);
 

@@ -11,6 +11,7 @@
 #define VM_CR_SVMDIS		(1u << 4)
 #define SVM_FEAT_NP		(1u << 0)
 #define SVM_FEAT_NRIPS		(1u << 3)
+#define SVM_FEAT_PAUSE_FILTER	(1u << 10)
 
 void svm_detect(struct virt_caps *c)
 {
@@ -25,6 +26,7 @@ void svm_detect(struct virt_caps *c)
 	struct cpuid_regs r = cpuid(0x8000000a, 0);
 	c->nested_paging = r.edx & SVM_FEAT_NP;
 	c->next_rip = r.edx & SVM_FEAT_NRIPS;
+	c->pause_exiting = r.edx & SVM_FEAT_PAUSE_FILTER;
 	c->asids = r.ebx;
 	c->tagged_tlb = r.ebx > 1;
 	c->unrestricted = true;

@@ -38,6 +38,7 @@ static const struct insn_sig sig_invd = { X86_MAP_0F, 0x08, ANY_MODRM };
 static const struct insn_sig sig_wbinvd = { X86_MAP_0F, 0x09, ANY_MODRM };
 static const struct insn_sig sig_icebp = { X86_MAP_ONE, 0xf1, ANY_MODRM };
 static const struct insn_sig sig_rdtsc = { X86_MAP_0F, 0x31, ANY_MODRM };
+static const struct insn_sig sig_pause = { X86_MAP_ONE, 0x90, ANY_MODRM };	/* F3 90 */
 static const struct insn_sig sig_mov_to_cr = { X86_MAP_0F, 0x22, ANY_MODRM };
 
 /* ---- instruction length --------------------------------------------------------- */
@@ -204,6 +205,12 @@ static void ex_cpuid(struct vmm_vcpu *v, const struct svm_exit_env *env, struct 
 static void ex_rdtsc(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	with_len(v, env, exit, EXIT_RDTSC, &sig_rdtsc);
+}
+
+/* Intercepted only with the pause filter (svm.c). */
+static void ex_pause(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	with_len(v, env, exit, EXIT_PAUSE, &sig_pause);
 }
 
 static void ex_hlt(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
@@ -439,7 +446,7 @@ static const struct svm_exit_kind kinds[SVM_EXIT_NPF + 1] = {
 	[SVM_EXIT_CPUID] = { ex_cpuid, "SVM exit 072h: CPUID" },
 	[SVM_EXIT_IRET] = { NULL, "SVM exit 074h: IRET" },
 	[SVM_EXIT_INVD] = { ex_nop, "SVM exit 076h: INVD" },
-	[SVM_EXIT_PAUSE] = { NULL, "SVM exit 077h: PAUSE" },
+	[SVM_EXIT_PAUSE] = { ex_pause, "SVM exit 077h: PAUSE" },
 	[SVM_EXIT_HLT] = { ex_hlt, "SVM exit 078h: HLT" },
 	[SVM_EXIT_INVLPG] = { NULL, "SVM exit 079h: INVLPG" },
 	[SVM_EXIT_INVLPGA] = { ex_virt, "SVM exit 07Ah: INVLPGA" },

@@ -200,6 +200,10 @@ static int svm_vcpu_init(struct vmm_vcpu *v)
 	}
 	sv->vmcb = phys_to_virt(sv->vmcb_pa);
 	svm_vmcb_init(sv->vmcb, sm->iopm_pa, sm->msrpm_pa, npt_ncr3(&v->vm->gpt));
+	if (cpus[0].caps.pause_exiting) {	/* a spinning guest exits (APM 15.14.4) */
+		sv->vmcb->ctl.pause_filter_count = SVM_PAUSE_FILTER_COUNT;
+		sv->vmcb->ctl.intercept1 |= VMCB_I1_PAUSE;
+	}
 	svm_asid_vcpu_init(&sv->asid);
 	v->arch = sv;
 	vmcb_reset(v);

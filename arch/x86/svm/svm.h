@@ -63,6 +63,9 @@ void svm_asid_flush(struct svm_asid_vcpu *v);
 /* ---- per-object data ------------------------------------------------------- */
 
 /* One per physical CPU, in this_cpu()->virt; never freed. */
+/* PAUSEs in a row before the intercept fires (KVM's default). */
+#define SVM_PAUSE_FILTER_COUNT	3000
+
 struct svm_cpu {
 	uint64_t hsave_pa;	/* (c) VM_HSAVE_PA area, 4 KiB */
 	uint64_t host_vmcb_pa;	/* (c) host FS/GS/TR/LDTR/..., saved once for VMLOAD */

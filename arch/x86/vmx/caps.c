@@ -33,6 +33,7 @@ void vmx_detect(struct virt_caps *c)
 	c->ad_bits = ept & EPT_CAP_AD;
 	c->dirty_log_hw = (proc2 & PROC2_PML) && c->ad_bits;
 	c->tsc_scaling = proc2 & PROC2_TSC_SCALING;
+	c->pause_exiting = proc2 & PROC2_PAUSE_LOOP_EXITING;
 	c->next_rip = true;	/* VM-exit instruction length */
 	c->usable = c->nested_paging && c->unrestricted;
 	if (!c->usable)

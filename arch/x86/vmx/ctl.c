@@ -91,7 +91,8 @@ static int derive_exec(const struct vmx_caps *c, bool tc, struct vmx_config *cfg
 		rc = must_be_clear("use I/O bitmaps", cfg->proc, PROC_USE_IO_BITMAPS, why, len);
 	if (!rc)
 		rc = adjust("secondary processor-based", PROC2_EPT | PROC2_UNRESTRICTED_GUEST,
-			    PROC2_VPID | PROC2_WBINVD_EXITING, c->proc2, &cfg->proc2, why, len);
+			    PROC2_VPID | PROC2_WBINVD_EXITING | PROC2_PAUSE_LOOP_EXITING, c->proc2,
+			    &cfg->proc2, why, len);
 	if (!rc)
 		rc = must_be_clear("PML", cfg->proc2, PROC2_PML, why, len);
 	cfg->vnmi = cfg->pin & PIN_VIRTUAL_NMIS;

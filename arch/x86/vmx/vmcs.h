@@ -119,6 +119,8 @@
 #define VMCS_ENTRY_EXCEPTION_ERROR	0x4018
 #define VMCS_ENTRY_INSN_LEN		0x401a
 #define VMCS_PROC_CTLS2			0x401e
+#define VMCS_PLE_GAP			0x4020
+#define VMCS_PLE_WINDOW			0x4022
 #define VMCS_INSN_ERROR			0x4400	/* read-only from here ... */
 #define VMCS_EXIT_REASON		0x4402
 #define VMCS_EXIT_INTR_INFO		0x4404
@@ -193,6 +195,7 @@
 #define PROC2_VPID			(1u << 5)
 #define PROC2_WBINVD_EXITING		(1u << 6)
 #define PROC2_UNRESTRICTED_GUEST	(1u << 7)
+#define PROC2_PAUSE_LOOP_EXITING	(1u << 10)
 #define PROC2_PML			(1u << 17)
 #define PROC2_TSC_SCALING		(1u << 25)
 

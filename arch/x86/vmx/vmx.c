@@ -174,6 +174,12 @@ static void vmcs_setup(struct vmx_vcpu *vx, const struct vmx_vm *xv)
 	vmcs_wr(io, VMCS_PIN_CTLS, vmx_cfg.pin);
 	vmcs_wr(io, VMCS_PROC_CTLS, vmx_cfg.proc);
 	vmcs_wr(io, VMCS_PROC_CTLS2, vmx_cfg.proc2);
+	if (vmx_cfg.proc2 & PROC2_PAUSE_LOOP_EXITING) {
+		/* a PAUSE loop longer than the window (TSC ticks, PAUSEs at most
+		 * the gap apart) exits: SDM Vol. 3 25.1.3 */
+		vmcs_wr(io, VMCS_PLE_GAP, VMX_PLE_GAP);
+		vmcs_wr(io, VMCS_PLE_WINDOW, VMX_PLE_WINDOW);
+	}
 	vmcs_wr(io, VMCS_EXIT_CTLS, vmx_cfg.exit);
 	vmcs_wr(io, VMCS_ENTRY_CTLS, vmx_cfg.entry);
 	vmcs_wr(io, VMCS_EXCEPTION_BITMAP, EXCEPTION_BITMAP);

@@ -57,6 +57,11 @@ struct vmx_caps {
  * boot CPU's copy is used for every VMCS (other CPUs must match it).
  * Constant afterwards.
  */
+/* PAUSE-loop exiting: KVM's defaults (a gap of 128 TSC ticks between
+ * PAUSEs still counts as one loop; a loop of 4096 ticks exits). */
+#define VMX_PLE_GAP	128
+#define VMX_PLE_WINDOW	4096
+
 struct vmx_config {
 	uint32_t revision;		/* VMCS/VMXON region revision id */
 	bool pa32;			/* regions must lie below 4 GiB */
