@@ -520,6 +520,12 @@ static int vm_register(struct vm *vm, char *err, size_t errlen)
 	return rc;
 }
 
+/* tsc_khz: 0 (this host's rate) or within the local APIC's range. */
+static bool tsc_khz_ok(const struct vm_config *cfg)
+{
+	return !cfg->tsc_khz || (cfg->tsc_khz >= VM_TSC_KHZ_MIN && cfg->tsc_khz <= VM_TSC_KHZ_MAX);
+}
+
 static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 {
 	struct vm *vm;
@@ -532,7 +538,7 @@ static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "a guest named '%s' exists already", cfg->name);
 		return NULL;
 	}
-	if (cfg->tsc_khz && (cfg->tsc_khz < VM_TSC_KHZ_MIN || cfg->tsc_khz > VM_TSC_KHZ_MAX)) {
+	if (!tsc_khz_ok(cfg)) {
 		snprintf(err, errlen, "tsc_khz=%llu: a rate from %llu to %llu kHz",
 			 (unsigned long long)cfg->tsc_khz, VM_TSC_KHZ_MIN, VM_TSC_KHZ_MAX);
 		return NULL;
@@ -585,7 +591,7 @@ static int vm_error_code(const struct vm_config *cfg, unsigned int vcpus_max)
 		return -ENODEV;
 	if (vm_find(cfg->name))
 		return -EEXIST;
-	if (cfg->tsc_khz && (cfg->tsc_khz < VM_TSC_KHZ_MIN || cfg->tsc_khz > VM_TSC_KHZ_MAX))
+	if (!tsc_khz_ok(cfg))
 		return -EINVAL;
 	return cfg->vcpus < 1 || cfg->vcpus > vcpus_max ||
 	       cfg->vcpus > VM_VCPUS_PER_CPU * cpu_count ? -EINVAL : -ENOMEM;
