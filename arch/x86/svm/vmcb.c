@@ -19,7 +19,8 @@
  * What every guest exits on (APM 15.9-15.13).  VMRUN must be intercepted or
  * VMRUN fails (APM 15.5.1).  Not intercepted: CR/DR accesses (the guest
  * owns its paging with NPT), RDTSC (TSC offset; intercepted only while the
- * guest's TSC is scaled: svm_set_tsc), PAUSE, INVLPG.  RDTSCP is intercepted
+ * guest's TSC is scaled: svm_set_tsc), PAUSE (svm.c adds it where the CPU
+ * has a pause filter), INVLPG.  RDTSCP is intercepted
  * to raise #UD, as on VMX: the guest's CPUID has no RDTSCP.  VINTR is added
  * only while an interrupt window is wanted.
  */
