@@ -438,7 +438,8 @@ static const struct mig_rec *ls_pull(void)
 
 static void ls_send(const struct mig_rec *r)
 {
-	assert_int_equal(chan_queue(&LS, r), 0);
+	if (chan_queue(&LS, r))
+		fail_msg("cannot send %s: %s", mig_type_name(r->type), LS.st.tx_err.msg);
 	for (int i = 0; i < 2000 && chan_push(&LS, SIZE_MAX) != 1; i++)
 		netif_wait();
 	assert_true(chan_tx_idle(&LS));
