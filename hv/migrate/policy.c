@@ -113,6 +113,22 @@ uint32_t mig_throttle_next(uint32_t pct)
 	return MIG_THROTTLE_MAX;
 }
 
+/*
+ * A throttle that bites at once: a guest that dirties 10x what the link
+ * carries needs 95% at once, not a climb from 20% that sends its memory
+ * again at every step.  The throttle cuts the vCPUs' time, and the dirty
+ * rate with it (hv/throttle.h), so aim it at half the link.
+ */
+uint32_t mig_throttle_for(uint64_t dirty_Bps, uint64_t link_Bps)
+{
+	uint32_t pct = 0;
+
+	while (pct < MIG_THROTTLE_MAX &&
+	       (unsigned __int128)dirty_Bps * (100 - pct) > (unsigned __int128)link_Bps * 50)
+		pct = mig_throttle_next(pct);
+	return pct;
+}
+
 /* ---- the round decision ---- */
 
 void mig_policy_init(struct mig_policy *p, const struct mig_policy_cfg *cfg)
@@ -126,6 +142,20 @@ void mig_policy_init(struct mig_policy *p, const struct mig_policy_cfg *cfg)
 	if (p->cfg.max_rounds >= MIG_ROUNDS_MAX)	/* the last round is one more */
 		p->cfg.max_rounds = MIG_ROUNDS_MAX - 1;
 	p->page_bytes = MIG_PAGE_WIRE;
+}
+
+/*
+ * A saturated round's dirty rate reads as the link's (mig_saturated); the
+ * sender's sample early in the round, before the set filled, shows the
+ * real one, and the rounds before were lower bounds, so it replaces them.
+ * Only then: a guest that rewrites a few pages at once and then rests
+ * would look fast over 100 ms.
+ */
+static void fold_dirty_rate(struct mig_policy *p, const struct mig_round *r)
+{
+	p->dirty_pps = mig_ewma(p->dirty_pps, mig_rate(r->dirtied, r->elapsed_us));
+	if (r->early_us && mig_saturated(r))
+		p->dirty_pps = max_u64(p->dirty_pps, mig_rate(r->early_dirtied, r->early_us));
 }
 
 /*
@@ -148,7 +178,7 @@ static void measure(struct mig_policy *p, const struct mig_round *r, uint32_t ro
 	p->measured |= r->bytes_sent >= MIG_RATE_MIN_BYTES;
 	if (p->cfg.cap_Bps && p->link_Bps > p->cfg.cap_Bps)
 		p->link_Bps = p->cfg.cap_Bps;
-	p->dirty_pps = mig_ewma(p->dirty_pps, mig_rate(r->dirtied, r->elapsed_us));
+	fold_dirty_rate(p, r);
 	if (!p->dirty_pps && r->dirtied)
 		p->dirty_pps = 1;
 	p->page_bytes = mig_page_bytes(r, round);
@@ -186,10 +216,13 @@ static void throttle_up(struct mig_policy *p, struct mig_decision *d, bool outpa
 			bool saturated)
 {
 	uint64_t dirty = p->dirty_pps * p->page_bytes / 10000, link = p->link_Bps / 10000;
+	uint32_t want = mig_throttle_for(p->dirty_pps * p->page_bytes, p->link_Bps);
 
 	p->throttle_pct = mig_throttle_next(p->throttle_pct);
 	if (saturated)
 		p->throttle_pct = mig_throttle_next(p->throttle_pct);
+	if (want > p->throttle_pct)
+		p->throttle_pct = want;
 	d->throttle_pct = p->throttle_pct;
 	decide(d, MIG_ACT_THROTTLE, false);
 	snprintf(d->why, sizeof(d->why), "%s (guest dirties %llu.%02llu MB/s, link carries "

@@ -31,6 +31,7 @@
 #define MIG_HOT_SET_PAGES	64	/* a set this small that does not shrink is hot */
 #define MIG_SENT_MAX_X		3	/* at the top throttle, stop once 3x the guest's RAM went */
 #define MIG_SATURATED_PCT	95	/* a round whose pages were nearly all dirtied again */
+#define MIG_EARLY_US		100000	/* the sender samples the dirty log this far into a round */
 
 enum mig_converge {
 	MIG_CONVERGE_AUTO,	/* throttle the guest until it converges (default) */
@@ -56,6 +57,8 @@ struct mig_round {
 	uint64_t bytes_sent;		/* wire bytes of the round */
 	uint64_t elapsed_us;		/* from its first byte to its ROUND_END */
 	uint64_t dirtied;		/* pages dirtied meanwhile: the next set */
+	uint64_t early_dirtied;		/* of those, dirty early_us into it (0, 0: no sample) */
+	uint64_t early_us;
 };
 
 enum mig_action {
@@ -101,6 +104,8 @@ bool mig_round_shrank(const struct mig_round *r);
 bool mig_outpaced(uint64_t dirty_pps, uint64_t page_bytes, uint64_t link_Bps);
 bool mig_saturated(const struct mig_round *r);
 uint32_t mig_throttle_next(uint32_t pct);			/* 0, 20, 40, ... 99 */
+/* The lowest step that slows dirty_Bps to half of link_Bps (0: none needed). */
+uint32_t mig_throttle_for(uint64_t dirty_Bps, uint64_t link_Bps);
 /* How long a peer may stay silent before it counts as gone: the base
  * (10 s), plus 64 round trips (a loaded host's link), plus
  * one pass over the guest's memory at 1 GB/s (a big guest's allocation or

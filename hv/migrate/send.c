@@ -65,6 +65,7 @@ struct out {
 	bool commit_sent;
 	uint64_t t_start, t_pause, last_progress;
 	uint64_t t_sent, t_ready;	/* END handed to TCP; READY came */
+	uint64_t t_collect;		/* the dirty log last began a new set */
 	uint32_t rounds;
 	uint64_t pages_total;
 	struct page_batch {
@@ -458,6 +459,18 @@ static int flush_batch(struct out *o, uint64_t *bytes)
 	return rc;
 }
 
+/* How many pages the guest dirtied in the round's first MIG_EARLY_US, for
+ * a round that turns out saturated (mig_round). */
+static void sample_early(struct out *o, struct mig_round *m)
+{
+	uint64_t us = netif_now_us() - o->t_collect;
+
+	if (m->early_us || us < MIG_EARLY_US || !o->logging)
+		return;
+	m->early_dirtied = dirty_log_pending(&o->vm->dirty);
+	m->early_us = us;
+}
+
 /* Send the pages in set; count them and the zero ones into *m. */
 static int send_set(struct out *o, const uint64_t *set, struct mig_round *m)
 {
@@ -467,8 +480,11 @@ static int send_set(struct out *o, const uint64_t *set, struct mig_round *m)
 	dirty_bitmap_for_each(g, set, n) {
 		const uint8_t *data = vm_page_hva(o->vm, g);	/* RAM page g, not GPA */
 
-		if (o->batch.n == PAGES_PER_REC && (rc = flush_batch(o, &m->bytes_sent)))
-			return rc;
+		if (o->batch.n == PAGES_PER_REC) {
+			if ((rc = flush_batch(o, &m->bytes_sent)))
+				return rc;
+			sample_early(o, m);
+		}
 		struct mig_page *last = o->batch.n ? &o->batch.page[o->batch.n - 1] : NULL;
 		uint8_t *sp = o->batch.sparse[o->batch.n];
 		/* mostly-zero pages go as their non-zero words; all-zero ones as a flag */
@@ -503,6 +519,7 @@ static int collect(struct out *o, uint64_t *out, uint64_t *count)
 	if (need_flush)
 		vm_flush_gpt(o->vm);
 	dirty_log_flush_done(&o->vm->dirty, &o->vm->hw.gpt);
+	o->t_collect = netif_now_us();
 	if (n < 0)
 		return failf(o, MIG_E_INTERNAL, "dirty log collection failed (error %d)", n);
 	*count = (uint64_t)n;
@@ -554,6 +571,7 @@ static int start_log(struct out *o)
 	if (rc)
 		return failf(o, MIG_E_INTERNAL, "cannot start the dirty log (error %d)", rc);
 	o->logging = true;
+	o->t_collect = netif_now_us();
 	return 0;
 }
 

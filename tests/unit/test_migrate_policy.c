@@ -55,6 +55,11 @@ static void sim_round(const struct sim *s, uint64_t set, uint32_t round, uint32_
 	r->elapsed_us = mig_transfer_us(r->bytes_sent, s->link_Bps);
 	dirtied = (uint64_t)((unsigned __int128)pps * r->elapsed_us / 1000000);
 	r->dirtied = dirtied < s->wss ? dirtied : s->wss;
+	if (r->elapsed_us > MIG_EARLY_US) {	/* the sender's sample */
+		dirtied = pps * MIG_EARLY_US / 1000000;
+		r->early_dirtied = dirtied < s->wss ? dirtied : s->wss;
+		r->early_us = MIG_EARLY_US;
+	}
 }
 
 /* Run rounds until STOP or GIVE_UP; fails if it does not end. */
@@ -138,10 +143,11 @@ static void test_fast_dirtier_is_throttled(void **st)
 	assert_int_equal(s.last.action, MIG_ACT_STOP);
 	assert_false(s.last.forced);
 	assert_true(s.last.downtime_us <= 300000);
-	/* its 200000 pages are all dirtied again in a round: two steps at a
-	 * time, from 40% */
-	assert_true(s.nsteps >= 2);
-	assert_int_equal(s.steps[0], 40);
+	/* its 200000 pages are all dirtied again in a round, whose first
+	 * 100 ms show 410 MB/s against the link's 125: straight to the 90%
+	 * that brings it under half the link (mig_throttle_for) */
+	assert_true(s.nsteps >= 1);
+	assert_int_equal(s.steps[0], 90);
 	for (int i = 1; i < s.nsteps; i++)
 		assert_true(s.steps[i] > s.steps[i - 1]);
 	assert_int_equal(s.last.throttle_pct, s.steps[s.nsteps - 1]);
@@ -149,16 +155,17 @@ static void test_fast_dirtier_is_throttled(void **st)
 }
 
 /* A dirtier the throttle cannot slow, whose rounds are all dirtied again
- * (saturated): 40, 80, 95, 99%, then stop anyway. */
+ * (saturated), at 3.3x the link: 90% at once, then two steps, 99%, then
+ * stop anyway. */
 static void test_throttle_exhausted_stops_anyway(void **st)
 {
-	static const uint32_t want[] = { 40, 80, 95, 99 };
+	static const uint32_t want[] = { 90, 99 };
 	struct sim s = { .mem_pages = 65536, .link_Bps = 50000000, .dirty_pps = 40000,
 			 .wss = 65536, .throttle_works = false };
 
 	(void)st;
 	sim_run(&s, &cfg_auto);
-	assert_int_equal(s.nsteps, 4);
+	assert_int_equal(s.nsteps, 2);
 	assert_memory_equal(s.steps, want, sizeof(want));
 	assert_int_equal(s.last.action, MIG_ACT_STOP);
 	assert_true(s.last.forced);
@@ -181,22 +188,53 @@ static void test_three_times_memory_stops(void **st)
 	(void)st;
 	cfg.mem_bytes = s.mem_pages * 4096;
 	sim_run(&s, &cfg);
-	assert_int_equal(s.nsteps, 4);		/* 40, 80, 95, 99 after rounds 0..3 */
-	assert_int_equal(s.rounds, 5);		/* the round at 99% is the last */
+	assert_int_equal(s.nsteps, 2);		/* 90, 99 after rounds 0 and 1 */
+	assert_int_equal(s.rounds, 3);		/* the round at 99% is the last */
 	assert_int_equal(s.last.action, MIG_ACT_STOP);
 	assert_true(s.last.forced);
-	assert_non_null(strstr(s.last.why, "1282 MiB sent, 3x the guest's memory"));
+	if (!strstr(s.last.why, "769 MiB sent, 3x the guest's memory"))
+		fail_msg("%s", s.last.why);
 	cfg.downtime_max_ms = 1000;
 	sim_run(&s, &cfg);
 	assert_int_equal(s.last.action, MIG_ACT_GIVE_UP);
 	assert_non_null(strstr(s.last.why, "3x the guest's memory"));
-	/* an eighth of memory rewritten: the ladder, then stuck at 99% */
+	/* an eighth of memory rewritten: 90% once round 1 saturates, 99%,
+	 * then stuck at 99% */
 	cfg.downtime_max_ms = 0;
 	s.wss = s.mem_pages / 8;
 	sim_run(&s, &cfg);
-	assert_int_equal(s.nsteps, 4);
+	assert_int_equal(s.nsteps, 2);
 	assert_non_null(strstr(s.last.why, "99%"));
 	assert_null(strstr(s.last.why, "3x"));
+}
+
+/* The early sample counts only in a saturated round: a guest that writes
+ * its 1000 pages in the round's first 100 ms and then rests dirties 4 MB/s
+ * over the round, not 41; saturated, the same sample is its real rate. */
+static void test_early_sample_only_when_saturated(void **st)
+{
+	struct mig_policy_cfg cfg = cfg_auto;
+	struct mig_round r = { .pages_sent = 10000, .bytes_sent = 10000 * MIG_PAGE_WIRE,
+			       .elapsed_us = 1000000, .dirtied = 1000, .early_dirtied = 1000,
+			       .early_us = 100000 };
+	struct mig_policy p;
+	struct mig_decision d;
+
+	(void)st;
+	cfg.downtime_ms = 10;
+	mig_policy_init(&p, &cfg);
+	mig_policy_round(&p, &r, &d);
+	assert_int_equal(d.action, MIG_ACT_NEXT_ROUND);
+	assert_int_equal(p.dirty_pps, 1000);
+	r.pages_sent = r.dirtied = 1000;		/* all of it again: saturated */
+	r.bytes_sent = 1000 * MIG_PAGE_WIRE;
+	r.elapsed_us = 100000;
+	r.early_dirtied = 500;
+	r.early_us = 10000;
+	mig_policy_round(&p, &r, &d);
+	assert_int_equal(p.dirty_pps, 50000);
+	assert_int_equal(d.action, MIG_ACT_THROTTLE);
+	assert_true(d.throttle_pct >= 90);
 }
 
 static void test_converge_off_stops_anyway(void **st)
@@ -452,6 +490,13 @@ static void test_rules(void **st)
 	assert_int_equal(mig_throttle_next(80), 90);
 	assert_int_equal(mig_throttle_next(95), 99);
 	assert_int_equal(mig_throttle_next(99), 99);
+	/* the lowest step that slows the writer to half the link */
+	assert_int_equal(mig_throttle_for(8000000, 16000000), 0);
+	assert_int_equal(mig_throttle_for(8000001, 16000000), 20);
+	assert_int_equal(mig_throttle_for(20000000, 16000000), 60);
+	assert_int_equal(mig_throttle_for(160000000, 16000000), 95);
+	assert_int_equal(mig_throttle_for(UINT64_MAX, 1), 99);
+	assert_int_equal(mig_throttle_for(1, 0), 99);
 	/* a CPU-bound vCPU (or one not measured yet): a share of the period */
 	assert_int_equal(throttle_budget_ns(0, 10000, 0), 10000);
 	assert_int_equal(throttle_budget_ns(40, 10000, 0), 6000);
@@ -659,6 +704,7 @@ int main(void)
 		cmocka_unit_test(test_fast_dirtier_is_throttled),
 		cmocka_unit_test(test_throttle_exhausted_stops_anyway),
 		cmocka_unit_test(test_three_times_memory_stops),
+		cmocka_unit_test(test_early_sample_only_when_saturated),
 		cmocka_unit_test(test_converge_off_stops_anyway),
 		cmocka_unit_test(test_downtime_max_gives_up),
 		cmocka_unit_test(test_max_rounds),
