@@ -237,6 +237,38 @@ static void test_early_sample_only_when_saturated(void **st)
 	assert_true(d.throttle_pct >= 90);
 }
 
+/* Rounds that cut the pages left by a quarter or more go on below the
+ * target, to a fifth of it: a writer at 30% of the link stops near 60 ms,
+ * not at the first round under 300.  One at 80% (rounds shrink, but
+ * slowly) stops at the first fit, as before. */
+static void test_rounds_that_shrink_go_on(void **st)
+{
+	struct sim s = { .mem_pages = 65536, .link_Bps = 50000000, .dirty_pps = 3654,
+			 .wss = 65536, .throttle_works = true };
+
+	(void)st;
+	sim_run(&s, &cfg_auto);
+	assert_int_equal(s.last.action, MIG_ACT_STOP);
+	assert_false(s.last.forced);
+	assert_int_equal(s.nsteps, 0);
+	if (s.last.downtime_us > 65000 || s.rounds > 8)
+		fail_msg("%d rounds, downtime %lu us", s.rounds,
+			 (unsigned long)s.last.downtime_us);
+	s.dirty_pps = 7309;			/* 60%: more rounds, as low */
+	sim_run(&s, &cfg_auto);
+	assert_int_equal(s.last.action, MIG_ACT_STOP);
+	if (s.last.downtime_us > 65000 || s.rounds > 12)
+		fail_msg("%d rounds, downtime %lu us", s.rounds,
+			 (unsigned long)s.last.downtime_us);
+	s.dirty_pps = 9745;
+	sim_run(&s, &cfg_auto);
+	assert_int_equal(s.last.action, MIG_ACT_STOP);
+	assert_int_equal(s.nsteps, 0);
+	if (s.last.downtime_us <= 65000 || s.last.downtime_us > 300000)
+		fail_msg("%d rounds, downtime %lu us", s.rounds,
+			 (unsigned long)s.last.downtime_us);
+}
+
 static void test_converge_off_stops_anyway(void **st)
 {
 	struct mig_policy_cfg cfg = cfg_auto;
@@ -705,6 +737,7 @@ int main(void)
 		cmocka_unit_test(test_throttle_exhausted_stops_anyway),
 		cmocka_unit_test(test_three_times_memory_stops),
 		cmocka_unit_test(test_early_sample_only_when_saturated),
+		cmocka_unit_test(test_rounds_that_shrink_go_on),
 		cmocka_unit_test(test_converge_off_stops_anyway),
 		cmocka_unit_test(test_downtime_max_gives_up),
 		cmocka_unit_test(test_max_rounds),
