@@ -281,25 +281,46 @@ static bool nothing_to_gain(const struct mig_policy *p, const struct mig_round *
 }
 
 /*
- * The expected downtime fits the target; stop, unless more rounds are cheap
- * and cut it: the round just done left under three quarters of the data
- * pages it sent, so the next (which takes about as long as the downtime
- * would) should cut them by a quarter again, and the pages left take over
- * a fifth of the target.  Getting from the target to a fifth of it then
- * costs at most about twice the target in time.  The target is the most
- * an operator accepts, not an aim: Xen goes on while rounds shrink,
- * whatever the downtime.
+ * The expected downtime fits the target.  The target is the most an
+ * operator accepts, not an aim (Xen goes on while rounds shrink, whatever
+ * the downtime), so while the pages left take over a fifth of it:
+ *  - the last round left under three quarters of the data pages it sent:
+ *    one more round, which costs about the downtime it would have been,
+ *    and should cut them by a quarter again (a fifth of the target is then
+ *    about twice the target away in time);
+ *  - it left more: a writer near the link's rate.  With converge=auto, a
+ *    step of the throttle, so that rounds shrink.
+ * Otherwise stop and copy.
  */
-static bool worth_one_more(const struct mig_policy *p, const struct mig_round *r,
-			   const struct mig_decision *d, uint64_t target_us)
+static void fits_target(struct mig_policy *p, const struct mig_round *r,
+			struct mig_decision *d, uint64_t target_us, uint32_t round)
 {
 	uint64_t fixed = mig_downtime_us(0, p->page_bytes, p->link_Bps, p->cfg.state_bytes,
 					 p->cfg.handover_us);
 	uint64_t data = r->pages_sent - (r->zero_pages < r->pages_sent ? r->zero_pages :
 					 r->pages_sent);
+	bool worth = p->rounds < p->cfg.max_rounds && d->downtime_us > fixed &&
+		     d->downtime_us - fixed > target_us / 5;
 
-	return p->rounds < p->cfg.max_rounds && d->downtime_us > fixed &&
-	       d->downtime_us - fixed > target_us / 5 && r->dirtied * 4 < data * 3;
+	if (worth && r->dirtied * 4 < data * 3) {
+		decide(d, MIG_ACT_NEXT_ROUND, false);
+		snprintf(d->why, sizeof(d->why), "round %u: %llu pages left fit (%llu ms), but "
+			 "rounds still shrink them: one more", round, (unsigned long long)r->dirtied,
+			 (unsigned long long)ms(d->downtime_us));
+	} else if (worth && p->cfg.converge == MIG_CONVERGE_AUTO &&
+		   p->throttle_pct < MIG_THROTTLE_MAX) {
+		p->throttle_pct = mig_throttle_next(p->throttle_pct);
+		d->throttle_pct = p->throttle_pct;
+		decide(d, MIG_ACT_THROTTLE, false);
+		snprintf(d->why, sizeof(d->why), "%llu pages left fit (%llu ms), but rounds shrink "
+			 "slowly: throttling its vCPUs by %u%% for less", (unsigned long long)r->dirtied,
+			 (unsigned long long)ms(d->downtime_us), p->throttle_pct);
+	} else {
+		decide(d, MIG_ACT_STOP, false);
+		snprintf(d->why, sizeof(d->why), "%llu pages left fit: expected downtime %llu ms "
+			 "(target %u ms)", (unsigned long long)r->dirtied,
+			 (unsigned long long)ms(d->downtime_us), p->cfg.downtime_ms);
+	}
 }
 
 void mig_policy_round(struct mig_policy *p, const struct mig_round *r, struct mig_decision *d)
@@ -313,18 +334,8 @@ void mig_policy_round(struct mig_policy *p, const struct mig_round *r, struct mi
 	d->throttle_pct = p->throttle_pct;
 	d->downtime_us = mig_downtime_us(r->dirtied, p->page_bytes, p->link_Bps,
 					 p->cfg.state_bytes, p->cfg.handover_us);
-	if (d->downtime_us <= target_us && !worth_one_more(p, r, d, target_us)) {
-		decide(d, MIG_ACT_STOP, false);
-		snprintf(d->why, sizeof(d->why), "%llu pages left fit: expected downtime %llu ms "
-			 "(target %u ms)", (unsigned long long)r->dirtied,
-			 (unsigned long long)ms(d->downtime_us), p->cfg.downtime_ms);
-		return;
-	}
 	if (d->downtime_us <= target_us) {
-		decide(d, MIG_ACT_NEXT_ROUND, false);
-		snprintf(d->why, sizeof(d->why), "round %u: %llu pages left fit (%llu ms), but "
-			 "rounds still shrink them: one more", round, (unsigned long long)r->dirtied,
-			 (unsigned long long)ms(d->downtime_us));
+		fits_target(p, r, d, target_us, round);
 		return;
 	}
 	if (nothing_to_gain(p, r, d, target_us))

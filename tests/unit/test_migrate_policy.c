@@ -239,10 +239,13 @@ static void test_early_sample_only_when_saturated(void **st)
 
 /* Rounds that cut the pages left by a quarter or more go on below the
  * target, to a fifth of it: a writer at 30% of the link stops near 60 ms,
- * not at the first round under 300.  One at 80% (rounds shrink, but
- * slowly) stops at the first fit, as before. */
+ * not at the first round under 300.  One at 80%, whose rounds shrink
+ * slowly, gets a step of the throttle for it, and none with
+ * converge=off, which stops at the first fit. */
 static void test_rounds_that_shrink_go_on(void **st)
 {
+	struct mig_policy_cfg cfg = cfg_auto;
+	int rounds_off;
 	struct sim s = { .mem_pages = 65536, .link_Bps = 50000000, .dirty_pps = 3654,
 			 .wss = 65536, .throttle_works = true };
 
@@ -261,11 +264,20 @@ static void test_rounds_that_shrink_go_on(void **st)
 		fail_msg("%d rounds, downtime %lu us", s.rounds,
 			 (unsigned long)s.last.downtime_us);
 	s.dirty_pps = 9745;
-	sim_run(&s, &cfg_auto);
+	cfg.converge = MIG_CONVERGE_OFF;
+	sim_run(&s, &cfg);
 	assert_int_equal(s.last.action, MIG_ACT_STOP);
 	assert_int_equal(s.nsteps, 0);
 	if (s.last.downtime_us <= 65000 || s.last.downtime_us > 300000)
 		fail_msg("%d rounds, downtime %lu us", s.rounds,
+			 (unsigned long)s.last.downtime_us);
+	rounds_off = s.rounds;
+	sim_run(&s, &cfg_auto);
+	assert_int_equal(s.last.action, MIG_ACT_STOP);
+	assert_int_equal(s.nsteps, 1);
+	assert_int_equal(s.steps[0], 20);
+	if (s.last.downtime_us > 65000 || s.rounds > rounds_off + 5)
+		fail_msg("%d rounds (%d without), downtime %lu us", s.rounds, rounds_off,
 			 (unsigned long)s.last.downtime_us);
 }
 
