@@ -4,8 +4,9 @@ a network namespace (needs root):
 
   - nettest's raw TCP rate between the two hosts (the link);
   - an idle 256 MiB guest, and the `dirty` guest writing at 10%, 50% and 90%
-    of that rate: downtime as the guest saw it (the longest gap between its
-    heartbeat lines, minus their period) and as the source measured it,
+    of that rate: downtime as the guest saw it (the gap between its last
+    heartbeat on the source and its next, minus their period) and as the
+    source measured it,
     total time, rounds, bytes sent / memory touched, and the stream's rate
     over the raw rate (measured with both hosts idle, and again with the
     dirty guest running, since its emulated vCPU takes a real core).
@@ -56,11 +57,19 @@ def tsc_hz(m):
     return float(re.search(r"TSC ([\d.]+) MHz", m.cmd("log")).group(1)) * 1e6
 
 
-def guest_gap_ms(text, hz):
-    """Longest gap between consecutive heartbeat lines, minus their period."""
-    tscs = [int(x, 16) for x in re.findall(r"TG hb tick=\d+ tsc=0x([0-9a-f]+)", text)]
-    gaps = [(b - a) / hz * 1000 for a, b in zip(tscs, tscs[1:])]
-    return max(gaps) - HB_TICKS * 10 if gaps else float("nan")
+def beats(text):
+    return [(int(t), int(x, 16)) for t, x in re.findall(r"TG hb tick=(\d+) tsc=0x([0-9a-f]+)\s", text)]
+
+
+def guest_gap_ms(text, hz, last_at_src):
+    """The gap the guest saw at the hand-over, minus the heartbeat period:
+    between its last heartbeat on the source (its console there, followed
+    until it left) and the next one, in the console history it took along.
+    Gaps elsewhere are the loaded machine's, not the migration's."""
+    tsc = dict(beats(text))
+    if last_at_src not in tsc or last_at_src + 1 not in tsc:
+        return float("nan")
+    return (tsc[last_at_src + 1] - tsc[last_at_src]) / hz * 1000 - HB_TICKS * 10
 
 
 def console_text(m, name, secs=2):
@@ -79,17 +88,32 @@ def one(src, dst, name, cmdline, mem, link):
     # the link as the same busy host sees it: the guest's vCPU competes with
     # the sender for the machine's cores (emulated CPUs share real ones)
     loaded = raw_rate(src, dst, mb=32) if "dirty" in cmdline else None
-    out = src.cmd(f"migrate {name} {dst.ip} insecure", timeout=900)
-    done = re.search(r"done in ([\d.]+) s, downtime ([\d.]+) ms, (\d+) rounds, (\d+) bytes", out)
-    if not done:
-        print(f"  {name}: migration failed:\n{out}")
+    # in the background, with the guest's console followed on the source
+    # until it leaves: its last heartbeat there marks the hand-over
+    start = len(src.buf)
+    # typed together: an idle guest's move is over within a second
+    src.send(f"migrate -b {name} {dst.ip} insecure\rconsole {name}\r")
+    src.expect(r"left this host|did not|is gone", timeout=900)
+    src.expect(r"ferry> ", timeout=30)
+    seen = beats(src.buf[start:])
+    # at once, while the hand-over is still in the console history there
+    at_dst = console_text(dst, name, 1)
+    done = None
+    for _ in range(30):             # its closing line, from the host's log
+        out = src.cmd("log")
+        done = re.search(rf"migrate {name}: done in ([\d.]+) s, downtime ([\d.]+) ms, "
+                         r"(\d+) rounds, (\d+) bytes", out)
+        if done or re.search(rf"migrate {name}: failed", out):
+            break
+        src.drain(1)
+    if not done or not seen:
+        print(f"  {name}: migration failed:\n{out[-3000:]}")
         src.cmd(f"destroy {name}")
         return
     total, down, rounds, sent = float(done[1]), float(done[2]), int(done[3]), int(done[4])
-    r0 = re.search(r"round 0: sent (\d+) pages \((\d+) zero\)", out)
+    r0 = re.search(rf"migrate {name}: round 0: sent (\d+) pages \((\d+) zero\)", out)
     touched = (int(r0[1]) - int(r0[2])) * 4096      # pages with data: what the guest used
-    dst.drain(1)
-    gap = guest_gap_ms(console_text(dst, name), tsc_hz(src))
+    gap = guest_gap_ms(at_dst, tsc_hz(src), seen[-1][0])
     dst.cmd(f"destroy {name}")
     rate = sent / total / 1e6
     stream = f"stream {rate:5.1f} MB/s = {rate / link:4.2f} x raw" if touched > (8 << 20) else \
