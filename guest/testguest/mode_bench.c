@@ -4,12 +4,18 @@
  * a run under ferry with one directly on QEMU.
  *   exits [n=N]       N CPUIDs, N OUTs and N INs to port 0x80, each timed
  *   work [n=N | secs=S]  deterministic integer work timed by the PIT
+ *   share [secs=S]    the same work in short chunks, each timed by the
+ *                     TSC, to see how much of the CPU the guest got
  */
 #include "guest/testguest/arch.h"
 #include "guest/testguest/tg.h"
 
 #define POST_PORT 0x80
 #define WORK_UNIT_ITERS 4096
+#define SHARE_CHUNK_ITERS 64	/* a chunk takes well under SHARE_RUN_US */
+#define SHARE_RUN_US 8		/* a longer gap between chunks left the guest */
+#define SHARE_AWAY_US 1000	/* one this long was another vCPU's turn */
+#define SHARE_SAMPLES 512	/* long gaps kept a second for their median */
 
 static void op_cpuid(uint32_t i)
 {
@@ -104,5 +110,98 @@ void mode_work(void)
 	ticks = tg_ticks - t0;
 	tg_printf("TG work units=%u ticks=%u rate=%llu sum=0x%08x\n", units,
 		  ticks, ticks ? (uint64_t)units * TG_HZ / ticks : 0, sum);
+	tg_poweroff();
+}
+
+/* Where the guest's time went, in TSC cycles since the start. */
+struct share {
+	uint64_t run, exit, away;	/* in chunks; in short gaps; in long ones */
+	uint32_t chunks, exits, aways;
+	uint64_t turn_start;		/* end of the last long gap */
+	/* this second's long gaps and turns (the time between two of them) */
+	uint32_t gap[SHARE_SAMPLES], turn[SHARE_SAMPLES], ngap, nturn;
+};
+
+static void share_count(struct share *sh, uint64_t now, uint64_t d, uint64_t per_us)
+{
+	if (d < SHARE_RUN_US * per_us) {
+		sh->run += d;
+		sh->chunks++;
+	} else if (d < SHARE_AWAY_US * per_us) {
+		sh->exit += d;
+		sh->exits++;
+	} else {
+		sh->away += d;
+		sh->aways++;
+		if (sh->ngap < SHARE_SAMPLES)
+			sh->gap[sh->ngap++] = (uint32_t)(d / per_us);
+		if (sh->turn_start && sh->nturn < SHARE_SAMPLES)
+			sh->turn[sh->nturn++] = (uint32_t)((now - d - sh->turn_start) / per_us);
+		sh->turn_start = now;
+	}
+}
+
+/* The median of v[0..n) in µs (sorts v); 0 when n is 0. */
+static uint32_t median_us(uint32_t *v, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++)
+		for (uint32_t j = i; j && v[j - 1] > v[j]; j--) {
+			uint32_t t = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n ? v[n / 2] : 0;
+}
+
+static void share_print(struct share *sh, uint32_t sec, uint64_t elapsed)
+{
+	tg_printf("TG share sec=%u tsc=%llu chunks=%u run=%llu exit=%llu exits=%u "
+		  "away=%llu aways=%u gap_us=%u turn_us=%u\n", sec, elapsed, sh->chunks,
+		  sh->run, sh->exit, sh->exits, sh->away, sh->aways,
+		  median_us(sh->gap, sh->ngap), median_us(sh->turn, sh->nturn));
+	sh->ngap = sh->nturn = 0;
+}
+
+/*
+ * Chunks of work_unit's loop between TSC reads.  A gap between two reads
+ * longer than a chunk is time the guest did not run: short ones are its
+ * exits (timer interrupts), long ones another vCPU's turn on the CPU.
+ * Once a second (by the TSC), cumulative since the start:
+ *   TG share sec=K tsc=C chunks=N run=C exit=C exits=N away=C aways=N
+ *            gap_us=G turn_us=T
+ * with the medians of that second's long gaps and of its turns (the time
+ * between two long gaps).  The time to print a line counts as exit time.
+ */
+void mode_share(void)
+{
+	uint32_t secs = tg_opt_u32("secs", 0), state = 0x12345678, sum = 0;
+	uint64_t tpt = tg_tsc_per_tick(), per_us = tpt * TG_HZ / 1000000;
+	uint64_t t0, prev, now, next;
+	static struct share sh;
+
+	per_us = per_us ? per_us : 1;
+	tg_printf("TG share start tsc_per_tick=%llu chunk_iters=%u\n", tpt,
+		  SHARE_CHUNK_ITERS);
+	t0 = prev = rdtsc();
+	next = t0 + tpt * TG_HZ;
+	for (uint32_t sec = 1; !secs || sec <= secs;) {
+		for (int i = 0; i < SHARE_CHUNK_ITERS; i++) {
+			uint32_t x = tg_xorshift32(&state);
+
+			sum = sum * 31 + (x ^ (x >> 7)) * 0x9E3779B1u;
+		}
+		now = rdtsc();
+		share_count(&sh, now, now - prev, per_us);
+		prev = now;
+		if (now < next)
+			continue;
+		share_print(&sh, sec, now - t0);
+		prev = rdtsc();
+		sh.exit += prev - now;
+		next += tpt * TG_HZ;
+		sec++;
+	}
+	tg_printf("TG share done sum=0x%08x\n", sum);
 	tg_poweroff();
 }
