@@ -15,7 +15,6 @@
 #define SHARE_CHUNK_ITERS 64	/* a chunk takes well under SHARE_RUN_US */
 #define SHARE_RUN_US 8		/* a longer gap between chunks left the guest */
 #define SHARE_AWAY_US 1000	/* one this long was another vCPU's turn */
-#define SHARE_SAMPLES 512	/* long gaps kept a second for their median */
 
 static void op_cpuid(uint32_t i)
 {
@@ -117,12 +116,9 @@ void mode_work(void)
 struct share {
 	uint64_t run, exit, away;	/* in chunks; in short gaps; in long ones */
 	uint32_t chunks, exits, aways;
-	uint64_t turn_start;		/* end of the last long gap */
-	/* this second's long gaps and turns (the time between two of them) */
-	uint32_t gap[SHARE_SAMPLES], turn[SHARE_SAMPLES], ngap, nturn;
 };
 
-static void share_count(struct share *sh, uint64_t now, uint64_t d, uint64_t per_us)
+static void share_count(struct share *sh, uint64_t d, uint64_t per_us)
 {
 	if (d < SHARE_RUN_US * per_us) {
 		sh->run += d;
@@ -133,34 +129,7 @@ static void share_count(struct share *sh, uint64_t now, uint64_t d, uint64_t per
 	} else {
 		sh->away += d;
 		sh->aways++;
-		if (sh->ngap < SHARE_SAMPLES)
-			sh->gap[sh->ngap++] = (uint32_t)(d / per_us);
-		if (sh->turn_start && sh->nturn < SHARE_SAMPLES)
-			sh->turn[sh->nturn++] = (uint32_t)((now - d - sh->turn_start) / per_us);
-		sh->turn_start = now;
 	}
-}
-
-/* The median of v[0..n) in µs (sorts v); 0 when n is 0. */
-static uint32_t median_us(uint32_t *v, uint32_t n)
-{
-	for (uint32_t i = 1; i < n; i++)
-		for (uint32_t j = i; j && v[j - 1] > v[j]; j--) {
-			uint32_t t = v[j];
-
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	return n ? v[n / 2] : 0;
-}
-
-static void share_print(struct share *sh, uint32_t sec, uint64_t elapsed)
-{
-	tg_printf("TG share sec=%u tsc=%llu chunks=%u run=%llu exit=%llu exits=%u "
-		  "away=%llu aways=%u gap_us=%u turn_us=%u\n", sec, elapsed, sh->chunks,
-		  sh->run, sh->exit, sh->exits, sh->away, sh->aways,
-		  median_us(sh->gap, sh->ngap), median_us(sh->turn, sh->nturn));
-	sh->ngap = sh->nturn = 0;
 }
 
 /*
@@ -169,16 +138,14 @@ static void share_print(struct share *sh, uint32_t sec, uint64_t elapsed)
  * exits (timer interrupts), long ones another vCPU's turn on the CPU.
  * Once a second (by the TSC), cumulative since the start:
  *   TG share sec=K tsc=C chunks=N run=C exit=C exits=N away=C aways=N
- *            gap_us=G turn_us=T
- * with the medians of that second's long gaps and of its turns (the time
- * between two long gaps).  The time to print a line counts as exit time.
+ * The time to print a line counts as exit time.
  */
 void mode_share(void)
 {
 	uint32_t secs = tg_opt_u32("secs", 0), state = 0x12345678, sum = 0;
 	uint64_t tpt = tg_tsc_per_tick(), per_us = tpt * TG_HZ / 1000000;
 	uint64_t t0, prev, now, next;
-	static struct share sh;
+	struct share sh = { 0 };
 
 	per_us = per_us ? per_us : 1;
 	tg_printf("TG share start tsc_per_tick=%llu chunk_iters=%u\n", tpt,
@@ -192,11 +159,13 @@ void mode_share(void)
 			sum = sum * 31 + (x ^ (x >> 7)) * 0x9E3779B1u;
 		}
 		now = rdtsc();
-		share_count(&sh, now, now - prev, per_us);
+		share_count(&sh, now - prev, per_us);
 		prev = now;
 		if (now < next)
 			continue;
-		share_print(&sh, sec, now - t0);
+		tg_printf("TG share sec=%u tsc=%llu chunks=%u run=%llu exit=%llu exits=%u "
+			  "away=%llu aways=%u\n", sec, now - t0, sh.chunks, sh.run, sh.exit,
+			  sh.exits, sh.away, sh.aways);
 		prev = rdtsc();
 		sh.exit += prev - now;
 		next += tpt * TG_HZ;
