@@ -103,7 +103,7 @@ def share_run(m, weights, secs=9):
     return [share_delta(r, last) for r in rows]
 
 
-def fairness(m, ratios=(1, 2, 4), rounds=2):
+def fairness(m, ratios=(1, 2, 4), rounds=3):
     res = {k: [] for k in ratios}
     for _ in range(rounds):
         for k in ratios:
@@ -114,7 +114,8 @@ def fairness(m, ratios=(1, 2, 4), rounds=2):
         got = [(a["chunks"] / a["tsc"]) / (b["chunks"] / b["tsc"]) for a, b in runs]
         print(f"  {k}:1 measured " + ", ".join(f"{g:.3f} (error {abs(g / k - 1) * 100:.1f}%)"
                                                for g in got)
-              + f"; median error {statistics.median(abs(g / k - 1) for g in got) * 100:.1f}%")
+              + f"; median {statistics.median(got):.3f}, error"
+              f" {abs(statistics.median(got) / k - 1) * 100:.1f}%")
         for a, b in runs:
             print(f"      seen from inside: CPU shares {a['busy']:.3f} / {b['busy']:.3f},"
                   f" {a['aways'] + b['aways']:.1f} long gaps a second (switches and the host's"
@@ -170,15 +171,15 @@ def ipi_and_exit(m):
     rows = [tuple(int(x) for x in r)
             for r in re.findall(r"TG ipi sec=(\d+) rounds=(\d+) self=\d+ nmi=\d+ x2apic=(\d)", text)]
     per = {0: [], 1: []}
-    for (s0, r0, _), (s1, r1, x2) in zip(rows, rows[1:]):
+    for (_, r0, _), (_, r1, x2) in zip(rows, rows[1:]):
         per[x2].append(1e6 / ((r1 - r0) * 9))
     run_pinned(m, "ex", "exits n=200000")
     ex = finished(m, "ex", r"TG exits done")
     cpuid = 1e6 / int(re.search(r"TG exits cpuid per_sec=(\d+)", ex).group(1))
     io = 1e6 / int(re.search(r"TG exits io per_sec=(\d+)", ex).group(1))
+    print(f"exit round trip on CPU {GUEST_CPU}: CPUID {cpuid:.2f} µs, port write {io:.2f} µs")
     print("IPI to the sibling vCPU (`ipiflood sibling=1`, 2 vCPUs, 9 ICR writes a round),"
           " µs per IPI sent, per second:")
-    print(f"exit round trip on the same CPU: CPUID {cpuid:.2f} µs, port write {io:.2f} µs")
     for x2, v in per.items():
         if v:
             print(f"  {'x2APIC (WRMSR)' if x2 else 'xAPIC (MMIO)'}: median {statistics.median(v):.2f}"
