@@ -51,6 +51,7 @@ static const struct mode modes[] = {
 	{ "fpu", true, mode_fpu },
 	{ "exits", true, mode_exits },
 	{ "work", true, mode_work },
+	{ "share", true, mode_share },
 	{ "hostile", false, mode_hostile },
 	{ "dirty", true, mode_dirty },
 	{ "spin", false, mode_spin },

@@ -4,12 +4,17 @@
  * a run under ferry with one directly on QEMU.
  *   exits [n=N]       N CPUIDs, N OUTs and N INs to port 0x80, each timed
  *   work [n=N | secs=S]  deterministic integer work timed by the PIT
+ *   share [secs=S]    the same work in short chunks, each timed by the
+ *                     TSC, to see how much of the CPU the guest got
  */
 #include "guest/testguest/arch.h"
 #include "guest/testguest/tg.h"
 
 #define POST_PORT 0x80
 #define WORK_UNIT_ITERS 4096
+#define SHARE_CHUNK_ITERS 64	/* a chunk takes well under SHARE_RUN_US */
+#define SHARE_RUN_US 8		/* a longer gap between chunks left the guest */
+#define SHARE_AWAY_US 1000	/* one this long was another vCPU's turn */
 
 static void op_cpuid(uint32_t i)
 {
@@ -104,5 +109,68 @@ void mode_work(void)
 	ticks = tg_ticks - t0;
 	tg_printf("TG work units=%u ticks=%u rate=%llu sum=0x%08x\n", units,
 		  ticks, ticks ? (uint64_t)units * TG_HZ / ticks : 0, sum);
+	tg_poweroff();
+}
+
+/* Where the guest's time went, in TSC cycles since the start. */
+struct share {
+	uint64_t run, exit, away;	/* in chunks; in short gaps; in long ones */
+	uint32_t chunks, exits, aways;
+};
+
+static void share_count(struct share *sh, uint64_t d, uint64_t per_us)
+{
+	if (d < SHARE_RUN_US * per_us) {
+		sh->run += d;
+		sh->chunks++;
+	} else if (d < SHARE_AWAY_US * per_us) {
+		sh->exit += d;
+		sh->exits++;
+	} else {
+		sh->away += d;
+		sh->aways++;
+	}
+}
+
+/*
+ * Chunks of work_unit's loop between TSC reads.  A gap between two reads
+ * longer than a chunk is time the guest did not run: short ones are its
+ * exits (timer interrupts), long ones another vCPU's turn on the CPU.
+ * Once a second (by the TSC), cumulative since the start:
+ *   TG share sec=K tsc=C chunks=N run=C exit=C exits=N away=C aways=N
+ * The time to print a line counts as exit time.
+ */
+void mode_share(void)
+{
+	uint32_t secs = tg_opt_u32("secs", 0), state = 0x12345678, sum = 0;
+	uint64_t tpt = tg_tsc_per_tick(), per_us = tpt * TG_HZ / 1000000;
+	uint64_t t0, prev, now, next;
+	struct share sh = { 0 };
+
+	per_us = per_us ? per_us : 1;
+	tg_printf("TG share start tsc_per_tick=%llu chunk_iters=%u\n", tpt,
+		  SHARE_CHUNK_ITERS);
+	t0 = prev = rdtsc();
+	next = t0 + tpt * TG_HZ;
+	for (uint32_t sec = 1; !secs || sec <= secs;) {
+		for (int i = 0; i < SHARE_CHUNK_ITERS; i++) {
+			uint32_t x = tg_xorshift32(&state);
+
+			sum = sum * 31 + (x ^ (x >> 7)) * 0x9E3779B1u;
+		}
+		now = rdtsc();
+		share_count(&sh, now - prev, per_us);
+		prev = now;
+		if (now < next)
+			continue;
+		tg_printf("TG share sec=%u tsc=%llu chunks=%u run=%llu exit=%llu exits=%u "
+			  "away=%llu aways=%u\n", sec, now - t0, sh.chunks, sh.run, sh.exit,
+			  sh.exits, sh.away, sh.aways);
+		prev = rdtsc();
+		sh.exit += prev - now;
+		next += tpt * TG_HZ;
+		sec++;
+	}
+	tg_printf("TG share done sum=0x%08x\n", sum);
 	tg_poweroff();
 }

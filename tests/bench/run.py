@@ -29,6 +29,9 @@ guestnet: a Linux guest's TCP throughput (64 MiB each way to a Linux peer
        guest on bare QEMU with virtio-net on a tap; sides alternated round
        by round, with ferry's exits and vCPU time per MiB
        (tests/bench/guestnet_bench.py).
+sched: the scheduler (issue 13): fairness at weights 1:1, 2:1, 4:1 on one
+       CPU, heartbeat jitter alone and beside 3 hogs, µs per vCPU switch
+       and per IPI beside an exit (tests/bench/sched_bench.py).
 migrate: live-migration downtime, time, rounds, bytes and stream rate
        (two QEMU hosts; an idle guest and the dirty guest at 10/50/90%).
 """
@@ -259,7 +262,8 @@ BENCHES = {"boot": bench_boot, "boot-uefi": bench_boot_uefi, "guest": bench_gues
            "migrate": lambda: __import__("migrate_bench").main([]),
            "channel": lambda: __import__("channel_bench").main([]),
            "linux": lambda: __import__("linux_bench").main([]),
-           "guestnet": lambda: __import__("guestnet_bench").main([])}
+           "guestnet": lambda: __import__("guestnet_bench").main([]),
+           "sched": lambda: __import__("sched_bench").main([])}
 
 if __name__ == "__main__":
     names = sys.argv[1:] or list(BENCHES)
