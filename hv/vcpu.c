@@ -68,6 +68,8 @@ void vcpu_set_state(struct vcpu *v, enum vcpu_state from, enum vcpu_state to)
 		v->runnable_since_ns = time_now_ns();
 	else if (from == VCPU_RUNNABLE && to == VCPU_RUNNING)
 		v->stats.steal_ns += time_now_ns() - v->runnable_since_ns;
+	if (to == VCPU_RUNNING)
+		v->stats.switches++;
 	__atomic_store_n(&v->state, to, __ATOMIC_RELEASE);
 }
 

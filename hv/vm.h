@@ -100,6 +100,7 @@ struct vcpu_stats {
 	uint64_t guest_ns;		/* time inside the guest */
 	uint64_t host_ns;		/* time in ferry handling its exits */
 	uint64_t steal_ns;		/* time runnable but waiting for its CPU (Q) */
+	uint64_t switches;		/* times put on its CPU to run (Q) */
 };
 
 /* XSAVE area in the standard format (Intel SDM Vol. 1 13.4). */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * `top`: what the guests and CPUs did over the last second.  Two samples
- * of the counters the vCPUs keep (time run, exits, steal) and of each
+ * of the counters the vCPUs keep (time run, exits, steal, times switched
+ * onto their CPU) and of each
  * CPU's halted time, one interval apart; the difference is shown.  The
  * counters are read without locks, as `list` does: a sample may be a
  * tick stale, never wrong by more.
@@ -21,7 +22,7 @@
 #define INTERVAL_NS 1000000000ull
 
 struct vcpu_sample {
-	uint64_t run_ns, exits, steal_ns;
+	uint64_t run_ns, exits, steal_ns, switches;
 };
 
 struct top_sample {
@@ -59,6 +60,7 @@ static void take(struct top_sample *s)
 			s->v[i][j] = (struct vcpu_sample){
 				.run_ns = v->stats.guest_ns + v->stats.host_ns,
 				.exits = exits_of(v), .steal_ns = v->stats.steal_ns,
+				.switches = v->stats.switches,
 			};
 		}
 	}
@@ -99,8 +101,8 @@ static void print_vcpus(const struct top_sample *a, const struct top_sample *b)
 {
 	uint64_t span = b->t_ns - a->t_ns;
 
-	shell_printf("%-16s %4s %-9s %3s %6s %9s %6s\n", "GUEST", "VCPU", "STATE", "CPU",
-		     "%CPU", "EXITS/S", "STEAL%");
+	shell_printf("%-16s %4s %-9s %3s %6s %9s %6s %6s\n", "GUEST", "VCPU", "STATE", "CPU",
+		     "%CPU", "EXITS/S", "STEAL%", "SW/S");
 	for (unsigned int i = 0; i < VM_MAX; i++) {
 		const struct vm *vm = b->vm[i];
 		if (!vm || a->vm[i] != vm)
@@ -110,11 +112,12 @@ static void print_vcpus(const struct top_sample *a, const struct top_sample *b)
 			unsigned int use = permille(y->run_ns - x->run_ns, span);
 			unsigned int steal = permille(y->steal_ns - x->steal_ns, span);
 			uint64_t eps = span ? (y->exits - x->exits) * INTERVAL_NS / span : 0;
+			uint64_t sps = span ? (y->switches - x->switches) * INTERVAL_NS / span : 0;
 			int cpu = __atomic_load_n(&vm->vcpus[j]->cpu, __ATOMIC_RELAXED);
 
-			shell_printf("%-16s %4u %-9s %3d %4u.%u %9lu %4u.%u\n", vm->name, j,
+			shell_printf("%-16s %4u %-9s %3d %4u.%u %9lu %4u.%u %6lu\n", vm->name, j,
 				     state_of(vm, vm->vcpus[j]), cpu, use / 10, use % 10, eps,
-				     steal / 10, steal % 10);
+				     steal / 10, steal % 10, sps);
 		}
 	}
 }

@@ -231,19 +231,22 @@ def test_pause_resume_and_stats(host):
 
 
 def top_rows(text):
-    """`top` vCPU rows as {(guest, vcpu): {state, cpu, cpu%, exits/s, steal%}}."""
+    """`top` vCPU rows as {(guest, vcpu): {state, cpu, cpu%, exits/s, steal%,
+    switches/s}}."""
     rows = {}
-    for g, v, st, cpu, use, eps, steal in re.findall(
-            r"^(\S+)\s+(\d+)\s+(\S+)\s+(-?\d+)\s+(\d+\.\d)\s+(\d+)\s+(\d+\.\d)$", text, re.M):
+    for g, v, st, cpu, use, eps, steal, sps in re.findall(
+            r"^(\S+)\s+(\d+)\s+(\S+)\s+(-?\d+)\s+(\d+\.\d)\s+(\d+)\s+(\d+\.\d)\s+(\d+)$",
+            text, re.M):
         rows[(g, int(v))] = {"state": st, "cpu": int(cpu), "use": float(use),
-                             "eps": int(eps), "steal": float(steal)}
+                             "eps": int(eps), "steal": float(steal), "sps": int(sps)}
     return rows
 
 
 def test_top_shows_shares_and_steal(machine_factory):
     """Issue 13: two CPU-bound guests share the one CPU guests get on a
     2-CPU host: `top -n 1` shows each near half of it, waiting (steal) the
-    other half, the CPU busy; a halted guest uses nothing and exits little."""
+    other half, the CPU busy, and both switched in and out; a halted guest
+    uses nothing and exits little."""
     m = machine_factory("qemu", cpus=2, mem=256)
     for g in ("w1", "w2"):
         m.cmd(f'create {g} kernel=testguest mem=16 cmdline="work secs=60"')
@@ -257,7 +260,9 @@ def test_top_shows_shares_and_steal(machine_factory):
     for g in ("w1", "w2"):
         assert rows[(g, 0)]["cpu"] == 1 and 25 <= rows[(g, 0)]["use"] <= 75, out
         assert rows[(g, 0)]["steal"] >= 20, out
+        assert rows[(g, 0)]["sps"] >= 2, out       # slices taken in turn
     assert rows[("hb", 0)]["use"] < 10, out
+    assert rows[("hb", 0)]["sps"] >= 1, out        # woken by its timer
     busy = float(re.search(r"^1\s+(\d+\.\d)$", out, re.M).group(1))
     assert busy > 80, out
     assert "error" in m.cmd("top -x")
