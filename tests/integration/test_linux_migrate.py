@@ -242,7 +242,7 @@ def test_linux_migrates_qemu_to_bochs_and_back(lnet):
         assert "listening on port" in x.cmd("migrate listen")
         st = boot_linux(a, vcpus=2)     # issue 13: both vCPUs travel
         st, _ = move(a, x, st, "downtime=10000", timeout=1200)
-        # Bochs's TSC runs at 200 MHz, QEMU's at ~2.1 GHz: Bochs's VMX
+        # Bochs's TSC runs at 50 MHz (ips), QEMU's at ~2.1 GHz: Bochs's VMX
         # scales the guest's TSC to its boot rate
         assert re.search(r"^tsc:\s+\d+ kHz, scaled by the CPU \(this host: \d+ kHz\)$",
                          x.cmd("info lx"), re.M), x.cmd("info lx")

@@ -341,7 +341,7 @@ def test_heartbeat_keeps_time(host):
     assert_heartbeat_spacing(m, text)
     assert exit_count(m, "hb", "rdtsc") == 0    # unscaled: RDTSC runs in the guest
     # A guest asked for a TSC of 1 GHz (QEMU's host TSC is ~2.1 GHz, Bochs's
-    # 200 MHz): its TSC counts 1e9 a second, scaled by the CPU where it has
+    # 50 MHz): its TSC counts 1e9 a second, scaled by the CPU where it has
     # TSC scaling (Bochs's VMX), else on RDTSC exits (QEMU's SVM).
     m.cmd('create hs kernel=testguest mem=16 tsc_khz=1000000 cmdline="heartbeat"')
     hw = m.backend == "vmx"
