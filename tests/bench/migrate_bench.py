@@ -18,18 +18,18 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
-from ferry_harness import Machine  # noqa: E402
+from ferry_harness import ISO, Machine  # noqa: E402
 from netns import NetNS, qemu_nic  # noqa: E402
 
 HB_TICKS = 1            # heartbeat every 10 ms (the guest's timer runs at 100 Hz)
 PORT = 5001
 
 
-def boot_pair(ns):
+def boot_pair(ns, iso=None, label="bench-mig"):
     hosts = []
     for i in range(2):
         tap = ns.add_tap()
-        m = Machine(f"bench-mig-{i}", kind="qemu", cpus=2, mem=768,
+        m = Machine(f"{label}-{i}", kind="qemu", cpus=2, mem=768, iso=iso or ISO,
                     extra=qemu_nic(tap, f"52:54:00:12:01:{i + 2:02x}"), netns=ns.name).start()
         m.ip = f"10.200.0.{i + 2}"
         m.cmd(f"net ip {m.ip}/24", timeout=60)
@@ -124,22 +124,33 @@ def one(src, dst, name, cmdline, mem, link):
           f"rounds {rounds:3d}  sent/touched {sent / touched:5.2f}  {stream}")
 
 
+def run_all(a, b, build):
+    link = raw_rate(a, b)
+    print(f"live migration, QEMU to QEMU over ferry's e1000 + TCP, {build} "
+          f"(raw nettest {link:.1f} MB/s):")
+    one(a, b, "idle", f"heartbeat every={HB_TICKS}", 256, link)
+    for pct in (10, 50, 90):
+        rate = max(1, int(link * pct / 100))
+        one(a, b, f"dirty{pct}", f"dirty mb=64 rate={rate} hb={HB_TICKS}", 256, link)
+
+
 def main(argv=()):
+    """With FERRY_BASE_ISO=other.iso, that build and this one alternate,
+    FERRY_ROUNDS times (default 2), each on a fresh pair of hosts."""
     if os.geteuid() != 0:
         print("migrate: needs root (network namespace)")
         return
-    with NetNS() as ns:
-        a, b = boot_pair(ns)
-        try:
-            link = raw_rate(a, b)
-            print(f"live migration, QEMU to QEMU over ferry's e1000 + TCP (raw nettest {link:.1f} MB/s):")
-            one(a, b, "idle", f"heartbeat every={HB_TICKS}", 256, link)
-            for pct in (10, 50, 90):
-                rate = max(1, int(link * pct / 100))
-                one(a, b, f"dirty{pct}", f"dirty mb=64 rate={rate} hb={HB_TICKS}", 256, link)
-        finally:
-            a.close()
-            b.close()
+    base = os.environ.get("FERRY_BASE_ISO")
+    builds = [("this build", None)] + ([(f"base {os.path.basename(base)}", base)] if base else [])
+    for r in range(int(os.environ.get("FERRY_ROUNDS", "2")) if base else 1):
+        for i, (build, iso) in enumerate(builds):
+            with NetNS() as ns:
+                a, b = boot_pair(ns, iso, f"bench-mig-r{r}b{i}")
+                try:
+                    run_all(a, b, build)
+                finally:
+                    a.close()
+                    b.close()
 
 
 if __name__ == "__main__":
