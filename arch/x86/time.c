@@ -12,12 +12,12 @@
 #define CAL_PPM		20	/* the uncertainty that ends the search */
 
 /* PIT channel 2, gated by port 0x61, counts at 1193182 Hz: load ms of it in
- * mode 0, gate off (started by pit_restart). */
+ * mode 0 with its gate off (measure() opens the gate to start it). */
 static void pit_oneshot(unsigned int ms)
 {
 	uint32_t count = 1193182u * ms / 1000;
 
-	outb(0x61, (inb(0x61) & ~0x02) & ~0x01);	/* gate off, speaker off */
+	outb(0x61, inb(0x61) & ~0x03);		/* gate off, speaker off */
 	outb(0x43, 0xb0);			/* channel 2, lo/hi, mode 0 */
 	outb(0x42, count & 0xff);
 	outb(0x42, count >> 8);

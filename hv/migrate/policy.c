@@ -313,7 +313,7 @@ static void fits_target(struct mig_policy *p, const struct mig_round *r,
 		d->throttle_pct = p->throttle_pct;
 		decide(d, MIG_ACT_THROTTLE, false);
 		snprintf(d->why, sizeof(d->why), "%llu pages left fit (%llu ms), but rounds shrink "
-			 "slowly: throttling its vCPUs by %u%% for less", (unsigned long long)r->dirtied,
+			 "slowly: throttling its vCPUs by %u%% to bring it down", (unsigned long long)r->dirtied,
 			 (unsigned long long)ms(d->downtime_us), p->throttle_pct);
 	} else {
 		decide(d, MIG_ACT_STOP, false);
