@@ -95,9 +95,15 @@ bool mig_outpaced(uint64_t dirty_pps, uint64_t page_bytes, uint64_t link_Bps)
  * twice counts once).  Such a guest is outpaced for the throttle, which then
  * climbs two steps at a time.
  */
+/* The round's pages that carried data (not sent as ZERO). */
+static uint64_t data_pages(const struct mig_round *r)
+{
+	return r->pages_sent - (r->zero_pages < r->pages_sent ? r->zero_pages : r->pages_sent);
+}
+
 bool mig_saturated(const struct mig_round *r)
 {
-	uint64_t data = r->pages_sent - (r->zero_pages < r->pages_sent ? r->zero_pages : r->pages_sent);
+	uint64_t data = data_pages(r);
 
 	return data > MIG_HOT_SET_PAGES && r->dirtied * 100 >= data * MIG_SATURATED_PCT;
 }
@@ -253,6 +259,13 @@ static bool converge_auto(struct mig_policy *p, struct mig_decision *d, bool out
 	return true;
 }
 
+/* The downtime no round can shrink: the state records and the hand-over. */
+static uint64_t fixed_us(const struct mig_policy *p)
+{
+	return mig_downtime_us(0, p->page_bytes, p->link_Bps, p->cfg.state_bytes,
+			       p->cfg.handover_us);
+}
+
 /*
  * Over the target, but a hot set of a few pages that every round rewrites
  * (timer, stack) cannot shrink; or the pages left cost at most a tenth of
@@ -263,8 +276,7 @@ static bool converge_auto(struct mig_policy *p, struct mig_decision *d, bool out
 static bool nothing_to_gain(const struct mig_policy *p, const struct mig_round *r,
 			    struct mig_decision *d, uint64_t target_us)
 {
-	uint64_t fixed = mig_downtime_us(0, p->page_bytes, p->link_Bps, p->cfg.state_bytes,
-					 p->cfg.handover_us);
+	uint64_t fixed = fixed_us(p);
 	char why[96];
 
 	if (r->dirtied <= MIG_HOT_SET_PAGES && !mig_round_shrank(r) && p->rounds > 1)
@@ -295,10 +307,7 @@ static bool nothing_to_gain(const struct mig_policy *p, const struct mig_round *
 static void fits_target(struct mig_policy *p, const struct mig_round *r,
 			struct mig_decision *d, uint64_t target_us, uint32_t round)
 {
-	uint64_t fixed = mig_downtime_us(0, p->page_bytes, p->link_Bps, p->cfg.state_bytes,
-					 p->cfg.handover_us);
-	uint64_t data = r->pages_sent - (r->zero_pages < r->pages_sent ? r->zero_pages :
-					 r->pages_sent);
+	uint64_t fixed = fixed_us(p), data = data_pages(r);
 	bool worth = p->rounds < p->cfg.max_rounds && d->downtime_us > fixed &&
 		     d->downtime_us - fixed > target_us / 5;
 
