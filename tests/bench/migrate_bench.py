@@ -58,6 +58,7 @@ def tsc_hz(m):
 
 
 def beats(text):
+    """Whole heartbeat lines: [(tick, tsc)]."""
     return [(int(t), int(x, 16)) for t, x in re.findall(r"TG hb tick=(\d+) tsc=0x([0-9a-f]+)\s", text)]
 
 
@@ -72,13 +73,21 @@ def guest_gap_ms(text, hz, last_at_src):
     return (tsc[last_at_src + 1] - tsc[last_at_src]) / hz * 1000 - HB_TICKS * 10
 
 
-def console_text(m, name, secs=2):
-    start = len(m.buf)
+def console_text(m, name, seconds=None):
+    """The guest's console: its history (the last 4 KiB), or, with
+    seconds, everything it prints while attached that long."""
     m.send(f"console {name}\r")
-    m.drain(secs)
+    m.expect(r"escape character is \^\]\)\n")
+    start = m.pos
+    if seconds:
+        m.drain(seconds)
+    else:
+        m.drain_quiet(limit=5)
     m.send(b"\x1d")
-    m.expect(r"Disconnected from " + name, timeout=30)
-    return m.buf[start:]
+    m.expect(r"Disconnected from " + re.escape(name))
+    text = m.buf[start:m.pos]
+    m.expect("ferry> ")
+    return text
 
 
 def one(src, dst, name, cmdline, mem, link):

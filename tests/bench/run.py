@@ -30,8 +30,9 @@ guestnet: a Linux guest's TCP throughput (64 MiB each way to a Linux peer
        by round, with ferry's exits and vCPU time per MiB
        (tests/bench/guestnet_bench.py).
 sched: the scheduler (issue 13): fairness at weights 1:1, 2:1, 4:1 on one
-       CPU, heartbeat jitter alone and beside 3 hogs, µs per vCPU switch
-       and per IPI beside an exit (tests/bench/sched_bench.py).
+       CPU, heartbeat jitter alone and beside 3 hogs, µs per IPI beside an
+       exit, a 2-vCPU against a 1-vCPU Linux guest's parallel job
+       (tests/bench/sched_bench.py).
 migrate: live-migration downtime, time, rounds, bytes and stream rate
        (two QEMU hosts; an idle guest and the dirty guest at 10/50/90%).
 """

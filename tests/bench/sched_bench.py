@@ -28,8 +28,8 @@ parallel  Debian's kernel (the busybox initramfs of run.py linux), 1 and 2
 Missing: the cost of a vCPU switch: the fairness runs print the CPU time the two
 guests lost and the long gaps they saw, but from inside a switch cannot be
 told from a stall of the host's own QEMU thread, which on the shared
-2-core machine loses 2-50 % of the time: ferry counts switches
-(sched_usage.switches) but no shell command shows them yet.
+2-core machine loses 2-50 % of the time.  `top` shows switches/s now, which
+a figure could divide that loss by.
 """
 import os
 import re
@@ -39,28 +39,12 @@ import time
 from pathlib import Path
 
 from ferry_harness import Machine
+from migrate_bench import beats, console_text
 
 GUEST_CPU = 1
 SHARE_LINE = re.compile(r"TG share sec=(\d+) tsc=(\d+) chunks=(\d+) run=(\d+) exit=(\d+) "
                         r"exits=(\d+) away=(\d+) aways=(\d+)")
 FIRST_SEC = 3           # pin and weights are set within a second of start
-
-
-def console_text(m, name, seconds=None):
-    """The guest's console: its history (the last 4 KiB), or, with
-    seconds, everything it prints while attached that long."""
-    m.send(f"console {name}\r")
-    m.expect(r"escape character is \^\]\)\n")
-    start = m.pos
-    if seconds:
-        m.drain(seconds)
-    else:
-        m.drain_quiet(limit=5)
-    m.send(b"\x1d")
-    m.expect(r"Disconnected from " + re.escape(name))
-    text = m.buf[start:m.pos]
-    m.expect("ferry> ")
-    return text
 
 
 def run_pinned(m, name, cmdline, vcpus=1, cpu=GUEST_CPU):
@@ -148,12 +132,10 @@ def hb_jitter(m, hz, hogs, secs=8):
     text = console_text(m, "hb", seconds=secs)
     for n in ["hb"] + [f"hog{i}" for i in range(hogs)]:
         m.cmd(f"destroy {n}")
-    beats = [(int(t), int(c, 16)) for t, c in re.findall(r"TG hb tick=(\d+) tsc=(0x[0-9a-f]+)\r?\n",
-                                                         text)]
-    beats = beats[:-1]      # the console was left in the middle of a line, maybe this one
-    errs = [abs((c1 - c0) / hz - (t1 - t0) * 0.01) for (t0, c0), (t1, c1) in zip(beats, beats[1:])]
+    hb = beats(text)        # whole lines only: the console may be left mid-line
+    errs = [abs((c1 - c0) / hz - (t1 - t0) * 0.01) for (t0, c0), (t1, c1) in zip(hb, hb[1:])]
     errs.sort()
-    (t0, c0), (t1, c1) = beats[0], beats[-1]
+    (t0, c0), (t1, c1) = hb[0], hb[-1]
     mean = (c1 - c0) / hz / (t1 - t0)
     return errs[int(0.99 * (len(errs) - 1))], errs[len(errs) // 2], len(errs), mean
 
