@@ -694,12 +694,10 @@ int vm_start(struct vm *vm, char *err, size_t errlen)
 int vm_activate(struct vm *vm, bool run, char *err, size_t errlen)
 {
 	/* This host's TSC may run at another rate: the guest's TSC keeps its
-	 * own (scaled if need be), and its kvmclock says so before its first
-	 * instruction here (its memory is all in). */
-	if (vm->state == VM_INCOMING) {
-		vm_tsc_retune(vm);
+	 * own, scaled if need be since vmstate_load_time, and its kvmclock
+	 * says so before its first instruction here (its memory is all in). */
+	if (vm->state == VM_INCOMING)
 		kvmclock_update_all(vm);
-	}
 	if (vm->state == VM_INCOMING && vm->nic)
 		gnet_arrived(vm);	/* the LAN learns where its MAC went */
 	return place(vm, VM_INCOMING, run ? VM_RUNNING : VM_PAUSED, "activate", err, errlen);

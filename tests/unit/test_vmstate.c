@@ -14,6 +14,8 @@
 #include "hv/lib/time.h"
 #include "arch/x86/cpu.h"
 #include "hv/sched.h"
+#include "hv/tsc.h"
+#include "hv/vdev/devices.h"
 #include "hv/vcpu.h"
 #include "hv/vm_devices.h"
 #include "hv/vmstate.h"
@@ -210,6 +212,22 @@ static void test_time_round_trip(void **state)
 	assert_true(tsc >= 5000000000ull && tsc - 5000000000ull < (1ull << 32));
 }
 
+/* A guest whose TSC ran at twice this host's rate: its devices came first
+ * (on_devices), so loading the time scales the TSC before it is set, and
+ * the value holds at once (it used to run unscaled until vm_activate). */
+static void test_time_scaled_before_it_is_set(void **state)
+{
+	uint64_t want = tsc_mult_for(2 * tsc_hz(), tsc_hz()), t;
+
+	(void)state;
+	assert_true(want != TSC_MULT_ONE);
+	dst->dev->lapic[0].cfg.tsc_hz = 2 * tsc_hz();
+	vmstate_load_time(dst, 5000000000ull, 7000000000ull);
+	assert_true(dst->tsc.mult == want);
+	t = vm_tsc_now(dst);
+	assert_true(t >= 5000000000ull && t - 5000000000ull < (1ull << 32));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -220,6 +238,7 @@ int main(void)
 		T(test_devices_round_trip),
 		T(test_devices_hostile),
 		T(test_time_round_trip),
+		T(test_time_scaled_before_it_is_set),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
