@@ -214,7 +214,7 @@ def test_linux_guest_migrates_keeping_its_tcp_connection(ns, hosts):
     detach(a)
     time.sleep(3)
     a.send(f"migrate lx {b.ip} insecure\r")
-    r = a.expect(r"migrate lx: (done|failed|in doubt)[^\n]*|error: migrate: [^\n]*", timeout=600)
+    r = a.expect(r"migrate lx: (done|failed|in doubt)[^\n]*\n|error: migrate: [^\n]*\n", timeout=600)
     assert r.group(1) == "done", r.group(0)
     downtime = float(re.search(r"downtime ([\d.]+) ms", r.group(0)).group(1))
     a.expect(PROMPT, timeout=60)
