@@ -2,23 +2,35 @@
 """The Linux side of network tests, run inside the test namespace:
   netpeer.py send HOST PORT BYTES   -> prints "sent N crc32 XXXXXXXX seconds S md5 HEX"
   netpeer.py recv PORT [TIMEOUT]    -> prints "received N crc32 XXXXXXXX seconds S md5 HEX"
+  netpeer.py pace HOST PORT BPS     -> like send, at BPS bytes a second until SIGTERM
 (md5 for a Linux guest's busybox md5sum at the other end)
 """
 import hashlib
 import random
+import signal
 import socket
 import sys
 import time
 import zlib
 
+STOP = []       # SIGTERM appends: a paced sender closes and reports
 
-def send(host, port, total):
+
+def send(host, port, total, bps=None):
+    """total bytes, or with bps that many a second in 4 KiB pieces until
+    SIGTERM (a transfer that is still going whenever a test looks)."""
     rnd = random.Random(7)
     block = bytes(rnd.randrange(256) for _ in range(65536))
     s = socket.create_connection((host, port), timeout=60)
+    if bps:
+        s.settimeout(120)       # a migration's downtime, and then some
+        print("connected", flush=True)
     crc, sent, t0, md5 = 0, 0, time.time(), hashlib.md5()
-    while sent < total:
-        chunk = block[: min(len(block), total - sent)]
+    while (sent < total) if not bps else not STOP:
+        size = 4096 if bps else len(block)
+        chunk = block[sent % len(block):][:min(size, total - sent)]
+        if bps:
+            time.sleep(max(0.0, t0 + sent / bps - time.time()))
         s.sendall(chunk)
         crc = zlib.crc32(chunk, crc)
         md5.update(chunk)
@@ -56,5 +68,8 @@ def recv(port, timeout):
 if __name__ == "__main__":
     if sys.argv[1] == "send":
         send(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    elif sys.argv[1] == "pace":
+        signal.signal(signal.SIGTERM, lambda *_: STOP.append(1))
+        send(sys.argv[2], int(sys.argv[3]), 1 << 62, int(sys.argv[4]))
     else:
         recv(int(sys.argv[2]), float(sys.argv[3]) if len(sys.argv) > 3 else 120)
