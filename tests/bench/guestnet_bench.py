@@ -376,12 +376,18 @@ def report(res, mb, vcpus, rounds):
         ferry_lines(res, d, mb)
 
 
-def bench(rounds, mb, vcpus, bares):
+def linux_iso(prefix):
+    """ferry's ISO with Debian's kernel and the initramfs as modules (both
+    fetched or built first, as tests/integration/test_linux.py does)."""
     subprocess.run([os.path.join(ROOT, "tools", "fetch-linux.sh"), LINUX], check=True,
                    timeout=900)
     os.makedirs(LOGDIR, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix="bench-guestnet-"))
-    iso = make_iso(tmp, guests=[os.path.join(LINUX, "vmlinuz"), os.path.join(LINUX, "initrd")])
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    return make_iso(tmp, guests=[os.path.join(LINUX, "vmlinuz"), os.path.join(LINUX, "initrd")])
+
+
+def bench(rounds, mb, vcpus, bares):
+    iso = linux_iso("bench-guestnet-")
     res = {s: {d: {"peer": [], "guest": [], "cpu": [], "stats": []} for d in ("tx", "rx")}
            for s in ["ferry"] + bares}
     m, vms, cpus = None, [], []

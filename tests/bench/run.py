@@ -29,6 +29,9 @@ guestnet: a Linux guest's TCP throughput (64 MiB each way to a Linux peer
        guest on bare QEMU with virtio-net on a tap; sides alternated round
        by round, with ferry's exits and vCPU time per MiB
        (tests/bench/guestnet_bench.py).
+tcpmove: the stall a Linux guest's TCP connections (an echo, a paced
+       stream in, a bulk stream out) see across three live migrations,
+       beside ferry's downtime (tests/bench/tcpmove_bench.py).
 sched: the scheduler (issue 13): fairness at weights 1:1, 2:1, 4:1 on one
        CPU, heartbeat jitter alone and beside 3 hogs, µs per IPI beside an
        exit, a 2-vCPU against a 1-vCPU Linux guest's parallel job
@@ -264,6 +267,7 @@ BENCHES = {"boot": bench_boot, "boot-uefi": bench_boot_uefi, "guest": bench_gues
            "channel": lambda: __import__("channel_bench").main([]),
            "linux": lambda: __import__("linux_bench").main([]),
            "guestnet": lambda: __import__("guestnet_bench").main([]),
+           "tcpmove": lambda: __import__("tcpmove_bench").main([]),
            "sched": lambda: __import__("sched_bench").main([])}
 
 if __name__ == "__main__":
