@@ -7,6 +7,7 @@
 #include "hv/lib/log.h"
 #include "hv/lib/spinlock.h"
 #include "hv/net/cksum.h"
+#include "hv/vdev/snap.h"
 #include "hv/netif.h"
 #include "hv/vm.h"
 #include "hv/vm_devices.h"
@@ -24,10 +25,18 @@ struct fq {
 	struct slot *slot;		/* GNET_QLEN */
 };
 
+/* Frames that waited for the guest on a migration's source and came along
+ * in its device state: delivered before the rx queue's. */
+struct gnet_carry {
+	uint32_t n, next;		/* frames; the next to deliver */
+	struct slot slot[];
+};
+
 struct gport {
 	struct vm *vm;
 	int port;			/* on host_if.sw */
 	struct fq tx, rx;
+	struct gnet_carry *carry;	/* under deliver_lock; NULL: none */
 	struct gnet_stats st;		/* all but st.sw; under the side's lock */
 	unsigned int round;		/* announce round due next */
 	bool announcing;
@@ -100,6 +109,8 @@ static void port_out(void *ctx, const uint8_t *frame, size_t len)
 		g->st.rx_qfull++;
 		return;
 	}
+	if (__atomic_load_n(&g->vm->state, __ATOMIC_ACQUIRE) != VM_RUNNING)
+		g->st.rx_waited++;	/* it waits here for the guest to run */
 	memcpy(s->data, frame, len);
 	s->len = (uint16_t)len;
 	finish_csum(s->data, len);
@@ -127,6 +138,7 @@ static struct gport *gport_new(struct vm *vm)
 
 static void gport_free(struct gport *g)
 {
+	free(g->carry);
 	free(g->tx.slot);
 	free(g->rx.slot);
 	free(g);
@@ -216,19 +228,33 @@ void gnet_flush(struct vm *vm)
 	gnet_deliver();
 }
 
+/* Into the guest's NIC, oldest first.  A guest that is paused, or still
+ * arriving, leaves the rest waiting (a full queue drops what comes next):
+ * they reach it when it runs, or travel with it (gnet_rx_snapshot). */
+static int deliver(struct gport *g, struct slot *s)
+{
+	int rc = vm_nic_rx(g->vm, s->data, s->len);
+
+	if (rc && rc != -EBUSY)
+		g->st.rx_nobuf++;
+	return rc == -EBUSY ? -EBUSY : 0;
+}
+
 static void deliver_port(struct gport *g)
 {
+	struct gnet_carry *c = g->carry;
 	struct slot *s;
-	int rc;
 
-	while ((s = fq_peek(&g->rx))) {
-		rc = vm_nic_rx(g->vm, s->data, s->len);
-		if (rc == -EBUSY)
-			g->st.rx_not_running++;
-		else if (rc)
-			g->st.rx_nobuf++;
-		fq_pop(&g->rx);
+	for (; c && c->next < c->n; c->next++)
+		if (deliver(g, &c->slot[c->next]))
+			return;
+	if (c) {
+		g->carry = NULL;
+		free(c);
 	}
+	for (; (s = fq_peek(&g->rx)); fq_pop(&g->rx))
+		if (deliver(g, s))
+			return;
 }
 
 void gnet_deliver(void)
@@ -243,6 +269,94 @@ void gnet_deliver(void)
 		if (g)
 			deliver_port(g);
 	}
+	spin_unlock(&deliver_lock);
+}
+
+void gnet_wake(struct vm *vm)
+{
+	if (!vm->nic)
+		return;
+	__atomic_store_n(&pending, true, __ATOMIC_RELEASE);
+	gnet_deliver();
+}
+
+/* ---- frames in flight, with a migrating guest ---------------------------- */
+
+/* Whole frames, in order, as many as fit in GNET_CARRY_BYTES: first the
+ * ones that came here with the guest and still wait, then its rx queue. */
+static uint32_t carry_count(struct gport *g)
+{
+	struct gnet_carry *c = g->carry;
+	uint32_t n = 0, bytes = 0, i;
+	uint32_t tail = __atomic_load_n(&g->rx.tail, __ATOMIC_ACQUIRE);
+
+	for (i = c ? c->next : 0; c && i < c->n; i++, n++)
+		if ((bytes += 2u + c->slot[i].len) > GNET_CARRY_BYTES)
+			return n;
+	for (i = g->rx.head; i != tail; i++, n++)
+		if ((bytes += 2u + g->rx.slot[i % GNET_QLEN].len) > GNET_CARRY_BYTES)
+			return n;
+	return n;
+}
+
+static struct slot *carry_slot(struct gport *g, uint32_t k)
+{
+	struct gnet_carry *c = g->carry;
+	uint32_t left = c ? c->n - c->next : 0;
+
+	return k < left ? &c->slot[c->next + k] : &g->rx.slot[(g->rx.head + k - left) % GNET_QLEN];
+}
+
+static int frame_snapshot(struct snap *s, struct slot *f)
+{
+	snap_u16(s, &f->len);
+	if (!s->err && (f->len < 14 || f->len > FRAME_MAX))
+		return snap_invalid(s);
+	snap_bytes(s, f->data, f->len);
+	return s->err;
+}
+
+int gnet_rx_snapshot(struct vm *vm, struct snap *s, struct gnet_carry **in)
+{
+	struct gport *g = s->restore ? NULL : find(vm);
+	struct gnet_carry *c = NULL;
+	uint32_t n = 0;
+
+	if (g) {
+		spin_lock(&deliver_lock);	/* nothing delivered meanwhile */
+		n = carry_count(g);
+	}
+	snap_u32(s, &n);
+	if (s->restore && !s->err && n > GNET_QLEN)
+		snap_invalid(s);
+	if (s->restore && !s->err && !(c = malloc(sizeof(*c) + n * sizeof(c->slot[0]))))
+		s->err = -ENOMEM;
+	for (uint32_t i = 0; i < n && !s->err; i++)
+		frame_snapshot(s, s->restore ? &c->slot[i] : carry_slot(g, i));
+	if (g)
+		spin_unlock(&deliver_lock);
+	if (c && !s->err && n) {
+		c->n = n;
+		c->next = 0;
+		*in = c;
+	} else {
+		free(c);
+	}
+	return s->err;
+}
+
+void gnet_rx_carry(struct vm *vm, struct gnet_carry *c)
+{
+	struct gport *g = c ? find(vm) : NULL;
+
+	if (!g) {
+		free(c);
+		return;
+	}
+	spin_lock(&deliver_lock);
+	free(g->carry);
+	g->carry = c;
+	g->st.rx_carried += c->n;
 	spin_unlock(&deliver_lock);
 }
 

@@ -37,15 +37,19 @@
 #include "hv/net/switch.h"
 
 struct vm;
+struct snap;
+struct gnet_carry;
 
 #define GNET_QLEN	256		/* frames per queue, each way */
+#define GNET_CARRY_BYTES 32768u	/* of frames at most in a device state */
 
 struct gnet_stats {
 	struct sw_port_stats sw;	/* in = from the guest, out = to it */
 	uint64_t tx_qfull;		/* from the guest: its tx queue was full */
 	uint64_t rx_qfull;		/* for the guest: its rx queue was full */
 	uint64_t rx_nobuf;		/* its NIC had no receive buffer (or was off) */
-	uint64_t rx_not_running;	/* it was paused or arriving (migration) */
+	uint64_t rx_waited;		/* came while it was paused or arriving */
+	uint64_t rx_carried;		/* came with it from a migration's source */
 	uint64_t announces;		/* RARP frames sent for it */
 	bool mgmt;			/* SW_F_MGMT */
 };
@@ -66,6 +70,17 @@ void gnet_deliver(void);
 void gnet_timers(uint64_t now_us);
 /* An incoming guest is about to run here: announce its MAC. */
 void gnet_arrived(struct vm *vm);
+/* Without locks: vm runs (again); the frames that waited go in. */
+void gnet_wake(struct vm *vm);
+
+/* Frames in flight, with the device state of a migrating guest (without
+ * dev_lock).  Saving: the frames that wait for paused vm, oldest first,
+ * GNET_CARRY_BYTES at most.  Restoring: *in gets them (vm unused), for
+ * gnet_rx_carry once the whole state is in.  0 or a negative errno. */
+int gnet_rx_snapshot(struct vm *vm, struct snap *s, struct gnet_carry **in);
+/* vm gets them before any frame still queued for it (c NULL: none; no
+ * port: dropped). */
+void gnet_rx_carry(struct vm *vm, struct gnet_carry *c);
 
 /* 0, or -ENOENT when vm has no port. */
 int gnet_set_mgmt(struct vm *vm, bool on);

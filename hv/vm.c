@@ -693,6 +693,8 @@ int vm_start(struct vm *vm, char *err, size_t errlen)
 
 int vm_activate(struct vm *vm, bool run, char *err, size_t errlen)
 {
+	int rc;
+
 	/* This host's TSC may run at another rate: the guest's TSC keeps its
 	 * own, scaled if need be since vmstate_load_time, and its kvmclock
 	 * says so before its first instruction here (its memory is all in). */
@@ -700,7 +702,10 @@ int vm_activate(struct vm *vm, bool run, char *err, size_t errlen)
 		kvmclock_update_all(vm);
 	if (vm->state == VM_INCOMING && vm->nic)
 		gnet_arrived(vm);	/* the LAN learns where its MAC went */
-	return place(vm, VM_INCOMING, run ? VM_RUNNING : VM_PAUSED, "activate", err, errlen);
+	rc = place(vm, VM_INCOMING, run ? VM_RUNNING : VM_PAUSED, "activate", err, errlen);
+	if (!rc && run)
+		gnet_wake(vm);		/* the frames that came with it, then any since */
+	return rc;
 }
 
 void vm_flush_gpt(struct vm *vm)
@@ -741,6 +746,7 @@ int vm_resume(struct vm *vm, char *err, size_t errlen)
 		return rc;
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		sched_wake(vm->vcpus[i]);
+	gnet_wake(vm);			/* the frames that waited */
 	return 0;
 }
 

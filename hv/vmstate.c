@@ -9,6 +9,7 @@
 #include "hv/lib/time.h"
 #include "hv/tsc.h"
 #include "hv/vcpu.h"
+#include "hv/gnet.h"
 #include "hv/vdev/devices.h"
 #include "hv/vm_devices.h"
 #include "hv/vmstate.h"
@@ -111,6 +112,10 @@ long vmstate_save_devices(struct vm *vm, uint8_t *buf, size_t cap)
 	n = ring_read(vm->console, &pos, con, CONSOLE_KEEP);
 	rc = devices_walk(vm, &s, con, &n);
 	spin_unlock(&vm->dev_lock);
+	/* then the frames that wait for it (the switch's lock comes before
+	 * dev_lock) */
+	if (!rc)
+		rc = gnet_rx_snapshot(vm, &s, NULL);
 	return rc ? rc : (long)s.pos;
 }
 
@@ -118,6 +123,7 @@ int vmstate_load_devices(struct vm *vm, const uint8_t *buf, size_t len, bool con
 {
 	static char con[CONSOLE_KEEP];
 	struct vm_devices *undo = malloc(sizeof(*undo));
+	struct gnet_carry *carry = NULL;
 	uint32_t n = 0;
 	struct snap s;
 	int rc;
@@ -128,6 +134,8 @@ int vmstate_load_devices(struct vm *vm, const uint8_t *buf, size_t len, bool con
 	spin_lock(&vm->dev_lock);
 	*undo = *vm->dev;
 	rc = devices_walk(vm, &s, con, &n);
+	if (!rc)
+		rc = gnet_rx_snapshot(vm, &s, &carry);	/* read only: no lock */
 	if (!rc && s.pos != len)
 		rc = -EINVAL;		/* bytes left over */
 	if (rc)
@@ -138,6 +146,7 @@ int vmstate_load_devices(struct vm *vm, const uint8_t *buf, size_t len, bool con
 		vm->vcpus[i]->irq_quiet_until_ns = 0;	/* ask the devices again */
 	spin_unlock(&vm->dev_lock);
 	free(undo);
+	gnet_rx_carry(rc ? NULL : vm, carry);
 	return rc;
 }
 

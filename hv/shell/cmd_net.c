@@ -118,9 +118,8 @@ static void show_net(void)
 /* A guest's port on the switch: frames each way, drops by reason. */
 static void show_port(const char *pfx, const struct gnet_stats *st)
 {
-	static const char *const q[] = { "tx queue full", "rx queue full", "no rx buffer",
-					 "guest not running" };
-	const uint64_t qn[] = { st->tx_qfull, st->rx_qfull, st->rx_nobuf, st->rx_not_running };
+	static const char *const q[] = { "tx queue full", "rx queue full", "no rx buffer" };
+	const uint64_t qn[] = { st->tx_qfull, st->rx_qfull, st->rx_nobuf };
 
 	shell_printf("%sfrom guest %lu frames, %lu bytes; to guest %lu frames, %lu bytes; "
 		     "management %s\n", pfx, st->sw.in_frames, st->sw.in_bytes, st->sw.out_frames,
@@ -128,9 +127,12 @@ static void show_port(const char *pfx, const struct gnet_stats *st)
 	for (int i = 0; i < SW_NR_DROP; i++)
 		if (st->sw.drops[i])
 			shell_printf("%sdropped %lu: %s\n", pfx, st->sw.drops[i], sw_drop_name(i));
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 3; i++)
 		if (qn[i])
 			shell_printf("%sdropped %lu: %s\n", pfx, qn[i], q[i]);
+	if (st->rx_waited || st->rx_carried)
+		shell_printf("%s%lu frames waited for it (paused or arriving), %lu came with it "
+			     "from a migration's source\n", pfx, st->rx_waited, st->rx_carried);
 	if (st->announces)
 		shell_printf("%sannounced %lu times (RARP) after migration\n", pfx, st->announces);
 }

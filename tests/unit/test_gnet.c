@@ -18,6 +18,7 @@
 #include "hv/gnet.h"
 #include "hv/lib/log.h"
 #include "hv/netif.h"
+#include "hv/vdev/snap.h"
 #include "hv/vm.h"
 #include "hv/vm_devices.h"
 
@@ -251,8 +252,10 @@ static void test_tx_queue_full(void **st)
 	assert_int_equal(s.sw.drops[SW_DROP_OVERSIZE], 1);
 }
 
-/* A NIC with no buffer, a guest still arriving, a full rx queue. */
-static void test_rx_drops(void **st)
+/* A NIC with no buffer drops; a guest still arriving keeps a queue's worth
+ * waiting (the rest dropped as a full queue), all of it going in, in
+ * order, once it runs. */
+static void test_rx_waits_for_a_paused_guest(void **st)
 {
 	uint8_t f[64];
 	struct gnet_stats s;
@@ -268,14 +271,107 @@ static void test_rx_drops(void **st)
 	va.state = VM_INCOMING;
 	netif_lock();
 	for (int i = 0; i < GNET_QLEN + 2; i++)
-		netif_switch_input(host_if.uplink_port, f, 64, 0);
+		netif_switch_input(host_if.uplink_port, f, frame(f, MA, PEER, (uint8_t)i), 0);
 	netif_unlock();
 	gnet_deliver();
 	assert_int_equal(rx_a, 0);
 	assert_int_equal(gnet_stats(&va, &s), 0);
 	assert_int_equal(s.rx_nobuf, 1);
-	assert_int_equal(s.rx_not_running, GNET_QLEN);
+	assert_int_equal(s.rx_waited, GNET_QLEN);
 	assert_int_equal(s.rx_qfull, 2);
+	va.state = VM_RUNNING;
+	gnet_wake(&va);
+	assert_int_equal(rx_a, GNET_QLEN);
+	assert_int_equal(rx_last[20], (uint8_t)(GNET_QLEN - 1));	/* the last, last */
+	gnet_deliver();
+	assert_int_equal(rx_a, GNET_QLEN);				/* each once */
+}
+
+/* The frames waiting for a paused guest travel in its device state and
+ * go into it on the destination before any that came there meanwhile. */
+static void test_waiting_frames_travel(void **st)
+{
+	static uint8_t buf[GNET_CARRY_BYTES + 64];
+	struct gnet_carry *c = NULL;
+	struct snap s;
+	uint8_t f[64];
+
+	(void)st;
+	va.state = VM_PAUSED;
+	netif_lock();
+	for (int i = 0; i < 3; i++)
+		netif_switch_input(host_if.uplink_port, f, frame(f, MA, PEER, (uint8_t)(10 + i)), 0);
+	netif_unlock();
+	gnet_deliver();
+	snap_save_init(&s, buf, sizeof(buf));
+	assert_int_equal(gnet_rx_snapshot(&va, &s, NULL), 0);
+	assert_int_equal(s.pos, 4 + 3 * (2 + 64));
+	/* the destination: b stands for the guest there, not yet running */
+	vb.state = VM_INCOMING;
+	snap_restore_init(&s, buf, s.pos);
+	assert_int_equal(gnet_rx_snapshot(NULL, &s, &c), 0);
+	assert_non_null(c);
+	gnet_rx_carry(&vb, c);
+	netif_lock();
+	netif_switch_input(host_if.uplink_port, f, frame(f, MB, PEER, 20), 0);
+	netif_unlock();
+	gnet_deliver();
+	assert_int_equal(rx_b, 0);
+	vb.state = VM_RUNNING;
+	gnet_wake(&vb);
+	assert_int_equal(rx_b, 4);
+	assert_int_equal(rx_last[20], 20);		/* the carried three first */
+	/* and a failed move leaves the source's three for it */
+	va.state = VM_RUNNING;
+	gnet_wake(&va);
+	assert_int_equal(rx_a, 3);
+	assert_int_equal(rx_last[20], 12);
+}
+
+/* At most GNET_CARRY_BYTES of whole frames travel: the oldest. */
+static void test_carry_is_bounded(void **st)
+{
+	static uint8_t buf[GNET_CARRY_BYTES + 64];
+	uint8_t f[1514];
+	struct snap s;
+
+	(void)st;
+	va.state = VM_PAUSED;
+	memset(f, 1, sizeof(f));
+	memcpy(f, MA, 6);
+	memcpy(f + 6, PEER, 6);
+	netif_lock();
+	for (int i = 0; i < 40; i++)
+		netif_switch_input(host_if.uplink_port, f, sizeof(f), 0);
+	netif_unlock();
+	snap_save_init(&s, buf, sizeof(buf));
+	assert_int_equal(gnet_rx_snapshot(&va, &s, NULL), 0);
+	assert_int_equal(s.pos, 4 + (GNET_CARRY_BYTES / (2 + 1514)) * (2 + 1514));
+}
+
+/* Hostile frame sections are refused whole: no frame is handed on. */
+static void test_carry_refuses_bad_frames(void **st)
+{
+	static const struct { uint32_t n; uint16_t len; size_t have; } bad[] = {
+		{ GNET_QLEN + 1, 64, 64 },	/* more than a queue holds */
+		{ 1, 13, 13 },			/* shorter than an Ethernet header */
+		{ 1, 1519, 1519 },		/* longer than the switch passes */
+		{ 2, 64, 64 },			/* the second frame missing */
+		{ 1, 64, 10 },			/* the frame cut short */
+	};
+	uint8_t buf[4 + 2 + 1600];
+	struct gnet_carry *c = NULL;
+	struct snap s;
+
+	(void)st;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memcpy(buf, &bad[i].n, 4);
+		memcpy(buf + 4, &bad[i].len, 2);
+		memset(buf + 6, 0x42, bad[i].have);
+		snap_restore_init(&s, buf, 6 + bad[i].have);
+		assert_int_not_equal(gnet_rx_snapshot(NULL, &s, &c), 0);
+		assert_null(c);
+	}
 }
 
 /* After arrival: RARP for the guest's MAC at 0, 50, 150, 350, 750 ms. */
@@ -331,7 +427,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_management, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ports_and_macs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tx_queue_full, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rx_drops, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rx_waits_for_a_paused_guest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_waiting_frames_travel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_carry_is_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_carry_refuses_bad_frames, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_announce_rounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_for_each, setup, teardown),
 	};

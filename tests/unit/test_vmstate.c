@@ -188,9 +188,13 @@ static void test_devices_hostile(void **state)
 	refused_unchanged(buf, n - 1);			/* cut short */
 	buf[n] = 0;
 	refused_unchanged(buf, n + 1);			/* a byte left over */
-	memcpy(buf + n - 6, &huge, 4);			/* console longer than kept */
+	/* the end: console length, "hi", the count of frames that travel */
+	memcpy(buf + n - 10, &huge, 4);			/* console longer than kept */
 	refused_unchanged(buf, n);
-	memcpy(buf + n - 6, &(uint32_t){ 2 }, 4);
+	memcpy(buf + n - 10, &(uint32_t){ 2 }, 4);
+	memcpy(buf + n - 4, &(uint32_t){ 1 }, 4);	/* a frame that is not there */
+	refused_unchanged(buf, n);
+	memcpy(buf + n - 4, &(uint32_t){ 0 }, 4);
 	buf[0] ^= 0xff;					/* not a device record */
 	refused_unchanged(buf, n);
 	refused_unchanged(buf, 0);
