@@ -21,7 +21,10 @@ whole run:
 The guest moves A->B, B->A, ... --moves times, --settle seconds apart.  For
 each move: ferry's downtime (the source's count, pause to COMMITTED) and
 its split, and for each connection the longest stretch with no progress
-that overlaps the move (from the `migrate` command to its closing line).
+that overlaps the hand-over (the downtime, which ends as the `migrate`
+command prints its closing line), and the longest in the rest of the move
+(pre-copy, from the command on: the dirty log's write faults slow the
+guest).
 Beside them, the longest stretch anywhere else in the run: what the loaded
 machine does to these connections with no move.  Console transcripts:
 build/test-logs/bench-tcpmove-*.
@@ -123,7 +126,9 @@ def move(src, dst):
     src.expect("ferry> ", timeout=30)
     down = float(re.search(r"downtime ([\d.]+) ms", src.buf[start:]).group(1))
     split = f"{int(s[1]) / 1000:.1f} + {int(s[2]) / 1000:.1f} + {int(s[3]) / 1000:.1f} ms"
-    return t0, t1, down, split
+    # frames that came for it during the downtime and travelled with it
+    c = re.search(r"(\d+) came with it", dst.cmd("info lx"))
+    return t0, t1, down, f"{split}, {int(c[1]) if c else 0} frames carried"
 
 
 def longest(gaps, t0, t1):
@@ -132,14 +137,17 @@ def longest(gaps, t0, t1):
 
 
 def report(moves, res):
-    print("TCP across live migration, QEMU to QEMU (stall: the longest stretch with no "
-          f"progress overlapping the move, ms):")
-    print(f"  {'move':<8} {'downtime':>9}  {'split (state/READY/commit)':<28} "
-          + " ".join(f"{f:>7}" for f in FLOWS))
+    print("TCP across live migration, QEMU to QEMU: each connection's longest stretch with no "
+          "progress (ms) at the hand-over (overlapping the source's downtime, which ends as "
+          "`migrate` prints its closing line) / in the rest of the move (pre-copy):")
+    print(f"  {'move':<5} {'downtime':>9}  {'split (state/READY/commit), carried':<46} "
+          + " ".join(f"{f:>11}" for f in FLOWS))
     for i, (t0, t1, down, split) in enumerate(moves):
-        row = " ".join(f"{longest(res[f][1], t0, t1 + 1):7.0f}" if f in res else f"{'-':>7}"
+        paused = t1 - down / 1000 - 0.02
+        row = " ".join(f"{longest(res[f][1], paused, t1):5.0f} /"
+                       f"{longest(res[f][1], t0, paused):5.0f}" if f in res else f"{'-':>11}"
                        for f in FLOWS)
-        print(f"  {i + 1:<8} {down:7.1f} ms  {split:<28} {row}")
+        print(f"  {i + 1:<5} {down:6.1f} ms  {split:<46} {row}")
     quiet = []
     for f in FLOWS:
         if f in res:
@@ -151,11 +159,15 @@ def report(moves, res):
     print("  bytes: " + ", ".join(f"{f} {res[f][0]}" for f in FLOWS if f in res))
 
 
-def bench(n_moves, rate, out, settle):
+def bench(n_moves, rate, out, settle, pcap):
     iso = linux_iso("bench-tcpmove-")
-    hosts, moves = [], []
+    hosts, moves, dump = [], [], None
     with NetNS(f"tmb{os.getpid()}") as ns:
         try:
+            if pcap:        # the bridge's frames, headers only, to read the stalls by
+                dump = subprocess.Popen(["ip", "netns", "exec", ns.name, "tcpdump", "-q", "-i",
+                                         "br0", "-s", "128", "-w", pcap],
+                                        stderr=subprocess.DEVNULL)
             hosts = [boot_host(ns, iso, i) for i in range(2)]
             start_guest(hosts[0])
             peer = StallPeer(ns, rate)
@@ -168,12 +180,16 @@ def bench(n_moves, rate, out, settle):
                 time.sleep(settle)
                 moves.append(move(hosts[i % 2], hosts[(i + 1) % 2]))
                 print(f"tcpmove: move {i + 1}: downtime {moves[-1][2]} ms "
-                      f"({moves[-1][3]}), {moves[-1][1] - moves[-1][0]:.1f} s", flush=True)
+                      f"({moves[-1][3]}), {moves[-1][1] - moves[-1][0]:.1f} s, from "
+                      f"{moves[-1][0]:.3f} to {moves[-1][1]:.3f}", flush=True)
             time.sleep(settle)
             res = peer.stop()
         finally:
             for h in hosts:
                 h.close()
+            if dump:
+                dump.terminate()
+                dump.wait(10)
     report(moves, res)
 
 
@@ -184,11 +200,13 @@ def main(argv=None):
     ap.add_argument("--out", choices=("full", "off"), default="full",
                     help="the guest's own bulk send (full)")
     ap.add_argument("--settle", type=float, default=8, help="seconds between moves (8)")
+    ap.add_argument("--pcap", help="write the bridge's frames there (tcpdump), with the "
+                    "moves' times printed, to see what each stall was")
     a = ap.parse_args(argv)
     if os.geteuid() != 0:
         sys.exit("tcpmove: needs root (network namespace)")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("tcpmove: terminated"))
-    bench(a.moves, a.rate << 10, a.out, a.settle)
+    bench(a.moves, a.rate << 10, a.out, a.settle, a.pcap and os.path.abspath(a.pcap))
 
 
 if __name__ == "__main__":
