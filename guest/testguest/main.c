@@ -57,6 +57,7 @@ static const struct mode modes[] = {
 	{ "spin", false, mode_spin },
 	{ "triplefault", false, mode_triplefault },
 	{ "ipiflood", true, mode_ipiflood },
+	{ "smp", true, mode_smp },
 };
 
 struct tg_boot tg_boot;

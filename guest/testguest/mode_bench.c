@@ -81,7 +81,7 @@ void mode_exits(void)
 }
 
 /* One unit of work: xorshift and multiply, no memory traffic. */
-static uint32_t work_unit(uint32_t *state)
+uint32_t tg_work_unit(uint32_t *state)
 {
 	uint32_t acc = 0;
 
@@ -103,7 +103,7 @@ void mode_work(void)
 	tg_wait_tick_edge();
 	t0 = tg_ticks;
 	while (secs ? tg_ticks - t0 < secs * TG_HZ : units < n) {
-		sum ^= work_unit(&state) + units;
+		sum ^= tg_work_unit(&state) + units;
 		units++;
 	}
 	ticks = tg_ticks - t0;
@@ -133,7 +133,7 @@ static void share_count(struct share *sh, uint64_t d, uint64_t per_us)
 }
 
 /*
- * Chunks of work_unit's loop between TSC reads.  A gap between two reads
+ * Chunks of tg_work_unit's loop between TSC reads.  A gap between two reads
  * longer than a chunk is time the guest did not run: short ones are its
  * exits (timer interrupts), long ones another vCPU's turn on the CPU.
  * Once a second (by the TSC), cumulative since the start:

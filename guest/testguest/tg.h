@@ -69,8 +69,10 @@ struct tg_caught {
 };
 extern struct tg_caught tg_caught;
 void tg_trap_init(void);
-/* A mode that uses its local APIC: TG_IPI_VECTOR (masked at the 8259)
- * and NMIs go to tg_apic_handler(vector) when it is set. */
+/* A mode that uses its local APIC: vectors TG_APIC_VEC_FIRST to
+ * TG_IPI_VECTOR (IRQs 12-14, masked at the 8259) and NMIs go to
+ * tg_apic_handler(vector) when it is set. */
+#define TG_APIC_VEC_FIRST 0x2C
 #define TG_IPI_VECTOR 0x2E
 #define TG_NMI_VECTOR 2
 extern void (*volatile tg_apic_handler)(int vector);
@@ -104,6 +106,16 @@ bool tg_list_has(const char *list, const char *name);
 __attribute__((noreturn)) void tg_poweroff(void);
 __attribute__((noreturn)) void tg_halt_forever(void);
 
+/* mode_bench.c: one unit of the `work` loop (also smp's worker) */
+uint32_t tg_work_unit(uint32_t *state);
+
+/* smp_tramp.S: the application processors' real-mode start, copied below
+ * 1 MiB by mode_smp.c; tg_tramp_gdt is where the copy wants the GDT
+ * pointer (6 bytes, as SGDT stores it). */
+extern char tg_tramp_start[], tg_tramp_gdt[], tg_tramp_end[];
+extern uint32_t tg_smp_ap_stack; /* the starting AP's initial ESP */
+__attribute__((noreturn)) void tg_smp_ap_main(void);
+
 /* The modes: one file each, all noreturn. */
 __attribute__((noreturn)) void mode_hello(void);
 __attribute__((noreturn)) void mode_echo(void);
@@ -119,5 +131,6 @@ __attribute__((noreturn)) void mode_dirty(void);
 __attribute__((noreturn)) void mode_spin(void);
 __attribute__((noreturn)) void mode_triplefault(void);
 __attribute__((noreturn)) void mode_ipiflood(void);
+__attribute__((noreturn)) void mode_smp(void);
 
 #endif

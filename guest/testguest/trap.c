@@ -82,7 +82,8 @@ void tg_trap(struct trap_frame *f)
 {
 	uint32_t cr2 = f->vector == VEC_PF ? read_cr2() : 0;
 
-	if (tg_apic_handler && (f->vector == TG_IPI_VECTOR || f->vector == TG_NMI_VECTOR)) {
+	if (tg_apic_handler && (f->vector == TG_NMI_VECTOR ||
+				(f->vector >= TG_APIC_VEC_FIRST && f->vector <= TG_IPI_VECTOR))) {
 		tg_apic_handler((int)f->vector);
 		return;
 	}
