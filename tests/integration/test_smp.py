@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Issue 13: a guest with 4 vCPUs starts its application processors
+(INIT-SIPI-SIPI through ferry's local APIC), runs a worker on each, pings
+each AP with fixed IPIs that it answers and sends broadcasts every AP must
+count: the test guest's `smp` mode, which checks all that itself and
+prints `TG PASS smp`.  Once with the vCPUs spread as ferry places them,
+once all four pinned to one host CPU (the scheduler must run every one,
+and a ping-pong there is two vCPU switches).  SVM on QEMU only.
+
+ferry gives a multiboot guest no MP table or MADT (only a Linux guest
+gets its MP table), so the command line says how many CPUs there are
+(`cpus=4`, APIC ids 0-3, which is what ferry gives its vCPUs)."""
+import re
+import time
+
+import pytest
+
+from test_guest_direct import Guest
+from test_vm import listed, top_rows, wait_console
+
+VCPUS = 4
+# whole lines only: a line still arriving must not be taken for a result
+CPU_LINE = re.compile(r"^TG smp cpu=(\d+) apic=(\d+) units=(\d+)\r?\n", re.M)
+END = re.compile(r"^TG (PASS|FAIL) smp[^\n]*\n", re.M)
+
+
+def run_smp(m, pin_to=None, secs=3):
+    """Create, start (and pin) an `smp` guest; its console once it ended."""
+    m.cmd(f'create t kernel=testguest mem=16 vcpus={VCPUS} '
+          f'cmdline="smp secs={secs} pingpong=50 cpus={VCPUS}"')
+    m.cmd("start t")
+    if pin_to is not None:
+        for v in range(VCPUS):
+            out = m.cmd(f"pin t {v} {pin_to}")
+            assert f"on CPU {pin_to}" in out, out
+    top = m.cmd("top -n 1")         # during the work phase: all four busy
+    print(top)
+    where = {top_rows(top)[("t", v)]["cpu"] for v in range(VCPUS)}
+    assert where == {pin_to} if pin_to is not None else where <= {1, 2}, top
+    _, text = wait_console(m, "t", r"\nTG poweroff\r?\n", timeout=50)
+    return text
+
+
+def check_console(text, rounds=50):
+    """The guest's own verdict and every line it is made of; returns the
+    units of each vCPU and the mean IPI round trip in µs."""
+    assert "TG FAIL" not in text, text
+    assert re.search(r"^TG PASS smp\r?\n", text, re.M), text
+    assert re.search(rf"^TG smp up={VCPUS} of={VCPUS}\r?\n", text, re.M), text
+    cpus = {int(k): (int(a), int(u)) for k, a, u in CPU_LINE.findall(text)}
+    assert sorted(cpus) == list(range(VCPUS)), text
+    for k, (apic, units) in cpus.items():
+        assert apic == k and units > 0, (k, apic, units, text)
+    ipi = re.search(r"^TG smp ipi rtt_us=([\d.]+) min_us=[\d.]+ rounds=(\d+) lost=(\d+) "
+                    r"tsc_per_us=\d+\r?\n", text, re.M)
+    assert ipi, text
+    assert int(ipi.group(2)) == rounds * (VCPUS - 1) and int(ipi.group(3)) == 0, ipi.group(0)
+    assert re.search(r"^TG smp bcast sent=8\r?\n", text, re.M), text
+    return [cpus[k][1] for k in sorted(cpus)], float(ipi.group(1))
+
+
+def check(m, text):
+    units, rtt = check_console(text)
+    print(f"units {units}, IPI round trip {rtt} µs")
+    # the host is unharmed: the guest is gone, the shell answers, a new guest runs
+    assert "powered off" in listed(m, "t")["reason"] + listed(m, "t")["state"], m.cmd("list")
+    m.cmd("destroy t")
+    m.cmd('create h kernel=testguest mem=16 cmdline="hello"')
+    m.cmd("start h")
+    wait_console(m, "h", r"\nTG hello from testguest\r?\n", timeout=30)
+    m.cmd("destroy h")
+
+
+@pytest.mark.parametrize("pin_to", [None, 1], ids=["spread", "one_cpu"])
+def test_smp_guest(machine_factory, pin_to):
+    """Every vCPU comes up and works, every ping gets its answer, every
+    broadcast arrives: spread over the host's guest CPUs 1 and 2 (CPU 0
+    is the shell's), and with all four vCPUs overcommitted on CPU 1."""
+    m = machine_factory("qemu", cpus=3, mem=256)
+    t0 = time.time()
+    text = run_smp(m, pin_to)
+    print(f"guest finished in {time.time() - t0:.1f} s")
+    check(m, text)
+
+
+def test_smp_direct_qemu():
+    """The reference: the same ELF directly on QEMU (TCG, -smp 4), where
+    the CPUs come from SeaBIOS's ACPI MADT (no cpus= given)."""
+    g = Guest("smp secs=2 pingpong=50", extra=("-smp", str(VCPUS)))
+    try:
+        status, lines = g.finish(timeout=50)
+    finally:
+        g.close()
+    text = "\n".join(lines) + "\n"
+    assert status == 1 and lines[-1] == "TG poweroff", text
+    assert re.search(rf"^TG smp cpus={VCPUS} src=madt ", text, re.M), text
+    units, rtt = check_console(text)
+    print(f"units {units}, IPI round trip {rtt} µs")
