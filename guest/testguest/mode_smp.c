@@ -2,7 +2,7 @@
 /*
  * testguest mode "smp": start the application processors, run a worker on
  * every vCPU and exchange IPIs between them.
- *   smp [secs=S] [pingpong=N] [cpus=C]
+ *   smp [secs=S] [pingpong=N] [cpus=C] [spin=1]
  * The CPUs and their local APIC ids come from the ACPI MADT (what QEMU
  * gives: SeaBIOS's MP table lists one CPU under TCG), else from the MP
  * table (MP spec 1.4, 4: a floating pointer in the EBDA's first KiB, base
@@ -17,15 +17,18 @@
  * says it is up.  Then:
  *  - every vCPU runs the `work` loop for S seconds (default 2), counting
  *    units;
- *  - the BSP pings each AP N times (default 200) with a fixed IPI of
- *    VEC_PING; the AP's handler answers with VEC_PONG; each round trip is
- *    timed by the TSC (calibrated against the PIT), the BSP halting until
- *    the answer: with two vCPUs on one host CPU, a round trip is two vCPU
+ *  - the BSP sends itself N (default 200) fixed IPIs of VEC_PONG, then
+ *    pings each AP N times with a fixed IPI of VEC_PING; the AP's handler
+ *    answers with VEC_PONG; each round trip is timed by the TSC
+ *    (calibrated against the PIT), the BSP halting until the answer and
+ *    the AP halting between pings (spin=1: both spin instead, interrupts
+ *    on): with two vCPUs on one host CPU, a round trip is two vCPU
  *    switches;
  *  - BCASTS fixed IPIs of VEC_BCAST to all-excluding-self, each of which
  *    every AP must count before the next is sent.
  * Output (the APs print nothing):
  *   TG smp cpus=N src=madt|mptable|cmdline bsp_apic=A tramp=0x8000
+ *   TG smp self rtt_us=X.XX min_us=X.XX rounds=R lost=L tsc_per_us=T
  *   TG smp ping cpu=K rounds=R lost=L min_cycles=C avg_cycles=C (an AP)
  *   TG smp ipi rtt_us=X.XX min_us=X.XX rounds=R lost=L tsc_per_us=T
  *   TG smp bcast sent=B
@@ -134,6 +137,7 @@ static uint32_t ncpus, bsp, fails;
 static volatile uint32_t phase;		/* 0 wait, 1 work, 2 answer IPIs */
 static volatile uint32_t starting;	/* the AP being started */
 static volatile uint32_t pongs;
+static bool spin;			/* wait by PAUSE, not HLT */
 static struct {
 	uint16_t limit;
 	uint32_t base;
@@ -209,18 +213,25 @@ static void fail(const char *what, uint32_t k)
 	fails++;
 }
 
-/* Halts until *v >= want or `ticks` PIT ticks passed: false then. */
+/* Waits until *v >= want or `ticks` PIT ticks passed (false then):
+ * halting, testing with interrupts off so that STI;HLT cannot miss the
+ * wake-up, or with spin=1 spinning with interrupts on, so that the vCPU
+ * stays on its host CPU.  Returns with interrupts on. */
 static bool wait_for(volatile uint32_t *v, uint32_t want, uint32_t ticks)
 {
 	uint32_t t0 = tg_ticks;
 	bool ok;
 
 	for (;;) {
-		cli();
+		if (!spin)
+			cli();
 		ok = *v >= want;
 		if (ok || tg_ticks - t0 >= ticks)
 			break;
-		sti_hlt();
+		if (spin)
+			cpu_relax();
+		else
+			sti_hlt();
 	}
 	sti();
 	return ok;
@@ -410,8 +421,12 @@ void tg_smp_ap_main(void)
 	}
 	c->sum = sum;
 	c->done = 1;
-	for (;;)
-		sti_hlt();
+	for (;;) {
+		if (spin)
+			cpu_relax();
+		else
+			sti_hlt();
+	}
 }
 
 /* The trampoline goes to TRAMP_PA, which must be base memory. */
@@ -477,25 +492,32 @@ struct rtt {
 	uint32_t rounds, lost;
 };
 
-/* rounds pings to AP k, one at a time, each answered or timed out. */
-static void ping(uint32_t k, uint32_t rounds, struct rtt *all)
+/* rounds fixed IPIs of vector to dest, one at a time, each timed until
+ * the BSP counted its pong (or IPI_TICKS passed: lost). */
+static void time_rounds(uint32_t dest, uint32_t vector, uint32_t rounds, struct rtt *r)
 {
-	struct rtt r = { 0, ~0ull, 0, 0 };
-
 	for (uint32_t i = 0; i < rounds; i++) {
 		uint32_t want = pongs + 1;
 		uint64_t t0 = rdtsc(), d;
 
-		icr(cpus[k].apic, ASSERT | DM_FIXED | VEC_PING);
+		icr(dest, ASSERT | DM_FIXED | vector);
 		if (!wait_for(&pongs, want, IPI_TICKS)) {
-			r.lost++;
+			r->lost++;
 			continue;
 		}
 		d = rdtsc() - t0;
-		r.sum += d;
-		r.min = d < r.min ? d : r.min;
-		r.rounds++;
+		r->sum += d;
+		r->min = d < r->min ? d : r->min;
+		r->rounds++;
 	}
+}
+
+/* Pings to AP k, added to *all. */
+static void ping(uint32_t k, uint32_t rounds, struct rtt *all)
+{
+	struct rtt r = { 0, ~0ull, 0, 0 };
+
+	time_rounds(cpus[k].apic, VEC_PING, rounds, &r);
 	tg_printf("TG smp ping cpu=%u rounds=%u lost=%u min_cycles=%llu avg_cycles=%llu\n",
 		  k, r.rounds, r.lost, r.rounds ? r.min : 0, r.rounds ? r.sum / r.rounds : 0);
 	if (r.lost || cpus[k].pings != rounds)
@@ -514,18 +536,29 @@ static void print_us(const char *key, uint64_t cycles, uint64_t tsc_per_tick)
 	tg_printf(" %s=%llu.%02llu", key, cus / 100, cus % 100);
 }
 
+static void print_rtt(const char *what, const struct rtt *r, uint64_t tsc_per_tick)
+{
+	tg_printf("TG smp %s", what);
+	print_us("rtt_us", r->rounds ? r->sum / r->rounds : 0, tsc_per_tick);
+	print_us("min_us", r->rounds ? r->min : 0, tsc_per_tick);
+	tg_printf(" rounds=%u lost=%u tsc_per_us=%llu\n", r->rounds, r->lost,
+		  tsc_per_tick / (1000000 / TG_HZ));
+}
+
+/* The BSP's IPIs to itself (no other vCPU involved: the ICR write's exit,
+ * the injection and the EOI's exit), then its pings to every AP. */
 static void ping_all(uint32_t rounds, uint64_t tsc_per_tick)
 {
-	struct rtt all = { 0, ~0ull, 0, 0 };
+	struct rtt self = { 0, ~0ull, 0, 0 }, all = { 0, ~0ull, 0, 0 };
 
+	time_rounds(cpus[bsp].apic, VEC_PONG, rounds, &self);
+	print_rtt("self", &self, tsc_per_tick);
+	if (self.lost)
+		fail("self ipi lost", bsp);
 	for (uint32_t k = 0; k < ncpus; k++)
 		if (k != bsp && cpus[k].up)
 			ping(k, rounds, &all);
-	tg_printf("TG smp ipi");
-	print_us("rtt_us", all.rounds ? all.sum / all.rounds : 0, tsc_per_tick);
-	print_us("min_us", all.rounds ? all.min : 0, tsc_per_tick);
-	tg_printf(" rounds=%u lost=%u tsc_per_us=%llu\n", all.rounds, all.lost,
-		  tsc_per_tick / (1000000 / TG_HZ));
+	print_rtt("ipi", &all, tsc_per_tick);
 }
 
 /* BCASTS broadcasts, each counted by every AP that is up before the next. */
@@ -565,6 +598,7 @@ void mode_smp(void)
 	uint64_t tpt = tg_tsc_per_tick();
 	const char *src;
 
+	spin = tg_opt_u32("spin", 0);
 	apic_enable(true);
 	src = find_cpus();
 	if (!src) {

@@ -15,28 +15,42 @@ jitter    `heartbeat every=1` (a line per 10 ms PIT tick, with the TSC)
           99th percentile of |TSC between two lines - ticks x 10 ms|.
 ipi       `ipiflood sibling=1` with 2 vCPUs (vCPU 0 on CPU 1): 9 ICR
           writes a round, 3 of them to the sibling vCPU, which is parked in
-          wait-for-SIPI (the test guest starts no application processor);
-          µs per IPI = 1 s / (rounds per second x 9), xAPIC and x2APIC
-          seconds apart: the sender's whole cost, its exit included.
+          wait-for-SIPI; µs per IPI = 1 s / (rounds per second x 9), xAPIC
+          and x2APIC seconds apart: the sender's whole cost, its exit
+          included, no receiver.
 exit      `exits n=200000` on the same CPU: µs per CPUID exit round trip.
+switch    `smp cpus=2 pingpong=1000` with 2 vCPUs (the test guest starts
+          its AP; see guest/testguest/README.md): the BSP sends a fixed IPI
+          to the AP and halts, the AP (halted too) answers with one, the
+          guest times each round trip by its TSC.  vCPUs pinned to CPUs 1
+          and 2, both to CPU 1, and (spin=1, both spinning instead of
+          halting) to CPUs 1 and 2, alternated, 3 rounds.  On one CPU every
+          round trip is two vCPU switches (the halting sender out, the
+          woken receiver in, and back), so a switch costs about
+          (round trip on one CPU - round trip on two) / 2; but on two CPUs
+          a halted vCPU is switched in too (from its CPU's idle loop,
+          after a host IPI), so a second figure: (round trip on one CPU) / 2
+          - the BSP's IPI to itself (ICR exit, injection, EOI exit, no
+          other vCPU) - one exit round trip (the HLT).
 parallel  Debian's kernel (the busybox initramfs of run.py linux), 1 and 2
           vCPUs, unpinned on CPUs 1-2, alternated: two sha256sum of 32 MiB
           in tmpfs at once, host wall clock; the 1-vCPU time over the
           2-vCPU time (aim >= 1.8).  Another host, its ISO carrying the
           kernel; skipped if build/linux is not fetched.
 
-Missing: the cost of a vCPU switch: the fairness runs print the CPU time the two
-guests lost and the long gaps they saw, but from inside a switch cannot be
-told from a stall of the host's own QEMU thread, which on the shared
-2-core machine loses 2-50 % of the time.  `top` shows switches/s now, which
-a figure could divide that loss by.
+Alone: `python3 tests/bench/sched_bench.py [fairness] [jitter] [ipi] [parallel]`
+(`ipi` is ipi, exit and switch).
 """
 import os
 import re
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
 
 from ferry_harness import Machine
 from migrate_bench import beats, console_text
@@ -178,12 +192,63 @@ def ipi_and_exit(m):
     cpuid = 1e6 / int(re.search(r"TG exits cpuid per_sec=(\d+)", ex).group(1))
     io = 1e6 / int(re.search(r"TG exits io per_sec=(\d+)", ex).group(1))
     print(f"exit round trip on CPU {GUEST_CPU}: CPUID {cpuid:.2f} µs, port write {io:.2f} µs")
+    smp_switch(m, cpuid)
     print("IPI to the sibling vCPU (`ipiflood sibling=1`, 2 vCPUs, 9 ICR writes a round),"
           " µs per IPI sent, per second:")
     for x2, v in per.items():
         if v:
             print(f"  {'x2APIC (WRMSR)' if x2 else 'xAPIC (MMIO)'}: median {statistics.median(v):.2f}"
                   f" {[round(x, 2) for x in v]}, {statistics.median(v) / cpuid:.2f} CPUID exits")
+
+
+SMP_RTT = r"^TG smp {} rtt_us=([\d.]+) min_us=([\d.]+) rounds=(\d+) lost=(\d+) "
+
+
+def smp_rtt(m, cpus, spin=0, rounds=1000):
+    """A 2-vCPU `smp` guest, vCPU v pinned to cpus[v] (the pins are in
+    before its 3 s of work end): the mean IPI round trip to the AP and to
+    itself in µs, and the least to the AP."""
+    m.cmd(f'create pp kernel=testguest mem=16 vcpus=2 '
+          f'cmdline="smp secs=3 pingpong={rounds} cpus=2 spin={spin}"')
+    m.cmd("start pp")
+    for v, cpu in enumerate(cpus):
+        out = m.cmd(f"pin pp {v} {cpu}")
+        assert f"on CPU {cpu}" in out, out
+    text = finished(m, "pp", r"\nTG poweroff\r?\n")
+    ipi = re.search(SMP_RTT.format("ipi"), text, re.M)
+    self_ = re.search(SMP_RTT.format("self"), text, re.M)
+    if not ipi or not self_ or "TG PASS smp" not in text:
+        raise RuntimeError(f"smp guest on {cpus} failed:\n{text}")
+    return float(ipi.group(1)), float(self_.group(1)), float(ipi.group(2))
+
+
+SMP_CASES = (("two", (GUEST_CPU, GUEST_CPU + 1), 0,
+              f"halting, vCPUs on CPUs {GUEST_CPU} and {GUEST_CPU + 1}"),
+             ("one", (GUEST_CPU, GUEST_CPU), 0, f"halting, both on CPU {GUEST_CPU}"),
+             ("spin", (GUEST_CPU, GUEST_CPU + 1), 1,
+              f"spinning, vCPUs on CPUs {GUEST_CPU} and {GUEST_CPU + 1}"))
+
+
+def smp_switch(m, cpuid, rounds=3):
+    res = {k: [] for k, *_ in SMP_CASES}
+    for _ in range(rounds):
+        for k, cpus, spin, _ in SMP_CASES:
+            res[k].append(smp_rtt(m, cpus, spin))
+    med = {k: statistics.median(r[0] for r in v) for k, v in res.items()}
+    own = statistics.median(r[1] for v in res.values() for r in v)
+    print("IPI round trip between two vCPUs (`smp cpus=2 pingpong=1000`: a fixed IPI"
+          " to the AP, its answer back), mean µs of each run [least], %d alternated runs:"
+          % rounds)
+    for k, _, _, what in SMP_CASES:
+        print(f"  {what}: median {med[k]:.1f}: "
+              + ", ".join(f"{a:.1f} [{c:.1f}]" for a, _, c in res[k]))
+    print(f"  the BSP's IPI to itself (ICR write exit, injection, EOI exit): median {own:.1f}")
+    print(f"  vCPU switch = (one CPU - two CPUs) / 2 = {(med['one'] - med['two']) / 2:.1f} µs"
+          f"; = one CPU / 2 - self IPI - one exit (the HLT) = "
+          f"{med['one'] / 2 - own - cpuid:.1f} µs; exit round trip (CPUID) {cpuid:.2f} µs")
+    print(f"  one-way IPI to a running vCPU on another CPU (spinning / 2) {med['spin'] / 2:.1f} µs"
+          f" = {med['spin'] / 2 / cpuid:.1f} exits; to a halted one (halting / 2)"
+          f" {med['two'] / 2:.1f} µs = {med['two'] / 2 / cpuid:.1f} exits")
 
 
 JOBS = ("dd if=/dev/zero of=/tmp/z bs=1M count=32 2>/dev/null; echo PAR-GO; "
@@ -235,15 +300,24 @@ def parallel(rounds=2):
 
 
 def main(argv):
+    parts = set(argv) or {"fairness", "jitter", "ipi", "parallel"}
     m = Machine("bench-sched", kind="qemu", cpus=3, mem=512)
     m.start()
     try:
         hz = float(re.search(r"timer: TSC (\d+\.\d+) MHz", m.buf).group(1)) * 1e6
         print("sched: QEMU TCG host with 3 CPUs (-smp 3; CPU 0 the shell's, guests pinned"
               " to CPU 1), on a 2-core machine")
-        fairness(m)
-        jitter(m, hz)
-        ipi_and_exit(m)
+        if "fairness" in parts:
+            fairness(m)
+        if "jitter" in parts:
+            jitter(m, hz)
+        if "ipi" in parts:
+            ipi_and_exit(m)
     finally:
         m.close()
-    parallel()
+    if "parallel" in parts:
+        parallel()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
