@@ -206,8 +206,8 @@ SMP_RTT = r"^TG smp {} rtt_us=([\d.]+) min_us=([\d.]+) rounds=(\d+) lost=(\d+) "
 
 def smp_rtt(m, cpus, spin=0, rounds=1000):
     """A 2-vCPU `smp` guest, vCPU v pinned to cpus[v] (the pins are in
-    before its 3 s of work end): the mean IPI round trip to the AP and to
-    itself in µs, and the least to the AP."""
+    before its 3 s of work end): the mean and least IPI round trip to the
+    AP, and to itself, in µs."""
     m.cmd(f'create pp kernel=testguest mem=16 vcpus=2 '
           f'cmdline="smp secs=3 pingpong={rounds} cpus=2 spin={spin}"')
     m.cmd("start pp")
@@ -219,7 +219,7 @@ def smp_rtt(m, cpus, spin=0, rounds=1000):
     self_ = re.search(SMP_RTT.format("self"), text, re.M)
     if not ipi or not self_ or "TG PASS smp" not in text:
         raise RuntimeError(f"smp guest on {cpus} failed:\n{text}")
-    return float(ipi.group(1)), float(self_.group(1)), float(ipi.group(2))
+    return [float(x) for x in (ipi.group(1), ipi.group(2), self_.group(1), self_.group(2))]
 
 
 SMP_CASES = (("two", (GUEST_CPU, GUEST_CPU + 1), 0,
@@ -230,25 +230,29 @@ SMP_CASES = (("two", (GUEST_CPU, GUEST_CPU + 1), 0,
 
 
 def smp_switch(m, cpuid, rounds=3):
+    """Means swing with the host's stalls of QEMU's threads (a loaded
+    2-core machine); the least round trips of a run hardly do."""
     res = {k: [] for k, *_ in SMP_CASES}
     for _ in range(rounds):
         for k, cpus, spin, _ in SMP_CASES:
             res[k].append(smp_rtt(m, cpus, spin))
-    med = {k: statistics.median(r[0] for r in v) for k, v in res.items()}
-    own = statistics.median(r[1] for v in res.values() for r in v)
+    mean = {k: statistics.median(r[0] for r in v) for k, v in res.items()}
+    least = {k: statistics.median(r[1] for r in v) for k, v in res.items()}
+    own = [statistics.median(r[i] for v in res.values() for r in v) for i in (2, 3)]
     print("IPI round trip between two vCPUs (`smp cpus=2 pingpong=1000`: a fixed IPI"
-          " to the AP, its answer back), mean µs of each run [least], %d alternated runs:"
-          % rounds)
+          " to the AP, its answer back), µs, %d alternated runs, each: mean [least]:" % rounds)
     for k, _, _, what in SMP_CASES:
-        print(f"  {what}: median {med[k]:.1f}: "
-              + ", ".join(f"{a:.1f} [{c:.1f}]" for a, _, c in res[k]))
-    print(f"  the BSP's IPI to itself (ICR write exit, injection, EOI exit): median {own:.1f}")
-    print(f"  vCPU switch = (one CPU - two CPUs) / 2 = {(med['one'] - med['two']) / 2:.1f} µs"
-          f"; = one CPU / 2 - self IPI - one exit (the HLT) = "
-          f"{med['one'] / 2 - own - cpuid:.1f} µs; exit round trip (CPUID) {cpuid:.2f} µs")
-    print(f"  one-way IPI to a running vCPU on another CPU (spinning / 2) {med['spin'] / 2:.1f} µs"
-          f" = {med['spin'] / 2 / cpuid:.1f} exits; to a halted one (halting / 2)"
-          f" {med['two'] / 2:.1f} µs = {med['two'] / 2 / cpuid:.1f} exits")
+        print(f"  {what}: medians {mean[k]:.1f} [{least[k]:.1f}]: "
+              + ", ".join(f"{r[0]:.1f} [{r[1]:.1f}]" for r in res[k]))
+    print(f"  the BSP's IPI to itself (ICR write exit, injection, EOI exit): medians"
+          f" {own[0]:.1f} [{own[1]:.1f}]; exit round trip (CPUID) {cpuid:.2f}")
+    for i, (what, d) in enumerate((("means", mean), ("least", least))):
+        print(f"  vCPU switch from the {what}: (one CPU - two CPUs) / 2 ="
+              f" {(d['one'] - d['two']) / 2:.1f} µs; one CPU / 2 - self IPI - one exit"
+              f" (the HLT) = {d['one'] / 2 - own[i] - cpuid:.1f} µs")
+    print(f"  one-way IPI to a running vCPU on another CPU (spinning / 2):"
+          f" {mean['spin'] / 2:.1f} [{least['spin'] / 2:.1f}] µs; to a halted one"
+          f" (halting / 2): {mean['two'] / 2:.1f} [{least['two'] / 2:.1f}] µs")
 
 
 JOBS = ("dd if=/dev/zero of=/tmp/z bs=1M count=32 2>/dev/null; echo PAR-GO; "
