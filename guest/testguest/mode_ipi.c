@@ -20,45 +20,19 @@
  *   TG ipi sec=S rounds=R self=N nmi=M x2apic=0/1
  * Forever without secs=; with it, `TG ipi done rounds=R`, power off.
  */
+#include "guest/testguest/apic.h"
 #include "guest/testguest/arch.h"
 #include "guest/testguest/tg.h"
 
-#define APIC_BASE_MSR	0x1B
-#define APIC_BASE_EN	(1u << 11)
-#define APIC_BASE_EXTD	(1u << 10)
-#define XAPIC		0xFEE00000u
-#define REG_ID		0x20
-#define REG_EOI		0xB0
-#define REG_SVR		0xF0
-#define REG_ICR_LO	0x300
-#define REG_ICR_HI	0x310
-#define REG_LVT0	0x350
-#define MSR_X2(reg)	(0x800u + ((reg) >> 4))
-#define CPUID1_X2APIC	(1u << 21)
-
-#define DM_FIXED	(0u << 8)
-#define DM_NMI		(4u << 8)
-#define DM_INIT		(5u << 8)
-#define DM_SIPI		(6u << 8)
-#define DM_EXTINT	(7u << 8)
-#define ASSERT		(1u << 14)
-#define SH_ALL		(2u << 18)
-#define SH_OTHERS	(3u << 18)
-
 static volatile uint32_t self_ipis, nmis;
 static bool x2, sibling;
-
-static volatile uint32_t *reg(uint32_t off)
-{
-	return (volatile uint32_t *)(XAPIC + off);
-}
 
 static void apic_eoi(void)
 {
 	if (x2)
 		wrmsr(MSR_X2(REG_EOI), 0);
 	else
-		*reg(REG_EOI) = 0;
+		*apic_reg(REG_EOI) = 0;
 }
 
 static void on_ipi(int vector)
@@ -77,22 +51,15 @@ static void icr(uint32_t dest, uint32_t lo)
 		wrmsr(MSR_X2(REG_ICR_LO), (uint64_t)dest << 32 | lo);
 		return;
 	}
-	*reg(REG_ICR_HI) = dest << 24;
-	*reg(REG_ICR_LO) = lo;
+	*apic_reg(REG_ICR_HI) = dest << 24;
+	*apic_reg(REG_ICR_LO) = lo;
 }
 
-/* xAPIC mode, software-enabled, LINT0 the 8259's virtual wire (enabling
- * the APIC again after x2APIC mode starts it with every LVT masked). */
+/* xAPIC mode, software-enabled, LINT0 the 8259's virtual wire. */
 static void to_xapic(void)
 {
-	uint64_t base = rdmsr(APIC_BASE_MSR);
-
-	if (base & APIC_BASE_EXTD)
-		wrmsr(APIC_BASE_MSR, base & ~(uint64_t)(APIC_BASE_EN | APIC_BASE_EXTD));
-	wrmsr(APIC_BASE_MSR, (base & ~(uint64_t)APIC_BASE_EXTD) | APIC_BASE_EN);
+	apic_xapic_on(0xFF, true);
 	x2 = false;
-	*reg(REG_SVR) = 0x1FF;		/* first: a disabled APIC keeps LVTs masked */
-	*reg(REG_LVT0) = DM_EXTINT;
 }
 
 static void to_x2apic(void)
@@ -103,7 +70,7 @@ static void to_x2apic(void)
 
 static uint32_t my_id(void)
 {
-	return x2 ? (uint32_t)rdmsr(MSR_X2(REG_ID)) : *reg(REG_ID) >> 24;
+	return x2 ? (uint32_t)rdmsr(MSR_X2(REG_ID)) : *apic_reg(REG_ID) >> 24;
 }
 
 /* One round of everything; `absent` is an id no vCPU has. */

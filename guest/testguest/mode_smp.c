@@ -38,6 +38,7 @@
  * that did not come up, did no work, a ping without answer, a broadcast
  * an AP missed: all bounded by timeouts), and power off.
  */
+#include "guest/testguest/apic.h"
 #include "guest/testguest/arch.h"
 #include "guest/testguest/tg.h"
 
@@ -51,27 +52,6 @@
 #define BCASTS		8
 #define UP_TICKS	(5 * TG_HZ)	/* an AP has this long to come up */
 #define IPI_TICKS	TG_HZ		/* and to answer */
-
-/* Local APIC, xAPIC page (SDM Vol. 3A 10.4.1, Table 10-1). */
-#define APIC_BASE_MSR	0x1B
-#define APIC_BASE_EN	(1u << 11)
-#define APIC_BASE_EXTD	(1u << 10)
-#define XAPIC		0xFEE00000u
-#define REG_ID		0x20
-#define REG_EOI		0xB0
-#define REG_SVR		0xF0
-#define REG_ICR_LO	0x300
-#define REG_ICR_HI	0x310
-#define REG_LVT0	0x350
-#define SVR_ENABLE	(1u << 8)
-#define DM_FIXED	(0u << 8)
-#define DM_INIT		(5u << 8)
-#define DM_SIPI		(6u << 8)
-#define DM_EXTINT	(7u << 8)
-#define ICR_PENDING	(1u << 12)
-#define ASSERT		(1u << 14)
-#define LEVEL		(1u << 15)
-#define SH_OTHERS	(3u << 18)
 
 /* MP spec 1.4, 4.1 and 4.2 (Figure 4-1, 4-2, 4-3). */
 #define BDA_EBDA_SEG	0x40E
@@ -144,38 +124,26 @@ static struct {
 } __attribute__((packed)) idt_ptr;
 static uint8_t stacks[MAX_CPUS][AP_STACK] __attribute__((aligned(16)));
 
-static volatile uint32_t *reg(uint32_t off)
-{
-	return (volatile uint32_t *)(XAPIC + off);
-}
-
 static uint32_t apic_id(void)
 {
-	return *reg(REG_ID) >> 24;
+	return *apic_reg(REG_ID) >> 24;
 }
 
 /* Fixed, INIT or SIPI to one APIC id or a shorthand; waits (bounded) for
  * the previous one to have left (10.6.1: Delivery Status). */
 static void icr(uint32_t dest, uint32_t lo)
 {
-	for (int i = 0; i < 100000 && (*reg(REG_ICR_LO) & ICR_PENDING); i++)
+	for (int i = 0; i < 100000 && (*apic_reg(REG_ICR_LO) & ICR_PENDING); i++)
 		cpu_relax();
-	*reg(REG_ICR_HI) = dest << 24;
-	*reg(REG_ICR_LO) = lo;
+	*apic_reg(REG_ICR_HI) = dest << 24;
+	*apic_reg(REG_ICR_LO) = lo;
 }
 
 /* xAPIC mode and software-enabled; on the BSP LINT0 stays the 8259's
  * virtual wire (the PIT's ticks), on an AP it stays masked. */
 static void apic_enable(bool is_bsp)
 {
-	uint64_t base = rdmsr(APIC_BASE_MSR);
-
-	if (base & APIC_BASE_EXTD)
-		wrmsr(APIC_BASE_MSR, base & ~(uint64_t)(APIC_BASE_EN | APIC_BASE_EXTD));
-	wrmsr(APIC_BASE_MSR, (base & ~(uint64_t)APIC_BASE_EXTD) | APIC_BASE_EN);
-	*reg(REG_SVR) = SVR_ENABLE | VEC_SPURIOUS;
-	if (is_bsp)
-		*reg(REG_LVT0) = DM_EXTINT;
+	apic_xapic_on(VEC_SPURIOUS, is_bsp);
 }
 
 static uint32_t my_index(void)
@@ -204,7 +172,7 @@ static void on_ipi(int vector)
 	} else {
 		return;		/* an NMI: nothing to acknowledge */
 	}
-	*reg(REG_EOI) = 0;
+	*apic_reg(REG_EOI) = 0;
 }
 
 static void fail(const char *what, uint32_t k)
