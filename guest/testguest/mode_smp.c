@@ -2,7 +2,7 @@
 /*
  * testguest mode "smp": start the application processors, run a worker on
  * every vCPU and exchange IPIs between them.
- *   smp [secs=S] [pingpong=N] [cpus=C] [spin=1]
+ *   smp [secs=S] [pingpong=N] [cpus=C] [spin=1] [x2apic=1]
  * The CPUs and their local APIC ids come from the ACPI MADT (what QEMU
  * gives: SeaBIOS's MP table lists one CPU under TCG), else from the MP
  * table (MP spec 1.4, 4: a floating pointer in the EBDA's first KiB, base
@@ -10,11 +10,13 @@
  * APIC ids 0..C-1 (ferry gives a multiboot guest neither table).  CPUID
  * gives no count: leaf 1 EBX[23:16] and leaf 0xB describe one package,
  * and a hypervisor may make each vCPU a package of its own (ferry does).
- * The BSP software-enables its xAPIC (Intel SDM Vol. 3A 10.4.3), copies
- * smp_tramp.S to TRAMP_PA and starts the APs one after the other with
- * INIT, SIPI, SIPI (8.4.4.1); each AP comes up in 32-bit protected mode
- * with the BSP's GDT and IDT and a stack of its own, enables its APIC and
- * says it is up.  Then:
+ * The BSP software-enables its local APIC (Intel SDM Vol. 3A 10.4.3) in
+ * xAPIC mode, or with x2apic=1 (where CPUID.1:ECX[21] offers it) in
+ * x2APIC mode (10.12) and every AP then too, copies smp_tramp.S to
+ * TRAMP_PA and starts the APs one after the other with INIT, SIPI, SIPI
+ * (8.4.4.1); each AP comes up in 32-bit protected mode with the BSP's
+ * GDT and IDT and a stack of its own, enables its APIC and says it is
+ * up.  Then:
  *  - every vCPU runs the `work` loop for S seconds (default 2), counting
  *    units;
  *  - the BSP sends itself N (default 200) fixed IPIs of VEC_PONG, then
@@ -27,7 +29,7 @@
  *  - BCASTS fixed IPIs of VEC_BCAST to all-excluding-self, each of which
  *    every AP must count before the next is sent.
  * Output (the APs print nothing):
- *   TG smp cpus=N src=madt|mptable|cmdline bsp_apic=A tramp=0x8000
+ *   TG smp cpus=N src=madt|mptable|cmdline bsp_apic=A tramp=0x8000 x2apic=0|1
  *   TG smp self rtt_us=X.XX min_us=X.XX rounds=R lost=L tsc_per_us=T
  *   TG smp ping cpu=K rounds=R lost=L min_cycles=C avg_cycles=C (an AP)
  *   TG smp ipi rtt_us=X.XX min_us=X.XX rounds=R lost=L tsc_per_us=T
@@ -118,6 +120,7 @@ static volatile uint32_t phase;		/* 0 wait, 1 work, 2 answer IPIs */
 static volatile uint32_t starting;	/* the AP being started */
 static volatile uint32_t pongs;
 static bool spin;			/* wait by PAUSE, not HLT */
+static bool x2;				/* x2APIC mode, every vCPU */
 static struct {
 	uint16_t limit;
 	uint32_t base;
@@ -126,33 +129,51 @@ static uint8_t stacks[MAX_CPUS][AP_STACK] __attribute__((aligned(16)));
 
 static uint32_t apic_id(void)
 {
-	return *apic_reg(REG_ID) >> 24;
+	return x2 ? (uint32_t)rdmsr(MSR_X2(REG_ID)) : *apic_reg(REG_ID) >> 24;
 }
 
-/* Fixed, INIT or SIPI to one APIC id or a shorthand; waits (bounded) for
- * the previous one to have left (10.6.1: Delivery Status). */
+/* Fixed, INIT or SIPI to one APIC id or a shorthand.  xAPIC: waits
+ * (bounded) for the previous one to have left (10.6.1: Delivery Status);
+ * x2APIC: one WRMSR, which has no such bit (10.12.9). */
 static void icr(uint32_t dest, uint32_t lo)
 {
+	if (x2) {
+		wrmsr(MSR_X2(REG_ICR_LO), (uint64_t)dest << 32 | lo);
+		return;
+	}
 	for (int i = 0; i < 100000 && (*apic_reg(REG_ICR_LO) & ICR_PENDING); i++)
 		cpu_relax();
 	*apic_reg(REG_ICR_HI) = dest << 24;
 	*apic_reg(REG_ICR_LO) = lo;
 }
 
-/* xAPIC mode and software-enabled; on the BSP LINT0 stays the 8259's
+static void eoi(void)
+{
+	if (x2)
+		wrmsr(MSR_X2(REG_EOI), 0);
+	else
+		*apic_reg(REG_EOI) = 0;
+}
+
+/* Software-enabled, in x2APIC mode with x2apic=1 (from xAPIC mode, which
+ * keeps the registers: 10.12.5); on the BSP LINT0 stays the 8259's
  * virtual wire (the PIT's ticks), on an AP it stays masked. */
 static void apic_enable(bool is_bsp)
 {
 	apic_xapic_on(VEC_SPURIOUS, is_bsp);
+	if (x2)
+		wrmsr(APIC_BASE_MSR, rdmsr(APIC_BASE_MSR) | APIC_BASE_EN | APIC_BASE_EXTD);
 }
 
+/* Which vCPU this is, from its stack (an AP's is stacks[k], the BSP's the
+ * boot stack): reading the APIC ID would be one more exit in every IPI
+ * handler, and so in every round trip timed. */
 static uint32_t my_index(void)
 {
-	uint32_t id = apic_id();
+	uint32_t sp = (uint32_t)__builtin_frame_address(0), base = (uint32_t)stacks;
 
-	for (uint32_t k = 0; k < ncpus; k++)
-		if (cpus[k].apic == id)
-			return k;
+	if (sp >= base && sp < base + sizeof(stacks))
+		return (sp - base) / AP_STACK;
 	return bsp;
 }
 
@@ -172,7 +193,7 @@ static void on_ipi(int vector)
 	} else {
 		return;		/* an NMI: nothing to acknowledge */
 	}
-	*apic_reg(REG_EOI) = 0;
+	eoi();
 }
 
 static void fail(const char *what, uint32_t k)
@@ -567,14 +588,19 @@ void mode_smp(void)
 	const char *src;
 
 	spin = tg_opt_u32("spin", 0);
+	x2 = tg_opt_u32("x2apic", 0);
+	if (x2 && !(cpuid(1, 0).ecx & CPUID1_X2APIC)) {
+		tg_printf("TG WARN smp no x2APIC (CPUID.1:ECX[21]), using the xAPIC\n");
+		x2 = false;
+	}
 	apic_enable(true);
 	src = find_cpus();
 	if (!src) {
 		tg_printf("TG FAIL smp no MP table and no cpus=\n");
 		tg_poweroff();
 	}
-	tg_printf("TG smp cpus=%u src=%s bsp_apic=%u tramp=0x%x\n", ncpus, src, apic_id(),
-		  TRAMP_PA);
+	tg_printf("TG smp cpus=%u src=%s bsp_apic=%u tramp=0x%x x2apic=%u\n", ncpus, src,
+		  apic_id(), TRAMP_PA, x2);
 	if (apic_id() != cpus[bsp].apic) {
 		tg_printf("TG FAIL smp the BSP is not apic=%u\n", cpus[bsp].apic);
 		tg_poweroff();

@@ -23,8 +23,9 @@ switch    `smp cpus=2 pingpong=1000` with 2 vCPUs (the test guest starts
           its AP; see guest/testguest/README.md): the BSP sends a fixed IPI
           to the AP and halts, the AP (halted too) answers with one, the
           guest times each round trip by its TSC.  vCPUs pinned to CPUs 1
-          and 2, both to CPU 1, and (spin=1, both spinning instead of
-          halting) to CPUs 1 and 2, alternated, 3 rounds.  On one CPU every
+          and 2, both to CPU 1, (spin=1, both spinning instead of halting)
+          to CPUs 1 and 2, and (x2apic=1) to CPUs 1 and 2 and both to CPU
+          1 again, alternated, 3 rounds.  On one CPU every
           round trip is two vCPU switches (the halting sender out, the
           woken receiver in, and back), so a switch costs about
           (round trip on one CPU - round trip on two) / 2; but on two CPUs
@@ -204,12 +205,12 @@ def ipi_and_exit(m):
 SMP_RTT = r"^TG smp {} rtt_us=([\d.]+) min_us=([\d.]+) rounds=(\d+) lost=(\d+) "
 
 
-def smp_rtt(m, cpus, spin=0, rounds=1000):
+def smp_rtt(m, cpus, opts, rounds=1000):
     """A 2-vCPU `smp` guest, vCPU v pinned to cpus[v] (the pins are in
     before its 3 s of work end): the mean and least IPI round trip to the
     AP, and to itself, in µs."""
     m.cmd(f'create pp kernel=testguest mem=16 vcpus=2 '
-          f'cmdline="smp secs=3 pingpong={rounds} cpus=2 spin={spin}"')
+          f'cmdline="smp secs=3 pingpong={rounds} cpus=2 {opts}"')
     m.cmd("start pp")
     for v, cpu in enumerate(cpus):
         out = m.cmd(f"pin pp {v} {cpu}")
@@ -222,11 +223,19 @@ def smp_rtt(m, cpus, spin=0, rounds=1000):
     return [float(x) for x in (ipi.group(1), ipi.group(2), self_.group(1), self_.group(2))]
 
 
-SMP_CASES = (("two", (GUEST_CPU, GUEST_CPU + 1), 0,
-              f"halting, vCPUs on CPUs {GUEST_CPU} and {GUEST_CPU + 1}"),
-             ("one", (GUEST_CPU, GUEST_CPU), 0, f"halting, both on CPU {GUEST_CPU}"),
-             ("spin", (GUEST_CPU, GUEST_CPU + 1), 1,
-              f"spinning, vCPUs on CPUs {GUEST_CPU} and {GUEST_CPU + 1}"))
+TWO, ONE = (GUEST_CPU, GUEST_CPU + 1), (GUEST_CPU, GUEST_CPU)
+SMP_CASES = (("two", TWO, "", f"halting, vCPUs on CPUs {TWO[0]} and {TWO[1]}"),
+             ("one", ONE, "", f"halting, both on CPU {ONE[0]}"),
+             ("spin", TWO, "spin=1", f"spinning, vCPUs on CPUs {TWO[0]} and {TWO[1]}"),
+             ("two_x2", TWO, "x2apic=1", f"x2APIC, halting, on CPUs {TWO[0]} and {TWO[1]}"),
+             ("one_x2", ONE, "x2apic=1", f"x2APIC, halting, both on CPU {ONE[0]}"))
+
+
+def switch_cost(d, own, cpuid, x2=""):
+    """The two estimates of a vCPU switch (see the module's text)."""
+    return (f"(one CPU - two CPUs) / 2 = {(d['one' + x2] - d['two' + x2]) / 2:.1f} µs;"
+            f" one CPU / 2 - self IPI - one exit (the HLT) = "
+            f"{d['one' + x2] / 2 - own - cpuid:.1f} µs")
 
 
 def smp_switch(m, cpuid, rounds=3):
@@ -234,22 +243,22 @@ def smp_switch(m, cpuid, rounds=3):
     2-core machine); the least round trips of a run hardly do."""
     res = {k: [] for k, *_ in SMP_CASES}
     for _ in range(rounds):
-        for k, cpus, spin, _ in SMP_CASES:
-            res[k].append(smp_rtt(m, cpus, spin))
+        for k, cpus, opts, _ in SMP_CASES:
+            res[k].append(smp_rtt(m, cpus, opts))
     mean = {k: statistics.median(r[0] for r in v) for k, v in res.items()}
     least = {k: statistics.median(r[1] for r in v) for k, v in res.items()}
-    own = [statistics.median(r[i] for v in res.values() for r in v) for i in (2, 3)]
+    own = {x2: [statistics.median(r[i] for k, v in res.items() if k.endswith("_x2") == bool(x2)
+                                  for r in v) for i in (2, 3)] for x2 in ("", "_x2")}
     print("IPI round trip between two vCPUs (`smp cpus=2 pingpong=1000`: a fixed IPI"
           " to the AP, its answer back), µs, %d alternated runs, each: mean [least]:" % rounds)
     for k, _, _, what in SMP_CASES:
         print(f"  {what}: medians {mean[k]:.1f} [{least[k]:.1f}]: "
               + ", ".join(f"{r[0]:.1f} [{r[1]:.1f}]" for r in res[k]))
-    print(f"  the BSP's IPI to itself (ICR write exit, injection, EOI exit): medians"
-          f" {own[0]:.1f} [{own[1]:.1f}]; exit round trip (CPUID) {cpuid:.2f}")
-    for i, (what, d) in enumerate((("means", mean), ("least", least))):
-        print(f"  vCPU switch from the {what}: (one CPU - two CPUs) / 2 ="
-              f" {(d['one'] - d['two']) / 2:.1f} µs; one CPU / 2 - self IPI - one exit"
-              f" (the HLT) = {d['one'] / 2 - own[i] - cpuid:.1f} µs")
+    for x2, name in (("", "xAPIC"), ("_x2", "x2APIC")):
+        print(f"  {name}: the BSP's IPI to itself (ICR write exit, injection, EOI exit):"
+              f" medians {own[x2][0]:.1f} [{own[x2][1]:.1f}]; exit round trip (CPUID) {cpuid:.2f}")
+        print(f"    vCPU switch from the means: {switch_cost(mean, own[x2][0], cpuid, x2)}")
+        print(f"    vCPU switch from the least: {switch_cost(least, own[x2][1], cpuid, x2)}")
     print(f"  one-way IPI to a running vCPU on another CPU (spinning / 2):"
           f" {mean['spin'] / 2:.1f} [{least['spin'] / 2:.1f}] µs; to a halted one"
           f" (halting / 2): {mean['two'] / 2:.1f} [{least['two'] / 2:.1f}] µs")

@@ -24,10 +24,10 @@ CPU_LINE = re.compile(r"^TG smp cpu=(\d+) apic=(\d+) units=(\d+)\r?\n", re.M)
 END = re.compile(r"^TG (PASS|FAIL) smp[^\n]*\n", re.M)
 
 
-def run_smp(m, pin_to=None, secs=3):
+def run_smp(m, pin_to=None, x2apic=0, secs=3):
     """Create, start (and pin) an `smp` guest; its console once it ended."""
     m.cmd(f'create t kernel=testguest mem=16 vcpus={VCPUS} '
-          f'cmdline="smp secs={secs} pingpong=50 cpus={VCPUS}"')
+          f'cmdline="smp secs={secs} pingpong=50 cpus={VCPUS} x2apic={x2apic}"')
     m.cmd("start t")
     if pin_to is not None:
         for v in range(VCPUS):
@@ -71,15 +71,19 @@ def check(m, text):
     m.cmd("destroy h")
 
 
-@pytest.mark.parametrize("pin_to", [None, 1], ids=["spread", "one_cpu"])
-def test_smp_guest(machine_factory, pin_to):
+@pytest.mark.parametrize("pin_to,x2apic", [(None, 0), (1, 0), (None, 1)],
+                         ids=["spread", "one_cpu", "x2apic"])
+def test_smp_guest(machine_factory, pin_to, x2apic):
     """Every vCPU comes up and works, every ping gets its answer, every
     broadcast arrives: spread over the host's guest CPUs 1 and 2 (CPU 0
-    is the shell's), and with all four vCPUs overcommitted on CPU 1."""
+    is the shell's), with all four vCPUs overcommitted on CPU 1, and
+    spread with every vCPU's APIC in x2APIC mode (ICR and EOI by WRMSR)."""
     m = machine_factory("qemu", cpus=3, mem=256)
     t0 = time.time()
-    text = run_smp(m, pin_to)
+    text = run_smp(m, pin_to, x2apic)
     print(f"guest finished in {time.time() - t0:.1f} s")
+    assert re.search(rf"^TG smp cpus={VCPUS} src=cmdline bsp_apic=0 tramp=0x8000 "
+                     rf"x2apic={x2apic}\r?\n", text, re.M), text
     check(m, text)
 
 
