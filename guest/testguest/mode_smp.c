@@ -108,7 +108,7 @@ struct acpi_sdt {
 } __attribute__((packed));
 
 struct smp_cpu {
-	uint32_t apic;			/* from the MP table */
+	uint32_t apic;			/* from the MADT, MP table or cpus= */
 	volatile uint32_t up, done, units, pings, bcasts;
 	volatile uint32_t id_reg;	/* what its own APIC says */
 	volatile uint32_t sum;		/* of its work, so that it is done */
