@@ -3,15 +3,15 @@
 three TCP connections to a guest, each watched for the times it made no
 progress, until SIGTERM:
 
-  stallpeer.py GUEST_IP RATE_BPS
+  stallpeer.py GUEST_IP RATE_BPS [out]
 
   echo: to `nc -l -p 5003 -e cat` in the guest, a 64-byte block every
         10 ms, each waiting for its echo: progress is an echo arriving;
   in:   to `nc -l -p 5004` in the guest, RATE_BPS bytes a second: progress
         is the guest acknowledging bytes (sent less the socket's unacked
         queue, SIOCOUTQ), counted only while bytes are outstanding;
-  out:  from the guest, which connects to port 5005 here and sends: progress
-        is bytes arriving.
+  out:  (with `out`) from the guest, which connects to port 5005 here and
+        sends: progress is bytes arriving.
 
 It prints "ready" once all three are up and, at SIGTERM, one line per
 connection: "FLOW bytes=N gaps=S0-E0,S1-E1,..." (each a stretch of 20 ms or
@@ -109,16 +109,17 @@ def run(fn, f, *args):
         f.error = f"{type(e).__name__}:{e}".replace(" ", "_")
 
 
-def main(host, rate):
-    ls = socket.socket()
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("0.0.0.0", 5005))
-    ls.listen(1)
-    ls.settimeout(120)
-    flows = {n: Flow(n) for n in ("echo", "in", "out")}
+def main(host, rate, with_out):
+    flows = {n: Flow(n) for n in ("echo", "in", "out")[:3 if with_out else 2]}
     threads = [threading.Thread(target=run, args=(echo, flows["echo"], host)),
-               threading.Thread(target=run, args=(into, flows["in"], host, rate)),
-               threading.Thread(target=run, args=(out, flows["out"], ls))]
+               threading.Thread(target=run, args=(into, flows["in"], host, rate))]
+    if with_out:
+        ls = socket.socket()
+        ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        ls.bind(("0.0.0.0", 5005))
+        ls.listen(1)
+        ls.settimeout(120)
+        threads.append(threading.Thread(target=run, args=(out, flows["out"], ls)))
     for t in threads:
         t.start()
     print("listening", flush=True)
@@ -134,4 +135,4 @@ def main(host, rate):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+    main(sys.argv[1], int(sys.argv[2]), sys.argv[3:] == ["out"])

@@ -68,9 +68,10 @@ def boot_host(ns, iso, i):
 class StallPeer:
     """stallpeer.py in the namespace; its lines collected as they come."""
 
-    def __init__(self, ns, rate):
+    def __init__(self, ns, rate, out):
         self.p = subprocess.Popen(["ip", "netns", "exec", ns.name, "/usr/bin/python3",
-                                   os.path.join(HERE, "stallpeer.py"), GUEST_IP, str(rate)],
+                                   os.path.join(HERE, "stallpeer.py"), GUEST_IP, str(rate)]
+                                  + (["out"] if out == "full" else []),
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines = []
         threading.Thread(target=self._read, daemon=True).start()
@@ -170,7 +171,7 @@ def bench(n_moves, rate, out, settle, pcap):
                                         stderr=subprocess.DEVNULL)
             hosts = [boot_host(ns, iso, i) for i in range(2)]
             start_guest(hosts[0])
-            peer = StallPeer(ns, rate)
+            peer = StallPeer(ns, rate, out)
             peer.wait("listening", 60)
             if out == "full":
                 attach(hosts[0])
