@@ -319,8 +319,8 @@ static void mac_of(const char *name, uint8_t mac[6])
 	mac[5] = (uint8_t)h;
 }
 
-/* The MP tables that tell a Linux guest its CPUs, local APICs and I/O
- * APIC (hv/loader/mptable.h), in the BIOS area it scans. */
+/* The MP tables that tell a guest its CPUs, local APICs and I/O APIC
+ * (hv/loader/mptable.h), in the BIOS area it scans. */
 static int write_mptable(struct vm *vm, unsigned int nr_vcpus)
 {
 	size_t len = mptable_size(nr_vcpus);
@@ -359,6 +359,11 @@ static int load_mb1(struct vm *vm, const struct module *m, const struct vm_confi
 		return rc;
 	if ((rc = load_image(vm, m, cfg, &plan, &entry, err, errlen)))
 		return rc;
+	/* its CPUs, as a BIOS would list them (a multiboot loader passes none) */
+	if ((rc = write_mptable(vm, cfg->vcpus))) {
+		snprintf(err, errlen, "writing the MP table failed (error %d)", rc);
+		return rc;
+	}
 	vcpu_mb1_state(&entry, st);
 	return 0;
 }

@@ -7,7 +7,7 @@
  * gives: SeaBIOS's MP table lists one CPU under TCG), else from the MP
  * table (MP spec 1.4, 4: a floating pointer in the EBDA's first KiB, base
  * memory's last KiB or 0xF0000-0xFFFFF), else cpus=C says there are C with
- * APIC ids 0..C-1 (ferry gives a multiboot guest neither table).  CPUID
+ * APIC ids 0..C-1 (ferry writes an MP table for every guest).  CPUID
  * gives no count: leaf 1 EBX[23:16] and leaf 0xB describe one package,
  * and a hypervisor may make each vCPU a package of its own (ferry does).
  * The BSP software-enables its local APIC (Intel SDM Vol. 3A 10.4.3) in
