@@ -218,6 +218,7 @@ void gnet_flush(struct vm *vm)
 
 	if (!g || !fq_peek(&g->tx))
 		return;
+	vm_arrival_note(vm, VM_ARR_TX);
 	netif_lock();
 	while ((s = fq_peek(&g->tx))) {
 		netif_switch_input(g->port, s->data, s->len, 0);

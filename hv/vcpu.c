@@ -424,6 +424,7 @@ enum vcpu_state vcpu_run(struct vcpu *v)
 			return VCPU_RUNNABLE;
 		}
 		fpu_switch_in(v);
+		vm_arrival_entry(v);
 		uint64_t t0 = rdtsc();
 		__atomic_add_fetch(&v->guest_seq, 1, __ATOMIC_SEQ_CST);	/* odd: in guest */
 		vmm->run(&v->hw, &v->exit);

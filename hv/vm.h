@@ -152,6 +152,28 @@ struct vcpu {
 	struct vm_exit exit;		/* (v) the last exit */
 };
 
+/*
+ * An arriving guest's first steps on the destination (time_now_us; 0: not
+ * yet), from COMMIT to its first frame out: where the gap seen from outside
+ * goes (docs/migration.md, "After COMMIT").  vm_arrival_note() sets each
+ * once; the first frame out logs the split.
+ */
+enum vm_arr_step {
+	VM_ARR_COMMIT,		/* COMMIT taken from the stream */
+	VM_ARR_ACTIVE,		/* vm_activate done: runnable */
+	VM_ARR_ENTRY,		/* vCPU 0 entered the guest */
+	VM_ARR_RX,		/* a frame handed to its NIC */
+	VM_ARR_TX,		/* a frame from its NIC into the switch */
+	VM_ARR_COUNT
+};
+
+struct vm_arrival {
+	bool armed;			/* (a) between COMMIT and the first frame out */
+	uint64_t t[VM_ARR_COUNT];	/* (a) */
+	uint64_t exits0[EXIT_COUNT];	/* vCPU 0's exits at its first entry here */
+	uint64_t guest_ns0, host_ns0;	/* and its time in guest and in ferry */
+};
+
 struct vm {
 	struct vmm_vm hw;		/* what the back end sees (hv/vmm.h): EPT/NPT.
 					 * hw.gpt: root and format (c), from vm_init;
@@ -204,6 +226,7 @@ struct vm {
 	uint8_t mac[6];			/* (c) */
 	bool pvpanic;			/* (c) a pvpanic device on PCI: Linux guests */
 	uint64_t crash_loads;		/* (a) pvpanic CRASH_LOADED reports */
+	struct vm_arrival arr;		/* an incoming guest's first steps */
 };
 
 enum vm_pvpanic { VM_PVPANIC_AUTO, VM_PVPANIC_ON, VM_PVPANIC_OFF };
@@ -236,6 +259,11 @@ int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t er
 int vm_create_incoming(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen);
 /* VM_INCOMING -> VM_RUNNING (placed on a CPU) or VM_PAUSED. */
 int vm_activate(struct vm *vm, bool run, char *err, size_t errlen);
+/* Arrival steps (struct vm_arrival): start at COMMIT, note each step once;
+ * VM_ARR_TX logs the split and ends it. */
+void vm_arrival_start(struct vm *vm);
+void vm_arrival_note(struct vm *vm, enum vm_arr_step step);
+void vm_arrival_entry(struct vcpu *v);
 int vm_start(struct vm *vm, char *err, size_t errlen);
 int vm_pause(struct vm *vm, char *err, size_t errlen);
 int vm_resume(struct vm *vm, char *err, size_t errlen);

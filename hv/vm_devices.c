@@ -334,6 +334,8 @@ int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len)
 	else if (vm->dev && vm->dev->pci)
 		rc = vnic_rx(vm->dev->pci, frame, len);	/* -ENODEV without the NIC */
 	unlock_and_wake(vm);
+	if (!rc)
+		vm_arrival_note(vm, VM_ARR_RX);
 	return rc;
 }
 

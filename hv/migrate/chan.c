@@ -51,6 +51,7 @@ void chan_close(struct mig_chan *ch, bool abort)
 			tcp_abort(ch->conn);
 		else
 			tcp_close(ch->conn);
+		netif_uplink_kick();
 		netif_unlock();
 		ch->conn = NULL;
 	}
@@ -113,6 +114,23 @@ bool chan_tx_idle(const struct mig_chan *ch)
 	return ch->tx_off >= ch->tx_len;
 }
 
+/*
+ * Bytes into TCP, and its frames to the NIC at once (here, and after a
+ * read or a close): queued frames wait for the next poll otherwise, and
+ * the loop may sleep before it (READY, COMMIT, COMMITTED waited up to a
+ * timer tick or the next frame in).
+ */
+static long send_kick(struct mig_chan *ch, const void *buf, size_t n)
+{
+	long sent;
+
+	netif_lock();
+	sent = tcp_send(ch->conn, buf, n);
+	netif_uplink_kick();
+	netif_unlock();
+	return sent;
+}
+
 int chan_push(struct mig_chan *ch, size_t limit)
 {
 	size_t want = ch->tx_len - ch->tx_off;
@@ -124,9 +142,7 @@ int chan_push(struct mig_chan *ch, size_t limit)
 		want = limit;
 	if (!want)
 		return 0;
-	netif_lock();
-	n = tcp_send(ch->conn, ch->tx + ch->tx_off, want);
-	netif_unlock();
+	n = send_kick(ch, ch->tx + ch->tx_off, want);
 	if (n == -EAGAIN)
 		return 0;
 	if (n < 0)
@@ -149,6 +165,7 @@ static long take(struct mig_chan *ch, uint8_t *buf, size_t cap)
 		return 0;
 	netif_lock();
 	n = tcp_recv(ch->conn, buf, cap);
+	netif_uplink_kick();	/* a window update it sent: now */
 	netif_unlock();
 	if (n == -EAGAIN)
 		return 0;
@@ -254,9 +271,7 @@ bool chan_partial(const struct mig_chan *ch)
 /* Best effort: the bytes go now or not at all (we are ending). */
 static void send_now(struct mig_chan *ch, const void *buf, size_t n)
 {
-	netif_lock();
-	tcp_send(ch->conn, buf, n);
-	netif_unlock();
+	send_kick(ch, buf, n);
 }
 
 void chan_abort(struct mig_chan *ch, uint32_t code, const char *msg)

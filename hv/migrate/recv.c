@@ -43,7 +43,9 @@ struct in {
 	uint64_t t_last_round;		/* the last ROUND_END came */
 	uint64_t t_round_start;		/* this round began (HELLO, last ROUND_END) */
 	uint64_t round_bytes0;		/* bytes in when it began */
+	uint64_t t_state;		/* the first VCPU_STATE came */
 	uint64_t t_ready;		/* READY went out */
+	uint64_t t_commit;		/* COMMIT came */
 	uint64_t round_zero;		/* ZERO pages in the round so far */
 	struct mig_tsc tsc;
 	uint8_t *dev;			/* the device state, loaded again at COMMIT */
@@ -377,6 +379,8 @@ static void on_round(struct in *in, const struct mig_round_end *r)
 
 static void on_vcpu(struct in *in, const struct mig_vcpu *v)
 {
+	if (v->id == 0)
+		in->t_state = netif_now_us();
 	if (v->id == 0 && hold_or_abort(in, MIG_AT_STOPCOPY) && !alive(in))
 		return;
 	if (vmstate_load_vcpu(in->vm, v->id, &v->cpu, v->xsave, v->xsave_len, v->halted))
@@ -428,9 +432,11 @@ static void finish(struct in *in)
 		pr_warn("migrate in %s: COMMITTED did not go out: the source will be in doubt",
 			in->name);
 	record(in, MIG_DONE, NULL);
-	pr_info("migrate in %s: done: %s here (state loaded %lu us after the last round, "
-		"COMMIT %lu us after READY)", in->name, in->arrive_paused ? "paused" : "running",
-		in->t_ready - in->t_last_round, netif_now_us() - in->t_ready);
+	pr_info("migrate in %s: done: %s here (state came %lu us after the last round, "
+		"loaded in %lu us, COMMIT %lu us after READY, running %lu us after COMMIT)",
+		in->name, in->arrive_paused ? "paused" : "running",
+		in->t_state - in->t_last_round, in->t_ready - in->t_state,
+		in->t_commit - in->t_ready, netif_now_us() - in->t_commit);
 	in->closing = true;
 	in_free(in);
 }
@@ -440,7 +446,10 @@ static void on_commit(struct in *in, const struct mig_commit *c)
 	uint64_t t_commit = netif_now_us(), local_ns, tsc, clock_ns;
 	char err[96];
 
+	in->t_commit = t_commit;
 	in->arrive_paused = c->flags & MIG_COMMIT_PAUSED;
+	if (!in->arrive_paused)
+		vm_arrival_start(in->vm);
 	if (mig_debug_abort(MIG_AT_COMMIT)) {
 		discard(in, MIG_E_INTERNAL, "could not start the guest (debug)");
 		return;

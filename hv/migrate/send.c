@@ -64,6 +64,7 @@ struct out {
 	bool accepted;			/* HELLO_REPLY said yes: memory may move */
 	bool commit_sent;
 	uint64_t t_start, t_pause, last_progress;
+	uint64_t t_state, last_pages;	/* the last round was sent; its pages */
 	uint64_t t_sent, t_ready;	/* END handed to TCP; READY came */
 	uint64_t t_collect;		/* the dirty log last began a new set */
 	uint32_t rounds;
@@ -698,6 +699,8 @@ static int stop_and_copy(struct out *o)
 	}
 	if ((rc = send_set(o, o->set, &m)) || (rc = round_end(o, m.pages_sent, 0)))
 		return rc;
+	o->t_state = netif_now_us();
+	o->last_pages = m.pages_sent;
 	return send_state(o, tsc, clock_ns);
 }
 
@@ -795,9 +798,9 @@ static void finish_ok(struct out *o)
 	    "sent for %lu bytes of memory (%lu.%02lux)", o->vm->name, total / 1000000,
 	    total / 1000 % 1000, down / 1000, down % 1000, o->rounds, sent, mem,
 	    x100 / 100, x100 % 100);
-	say(o, "migrate %s: downtime = %lu us last round and state + %lu us until READY + "
-	    "%lu us commit", o->vm->name, o->t_sent - o->t_pause, o->t_ready - o->t_sent,
-	    now - o->t_ready);
+	say(o, "migrate %s: downtime = %lu us last round (%lu pages) + %lu us state + %lu us "
+	    "until READY + %lu us commit", o->vm->name, o->t_state - o->t_pause, o->last_pages,
+	    o->t_sent - o->t_state, o->t_ready - o->t_sent, now - o->t_ready);
 	release(o, VM_MIG_NONE);
 	vm_destroy(o->vm);
 }

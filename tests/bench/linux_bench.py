@@ -247,6 +247,11 @@ def outside_downtime(rounds=3):
         lm.talk(a.m, f"ip addr add {GUEST_IP}/24 dev eth0; ip link set eth0 up; sleep 2")
         lm.detach(a, "lx")
         log = tempfile.mktemp(prefix="bench-ping-")
+        cap = None
+        if os.environ.get("FERRY_PCAP"):	# the bridge's frames, for tools/gap_trace.py
+            cap = subprocess.Popen(["ip", "netns", "exec", n.ns.name, "tcpdump", "-i", "br0",
+                                    "-n", "-s", "96", "-w", os.environ["FERRY_PCAP"]],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         with open(log, "w") as f:
             ping = subprocess.Popen(["ip", "netns", "exec", n.ns.name, "ping", "-D", "-i",
                                      "0.001", "-W", "1", GUEST_IP], stdout=f,
@@ -265,6 +270,9 @@ def outside_downtime(rounds=3):
         finally:
             ping.terminate()
             ping.wait(timeout=10)
+            if cap:
+                cap.terminate()
+                cap.wait(timeout=10)
     return gaps, quiet, said
 
 

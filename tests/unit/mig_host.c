@@ -102,6 +102,7 @@ static void flip(uint8_t *f, size_t len)
 /* The source host's wire, with the test's faults. */
 static int src_xmit(void *ctx, const void *frame, size_t len)
 {
+	W.unkicked[MH_SRC]++;
 	size_t payload;
 	bool commit = is_commit(frame, len, &payload);
 	uint8_t copy[2048];
@@ -123,13 +124,24 @@ static int src_xmit(void *ctx, const void *frame, size_t len)
 	return netsim_xmit(ctx, frame, len);
 }
 
-/* The other host and the guest get their turn. */
+static int dst_xmit(void *ctx, const void *frame, size_t len)
+{
+	W.unkicked[MH_DST]++;
+	return netsim_xmit(ctx, frame, len);
+}
+
+/* The other host and the guest get their turn: a turn of the destination's
+ * loop polls (and kicks) first; frames it leaves unkicked at the end wait
+ * for its next turn, which may come after it slept. */
 static void others(void)
 {
 	enum mh_host was = W.running;
 
 	W.running = MH_DST;
+	W.unkicked[MH_DST] = 0;
 	mig_in_poll();
+	if (W.unkicked[MH_DST])
+		W.dst_left_unkicked++;
 	W.running = was;
 	if (W.tick && !W.in_tick) {
 		W.in_tick = true;
@@ -141,6 +153,7 @@ static void others(void)
 /* A poll takes a little time (10 us), as a loop around it does. */
 void netif_poll(void)
 {
+	W.unkicked[W.running] = 0;
 	netsim_step(&W.sim, W.sim.now_us + 10);
 	others();
 }
@@ -153,6 +166,15 @@ void netif_wait(void)
 
 void netif_lock(void) {}
 void netif_unlock(void) {}
+void vm_arrival_start(struct vm *vm)
+{
+	(void)vm;	/* hv/vm.c's log of the guest's first steps: not here */
+}
+
+void netif_uplink_kick(void)
+{
+	W.unkicked[W.running] = 0;
+}
 
 uint64_t netif_now_us(void)
 {
@@ -169,7 +191,7 @@ void mh_run_for(uint64_t us)
 
 static void stack_up(struct netstack *s, int side, uint32_t ip)
 {
-	struct net_config c = { .xmit = side ? netsim_xmit : src_xmit,
+	struct net_config c = { .xmit = side ? dst_xmit : src_xmit,
 				.xmit_ctx = &W.sim.port[side], .seed = 7 + (uint64_t)side };
 
 	c.mac[0] = 2;

@@ -90,6 +90,11 @@ struct mh_world {
 	const uint8_t *watch;
 	size_t watch_len;
 	bool watch_seen;
+	/* frames each host handed to its NIC since its last kick
+	 * (netif_uplink_kick, or netif_poll, which kicks); the destination's
+	 * turns (mig_in_poll) that ended with some still waiting */
+	uint32_t unkicked[2];
+	uint32_t dst_left_unkicked;
 	struct mig_keyring kr[2];	/* each host's keys and trusted peers */
 	uint64_t doubt_id;		/* the last mig_doubt_note */
 	bool doubt_secure;
