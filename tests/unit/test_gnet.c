@@ -45,6 +45,18 @@ void netif_unlock(void) { assert_int_equal(--locked, 0); }
 uint64_t netif_now_us(void) { return now_us; }
 void netif_uplink_kick(void) { assert_int_equal(locked, 1); }
 
+/* A guest's frames out, as its arrival log counts them (hv/vm_arrival.c). */
+static const struct vm *tx_noted;
+static int tx_notes;
+
+void vm_arrival_note(struct vm *vm, enum vm_arr_step step)
+{
+	if (step == VM_ARR_TX) {
+		tx_noted = vm;
+		tx_notes++;
+	}
+}
+
 int netif_switch_input(int port, const void *frame, size_t len, unsigned flags)
 {
 	(void)flags;
@@ -140,10 +152,13 @@ static void test_guest_to_guest_queued(void **st)
 	struct gnet_stats s;
 
 	(void)st;
+	tx_notes = 0;
 	gnet_guest_tx(&va, f, frame(f, MB, MA, 0x11));
 	assert_int_equal(rx_b, 0);
 	gnet_flush(&va);		/* ... which also delivers */
 	assert_int_equal(rx_b, 1);
+	assert_int_equal(tx_notes, 1);	/* A's first frame out, for its arrival */
+	assert_ptr_equal(tx_noted, &va);
 	assert_int_equal(rx_a, 0);
 	assert_int_equal(rx_last[20], 0x11);
 	assert_int_equal(wire.frames + local.frames, 0);
@@ -154,6 +169,7 @@ static void test_guest_to_guest_queued(void **st)
 	assert_int_equal(s.sw.out_frames, 1);
 	gnet_flush(&va);		/* nothing queued: nothing again */
 	assert_int_equal(rx_b, 1);
+	assert_int_equal(tx_notes, 1);
 }
 
 /* From the wire: only the guest owning the destination gets it, and only
