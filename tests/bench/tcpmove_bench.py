@@ -49,8 +49,8 @@ from guestnet_bench import linux_iso  # noqa: E402
 GUEST_IP, GUEST_MAC = "10.200.0.50", "52:54:00:aa:00:01"
 FLOWS = ("echo", "in", "out")
 DONE = re.compile(r"migrate lx: (done|failed|in doubt)[^\n]*\n|error: migrate: [^\n]*\n")
-SPLIT = re.compile(r"downtime = (\d+) us last round and state \+ (\d+) us until READY \+ "
-                   r"(\d+) us commit\n")
+SPLIT = re.compile(r"downtime = (\d+) us last round \(\d+ pages\) \+ (\d+) us state \+ "
+                   r"(\d+) us until READY \+ (\d+) us commit\n")
 
 
 def boot_host(ns, iso, i):
@@ -126,7 +126,7 @@ def move(src, dst):
     s = src.expect(SPLIT, timeout=30)
     src.expect("ferry> ", timeout=30)
     down = float(re.search(r"downtime ([\d.]+) ms", src.buf[start:]).group(1))
-    split = f"{int(s[1]) / 1000:.1f} + {int(s[2]) / 1000:.1f} + {int(s[3]) / 1000:.1f} ms"
+    split = " + ".join(f"{int(s[i]) / 1000:.1f}" for i in range(1, 5)) + " ms"
     # frames that came for it during the downtime and travelled with it
     c = re.search(r"(\d+) came with it", dst.cmd("info lx"))
     return t0, t1, down, f"{split}, {int(c[1]) if c else 0} frames carried"
@@ -141,7 +141,7 @@ def report(moves, res):
     print("TCP across live migration, QEMU to QEMU: each connection's longest stretch with no "
           "progress (ms) at the hand-over (overlapping the source's downtime, which ends as "
           "`migrate` prints its closing line) / in the rest of the move (pre-copy):")
-    print(f"  {'move':<5} {'downtime':>9}  {'split (state/READY/commit), carried':<46} "
+    print(f"  {'move':<5} {'downtime':>9}  {'split (round/state/READY/commit), carried':<46} "
           + " ".join(f"{f:>11}" for f in FLOWS))
     for i, (t0, t1, down, split) in enumerate(moves):
         paused = t1 - down / 1000 - 0.02
