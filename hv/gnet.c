@@ -283,18 +283,19 @@ void gnet_wake(struct vm *vm)
 
 /* ---- frames in flight, with a migrating guest ---------------------------- */
 
-/* Whole frames, in order, as many as fit in GNET_CARRY_BYTES: first the
- * ones that came here with the guest and still wait, then its rx queue. */
+/* Whole frames, in order, as many as fit in GNET_CARRY_BYTES and at most
+ * GNET_QLEN (what a destination takes): first the ones that came here with
+ * the guest and still wait, then its rx queue. */
 static uint32_t carry_count(struct gport *g)
 {
 	struct gnet_carry *c = g->carry;
 	uint32_t n = 0, bytes = 0, i;
 	uint32_t tail = __atomic_load_n(&g->rx.tail, __ATOMIC_ACQUIRE);
 
-	for (i = c ? c->next : 0; c && i < c->n; i++, n++)
+	for (i = c ? c->next : 0; c && i < c->n && n < GNET_QLEN; i++, n++)
 		if ((bytes += 2u + c->slot[i].len) > GNET_CARRY_BYTES)
 			return n;
-	for (i = g->rx.head; i != tail; i++, n++)
+	for (i = g->rx.head; i != tail && n < GNET_QLEN; i++, n++)
 		if ((bytes += 2u + g->rx.slot[i % GNET_QLEN].len) > GNET_CARRY_BYTES)
 			return n;
 	return n;

@@ -365,6 +365,41 @@ static void test_carry_is_bounded(void **st)
 	assert_int_equal(s.pos, 4 + (GNET_CARRY_BYTES / (2 + 1514)) * (2 + 1514));
 }
 
+/* A guest that arrived paused with a queue's worth still to deliver, and
+ * as many more queued since, moves on with GNET_QLEN of them, the oldest:
+ * a destination takes no more. */
+static void test_carry_counts_at_most_a_queue(void **st)
+{
+	static uint8_t buf[GNET_CARRY_BYTES + 64];
+	struct gnet_carry *c = NULL;
+	struct snap s;
+	uint8_t f[64];
+
+	(void)st;
+	va.state = vb.state = VM_PAUSED;
+	netif_lock();
+	for (int i = 0; i < GNET_QLEN; i++)
+		netif_switch_input(host_if.uplink_port, f, frame(f, MA, PEER, (uint8_t)i), 0);
+	netif_unlock();
+	snap_save_init(&s, buf, sizeof(buf));
+	assert_int_equal(gnet_rx_snapshot(&va, &s, NULL), 0);
+	snap_restore_init(&s, buf, s.pos);
+	assert_int_equal(gnet_rx_snapshot(NULL, &s, &c), 0);
+	gnet_rx_carry(&vb, c);				/* b arrived with them, paused */
+	netif_lock();
+	for (int i = 0; i < GNET_QLEN; i++)
+		netif_switch_input(host_if.uplink_port, f, frame(f, MB, PEER, (uint8_t)i), 0);
+	netif_unlock();
+	snap_save_init(&s, buf, sizeof(buf));
+	assert_int_equal(gnet_rx_snapshot(&vb, &s, NULL), 0);
+	assert_int_equal(s.pos, 4 + GNET_QLEN * (2 + 64));
+	snap_restore_init(&s, buf, s.pos);
+	c = NULL;
+	assert_int_equal(gnet_rx_snapshot(NULL, &s, &c), 0);
+	assert_non_null(c);
+	gnet_rx_carry(NULL, c);
+}
+
 /* Hostile frame sections are refused whole: no frame is handed on. */
 static void test_carry_refuses_bad_frames(void **st)
 {
@@ -446,6 +481,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rx_waits_for_a_paused_guest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_waiting_frames_travel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_carry_is_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_carry_counts_at_most_a_queue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_carry_refuses_bad_frames, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_announce_rounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_for_each, setup, teardown),
