@@ -88,6 +88,12 @@ bool mig_outpaced(uint64_t dirty_pps, uint64_t page_bytes, uint64_t link_Bps)
 	return link_Bps && dirty_pps * page_bytes >= link_Bps;
 }
 
+/* The round's pages that carried data (not sent as ZERO). */
+static uint64_t data_pages(const struct mig_round *r)
+{
+	return r->pages_sent - (r->zero_pages < r->pages_sent ? r->zero_pages : r->pages_sent);
+}
+
 /*
  * Every page with data the round sent was dirtied again while it went: the
  * guest dirties at least as fast as the link carries, by how much the round
@@ -95,12 +101,6 @@ bool mig_outpaced(uint64_t dirty_pps, uint64_t page_bytes, uint64_t link_Bps)
  * twice counts once).  Such a guest is outpaced for the throttle, which then
  * climbs two steps at a time.
  */
-/* The round's pages that carried data (not sent as ZERO). */
-static uint64_t data_pages(const struct mig_round *r)
-{
-	return r->pages_sent - (r->zero_pages < r->pages_sent ? r->zero_pages : r->pages_sent);
-}
-
 bool mig_saturated(const struct mig_round *r)
 {
 	uint64_t data = data_pages(r);
