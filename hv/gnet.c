@@ -355,7 +355,12 @@ void gnet_rx_carry(struct vm *vm, struct gnet_carry *c)
 		free(c);
 		return;
 	}
+	/* The destination loads the device state twice (when it comes, and
+	 * again at COMMIT): the second carry replaces the first, whose guest
+	 * had not run, so nothing of it was delivered and it counts no more. */
 	spin_lock(&deliver_lock);
+	if (g->carry)
+		g->st.rx_carried -= g->carry->n;
 	free(g->carry);
 	g->carry = c;
 	g->st.rx_carried += c->n;

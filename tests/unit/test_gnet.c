@@ -309,6 +309,7 @@ static void test_waiting_frames_travel(void **st)
 {
 	static uint8_t buf[GNET_CARRY_BYTES + 64];
 	struct gnet_carry *c = NULL;
+	struct gnet_stats st2;
 	struct snap s;
 	uint8_t f[64];
 
@@ -328,6 +329,13 @@ static void test_waiting_frames_travel(void **st)
 	assert_int_equal(gnet_rx_snapshot(NULL, &s, &c), 0);
 	assert_non_null(c);
 	gnet_rx_carry(&vb, c);
+	/* loaded again at COMMIT: the same three, once */
+	snap_restore_init(&s, buf, 4 + 3 * (2 + 64));
+	c = NULL;
+	assert_int_equal(gnet_rx_snapshot(NULL, &s, &c), 0);
+	gnet_rx_carry(&vb, c);
+	assert_int_equal(gnet_stats(&vb, &st2), 0);
+	assert_int_equal(st2.rx_carried, 3);
 	netif_lock();
 	netif_switch_input(host_if.uplink_port, f, frame(f, MB, PEER, 20), 0);
 	netif_unlock();
