@@ -127,7 +127,7 @@ static void show_port(const char *pfx, const struct gnet_stats *st)
 	for (int i = 0; i < SW_NR_DROP; i++)
 		if (st->sw.drops[i])
 			shell_printf("%sdropped %lu: %s\n", pfx, st->sw.drops[i], sw_drop_name(i));
-	for (int i = 0; i < 3; i++)
+	for (size_t i = 0; i < sizeof(qn) / sizeof(qn[0]); i++)
 		if (qn[i])
 			shell_printf("%sdropped %lu: %s\n", pfx, qn[i], q[i]);
 	if (st->rx_waited || st->rx_carried)
