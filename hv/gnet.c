@@ -7,6 +7,7 @@
 #include "hv/lib/log.h"
 #include "hv/lib/spinlock.h"
 #include "hv/net/cksum.h"
+#include "hv/net/gso.h"
 #include "hv/vdev/snap.h"
 #include "hv/netif.h"
 #include "hv/vm.h"
@@ -18,6 +19,7 @@ struct slot {
 	uint16_t len;
 	uint8_t data[FRAME_MAX];
 };
+_Static_assert(GSO_PLAIN_MAX <= FRAME_MAX, "a segment fits a slot");
 
 /* Single producer, single consumer: head and tail only grow. */
 struct fq {
@@ -193,22 +195,31 @@ bool gnet_mac_taken(const uint8_t mac[6])
 
 /* ---- frames ------------------------------------------------------------- */
 
-void gnet_guest_tx(struct vm *vm, const uint8_t *frame, size_t len)
+static uint32_t fq_room(const struct fq *q)
+{
+	return GNET_QLEN - (q->tail - __atomic_load_n(&q->head, __ATOMIC_ACQUIRE));
+}
+
+int gnet_guest_tx(struct vm *vm, const uint8_t *frame, size_t len, const struct gso_req *r)
 {
 	struct gport *g = find(vm);
-	struct slot *s = g ? fq_space(&g->tx) : NULL;
+	struct gso_plan p;
 
 	if (!g)
-		return;
-	if (!s || len > FRAME_MAX) {	/* the switch counts no oversize then */
-		g->st.tx_qfull += !s;
-		if (s)
-			g->st.sw.drops[SW_DROP_OVERSIZE]++;
-		return;
+		return 0;		/* no port (detached): nowhere to go */
+	if (gso_plan(frame, len, r, &p) || p.segs > GNET_QLEN)
+		return -EINVAL;
+	if (fq_room(&g->tx) < p.segs) {
+		g->st.tx_qfull++;
+		return -EAGAIN;		/* the NIC waits for gnet_flush */
 	}
-	memcpy(s->data, frame, len);
-	s->len = (uint16_t)len;
-	fq_push(&g->tx);
+	for (unsigned int k = 0; k < p.segs; k++) {
+		struct slot *s = &g->tx.slot[g->tx.tail % GNET_QLEN];
+
+		s->len = (uint16_t)gso_segment(frame, r, &p, k, s->data);
+		fq_push(&g->tx);
+	}
+	return 0;
 }
 
 void gnet_flush(struct vm *vm)
@@ -279,6 +290,7 @@ void gnet_wake(struct vm *vm)
 		return;
 	__atomic_store_n(&pending, true, __ATOMIC_RELEASE);
 	gnet_deliver();
+	vm_nic_tx_resume(vm);		/* and what it sent meanwhile goes out */
 }
 
 /* ---- frames in flight, with a migrating guest ---------------------------- */

@@ -39,13 +39,14 @@
 struct vm;
 struct snap;
 struct gnet_carry;
+struct gso_req;
 
 #define GNET_QLEN	256		/* frames per queue, each way */
 #define GNET_CARRY_BYTES 32768u	/* of frames at most in a device state */
 
 struct gnet_stats {
 	struct sw_port_stats sw;	/* in = from the guest, out = to it */
-	uint64_t tx_qfull;		/* from the guest: its tx queue was full */
+	uint64_t tx_qfull;		/* from the guest: its tx queue was full (the NIC waited) */
 	uint64_t rx_qfull;		/* for the guest: its rx queue was full */
 	uint64_t rx_nobuf;		/* its NIC had no receive buffer (or was off) */
 	uint64_t rx_waited;		/* came while it was paused or arriving */
@@ -60,8 +61,12 @@ void gnet_detach(struct vm *vm);		/* no port: nothing */
 /* Does a port (a guest's or ferry's own) have this MAC? */
 bool gnet_mac_taken(const uint8_t mac[6]);
 
-/* Under vm->dev_lock: a frame the guest's NIC sent. */
-void gnet_guest_tx(struct vm *vm, const uint8_t *frame, size_t len);
+/* Under vm->dev_lock: a frame the guest's NIC sent, with the offloads it
+ * asks for (hv/net/gso.h), finished here: segments into the port's tx
+ * queue.  0; -EAGAIN when the queue has no room for all its segments yet
+ * (the NIC waits: gnet_flush empties the queue); -EINVAL for a frame whose
+ * offload cannot be done (refused whole). */
+int gnet_guest_tx(struct vm *vm, const uint8_t *frame, size_t len, const struct gso_req *r);
 /* Without dev_lock, after an exit that may have sent frames. */
 void gnet_flush(struct vm *vm);
 /* Without locks: frames queued for guests into their NICs. */
@@ -70,7 +75,9 @@ void gnet_deliver(void);
 void gnet_timers(uint64_t now_us);
 /* An incoming guest is about to run here: announce its MAC. */
 void gnet_arrived(struct vm *vm);
-/* Without locks: vm runs (again); the frames that waited go in. */
+/* Without locks: vm runs (again); the frames that waited go in, and its
+ * NIC's transmit queue is looked at (chains may wait that no doorbell
+ * will announce: a stall, or a migration's restore). */
 void gnet_wake(struct vm *vm);
 
 /* Frames in flight, with the device state of a migrating guest (without

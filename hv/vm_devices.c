@@ -12,6 +12,7 @@
 #include "drivers/rtc.h"
 #include "hv/cpuid.h"
 #include "hv/gnet.h"
+#include "hv/net/gso.h"
 #include "hv/lib/time.h"
 #include "hv/mm/dirty.h"
 #include "hv/mm/gpmap.h"
@@ -89,10 +90,13 @@ static int nic_write(void *ctx, uint64_t gpa, const void *buf, size_t len)
 }
 
 /* Frames the guest's NIC sends: queued for the switch (hv/gnet.h), which
- * takes them after the exit, once dev_lock is dropped (gnet_flush). */
-static void nic_tx(void *ctx, const uint8_t *f, size_t len)
+ * takes them after the exit, once dev_lock is dropped (nic_flush). */
+static int nic_tx(void *ctx, const uint8_t *f, size_t len, const struct vnet_offload *off)
 {
-	gnet_guest_tx(ctx, f, len);
+	struct gso_req r = { .csum = off->csum, .csum_start = off->csum_start,
+			     .csum_offset = off->csum_offset, .mss = off->gso_size };
+
+	return gnet_guest_tx(ctx, f, len, &r);
 }
 
 int vm_devices_init(struct vm *vm, unsigned int nr_vcpus, uint64_t tsc_hz)
@@ -154,6 +158,40 @@ static void unlock_and_wake(struct vm *vm)
 	wake(vm, kicks);
 }
 
+/* After an exit: the frames it queued go through the switch.  A NIC that
+ * stopped on a full queue then takes up where it stopped; each round
+ * empties the queue, so each one moves it on (the bound is only there in
+ * case other vCPUs keep filling the queue: they flush it themselves). */
+#define NIC_RESUME_ROUNDS	4096
+
+static void nic_flush(struct vm *vm)
+{
+	gnet_flush(vm);
+	for (int i = 0; i < NIC_RESUME_ROUNDS; i++) {
+		bool stalled;
+
+		spin_lock(&vm->dev_lock);
+		stalled = vm->dev && vm->dev->pci && vnic_tx_stalled(vm->dev->pci);
+		if (stalled)
+			vnic_tx_resume(vm->dev->pci);
+		unlock_and_wake(vm);
+		if (!stalled)
+			return;
+		gnet_flush(vm);
+	}
+}
+
+void vm_nic_tx_resume(struct vm *vm)
+{
+	if (!vm->nic)
+		return;
+	spin_lock(&vm->dev_lock);
+	if (vm->dev && vm->dev->pci)
+		vnic_tx_resume(vm->dev->pci);
+	unlock_and_wake(vm);
+	nic_flush(vm);
+}
+
 void vm_devices_reset(struct vm *vm)
 {
 	spin_lock(&vm->dev_lock);
@@ -175,7 +213,7 @@ void vm_io(struct vm *vm, uint16_t port, uint8_t size, bool in, uint32_t *val)
 	spin_lock(&vm->dev_lock);
 	rc = vdev_io(vm->dev, port, size, in, val, vm_clock_ns(vm));
 	unlock_and_wake(vm);
-	gnet_flush(vm);
+	nic_flush(vm);
 	if (rc == 0)
 		return;
 	if (in) {
@@ -194,7 +232,7 @@ bool vm_mmio(struct vcpu *v, uint64_t gpa, uint8_t size, bool write, uint32_t *v
 	spin_lock(&vm->dev_lock);
 	rc = vdev_mmio(vm->dev, v->hw.id, gpa, size, write, val, vm_clock_ns(vm));
 	unlock_and_wake(vm);
-	gnet_flush(vm);
+	nic_flush(vm);
 	if (rc == 0)
 		return true;
 	if (write) {

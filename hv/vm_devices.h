@@ -62,6 +62,9 @@ bool vm_nic_info(struct vm *vm, struct vm_nic_info *out);
  * not running: paused, arriving, or being migrated, whose final copy of
  * RAM and devices must not change under it) or -ENODEV (no NIC). */
 int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len);
+/* Without dev_lock: the NIC looks at its transmit queue (after a restore,
+ * or a pause, chains may wait there that no doorbell will announce). */
+void vm_nic_tx_resume(struct vm *vm);
 
 /* Console: bytes typed by the operator, and the output history. */
 bool vm_console_input(struct vm *vm, uint8_t byte);	/* false: RX FIFO full */

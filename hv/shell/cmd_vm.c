@@ -395,7 +395,9 @@ static void print_nic(struct vm *vm)
 	shell_printf("nic:        virtio-net %02x:%02x:%02x:%02x:%02x:%02x, status %#x\n",
 		     m[0], m[1], m[2], m[3], m[4], m[5], n.status);
 	shell_printf("nic rx:     %lu frames, %lu bytes\n", n.net.rx_frames, n.net.rx_bytes);
-	shell_printf("nic tx:     %lu frames, %lu bytes\n", n.net.tx_frames, n.net.tx_bytes);
+	shell_printf("nic tx:     %lu frames, %lu bytes; offloads: %lu checksummed, %lu TSO "
+		     "(cut here); waited for room %lu times\n", n.net.tx_frames, n.net.tx_bytes,
+		     n.net.tx_csum, n.net.tx_gso, n.net.tx_stalls);
 	for (unsigned int i = 0; i < VNET_NR_DROP; i++)
 		if (n.net.drops[i])
 			shell_printf("nic drop:   %lu %s\n", n.net.drops[i], vnet_drop_name(i));

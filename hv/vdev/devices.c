@@ -57,11 +57,11 @@ static void nic_irq(void *ctx, unsigned int line, int level)
 		ioapic_set_irq(&d->ioapic, line, level);
 }
 
-static void nic_tx(void *ctx, const uint8_t *frame, size_t len)
+static int nic_tx(void *ctx, const uint8_t *frame, size_t len, const struct vnet_offload *off)
 {
 	struct vm_devices *d = ctx;
 
-	d->cfg.nic_tx(d->cfg.ctx, frame, len);
+	return d->cfg.nic_tx(d->cfg.ctx, frame, len, off);
 }
 
 static void pvpanic_event(void *ctx, uint8_t event)

@@ -105,7 +105,7 @@ struct vdev_config {
 	bool nic_on;
 	uint8_t nic_mac[6];
 	struct vq_mem nic_mem;
-	void (*nic_tx)(void *ctx, const uint8_t *frame, size_t len);
+	int (*nic_tx)(void *ctx, const uint8_t *frame, size_t len, const struct vnet_offload *off);
 	/* A pvpanic device on PCI when pvpanic_on; its events (PVPANIC_PANICKED
 	 * once, PVPANIC_CRASH_LOADED each time) go to panic(ctx, event). */
 	bool pvpanic_on;

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include "hv/lib/bytes.h"
 #include "hv/vdev/virtio_net.h"
 
 #define VNET_SNAP_VERSION	1
@@ -20,6 +21,7 @@ static const char *const drop_names[VNET_NR_DROP] = {
 	[VNET_DROP_TX_RUNT] = "tx runt",
 	[VNET_DROP_TX_OVERSIZE] = "tx oversize",
 	[VNET_DROP_TX_BAD_HDR] = "tx bad header",
+	[VNET_DROP_TX_OFFLOAD] = "tx offload refused",
 	[VNET_DROP_TX_QUEUE] = "tx queue error",
 };
 
@@ -30,7 +32,9 @@ const char *vnet_drop_name(enum vnet_drop d)
 
 static void net_reset(void *opaque)
 {
-	(void)opaque;		/* the MAC and link state survive a reset */
+	struct vnet *dev = opaque;
+
+	dev->tx_stalled = false;	/* the MAC and link state survive a reset */
 }
 
 static void cfg_rw(void *opaque, uint32_t off, uint8_t size, bool write, uint64_t *val)
@@ -54,28 +58,64 @@ static void drop(struct vnet *dev, enum vnet_drop why)
 	dev->stats.drops[why]++;
 }
 
-/* Handle one transmit chain; returns false if the queue broke. */
-static bool tx_one(struct vnet *dev, struct vq *q, const struct vq_mem *m)
+/* The header's request, if it is one the driver may make: false if not. */
+static bool parse_hdr(const struct vnet *dev, const uint8_t *h, struct vnet_offload *o)
+{
+	uint8_t flags = h[0], gso = h[1];
+
+	*o = (struct vnet_offload){
+		.csum = flags & VNET_HDR_F_NEEDS_CSUM, .gso_size = get_le16(h + 4),
+		.csum_start = get_le16(h + 6), .csum_offset = get_le16(h + 8),
+	};
+	if ((flags & ~VNET_HDR_F_NEEDS_CSUM) ||
+	    (o->csum && !virtio_pci_has(&dev->vp, VIRTIO_NET_F_CSUM)))
+		return false;
+	if (gso == VNET_HDR_GSO_NONE) {
+		o->gso_size = 0;	/* meaningless without GSO (5.1.6.2) */
+		return true;
+	}
+	/* TCPv4 only (no ECN bit: not offered), with NEEDS_CSUM and an MSS */
+	return gso == VNET_HDR_GSO_TCPV4 && virtio_pci_has(&dev->vp, VIRTIO_NET_F_HOST_TSO4) &&
+	       o->csum && o->gso_size;
+}
+
+enum tx_result { TX_DONE, TX_WAIT, TX_BROKEN };
+
+/* Handle one transmit chain. */
+static enum tx_result tx_one(struct vnet *dev, struct vq *q, const struct vq_mem *m)
 {
 	const struct vq_chain *c = &dev->chain;
 	uint64_t len = c->out_len;
+	struct vnet_offload o;
+	int rc;
 
 	if (c->nr_in)
-		return vq_fail(q, VQ_ERR_DIR), false;
+		return vq_fail(q, VQ_ERR_DIR), TX_BROKEN;
 	if (len < VNET_HDR_LEN + VNET_MIN_FRAME)
 		drop(dev, VNET_DROP_TX_RUNT);
-	else if (len > VNET_HDR_LEN + VNET_MAX_FRAME)
+	else if (len > VNET_HDR_LEN + VNET_MAX_GSO_FRAME)
 		drop(dev, VNET_DROP_TX_OVERSIZE);
 	else if (vq_read_chain(q, m, c, 0, dev->buf, len))
-		return false;
-	else if (dev->buf[0] || dev->buf[1])	/* flags, gso_type: none offered */
+		return TX_BROKEN;
+	else if (!parse_hdr(dev, dev->buf, &o))
 		drop(dev, VNET_DROP_TX_BAD_HDR);
-	else {
+	else if (len > VNET_HDR_LEN + (o.gso_size ? VNET_MAX_GSO_FRAME : VNET_MAX_FRAME))
+		drop(dev, VNET_DROP_TX_OVERSIZE);
+	else if ((rc = dev->cfg.tx(dev->cfg.ctx, dev->buf + VNET_HDR_LEN, len - VNET_HDR_LEN,
+				   &o)) == -EAGAIN) {
+		vq_unpop(q);
+		dev->tx_stalled = true;
+		dev->stats.tx_stalls++;
+		return TX_WAIT;
+	} else if (rc) {
+		drop(dev, VNET_DROP_TX_OFFLOAD);
+	} else {
 		dev->stats.tx_frames++;
 		dev->stats.tx_bytes += len - VNET_HDR_LEN;
-		dev->cfg.tx(dev->cfg.ctx, dev->buf + VNET_HDR_LEN, len - VNET_HDR_LEN);
+		dev->stats.tx_csum += o.csum;
+		dev->stats.tx_gso += o.gso_size != 0;
 	}
-	return vq_push(q, m, c->head, 0) == 0;
+	return vq_push(q, m, c->head, 0) ? TX_BROKEN : TX_DONE;
 }
 
 static void tx_queue(struct vnet *dev)
@@ -83,21 +123,30 @@ static void tx_queue(struct vnet *dev)
 	struct vq *q = &dev->vp.vq[VNET_TXQ];
 	const struct vq_mem *m = &dev->vp.c.mem;
 	unsigned int done = 0, max = TX_BATCH_QUEUES * q->size;
+	enum tx_result r = TX_DONE;
 	int rc = 0;
 
+	dev->tx_stalled = false;
 	while (done < max && (rc = vq_pop(q, m, &dev->chain)) == 1) {
-		if (!tx_one(dev, q, m)) {
-			rc = -EIO;
+		r = tx_one(dev, q, m);
+		if (r != TX_DONE)
 			break;
-		}
 		done++;
 	}
-	if (rc < 0) {
+	if (rc < 0 || r == TX_BROKEN) {
 		drop(dev, VNET_DROP_TX_QUEUE);
 		virtio_pci_queue_failed(&dev->vp, VNET_TXQ);
 	}
 	if (done)
 		virtio_pci_used(&dev->vp, VNET_TXQ);
+}
+
+void vnet_tx_resume(struct vnet *dev)
+{
+	if (virtio_pci_driver_ok(&dev->vp) && dev->vp.vq[VNET_TXQ].ready)
+		tx_queue(dev);
+	else
+		dev->tx_stalled = false;	/* reset: nothing waits any more */
 }
 
 static void notify(void *opaque, unsigned int queue)
@@ -117,7 +166,9 @@ int vnet_init(struct vnet *dev, const struct vnet_config *cfg)
 {
 	struct virtio_pci_config c = {
 		.type = VIRTIO_ID_NET, .class_code = CLASS_ETHERNET, .num_queues = 2,
-		.features = VIRTIO_NET_F_MAC | VIRTIO_NET_F_STATUS, .cfg_len = VNET_CFG_LEN,
+		.features = VIRTIO_NET_F_CSUM | VIRTIO_NET_F_MAC | VIRTIO_NET_F_HOST_TSO4 |
+			    VIRTIO_NET_F_STATUS,
+		.cfg_len = VNET_CFG_LEN,
 		.irq = cfg->irq, .ops = &net_ops, .dev = dev, .mem = cfg->mem,
 	};
 

@@ -2,24 +2,32 @@
 /*
  * virtio-net (Virtio 1.1, 5.1; device type 1) over the PCI transport
  * (virtio_pci.h): queue 0 receives, queue 1 transmits.  Features offered:
- * VIRTIO_NET_F_MAC (5), VIRTIO_NET_F_STATUS (16), VIRTIO_F_VERSION_1.  No
- * checksum offload, no GSO, no mergeable buffers, no control queue: every
- * frame is one whole Ethernet frame (14 to 1518 bytes with a VLAN tag, no
- * FCS) behind the 12-byte struct virtio_net_hdr (flags, gso_type, le16
- * hdr_len, gso_size, csum_start, csum_offset, num_buffers: with VERSION_1
- * num_buffers is always there, 5.1.6).
+ * VIRTIO_NET_F_CSUM (0), VIRTIO_NET_F_MAC (5), VIRTIO_NET_F_HOST_TSO4
+ * (11), VIRTIO_NET_F_STATUS (16), VIRTIO_F_VERSION_1.  No receive
+ * offloads, no mergeable buffers, no control queue.  Every chain holds
+ * the 12-byte struct virtio_net_hdr (flags, gso_type, le16 hdr_len,
+ * gso_size, csum_start, csum_offset, num_buffers: with VERSION_1
+ * num_buffers is always there, 5.1.6) and then one Ethernet frame (no FCS).
  *
  * Device configuration: mac[6] at 0, le16 status at 6 (bit 0 LINK_UP).
  * Writes are ignored.
  *
  * Transmit: on the doorbell, each chain (header then frame, readable only)
- * is copied out and handed to tx(ctx, frame, len) without its header; a
- * frame that is too short or too long, or whose header asks for an
- * offload that was not negotiated, is dropped and counted, and its chain
- * returned.  Receive: vnet_rx() puts one frame in the next receive chain
- * (writable only) with a zero header; without a buffer the frame is
- * dropped and counted (the device keeps no frames).  Every chain is
- * returned before the call ends, so none is in flight at a snapshot.
+ * is copied out and handed to tx(ctx, frame, len, off) without its
+ * header.  The offloads it asks for (off: NEEDS_CSUM with its offsets,
+ * GSO TCPv4 with its MSS) are checked for form here, and finished by the
+ * owner (hv/net/gso.h).  A frame up to VNET_MAX_FRAME bytes, or
+ * VNET_MAX_GSO_FRAME with GSO.  A frame that is too short or too long,
+ * or whose header asks for an offload that was not negotiated (or one
+ * that does not exist), is dropped and counted, and its chain returned.
+ * When tx() has no room (-EAGAIN) the chain is left in the queue and the
+ * device stops (tx_stalled) until vnet_tx_resume(); the guest sees a
+ * device that is slow, never a frame lost.
+ * Receive: vnet_rx() puts one frame in the next receive chain (writable
+ * only) with a zero header; without a buffer the frame is dropped and
+ * counted (the device keeps no frames).  Every chain the device takes is
+ * returned before the call ends, so none is in flight at a snapshot (a
+ * chain left by a stall is still the driver's, in the available ring).
  *
  * Not thread-safe: the owner serializes calls, including vnet_rx.
  */
@@ -33,12 +41,18 @@
 #include "hv/vdev/virtio_pci.h"
 
 #define VIRTIO_ID_NET		1
+#define VIRTIO_NET_F_CSUM	(1ull << 0)
 #define VIRTIO_NET_F_MAC	(1ull << 5)
+#define VIRTIO_NET_F_HOST_TSO4	(1ull << 11)
 #define VIRTIO_NET_F_STATUS	(1ull << 16)
 #define VIRTIO_NET_S_LINK_UP	1
 #define VNET_HDR_LEN		12
 #define VNET_MIN_FRAME		14
 #define VNET_MAX_FRAME		1518	/* 1500 + Ethernet header + VLAN tag */
+#define VNET_MAX_GSO_FRAME	(14 + 65535)	/* the largest IPv4 packet */
+#define VNET_HDR_F_NEEDS_CSUM	1
+#define VNET_HDR_GSO_NONE	0
+#define VNET_HDR_GSO_TCPV4	1
 #define VNET_RXQ		0
 #define VNET_TXQ		1
 #define VNET_CFG_LEN		8
@@ -51,7 +65,8 @@ enum vnet_drop {
 	VNET_DROP_RX_QUEUE,	/* receive queue broken */
 	VNET_DROP_TX_RUNT,	/* shorter than header + Ethernet header */
 	VNET_DROP_TX_OVERSIZE,	/* frame over VNET_MAX_FRAME */
-	VNET_DROP_TX_BAD_HDR,	/* offload asked for without the feature */
+	VNET_DROP_TX_BAD_HDR,	/* offload not negotiated, unknown or malformed */
+	VNET_DROP_TX_OFFLOAD,	/* the owner could not finish the offload */
 	VNET_DROP_TX_QUEUE,	/* transmit queue broke on this chain */
 	VNET_NR_DROP
 };
@@ -59,14 +74,25 @@ enum vnet_drop {
 struct vnet_stats {
 	uint64_t rx_frames, rx_bytes;	/* delivered to the guest */
 	uint64_t tx_frames, tx_bytes;	/* sent by the guest, handed to tx() */
+	uint64_t tx_csum, tx_gso;	/* of those: NEEDS_CSUM, and GSO */
+	uint64_t tx_stalls;		/* tx() had no room: the queue waited */
 	uint64_t drops[VNET_NR_DROP];
+};
+
+/* What a transmitted frame's header asks for (Virtio 1.1 5.1.6.2). */
+struct vnet_offload {
+	bool csum;			/* NEEDS_CSUM: csum_start, csum_offset */
+	uint16_t csum_start, csum_offset;
+	uint16_t gso_size;		/* GSO TCPv4 with this MSS; 0: none */
 };
 
 struct vnet_config {
 	uint8_t mac[6];
 	uint8_t irq;			/* INTx line (I/O APIC pin) */
 	struct vq_mem mem;		/* guest RAM */
-	void (*tx)(void *ctx, const uint8_t *frame, size_t len);
+	/* 0: taken; -EAGAIN: no room now (the chain waits, see above); any
+	 * other error: dropped (counted as VNET_DROP_TX_OFFLOAD). */
+	int (*tx)(void *ctx, const uint8_t *frame, size_t len, const struct vnet_offload *off);
 	void *ctx;			/* for tx */
 };
 
@@ -77,8 +103,9 @@ struct vnet {
 	struct vnet_config cfg;		/* (c) */
 	uint16_t net_status;		/* VIRTIO_NET_S_*: guest-visible */
 	struct vnet_stats stats;	/* host-side, not saved */
+	bool tx_stalled;		/* waiting for vnet_tx_resume */
 	struct vq_chain chain;		/* scratch */
-	uint8_t buf[VNET_HDR_LEN + VNET_MAX_FRAME];	/* scratch */
+	uint8_t buf[VNET_HDR_LEN + VNET_MAX_GSO_FRAME];	/* scratch */
 };
 
 /* Build the device, link up; attach dev->vp.fn to the bus afterwards
@@ -88,6 +115,10 @@ int vnet_init(struct vnet *dev, const struct vnet_config *cfg);
 /* A frame for the guest (no FCS).  0 if delivered, -EAGAIN if dropped
  * (counted by reason). */
 int vnet_rx(struct vnet *dev, const uint8_t *frame, size_t len);
+
+/* Take up transmitting where a stall (or a restore) left it. */
+void vnet_tx_resume(struct vnet *dev);
+static inline bool vnet_tx_stalled(const struct vnet *dev) { return dev->tx_stalled; }
 
 /* Link state as the guest sees it (a configuration change interrupt). */
 void vnet_set_link(struct vnet *dev, bool up);

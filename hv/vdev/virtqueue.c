@@ -165,6 +165,11 @@ int vq_pop(struct vq *q, const struct vq_mem *m, struct vq_chain *c)
 	return 1;
 }
 
+void vq_unpop(struct vq *q)
+{
+	q->last_avail--;
+}
+
 int vq_push(struct vq *q, const struct vq_mem *m, uint16_t head, uint32_t len)
 {
 	uint8_t elem[USED_ELEM], idx[2];

@@ -100,6 +100,10 @@ int vq_enable(struct vq *q, const struct vq_mem *m);
  * the queue is (now) broken. */
 int vq_pop(struct vq *q, const struct vq_mem *m, struct vq_chain *c);
 
+/* Give back the chain vq_pop just took, unused: the next vq_pop takes it
+ * again (the device could not handle it yet, and will retry). */
+void vq_unpop(struct vq *q);
+
 /* Return chain head to the driver with len bytes written.  0 or -EIO. */
 int vq_push(struct vq *q, const struct vq_mem *m, uint16_t head, uint32_t len);
 

@@ -85,6 +85,17 @@ int vnic_rx(struct vnic *n, const uint8_t *frame, size_t len)
 	return n->cfg.net ? vnet_rx(&n->net, frame, len) : -ENODEV;
 }
 
+bool vnic_tx_stalled(const struct vnic *n)
+{
+	return n->cfg.net && vnet_tx_stalled(&n->net);
+}
+
+void vnic_tx_resume(struct vnic *n)
+{
+	if (n->cfg.net)
+		vnet_tx_resume(&n->net);
+}
+
 static int walk(struct vnic *n, struct snap *s)
 {
 	uint8_t fns = (n->cfg.net ? FN_NET : 0) | (n->cfg.pvpanic ? FN_PVPANIC : 0);

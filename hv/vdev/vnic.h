@@ -53,7 +53,7 @@ struct vnic_config {
 	uint8_t mac[6];
 	uint8_t irq;
 	struct vq_mem mem;
-	void (*tx)(void *ctx, const uint8_t *frame, size_t len);
+	int (*tx)(void *ctx, const uint8_t *frame, size_t len, const struct vnet_offload *off);
 	void (*irq_fn)(void *ctx, unsigned int line, int level);
 	void (*panic)(void *ctx, uint8_t event);	/* pvpanic events, may be NULL */
 	void *ctx;			/* for tx, irq_fn and panic */
@@ -77,6 +77,9 @@ int vnic_io(struct vnic *n, uint16_t port, uint8_t size, bool in, uint32_t *val)
 int vnic_mmio(struct vnic *n, uint64_t gpa, uint8_t size, bool write, uint32_t *val);
 /* A frame for the guest: 0, or -EAGAIN when dropped (counted). */
 int vnic_rx(struct vnic *n, const uint8_t *frame, size_t len);
+/* The NIC's transmit queue waits for room (virtio_net.h); resume it. */
+bool vnic_tx_stalled(const struct vnic *n);
+void vnic_tx_resume(struct vnic *n);
 
 /* Save or restore which functions there are (a restore refuses another
  * set), the bus, the NIC and pvpanic.  A refused restore (-EINVAL, or -ENOMEM

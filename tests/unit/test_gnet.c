@@ -17,6 +17,8 @@
 #include <cmocka.h>
 #include "hv/gnet.h"
 #include "hv/lib/log.h"
+#include "hv/net/cksum.h"
+#include "hv/net/gso.h"
 #include "hv/netif.h"
 #include "hv/vdev/snap.h"
 #include "hv/vm.h"
@@ -85,6 +87,15 @@ static unsigned int rx_a, rx_b;
 static int nic_rc;
 static uint8_t rx_last[1600];
 
+static unsigned int tx_resumes;
+
+void vm_nic_tx_resume(struct vm *vm)
+{
+	(void)vm;
+	assert_int_equal(locked, 0);
+	tx_resumes++;
+}
+
 int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len)
 {
 	assert_int_equal(locked, 0);	/* never under the network lock */
@@ -98,6 +109,8 @@ int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len)
 }
 
 /* ---- rig ---------------------------------------------------------------- */
+
+static const struct gso_req PLAIN;
 
 static size_t frame(uint8_t *f, const uint8_t *dst, const uint8_t *src, uint8_t tag)
 {
@@ -153,7 +166,7 @@ static void test_guest_to_guest_queued(void **st)
 
 	(void)st;
 	tx_notes = 0;
-	gnet_guest_tx(&va, f, frame(f, MB, MA, 0x11));
+	gnet_guest_tx(&va, f, frame(f, MB, MA, 0x11), &PLAIN);
 	assert_int_equal(rx_b, 0);
 	gnet_flush(&va);		/* ... which also delivers */
 	assert_int_equal(rx_b, 1);
@@ -198,8 +211,8 @@ static void test_spoof_counted(void **st)
 	struct gnet_stats s;
 
 	(void)st;
-	gnet_guest_tx(&va, f, frame(f, PEER, MB, 3));
-	gnet_guest_tx(&va, f, frame(f, PEER, MA, 4));
+	gnet_guest_tx(&va, f, frame(f, PEER, MB, 3), &PLAIN);
+	gnet_guest_tx(&va, f, frame(f, PEER, MA, 4), &PLAIN);
 	gnet_flush(&va);
 	assert_int_equal(wire.frames, 1);
 	assert_int_equal(wire.last[20], 4);
@@ -215,11 +228,11 @@ static void test_management(void **st)
 	struct gnet_stats s;
 
 	(void)st;
-	gnet_guest_tx(&va, f, frame(f, HOST, MA, 5));
+	gnet_guest_tx(&va, f, frame(f, HOST, MA, 5), &PLAIN);
 	gnet_flush(&va);
 	assert_int_equal(local.frames, 0);
 	assert_int_equal(gnet_set_mgmt(&va, true), 0);
-	gnet_guest_tx(&va, f, frame(f, HOST, MA, 6));
+	gnet_guest_tx(&va, f, frame(f, HOST, MA, 6), &PLAIN);
 	gnet_flush(&va);
 	assert_int_equal(local.frames, 1);
 	assert_int_equal(gnet_stats(&va, &s), 0);
@@ -247,7 +260,9 @@ static void test_ports_and_macs(void **st)
 	assert_int_equal(gnet_attach(&va), 0);
 }
 
-/* A full tx queue drops (counted); the queued ones still go. */
+/* A full tx queue makes the NIC wait (-EAGAIN, counted) and loses
+ * nothing: after the flush the frame is taken.  A frame no offload can
+ * make into frames the switch passes is refused, and nothing of it goes. */
 static void test_tx_queue_full(void **st)
 {
 	uint8_t f[64];
@@ -255,17 +270,83 @@ static void test_tx_queue_full(void **st)
 
 	(void)st;
 	frame(f, PEER, MA, 7);
-	for (int i = 0; i < GNET_QLEN + 3; i++)
-		gnet_guest_tx(&va, f, 64);
+	for (int i = 0; i < GNET_QLEN; i++)
+		assert_int_equal(gnet_guest_tx(&va, f, 64, &PLAIN), 0);
+	assert_int_equal(gnet_guest_tx(&va, f, 64, &PLAIN), -EAGAIN);
+	assert_int_equal(gnet_guest_tx(&va, f, 64, &PLAIN), -EAGAIN);
 	gnet_flush(&va);
 	assert_int_equal(wire.frames, GNET_QLEN);
 	assert_int_equal(gnet_stats(&va, &s), 0);
-	assert_int_equal(s.tx_qfull, 3);
-	gnet_guest_tx(&va, f, 2000);	/* longer than any frame the switch passes */
+	assert_int_equal(s.tx_qfull, 2);
+	assert_int_equal(gnet_guest_tx(&va, f, 64, &PLAIN), 0);
+	assert_int_equal(gnet_guest_tx(&va, f, 2000, &PLAIN), -EINVAL);	/* too long unsegmented */
 	gnet_flush(&va);
-	assert_int_equal(wire.frames, GNET_QLEN);
-	assert_int_equal(gnet_stats(&va, &s), 0);
-	assert_int_equal(s.sw.drops[SW_DROP_OVERSIZE], 1);
+	assert_int_equal(wire.frames, GNET_QLEN + 1);
+}
+
+/* A TSO super-frame from a guest leaves as MSS-sized frames with correct
+ * checksums, for the wire and for another guest alike; one that needs
+ * more slots than are free waits whole, and goes whole after the flush. */
+static uint8_t big[GSO_FRAME_MAX];
+
+static size_t tso_frame(const uint8_t *dst, size_t payload)
+{
+	size_t tl = 20 + payload;
+
+	memset(big, 0, 54);
+	memcpy(big, dst, 6);
+	memcpy(big + 6, MA, 6);
+	big[12] = 0x08;
+	big[14] = 0x45;
+	big[16] = (uint8_t)((20 + tl) >> 8);
+	big[17] = (uint8_t)(20 + tl);
+	big[23] = 6;
+	big[26] = 10, big[29] = 2;		/* 10.0.0.2 -> 10.0.0.1 */
+	big[30] = 10, big[33] = 1;
+	big[46] = 0x50;
+	big[47] = 0x18;
+	for (size_t i = 0; i < payload; i++)
+		big[54 + i] = (uint8_t)i;
+	return 54 + payload;
+}
+
+static void test_tso_from_a_guest(void **st)
+{
+	const struct gso_req tso = { .csum = true, .csum_start = 34, .csum_offset = 16, .mss = 1000 };
+	struct gso_req tiny = tso;
+	size_t len = tso_frame(PEER, 10 * 1000 + 1);
+	const uint8_t *tcp = wire.last + 34;
+	uint8_t f[64];
+
+	(void)st;
+	assert_int_equal(gnet_guest_tx(&va, big, len, &tso), 0);
+	gnet_flush(&va);
+	assert_int_equal(wire.frames, 11);
+	assert_int_equal(wire.len, 54 + 1);		/* the last byte, alone */
+	assert_int_equal(wire.last[54], (uint8_t)10000);
+	assert_int_equal(tcp[4] << 24 | tcp[5] << 16 | tcp[6] << 8 | tcp[7], 10000);
+	assert_true(csum_ok(csum_add(csum_pseudo(0x0a000002, 0x0a000001, 6, 21), tcp, 21)));
+	/* to guest B too */
+	len = tso_frame(MB, 3000);
+	assert_int_equal(gnet_guest_tx(&va, big, len, &tso), 0);
+	gnet_flush(&va);
+	assert_int_equal(rx_b, 3);
+	/* waits whole while the queue lacks room, then goes */
+	frame(f, PEER, MA, 7);
+	for (int i = 0; i < GNET_QLEN - 5; i++)
+		assert_int_equal(gnet_guest_tx(&va, f, 64, &PLAIN), 0);
+	len = tso_frame(PEER, 6000);
+	assert_int_equal(gnet_guest_tx(&va, big, len, &tso), -EAGAIN);
+	gnet_flush(&va);
+	assert_int_equal(wire.frames, 11 + GNET_QLEN - 5);
+	assert_int_equal(gnet_guest_tx(&va, big, len, &tso), 0);
+	gnet_flush(&va);
+	assert_int_equal(wire.frames, 11 + GNET_QLEN - 5 + 6);
+	/* an MSS so small that it could never fit the queue: refused */
+	tiny.mss = 8;
+	assert_int_equal(gnet_guest_tx(&va, big, tso_frame(PEER, 8 * (GNET_QLEN + 1)), &tiny), -EINVAL);
+	gnet_flush(&va);
+	assert_int_equal(wire.frames, 11 + GNET_QLEN - 5 + 6);
 }
 
 /* A NIC with no buffer drops; a guest still arriving keeps a queue's worth
@@ -482,6 +563,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_guest_to_guest_queued, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_from_the_wire, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tso_from_a_guest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spoof_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_management, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ports_and_macs, setup, teardown),

@@ -39,9 +39,10 @@ static int no_mem_wr(void *ctx, uint64_t gpa, const void *buf, size_t len)
 	return -EFAULT;
 }
 
-static void no_tx(void *ctx, const uint8_t *frame, size_t len)
+static int no_tx(void *ctx, const uint8_t *frame, size_t len, const struct vnet_offload *off)
 {
-	(void)ctx, (void)frame, (void)len;
+	(void)ctx, (void)frame, (void)len, (void)off;
+	return 0;
 }
 
 static struct vnic *make(bool net)

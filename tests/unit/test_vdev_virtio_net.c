@@ -36,9 +36,11 @@ struct rig {
 	uint32_t notify_mult;
 	struct gq q[2];
 	int irq_level, irq_raises;
-	uint8_t tx_frame[2048];
+	uint8_t tx_frame[VNET_MAX_GSO_FRAME];
 	size_t tx_len;
 	unsigned int tx_calls;
+	struct vnet_offload tx_off;	/* what the last frame asked for */
+	int tx_rc;			/* what tx() answers */
 };
 
 /* ---- the host side ------------------------------------------------------ */
@@ -73,14 +75,16 @@ static void irq_cb(void *ctx, unsigned int line, int level)
 	r->irq_level = level;
 }
 
-static void tx_cb(void *ctx, const uint8_t *frame, size_t len)
+static int tx_cb(void *ctx, const uint8_t *frame, size_t len, const struct vnet_offload *off)
 {
 	struct rig *r = ctx;
 
 	assert_true(len <= sizeof(r->tx_frame));
 	memcpy(r->tx_frame, frame, len);
 	r->tx_len = len;
+	r->tx_off = *off;
 	r->tx_calls++;
+	return r->tx_rc;
 }
 
 /* ---- the guest's accessors ----------------------------------------------- */
@@ -184,15 +188,20 @@ static void setup_queue(struct rig *r, unsigned int i, uint16_t size)
 	mwr(r, r->common + 0x1C, 2, 1);
 }
 
-/* Reset, negotiate, two queues of QSIZE, DRIVER_OK. */
-static void bring_up(struct rig *r)
+/* Reset, negotiate these, two queues of QSIZE, DRIVER_OK. */
+static void bring_up_with(struct rig *r, uint64_t features)
 {
-	negotiate(r, VIRTIO_F_VERSION_1 | VIRTIO_NET_F_MAC | VIRTIO_NET_F_STATUS);
+	negotiate(r, VIRTIO_F_VERSION_1 | features);
 	assert_true(status(r) & VIRTIO_S_FEATURES_OK);
 	setup_queue(r, 0, QSIZE);
 	setup_queue(r, 1, QSIZE);
 	mwr(r, r->common + 0x14, 1, status(r) | VIRTIO_S_DRIVER_OK);
 	assert_int_equal(status(r), 0x0F);
+}
+
+static void bring_up(struct rig *r)
+{
+	bring_up_with(r, VIRTIO_NET_F_MAC | VIRTIO_NET_F_STATUS);
 }
 
 static void set_desc(struct rig *r, unsigned int qi, uint16_t i, uint64_t addr, uint32_t len,
@@ -244,6 +253,28 @@ static void send(struct rig *r, uint16_t slot, const uint8_t *frame, uint32_t le
 	offer(r, 1, slot);
 }
 
+/* A frame with this header (flags, gso_type, gso_size, csum_start,
+ * csum_offset), from a buffer big enough for GSO (at GSO_BUF). */
+#define GSO_BUF	0xC0000u
+
+static void send_hdr(struct rig *r, uint16_t slot, const uint8_t *frame, uint32_t len,
+		     uint8_t flags, uint8_t gso, uint16_t mss, uint16_t start, uint16_t off)
+{
+	uint8_t *h = r->ram + GSO_BUF;
+
+	memset(h, 0, VNET_HDR_LEN);
+	h[0] = flags;
+	h[1] = gso;
+	put_le16(h + 2, 54);
+	put_le16(h + 4, mss);
+	put_le16(h + 6, start);
+	put_le16(h + 8, off);
+	memcpy(r->ram + GSO_BUF + 0x100, frame, len);
+	set_desc(r, 1, slot, GSO_BUF, VNET_HDR_LEN, VQ_DESC_F_NEXT, (uint16_t)(slot + 1));
+	set_desc(r, 1, (uint16_t)(slot + 1), GSO_BUF + 0x100, len, 0, 0);
+	offer(r, 1, slot);
+}
+
 static void post_rx(struct rig *r, uint16_t slot, uint32_t len)
 {
 	set_desc(r, 0, slot, RX_BUFS + 0x800 * slot, len, VQ_DESC_F_WRITE, 0);
@@ -286,7 +317,8 @@ static void test_features(void **state)
 
 	(void)state;
 	mwr(r, r->common + 0x00, 4, 0);
-	assert_int_equal(mrd(r, r->common + 0x04, 4), (1u << 5) | (1u << 16));
+	/* CSUM, MAC, HOST_TSO4, STATUS */
+	assert_int_equal(mrd(r, r->common + 0x04, 4), 1u | (1u << 5) | (1u << 11) | (1u << 16));
 	mwr(r, r->common + 0x00, 4, 1);
 	assert_int_equal(mrd(r, r->common + 0x04, 4), 1);		/* VERSION_1 */
 	mwr(r, r->common + 0x00, 4, 2);
@@ -469,6 +501,132 @@ static void test_tx_drops(void **state)
 	assert_int_equal(r->tx_len, 1518);
 	assert_int_equal(status(r), 0x0F);
 	free(r);
+}
+
+static size_t save(struct rig *r, uint8_t *buf, size_t cap);
+static int restore(struct rig *r, const uint8_t *buf, size_t len);
+
+/* With CSUM and HOST_TSO4 negotiated, the header's requests reach tx()
+ * as they are; requests outside them, or outside the spec, are dropped. */
+static void test_tx_offloads(void **state)
+{
+	struct rig *r = rig_new();
+	static uint8_t f[VNET_MAX_GSO_FRAME + 1];
+	unsigned int drops = 0;
+
+	(void)state;
+	bring_up_with(r, VIRTIO_NET_F_CSUM | VIRTIO_NET_F_HOST_TSO4);
+	make_frame(f, sizeof(f), MAC, 9);
+	send_hdr(r, 0, f, 100, VNET_HDR_F_NEEDS_CSUM, 0, 1448, 34, 16);
+	assert_int_equal(r->tx_calls, 1);
+	assert_true(r->tx_off.csum);
+	assert_int_equal(r->tx_off.csum_start, 34);
+	assert_int_equal(r->tx_off.csum_offset, 16);
+	assert_int_equal(r->tx_off.gso_size, 0);	/* no GSO: its size means nothing */
+	send_hdr(r, 2, f, 60000, VNET_HDR_F_NEEDS_CSUM, VNET_HDR_GSO_TCPV4, 1448, 34, 16);
+	assert_int_equal(r->tx_calls, 2);
+	assert_int_equal(r->tx_len, 60000);
+	assert_int_equal(r->tx_off.gso_size, 1448);
+	assert_memory_equal(r->tx_frame, f, 60000);
+	send_hdr(r, 4, f, VNET_MAX_GSO_FRAME, 1, 1, 1448, 34, 16);	/* the largest */
+	assert_int_equal(r->tx_calls, 3);
+	assert_int_equal(r->net.stats.tx_csum, 3);
+	assert_int_equal(r->net.stats.tx_gso, 2);
+	/* refused by the header */
+	send_hdr(r, 6, f, 1000, VNET_HDR_F_NEEDS_CSUM, 0x81, 1448, 34, 16);	/* ECN */
+	send_hdr(r, 8, f, 1000, VNET_HDR_F_NEEDS_CSUM, 3, 1448, 34, 16);	/* UDP */
+	send_hdr(r, 10, f, 1000, VNET_HDR_F_NEEDS_CSUM, 4, 1448, 34, 16);	/* TCPv6 */
+	send_hdr(r, 12, f, 1000, 0, VNET_HDR_GSO_TCPV4, 1448, 34, 16);	/* no NEEDS_CSUM */
+	send_hdr(r, 14, f, 1000, VNET_HDR_F_NEEDS_CSUM, VNET_HDR_GSO_TCPV4, 0, 34, 16);
+	send_hdr(r, 0, f, 1000, 2, 0, 0, 0, 0);		/* DATA_VALID is the device's */
+	drops += 6;
+	assert_int_equal(r->net.stats.drops[VNET_DROP_TX_BAD_HDR], drops);
+	/* too long for what it asks */
+	send_hdr(r, 2, f, 1519, VNET_HDR_F_NEEDS_CSUM, 0, 0, 34, 16);
+	send_hdr(r, 4, f, VNET_MAX_GSO_FRAME + 1, 1, 1, 1448, 34, 16);
+	assert_int_equal(r->net.stats.drops[VNET_DROP_TX_OVERSIZE], 2);
+	/* the owner cannot finish it */
+	r->tx_rc = -EINVAL;
+	send_hdr(r, 6, f, 1000, VNET_HDR_F_NEEDS_CSUM, VNET_HDR_GSO_TCPV4, 1448, 34, 16);
+	assert_int_equal(r->net.stats.drops[VNET_DROP_TX_OFFLOAD], 1);
+	assert_int_equal(r->tx_calls, 4);
+	assert_int_equal(r->net.stats.tx_frames, 3);
+	assert_int_equal(used_idx(r, 1), 12);		/* every chain returned */
+	assert_int_equal(status(r), 0x0F);
+	free(r);
+}
+
+/* Offloads not negotiated are refused: GSO with CSUM alone, and both
+ * with neither. */
+static void test_tx_offloads_not_negotiated(void **state)
+{
+	struct rig *r = rig_new();
+	uint8_t f[1000];
+
+	(void)state;
+	bring_up_with(r, VIRTIO_NET_F_CSUM);
+	make_frame(f, sizeof(f), MAC, 9);
+	send_hdr(r, 0, f, sizeof(f), VNET_HDR_F_NEEDS_CSUM, VNET_HDR_GSO_TCPV4, 536, 34, 16);
+	assert_int_equal(r->net.stats.drops[VNET_DROP_TX_BAD_HDR], 1);
+	send_hdr(r, 2, f, sizeof(f), VNET_HDR_F_NEEDS_CSUM, 0, 0, 34, 16);
+	assert_int_equal(r->tx_calls, 1);
+	bring_up(r);
+	send_hdr(r, 0, f, sizeof(f), VNET_HDR_F_NEEDS_CSUM, 0, 0, 34, 16);
+	assert_int_equal(r->net.stats.drops[VNET_DROP_TX_BAD_HDR], 2);
+	assert_int_equal(r->tx_calls, 1);
+	free(r);
+}
+
+/* tx() without room: the chain stays the driver's, in the queue, and the
+ * device stops there; later doorbells add behind it; vnet_tx_resume takes
+ * them all, in order.  The waiting chain survives a snapshot. */
+static void test_tx_stall(void **state)
+{
+	struct rig *r = rig_new(), *b = rig_new();
+	uint8_t f[80], buf[4096];
+	size_t n;
+
+	(void)state;
+	bring_up(r);
+	make_frame(f, sizeof(f), MAC, 1);
+	r->tx_rc = -EAGAIN;
+	send(r, 0, f, sizeof(f));
+	assert_true(vnet_tx_stalled(&r->net));
+	assert_int_equal(used_idx(r, 1), 0);
+	assert_int_equal(r->net.stats.tx_stalls, 1);
+	assert_int_equal(r->net.stats.tx_frames, 0);
+	f[20] = 2;
+	send(r, 2, f, sizeof(f));
+	assert_int_equal(r->tx_frame[20], 1);		/* the first, again */
+	assert_int_equal(used_idx(r, 1), 0);
+	/* saved while it waits: the destination takes both */
+	n = save(r, buf, sizeof(buf));
+	memcpy(b->ram, r->ram, RAM_SIZE);
+	memcpy(b->q, r->q, sizeof(r->q));
+	assert_int_equal(restore(b, buf, n), 0);
+	vnet_tx_resume(&b->net);
+	assert_int_equal(b->tx_calls, 2);
+	assert_int_equal(b->tx_frame[20], 2);
+	assert_int_equal(used_idx(b, 1), 2);
+	assert_int_equal(used_id(b, 1, 0), 0);
+	assert_int_equal(used_id(b, 1, 1), 2);
+	/* and the source, once it has room */
+	r->tx_rc = 0;
+	vnet_tx_resume(&r->net);
+	assert_false(vnet_tx_stalled(&r->net));
+	assert_int_equal(used_idx(r, 1), 2);
+	assert_int_equal(r->net.stats.tx_frames, 2);
+	assert_int_equal(r->tx_frame[20], 2);
+	vnet_tx_resume(&r->net);			/* nothing waits: nothing */
+	assert_int_equal(used_idx(r, 1), 2);
+	/* a reset forgets the stall */
+	r->tx_rc = -EAGAIN;
+	send(r, 4, f, sizeof(f));
+	assert_true(vnet_tx_stalled(&r->net));
+	mwr(r, r->common + 0x14, 1, 0);
+	assert_false(vnet_tx_stalled(&r->net));
+	free(r);
+	free(b);
 }
 
 static void test_rx_small_buffer(void **state)
@@ -869,6 +1027,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_features),
+		cmocka_unit_test(test_tx_offloads),
+		cmocka_unit_test(test_tx_offloads_not_negotiated),
+		cmocka_unit_test(test_tx_stall),
 		cmocka_unit_test(test_tx_rx),
 		cmocka_unit_test(test_ring_wraps),
 		cmocka_unit_test(test_not_ready),

@@ -32,9 +32,10 @@ static int wr(void *ctx, uint64_t gpa, const void *buf, size_t len)
 	return 0;
 }
 
-static void tx(void *ctx, const uint8_t *frame, size_t len)
+static int tx(void *ctx, const uint8_t *frame, size_t len, const struct vnet_offload *off)
 {
-	(void)ctx, (void)frame, (void)len;
+	(void)ctx, (void)frame, (void)len, (void)off;
+	return 0;
 }
 
 static void irq(void *ctx, unsigned int line, int level)
