@@ -39,9 +39,11 @@ echo "$sum  $work/$name" | sha256sum -c --quiet - \
 	|| { echo "build-bearssl: $name does not match Debian's checksum" >&2; exit 1; }
 tar -C "$work" -xJf "$work/$name"
 src="$work/bearssl-0.6"
-# The portable, constant-time implementations only; no SSE2, AES-NI or
+# The portable, constant-time implementations only (ctmulq: Poly1305 with
+# 64x64->128 multiplies, general registers only); no SSE2, AES-NI or
 # RDRAND code paths (BR_* switches from BearSSL's src/config.h).
 files="ec/ec_c25519_m31.c symcipher/chacha20_ct.c symcipher/poly1305_ctmul.c
+symcipher/poly1305_ctmulq.c
 hash/sha2small.c mac/hmac.c kdf/hkdf.c rand/hmac_drbg.c codec/ccopy.c
 codec/dec32be.c codec/enc32be.c codec/dec32le.c codec/enc32le.c
 codec/dec64be.c codec/enc64be.c"

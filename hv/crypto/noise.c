@@ -87,6 +87,22 @@ static void mix_key(struct noise_hs *hs, uint8_t ikm[NOISE_KEY])
 	hs->c.dead = 0;
 }
 
+/* ChaCha20-Poly1305: Poly1305 with 64x64->128 multiplies (ctmulq) where
+ * the compiler has them (x86-64 does), about three times faster than the
+ * 32-bit ctmul; both constant-time, neither touches SSE. */
+static br_poly1305_run aead_run(void)
+{
+	br_poly1305_run f = br_poly1305_ctmulq_get();
+
+	return f ? f : br_poly1305_ctmul_run;
+}
+
+void noise_aead(const void *key, const void *iv, void *data, size_t len, const void *aad,
+		size_t aad_len, void *tag, int encrypt)
+{
+	aead_run()(key, iv, data, len, aad, aad_len, tag, br_chacha20_ct_run, encrypt);
+}
+
 static void nonce_of(uint8_t iv[12], uint64_t n)
 {
 	memset(iv, 0, 4);
@@ -102,7 +118,7 @@ int noise_encrypt(struct noise_cipher *c, const void *ad, size_t ad_len, uint8_t
 	if (c->dead || c->n == NONCE_MAX)
 		return c->dead ? -EBADMSG : -EOVERFLOW;
 	nonce_of(iv, c->n++);
-	br_poly1305_ctmul_run(c->k, iv, buf, len, ad, ad_len, tag, br_chacha20_ct_run, 1);
+	aead_run()(c->k, iv, buf, len, ad, ad_len, tag, br_chacha20_ct_run, 1);
 	return 0;
 }
 
@@ -114,7 +130,7 @@ int noise_decrypt(struct noise_cipher *c, const void *ad, size_t ad_len, uint8_t
 	if (c->dead || c->n == NONCE_MAX)
 		return c->dead ? -EBADMSG : -EOVERFLOW;
 	nonce_of(iv, c->n);
-	br_poly1305_ctmul_run(c->k, iv, buf, len, ad, ad_len, tag, br_chacha20_ct_run, 0);
+	aead_run()(c->k, iv, buf, len, ad, ad_len, tag, br_chacha20_ct_run, 0);
 	if (!ct_equal(tag, want, NOISE_TAG)) {
 		crypto_wipe(buf, len);
 		noise_cipher_wipe(c);

@@ -85,6 +85,12 @@ void noise_hs_wipe(struct noise_hs *hs);
  * buf[len] in place, the tag apart; nonces count up from 0.  A failed
  * decryption wipes and kills c (-EBADMSG); 2^64-1 is never used (-EOVERFLOW).
  */
+/* ChaCha20-Poly1305 (RFC 8439) in place, as every record uses it: 32-byte
+ * key, 12-byte nonce, 16-byte tag (written when encrypting, computed for
+ * comparison when decrypting). */
+void noise_aead(const void *key, const void *iv, void *data, size_t len, const void *aad,
+		size_t aad_len, void *tag, int encrypt);
+
 int noise_encrypt(struct noise_cipher *c, const void *ad, size_t ad_len, uint8_t *buf,
 		  size_t len, uint8_t tag[NOISE_TAG]);
 int noise_decrypt(struct noise_cipher *c, const void *ad, size_t ad_len, uint8_t *buf,
