@@ -88,8 +88,8 @@ static void mix_key(struct noise_hs *hs, uint8_t ikm[NOISE_KEY])
 }
 
 /* ChaCha20-Poly1305: Poly1305 with 64x64->128 multiplies (ctmulq) where
- * the compiler has them (x86-64 does), about three times faster than the
- * 32-bit ctmul; both constant-time, neither touches SSE. */
+ * the compiler has them (x86-64 does): sealing costs a fifth less than
+ * with the 32-bit ctmul.  Both constant-time, neither touches SSE. */
 static br_poly1305_run aead_run(void)
 {
 	br_poly1305_run f = br_poly1305_ctmulq_get();
