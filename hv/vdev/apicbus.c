@@ -165,6 +165,22 @@ void apicbus_set_irq(struct vm_devices *d, unsigned int irq, int level)
 			d->kick |= bit(c);
 }
 
+void apicbus_msi(struct vm_devices *d, uint64_t addr, uint32_t data)
+{
+	uint8_t mode = (data >> 8) & 7, vector = data & 0xFF;
+
+	if ((addr >> 20) != 0xFEE || (mode != LAPIC_DM_FIXED && mode != LAPIC_DM_LOWEST &&
+				      mode != LAPIC_DM_NMI) ||
+	    (mode != LAPIC_DM_NMI && vector < 16)) {
+		d->stats.msis_bad++;
+		return;
+	}
+	if (ioapic_message(d, (uint32_t)(addr >> 12) & 0xFF, addr & 4, mode, vector, false))
+		d->stats.msis++;
+	else
+		d->stats.msis_lost++;
+}
+
 /* ---- per-vCPU interface (devices.h) ------------------------------------ */
 
 int vdev_mmio(struct vm_devices *d, unsigned int cpu, uint64_t gpa, uint8_t size, bool write,

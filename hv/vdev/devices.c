@@ -64,6 +64,11 @@ static int nic_tx(void *ctx, const uint8_t *frame, size_t len, const struct vnet
 	return d->cfg.nic_tx(d->cfg.ctx, frame, len, off);
 }
 
+static void nic_msi(void *ctx, uint64_t addr, uint32_t data)
+{
+	apicbus_msi(ctx, addr, data);
+}
+
 static void pvpanic_event(void *ctx, uint8_t event)
 {
 	struct vm_devices *d = ctx;
@@ -78,6 +83,7 @@ static int pci_create(struct vm_devices *d)
 	struct vnic_config c = {
 		.net = d->cfg.nic_on, .pvpanic = d->cfg.pvpanic_on,
 		.irq = VNIC_IRQ, .mem = d->cfg.nic_mem, .tx = nic_tx, .irq_fn = nic_irq,
+		.msi_fn = nic_msi,
 		.panic = pvpanic_event, .ctx = d,
 	};
 

@@ -118,6 +118,10 @@ struct vdev_stats {
 	uint64_t resets;	/* reset requests */
 	uint64_t poweroffs;	/* power-off requests */
 	uint64_t ipis_lost;	/* IPIs no local APIC accepted */
+	uint64_t msis;		/* MSIs from PCI functions delivered */
+	uint64_t msis_bad;	/* MSIs not to 0xFEExxxxx, or of a mode or vector
+				 * a device may not send: dropped */
+	uint64_t msis_lost;	/* MSIs no local APIC accepted */
 	uint64_t ipis_merged;	/* messages that found the same request pending:
 				 * accepted, no kick (apicbus.c send_to) */
 	uint64_t blocked_in_wait_sipi;	/* NMI/ExtINT to a vCPU waiting for a SIPI */
@@ -221,6 +225,10 @@ uint64_t vdev_time_of_day_ns(const struct vm_devices *d, uint64_t now_ns);
  * ISA interrupt line driven to a level (to the 8259 and the I/O APIC). */
 void apicbus_power_on(struct vm_devices *d);
 void apicbus_set_irq(struct vm_devices *d, unsigned int irq, int level);
+/* A PCI function's message-signalled interrupt (Intel SDM 3, 11.11:
+ * address 0xFEE, destination 19:12, logical 2; data vector 7:0, mode
+ * 10:8), edge-triggered.  Fixed, lowest-priority and NMI only. */
+void apicbus_msi(struct vm_devices *d, uint64_t addr, uint32_t data);
 
 /* A byte typed at the guest's console: false when COM1 cannot take it now
  * (FIFO full); keep it and retry later. */

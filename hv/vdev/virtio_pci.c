@@ -8,12 +8,18 @@
 #include "hv/lib/bytes.h"
 #include "hv/vdev/virtio_pci.h"
 
-#define VIRTIO_PCI_SNAP_VERSION	1
+#define VIRTIO_PCI_SNAP_VERSION	2	/* 2: MSI-X */
 #define CAP_VNDR		0x09
 #define CAP_COMMON		1
 #define CAP_NOTIFY		2
 #define CAP_ISR			3
 #define CAP_DEVICE		4
+#define CAP_MSIX		0x11
+#define MSIX_CTRL_HI		3	/* message control's high byte in the capability */
+#define MSIX_ENABLE		0x80	/* ... bit 15 */
+#define MSIX_FN_MASK		0x40	/* ... bit 14 */
+#define MSIX_ENTRY		16
+#define MSIX_VEC_MASKED		1u
 #define STATUS_DRIVER_BITS	(VIRTIO_S_ACKNOWLEDGE | VIRTIO_S_DRIVER | VIRTIO_S_DRIVER_OK | \
 				 VIRTIO_S_FEATURES_OK | VIRTIO_S_FAILED)
 
@@ -42,6 +48,54 @@ bool virtio_pci_driver_ok(const struct virtio_pci *vp)
 	       !(vp->status & (VIRTIO_S_NEEDS_RESET | VIRTIO_S_FAILED));
 }
 
+/* ---- interrupts: INTx and the ISR, or MSI-X ------------------------------ */
+
+static unsigned int nr_vectors(const struct virtio_pci *vp)
+{
+	return vp->c.num_queues + 1u;
+}
+
+static uint8_t msix_ctrl(const struct virtio_pci *vp)
+{
+	return vp->fn.cfg[vp->msix_cap + MSIX_CTRL_HI];
+}
+
+static bool msix_on(const struct virtio_pci *vp)
+{
+	return msix_ctrl(vp) & MSIX_ENABLE;
+}
+
+/* Send vector's message now, or hold it pending; false if held. */
+static bool msix_send(struct virtio_pci *vp, unsigned int vec)
+{
+	const struct virtio_msix *e = &vp->msix[vec];
+
+	if ((msix_ctrl(vp) & MSIX_FN_MASK) || (e->ctrl & MSIX_VEC_MASKED) ||
+	    !vpci_fn_msi(&vp->fn, (uint64_t)e->addr_hi << 32 | e->addr_lo, e->data)) {
+		if (!(vp->msix_pending & 1u << vec))
+			vp->stats.msi_pending++;
+		vp->msix_pending |= 1u << vec;
+		return false;
+	}
+	vp->msix_pending &= ~(1u << vec);
+	vp->stats.msis++;
+	return true;
+}
+
+static void msix_vector(struct virtio_pci *vp, uint16_t vec)
+{
+	if (vec < nr_vectors(vp))
+		msix_send(vp, vec);	/* NO_VECTOR: the driver wants none */
+}
+
+/* Pending messages whose masks are now clear go (PCI 3.0 6.8.2.9). */
+static void msix_flush(struct virtio_pci *vp)
+{
+	for (unsigned int v = 0; v < nr_vectors(vp) && msix_on(vp); v++)
+		if (vp->msix_pending & 1u << v)
+			msix_send(vp, v);
+}
+
 static void raise_isr(struct virtio_pci *vp, uint8_t bits)
 {
 	if (!vp->isr)
@@ -52,15 +106,35 @@ static void raise_isr(struct virtio_pci *vp, uint8_t bits)
 
 void virtio_pci_used(struct virtio_pci *vp, unsigned int queue)
 {
-	if (queue < vp->c.num_queues && vq_want_irq(&vp->vq[queue], &vp->c.mem))
+	if (queue >= vp->c.num_queues || !vq_want_irq(&vp->vq[queue], &vp->c.mem))
+		return;
+	if (msix_on(vp))
+		msix_vector(vp, vp->queue_vector[queue]);
+	else
 		raise_isr(vp, VIRTIO_ISR_QUEUE);
 }
 
 void virtio_pci_config_changed(struct virtio_pci *vp)
 {
 	vp->cfg_gen++;
-	if (vp->status & VIRTIO_S_DRIVER_OK)
+	if (!(vp->status & VIRTIO_S_DRIVER_OK))
+		return;
+	if (msix_on(vp)) {
+		vp->isr |= VIRTIO_ISR_CONFIG;	/* set, though INTx stays low (4.1.4.5.2) */
+		msix_vector(vp, vp->msix_config);
+	} else {
 		raise_isr(vp, VIRTIO_ISR_CONFIG);
+	}
+}
+
+/* The guest wrote configuration space: MSI-X may have been enabled (INTx
+ * then stays low), disabled, or unmasked (pending messages go). */
+static void cfg_written(void *dev)
+{
+	struct virtio_pci *vp = dev;
+
+	vpci_fn_set_intx(&vp->fn, !msix_on(vp) && vp->isr);
+	msix_flush(vp);
 }
 
 void virtio_pci_queue_failed(struct virtio_pci *vp, unsigned int queue)
@@ -81,8 +155,11 @@ static void device_reset(struct virtio_pci *vp)
 	vp->status = 0;
 	vp->isr = 0;
 	vp->queue_sel = 0;
-	for (unsigned int i = 0; i < VIRTIO_MAX_QUEUES; i++)
+	vp->msix_config = VIRTIO_NO_VECTOR;	/* the table is PCI's: it stays */
+	for (unsigned int i = 0; i < VIRTIO_MAX_QUEUES; i++) {
 		vq_reset(&vp->vq[i]);
+		vp->queue_vector[i] = VIRTIO_NO_VECTOR;
+	}
 	vpci_fn_set_intx(&vp->fn, 0);
 	if (vp->c.ops->reset)
 		vp->c.ops->reset(vp->c.dev);
@@ -103,7 +180,7 @@ static uint64_t queue_read(struct virtio_pci *vp, uint32_t off)
 		return off == CC_Q_MSIX ? VIRTIO_NO_VECTOR : 0;
 	switch (off) {
 	case CC_Q_SIZE:   return q->size;
-	case CC_Q_MSIX:   return VIRTIO_NO_VECTOR;
+	case CC_Q_MSIX:   return vp->queue_vector[vp->queue_sel];
 	case CC_Q_ENABLE: return q->ready;
 	case CC_Q_NOFF:   return vp->queue_sel;
 	case CC_Q_NDATA:  return vp->queue_sel;
@@ -136,7 +213,7 @@ static uint64_t common_read(struct virtio_pci *vp, uint32_t off)
 	case CC_GFSELECT: return vp->drv_feat_sel;
 	case CC_GF:       return vp->drv_feat_sel < 2 ?
 			  (uint32_t)(vp->driver_features >> (32 * vp->drv_feat_sel)) : 0;
-	case CC_MSIX:     return VIRTIO_NO_VECTOR;
+	case CC_MSIX:     return vp->msix_config;
 	case CC_NUMQ:     return vp->c.num_queues;
 	case CC_STATUS:   return vp->status;
 	case CC_CFGGEN:   return vp->cfg_gen;
@@ -189,12 +266,22 @@ static void queue_enable(struct virtio_pci *vp, struct vq *q)
 		virtio_pci_queue_failed(vp, vp->queue_sel);
 }
 
+/* A vector the table has, else NO_VECTOR: what the driver reads back. */
+static uint16_t vector_or_none(const struct virtio_pci *vp, uint64_t val)
+{
+	return val < nr_vectors(vp) ? (uint16_t)val : VIRTIO_NO_VECTOR;
+}
+
 static void queue_write(struct virtio_pci *vp, uint32_t off, uint8_t size, uint64_t val)
 {
 	struct vq *q = selected(vp);
 	unsigned int shift;
 	uint64_t *a, mask;
 
+	if (q && off == CC_Q_MSIX) {
+		vp->queue_vector[vp->queue_sel] = vector_or_none(vp, val);
+		return;
+	}
 	if (!q || q->ready)
 		return;			/* fields of an enabled queue are fixed */
 	if (off == CC_Q_SIZE) {
@@ -217,6 +304,7 @@ static void common_write(struct virtio_pci *vp, uint32_t off, uint8_t size, uint
 	case CC_GF:       set_driver_features(vp, (uint32_t)val); break;
 	case CC_STATUS:   set_status(vp, (uint8_t)val); break;
 	case CC_Q_SELECT: vp->queue_sel = (uint16_t)val; break;
+	case CC_MSIX:     vp->msix_config = vector_or_none(vp, val); break;
 	default:          queue_write(vp, off, size, val); break;
 	}
 }
@@ -234,6 +322,35 @@ static void notify(struct virtio_pci *vp, uint64_t off)
 		return;
 	}
 	vp->c.ops->notify(vp->c.dev, q);
+}
+
+/* The MSI-X table (dword fields; a qword covers two) and the PBA. */
+static void msix_rw(struct virtio_pci *vp, uint64_t off, uint8_t size, bool write, uint64_t *val)
+{
+	if (off >= VIRTIO_PCI_MSIX_PBA) {
+		if (!write && off == VIRTIO_PCI_MSIX_PBA)
+			*val = vp->msix_pending;	/* read-only */
+		return;
+	}
+	off -= VIRTIO_PCI_MSIX_TABLE;
+	if (off / MSIX_ENTRY >= nr_vectors(vp) || (size != 4 && size != 8) || (off & 3))
+		return;
+	for (unsigned int i = 0; i < size / 4u && (off & 15) + 4 * i < MSIX_ENTRY; i++) {
+		uint32_t *f = (uint32_t *)&vp->msix[off / MSIX_ENTRY] + ((off & 15) / 4 + i);
+		uint32_t v = (uint32_t)(*val >> (32 * i));
+
+		if (!write) {
+			*val |= (uint64_t)*f << (32 * i);
+			continue;
+		}
+		if (f == &vp->msix[off / MSIX_ENTRY].addr_lo)
+			v &= ~3u;			/* dword aligned */
+		else if (f == &vp->msix[off / MSIX_ENTRY].ctrl)
+			v &= MSIX_VEC_MASKED;
+		*f = v;
+	}
+	if (write)
+		msix_flush(vp);			/* an entry may have been unmasked */
 }
 
 static void bar_rw(void *dev, unsigned int bar, uint64_t off, uint8_t size, bool write,
@@ -256,6 +373,8 @@ static void bar_rw(void *dev, unsigned int bar, uint64_t off, uint8_t size, bool
 		}
 	} else if (off >= VIRTIO_PCI_DEVCFG && off + size <= VIRTIO_PCI_DEVCFG + vp->c.cfg_len) {
 		vp->c.ops->cfg_rw(vp->c.dev, (uint32_t)(off - VIRTIO_PCI_DEVCFG), size, write, val);
+	} else if (off >= VIRTIO_PCI_MSIX_TABLE) {
+		msix_rw(vp, off, size, write, val);
 	} else if (off >= VIRTIO_PCI_NOTIFY && write) {
 		notify(vp, off - VIRTIO_PCI_NOTIFY);
 	}
@@ -278,6 +397,24 @@ static int add_cap(struct virtio_pci *vp, uint8_t type, uint32_t offset, uint32_
 	return vpci_fn_add_cap(&vp->fn, cap, n, 0, 0) < 0 ? -EINVAL : 0;
 }
 
+static int add_msix_cap(struct virtio_pci *vp)
+{
+	uint8_t cap[12] = { CAP_MSIX, 0, (uint8_t)(nr_vectors(vp) - 1), 0 };
+	int off;
+
+	put_le32(cap + 4, VIRTIO_PCI_MSIX_TABLE);	/* BIR 0 */
+	put_le32(cap + 8, VIRTIO_PCI_MSIX_PBA);
+	off = vpci_fn_add_cap(&vp->fn, cap, sizeof(cap), 0, 0);
+	if (off < 0)
+		return -EINVAL;
+	vp->msix_cap = (uint8_t)off;
+	vp->fn.wmask[off + MSIX_CTRL_HI] = MSIX_ENABLE | MSIX_FN_MASK;
+	vp->fn.cfg_written = cfg_written;
+	for (unsigned int v = 0; v < VIRTIO_MSIX_VECTORS; v++)
+		vp->msix[v].ctrl = MSIX_VEC_MASKED;	/* masked at reset (6.8.2.9) */
+	return 0;
+}
+
 int virtio_pci_init(struct virtio_pci *vp, const struct virtio_pci_config *c)
 {
 	struct vpci_id id = {
@@ -298,10 +435,14 @@ int virtio_pci_init(struct virtio_pci *vp, const struct virtio_pci_config *c)
 	    add_cap(vp, CAP_NOTIFY, VIRTIO_PCI_NOTIFY,
 		    VIRTIO_PCI_NOTIFY_MULT * c->num_queues) ||
 	    add_cap(vp, CAP_ISR, VIRTIO_PCI_ISR, 1) ||
-	    add_cap(vp, CAP_DEVICE, VIRTIO_PCI_DEVCFG, c->cfg_len ? c->cfg_len : 1))
+	    add_cap(vp, CAP_DEVICE, VIRTIO_PCI_DEVCFG, c->cfg_len ? c->cfg_len : 1) ||
+	    add_msix_cap(vp))
 		return -EINVAL;
-	for (unsigned int i = 0; i < VIRTIO_MAX_QUEUES; i++)
+	vp->msix_config = VIRTIO_NO_VECTOR;
+	for (unsigned int i = 0; i < VIRTIO_MAX_QUEUES; i++) {
 		vq_reset(&vp->vq[i]);
+		vp->queue_vector[i] = VIRTIO_NO_VECTOR;
+	}
 	return 0;
 }
 
@@ -317,7 +458,16 @@ static bool transport_valid(const struct virtio_pci *vp)
 	    ((vp->driver_features & ~all_features(vp)) ||
 	     !(vp->driver_features & VIRTIO_F_VERSION_1)))
 		return false;
+	if ((vp->msix_config >= nr_vectors(vp) && vp->msix_config != VIRTIO_NO_VECTOR) ||
+	    (vp->msix_pending >> nr_vectors(vp)))
+		return false;
+	for (unsigned int v = 0; v < nr_vectors(vp); v++)
+		if ((vp->msix[v].ctrl & ~MSIX_VEC_MASKED) || (vp->msix[v].addr_lo & 3))
+			return false;
 	for (unsigned int i = 0; i < VIRTIO_MAX_QUEUES; i++) {
+		if (i < vp->c.num_queues && vp->queue_vector[i] >= nr_vectors(vp) &&
+		    vp->queue_vector[i] != VIRTIO_NO_VECTOR)
+			return false;
 		if (i >= vp->c.num_queues && vp->vq[i].ready)
 			return false;
 		if (vp->vq[i].err && !(vp->status & VIRTIO_S_NEEDS_RESET))
@@ -346,12 +496,22 @@ int virtio_pci_snapshot(struct virtio_pci *vp, struct snap *s)
 	snap_u16(s, &t.queue_sel);
 	for (unsigned int i = 0; i < vp->c.num_queues; i++)
 		vq_snapshot(&t.vq[i], s);
+	snap_u16(s, &t.msix_config);
+	for (unsigned int i = 0; i < vp->c.num_queues; i++)
+		snap_u16(s, &t.queue_vector[i]);
+	for (unsigned int v = 0; v < nr_vectors(vp); v++) {
+		snap_u32(s, &t.msix[v].addr_lo);
+		snap_u32(s, &t.msix[v].addr_hi);
+		snap_u32(s, &t.msix[v].data);
+		snap_u32(s, &t.msix[v].ctrl);
+	}
+	snap_u32(s, &t.msix_pending);
 	if (!s->restore || s->err)
 		return s->err;
 	if (!transport_valid(&t))
 		return snap_invalid(s);
 	t.stats = vp->stats;
 	*vp = t;
-	vpci_fn_set_intx(&vp->fn, vp->isr != 0);
+	vpci_fn_set_intx(&vp->fn, vp->isr != 0 && !msix_on(vp));
 	return 0;
 }

@@ -13,11 +13,22 @@
  *   0x2000        4 DEVICE  the device's own configuration
  *   0x3000        2 NOTIFY  queue n's doorbell at 0x3000 + 4 n
  *                           (queue_notify_off = n, multiplier 4)
+ *   0x3800          -       MSI-X table, one 16-byte entry per vector
+ *   0x3C00          -       MSI-X pending bits (PBA)
  *
  * The VIRTIO_PCI_CAP_PCI_CFG window (type 5) is not offered: Linux does
- * not use it.  No MSI-X: msix_config and queue_msix_vector read
- * NO_VECTOR (0xFFFF), and interrupts go through INTx (pin A, the line
- * fixed at creation), asserted while the ISR is non-zero.
+ * not use it.
+ *
+ * Interrupts.  Without MSI-X they go through INTx (pin A, the line fixed
+ * at creation), asserted while the ISR is non-zero.  With MSI-X (the PCI
+ * capability, ID 0x11, PCI 3.0 6.8.2: num_queues + 1 vectors in BAR 0;
+ * the guest sets enable and function mask in its message control) each
+ * queue's used buffers and the configuration changes send the message of
+ * the vector the driver gave them (queue_msix_vector, msix_config; a
+ * vector past the table reads back NO_VECTOR, 4.1.5.1.2, and NO_VECTOR
+ * sends nothing); the queue bit of the ISR and INTx stay clear.  A message
+ * whose entry or function is masked, or that the bus cannot carry (bus
+ * master off), sets its pending bit and goes when unmasked.
  *
  * Features: the device's own plus VIRTIO_F_VERSION_1 (bit 32), which the
  * driver must accept: FEATURES_OK stays clear when the driver asks for a
@@ -52,6 +63,9 @@
 #define VIRTIO_PCI_DEVCFG	0x2000u
 #define VIRTIO_PCI_NOTIFY	0x3000u
 #define VIRTIO_PCI_NOTIFY_MULT	4u
+#define VIRTIO_PCI_MSIX_TABLE	0x3800u
+#define VIRTIO_PCI_MSIX_PBA	0x3C00u
+#define VIRTIO_MSIX_VECTORS	(VIRTIO_MAX_QUEUES + 1)
 #define VIRTIO_PCI_COMMON_LEN	0x3Cu
 #define VIRTIO_MAX_QUEUES	4
 #define VIRTIO_NO_VECTOR	0xFFFF
@@ -95,6 +109,8 @@ struct virtio_pci_stats {
 	uint64_t notifies;		/* doorbells rung */
 	uint64_t notifies_ignored;	/* doorbells of no working queue */
 	uint64_t irqs;			/* ISR bits raised from zero */
+	uint64_t msis;			/* MSI-X messages sent */
+	uint64_t msi_pending;		/* held: masked, or no bus master */
 	uint64_t queue_errors[VQ_NR_ERR];	/* queues broken, by reason */
 };
 
@@ -112,6 +128,13 @@ struct virtio_pci {
 	uint8_t cfg_gen;
 	uint16_t queue_sel;
 	struct vq vq[VIRTIO_MAX_QUEUES];
+	uint16_t msix_config;			/* vector or VIRTIO_NO_VECTOR */
+	uint16_t queue_vector[VIRTIO_MAX_QUEUES];
+	struct virtio_msix {
+		uint32_t addr_lo, addr_hi, data, ctrl;	/* ctrl bit 0: masked */
+	} msix[VIRTIO_MSIX_VECTORS];
+	uint32_t msix_pending;			/* PBA: one bit per vector */
+	uint8_t msix_cap;			/* (c) its offset in config space */
 	struct virtio_pci_stats stats;		/* host-side, not saved */
 };
 

@@ -28,6 +28,8 @@ static int build(struct vnic *n, const struct vnic_config *cfg)
 	memcpy(nc.mac, cfg->mac, sizeof(nc.mac));
 	n->cfg = *cfg;
 	vpci_bus_init(&n->bus, cfg->irq_fn, cfg->ctx);
+	if (cfg->msi_fn)
+		vpci_bus_set_msi(&n->bus, cfg->msi_fn);
 	rc = cfg->net ? vnet_init(&n->net, &nc) : 0;
 	if (!rc && cfg->net)
 		rc = vpci_attach(&n->bus, &n->net.vp.fn, VNIC_SLOT);
@@ -113,7 +115,7 @@ static int walk(struct vnic *n, struct snap *s)
 	return s->err;
 }
 
-/* Interrupts of the trial copy go nowhere. */
+/* Interrupts of the trial copy go nowhere (and it has no MSI route). */
 static void no_irq(void *ctx, unsigned int line, int level)
 {
 	(void)ctx, (void)line, (void)level;
@@ -131,6 +133,7 @@ int vnic_snapshot(struct vnic *n, struct snap *s)
 	if (!s->restore)
 		return walk(n, s);
 	cfg.irq_fn = no_irq;
+	cfg.msi_fn = NULL;
 	cfg.panic = NULL;
 	t = calloc(1, sizeof(*t));
 	if (!t)

@@ -55,8 +55,9 @@ struct vnic_config {
 	struct vq_mem mem;
 	int (*tx)(void *ctx, const uint8_t *frame, size_t len, const struct vnet_offload *off);
 	void (*irq_fn)(void *ctx, unsigned int line, int level);
+	void (*msi_fn)(void *ctx, uint64_t addr, uint32_t data);	/* NULL: no MSI */
 	void (*panic)(void *ctx, uint8_t event);	/* pvpanic events, may be NULL */
-	void *ctx;			/* for tx, irq_fn and panic */
+	void *ctx;			/* for tx, irq_fn, msi_fn and panic */
 };
 
 /* Never copied: the devices' callbacks point into it. */

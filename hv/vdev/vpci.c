@@ -114,6 +114,19 @@ void vpci_bus_init(struct vpci_bus *bus, void (*irq)(void *ctx, unsigned int lin
 	bus->ctx = ctx;
 }
 
+void vpci_bus_set_msi(struct vpci_bus *bus, void (*msi)(void *ctx, uint64_t addr, uint32_t data))
+{
+	bus->msi = msi;
+}
+
+bool vpci_fn_msi(struct vpci_fn *fn, uint64_t addr, uint32_t data)
+{
+	if (!fn->bus || !fn->bus->msi || !(vpci_cfg_read(fn, PCI_COMMAND, 2) & PCI_CMD_MASTER))
+		return false;
+	fn->bus->msi(fn->bus->ctx, addr, data);
+	return true;
+}
+
 int vpci_attach(struct vpci_bus *bus, struct vpci_fn *fn, unsigned int slot)
 {
 	if (slot == 0 || slot >= VPCI_SLOTS)
@@ -257,6 +270,8 @@ static void cfg_data(struct vpci_bus *bus, unsigned int off, uint8_t size, bool 
 			fn->stats.bar_writes++;
 	vpci_cfg_write(fn, off, size, *val);
 	update_intx(fn, old);			/* the interrupt-disable bit */
+	if (fn->cfg_written)
+		fn->cfg_written(fn->dev);
 }
 
 int vpci_io(struct vpci_bus *bus, uint16_t port, uint8_t size, bool in, uint32_t *val)

@@ -107,6 +107,8 @@ struct vpci_fn {
 	uint8_t irq;				/* (c) line the device drives */
 	bool intx;				/* the device's INTx level */
 	vpci_bar_fn bar_rw;			/* (c) */
+	void (*cfg_written)(void *dev);		/* (c) optional: after a guest's
+						 * configuration write */
 	void *dev;				/* (c) */
 	struct vpci_bus *bus;			/* (c) set by vpci_attach */
 	struct vpci_fn_stats stats;		/* host-side, not saved */
@@ -124,6 +126,7 @@ struct vpci_bus {
 	struct vpci_fn host;			/* 00:00.0 */
 	struct vpci_fn *slot[VPCI_SLOTS];	/* (c) slot[0] = &host */
 	void (*irq)(void *ctx, unsigned int line, int level);	/* (c) */
+	void (*msi)(void *ctx, uint64_t addr, uint32_t data);	/* (c) NULL: none */
 	void *ctx;				/* (c) */
 	struct vpci_bus_stats stats;		/* host-side, not saved */
 };
@@ -146,6 +149,13 @@ int vpci_fn_add_bar(struct vpci_fn *fn, unsigned int bar, uint32_t size);
  * wlen > 0.  Returns the capability's offset in config space, or -ENOSPC. */
 int vpci_fn_add_cap(struct vpci_fn *fn, const uint8_t *data, uint8_t len, uint8_t wmask_off,
 		    uint8_t wlen);
+/* Message-signalled interrupts: a function's MSI write (address, data)
+ * goes to msi(ctx, addr, data), the core's route to the local APICs. */
+void vpci_bus_set_msi(struct vpci_bus *bus, void (*msi)(void *ctx, uint64_t addr, uint32_t data));
+/* fn writes an MSI message: false (nothing sent) when the bus has no MSI
+ * route or fn's bus-master bit is clear (it may not write memory). */
+bool vpci_fn_msi(struct vpci_fn *fn, uint64_t addr, uint32_t data);
+
 /* Put fn at 00:slot.0 (1..31).  Returns 0, -EINVAL or -EBUSY. */
 int vpci_attach(struct vpci_bus *bus, struct vpci_fn *fn, unsigned int slot);
 

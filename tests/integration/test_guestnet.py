@@ -134,6 +134,15 @@ def test_linux_guest_on_the_wire(ns, hosts):
     got = p.communicate(timeout=120)[0]
     r = re.search(r"received (\d+) .* md5 ([0-9a-f]{32})", got)
     assert r and int(r.group(1)) == MB << 20 and r.group(2) == mine, got
+    # the stock driver took the NIC's MSI-X vectors and its send offloads
+    irqs = talk(m, "grep virtio /proc/interrupts")
+    assert re.search(r"PCI-MSI.*virtio\d+-output", irqs), irqs
+    assert not re.search(r"IO-APIC.*virtio", irqs), irqs
+    detach(m)
+    info = m.cmd("info lx")
+    o = re.search(r"offloads: (\d+) checksummed, (\d+) TSO", info)
+    assert o and int(o.group(2)) > 0 and int(o.group(1)) >= int(o.group(2)), info
+    attach(m)
     # another MAC from the guest: dropped at its port, never on the wire
     spoof = "52:54:00:aa:00:99"
     out = talk(m, f"ip link set eth0 down; ip link set eth0 address {spoof}; "

@@ -357,6 +357,34 @@ static void test_apic_bus_ioapic_routing(void **state)
 	vdev_destroy(d);
 }
 
+/* A PCI function's MSI: to the local APIC its address names, edge; an
+ * address outside 0xFEExxxxx, a mode a device may not send, or a vector
+ * below 16 is dropped and counted; none to an absent APIC is lost. */
+static void test_apic_bus_msi(void **state)
+{
+	struct vm_devices *d = make();
+
+	(void)state;
+	testguest_boot(d, 0);
+	apicbus_msi(d, 0xFEE01000u, 0x51);		/* physical, APIC 1, fixed */
+	assert_int_equal(vdev_pending_vector(d, 0, 0), -1);
+	assert_int_equal(take_apic(d, 1), 0x51);
+	assert_int_equal(take_apic(d, 1), -1);		/* an edge: once */
+	apicbus_msi(d, 0xFEE00000u, 0x8052);		/* trigger bit set: still an edge */
+	assert_int_equal(take_apic(d, 0), 0x52);
+	assert_int_equal(take_apic(d, 0), -1);
+	assert_int_equal(d->stats.msis, 2);
+	apicbus_msi(d, 0xFED00000u, 0x51);		/* not the APICs' page */
+	apicbus_msi(d, 0xFEE00000u, 0x0551);		/* INIT */
+	apicbus_msi(d, 0xFEE00000u, 0x07);		/* vector 7 */
+	assert_int_equal(d->stats.msis_bad, 3);
+	apicbus_msi(d, 0xFEE05000u, 0x51);		/* APIC 5: none */
+	assert_int_equal(d->stats.msis_lost, 1);
+	assert_int_equal(take_apic(d, 0), -1);
+	assert_int_equal(take_apic(d, 1), -1);
+	vdev_destroy(d);
+}
+
 /* IPIs by the ICR (xAPIC page and x2APIC MSR), NMI as an event,
  * lowest priority by TPR, and the kvmclock MSRs' checks. */
 static void test_apic_bus_ipis(void **state)
@@ -632,6 +660,7 @@ int main(void)
 		cmocka_unit_test(test_testguest_timer),
 		cmocka_unit_test(test_console),
 		cmocka_unit_test(test_apic_bus_ioapic_routing),
+		cmocka_unit_test(test_apic_bus_msi),
 		cmocka_unit_test(test_apic_bus_ipis),
 		cmocka_unit_test(test_ipi_flood_merges),
 		cmocka_unit_test(test_ipis_to_absent_apics),

@@ -40,6 +40,11 @@ struct rig {
 	size_t tx_len;
 	unsigned int tx_calls;
 	struct vnet_offload tx_off;	/* what the last frame asked for */
+	unsigned int msix_cap;		/* config offset of the MSI-X capability */
+	uint64_t msix_table, msix_pba;	/* guest-physical */
+	unsigned int msis;		/* MSI messages the bus carried */
+	uint64_t msi_addr;
+	uint32_t msi_data;
 	int tx_rc;			/* what tx() answers */
 };
 
@@ -126,6 +131,14 @@ static void find_caps(struct rig *r)
 		unsigned int type = cfg_rd(r, p + 3, 1);
 		uint64_t at = bar + cfg_rd(r, p + 8, 4);
 
+		if (cfg_rd(r, p, 1) == 0x11) {		/* MSI-X, BAR 0 */
+			assert_int_equal(cfg_rd(r, p + 4, 4) & 7, 0);
+			assert_int_equal(cfg_rd(r, p + 8, 4) & 7, 0);
+			r->msix_cap = p;
+			r->msix_table = bar + cfg_rd(r, p + 4, 4);
+			r->msix_pba = bar + (cfg_rd(r, p + 8, 4) & ~7u);
+			continue;
+		}
 		assert_int_equal(cfg_rd(r, p, 1), 0x09);
 		assert_int_equal(cfg_rd(r, p + 4, 1), 0);		/* BAR 0 */
 		if (type == 1)
@@ -139,6 +152,16 @@ static void find_caps(struct rig *r)
 		seen |= 1u << type;
 	}
 	assert_int_equal(seen, 0x1E);
+	assert_true(r->msix_cap);
+}
+
+static void msi_cb(void *ctx, uint64_t addr, uint32_t data)
+{
+	struct rig *r = ctx;
+
+	r->msis++;
+	r->msi_addr = addr;
+	r->msi_data = data;
 }
 
 static struct rig *rig_new(void)
@@ -150,6 +173,7 @@ static struct rig *rig_new(void)
 
 	memcpy(c.mac, MAC, 6);
 	vpci_bus_init(&r->bus, irq_cb, r);
+	vpci_bus_set_msi(&r->bus, msi_cb);
 	assert_int_equal(vnet_init(&r->net, &c), 0);
 	assert_int_equal(vpci_attach(&r->bus, &r->net.vp.fn, 1), 0);
 	vpci_place_bars(&r->bus);
@@ -629,6 +653,144 @@ static void test_tx_stall(void **state)
 	free(b);
 }
 
+/* ---- MSI-X ----------------------------------------------------------------- */
+
+static void cfg_wr(struct rig *r, unsigned int reg, uint8_t size, uint32_t v)
+{
+	uint32_t a = 0x80000000u | 1u << 11 | (reg & 0xFC);
+
+	vpci_io(&r->bus, 0xCF8, 4, false, &a);
+	vpci_io(&r->bus, (uint16_t)(0xCFC + (reg & 3)), size, false, &v);
+}
+
+/* Message control: enable (bit 15) and function mask (bit 14). */
+static void msix_ctl(struct rig *r, bool enable, bool fn_mask)
+{
+	cfg_wr(r, r->msix_cap + 2, 2, (enable ? 0x8000u : 0) | (fn_mask ? 0x4000u : 0));
+}
+
+static void msix_entry(struct rig *r, unsigned int v, uint32_t addr, uint32_t data, bool masked)
+{
+	mwr(r, r->msix_table + 16 * v, 4, addr);
+	mwr(r, r->msix_table + 16 * v + 4, 4, 0);
+	mwr(r, r->msix_table + 16 * v + 8, 4, data);
+	mwr(r, r->msix_table + 16 * v + 12, 4, masked);
+}
+
+/* The driver gives vectors as Linux's virtio_pci does: config 0, rx 1,
+ * tx 2; each queue's used buffers then send its message, INTx and the
+ * ISR's queue bit stay clear; masks hold messages pending. */
+static void test_msix(void **state)
+{
+	struct rig *r = rig_new();
+	uint8_t f[64];
+
+	(void)state;
+	/* three vectors (two queues and the configuration), all masked at reset */
+	assert_int_equal(cfg_rd(r, r->msix_cap + 2, 2), 2);
+	for (unsigned int v = 0; v < 3; v++)
+		assert_int_equal(mrd(r, r->msix_table + 16 * v + 12, 4), 1);
+	bring_up(r);
+	msix_ctl(r, true, true);
+	mwr(r, r->common + 0x10, 2, 0);			/* msix_config */
+	assert_int_equal(mrd(r, r->common + 0x10, 2), 0);
+	for (unsigned int q = 0; q < 2; q++) {
+		mwr(r, r->common + 0x16, 2, q);
+		mwr(r, r->common + 0x1A, 2, q + 1);
+		assert_int_equal(mrd(r, r->common + 0x1A, 2), q + 1);
+	}
+	mwr(r, r->common + 0x1A, 2, 3);			/* past the table: none */
+	assert_int_equal(mrd(r, r->common + 0x1A, 2), VIRTIO_NO_VECTOR);
+	mwr(r, r->common + 0x1A, 2, 2);
+	for (unsigned int v = 0; v < 3; v++)
+		msix_entry(r, v, 0xFEE00000u, 0x40 + v, false);
+	cfg_wr(r, 4, 2, cfg_rd(r, 4, 2) | PCI_CMD_MASTER);
+	msix_ctl(r, true, false);
+	assert_int_equal(r->msis, 0);
+	make_frame(f, sizeof(f), MAC, 1);
+	send(r, 0, f, sizeof(f));
+	assert_int_equal(r->msis, 1);
+	assert_int_equal(r->msi_addr, 0xFEE00000u);
+	assert_int_equal(r->msi_data, 0x42);		/* tx: vector 2 */
+	assert_int_equal(r->irq_level, 0);		/* no INTx */
+	assert_int_equal(mrd(r, r->isr, 1), 0);
+	post_rx(r, 0, BUF_LEN);
+	assert_int_equal(vnet_rx(&r->net, f, sizeof(f)), 0);
+	assert_int_equal(r->msi_data, 0x41);
+	vnet_set_link(&r->net, false);			/* configuration change */
+	assert_int_equal(r->msis, 3);
+	assert_int_equal(r->msi_data, 0x40);
+	/* a masked entry holds its message pending until unmasked */
+	mwr(r, r->msix_table + 16 * 2 + 12, 4, 1);
+	send(r, 2, f, sizeof(f));
+	assert_int_equal(r->msis, 3);
+	assert_int_equal(mrd(r, r->msix_pba, 4), 1u << 2);
+	mwr(r, r->msix_table + 16 * 2 + 12, 4, 0);
+	assert_int_equal(r->msis, 4);
+	assert_int_equal(r->msi_data, 0x42);
+	assert_int_equal(mrd(r, r->msix_pba, 4), 0);
+	/* so does the function mask, and a function that is not bus master */
+	msix_ctl(r, true, true);
+	send(r, 4, f, sizeof(f));
+	cfg_wr(r, 4, 2, cfg_rd(r, 4, 2) & ~PCI_CMD_MASTER);
+	msix_ctl(r, true, false);
+	assert_int_equal(r->msis, 4);
+	assert_int_equal(mrd(r, r->msix_pba, 4), 1u << 2);
+	cfg_wr(r, 4, 2, cfg_rd(r, 4, 2) | PCI_CMD_MASTER);
+	assert_int_equal(r->msis, 5);
+	/* the PBA is read-only; the table takes qwords; NO_VECTOR sends none */
+	mwr(r, r->msix_pba, 4, 0xFF);
+	assert_int_equal(mrd(r, r->msix_pba, 4), 0);
+	mwr(r, r->msix_table + 16, 8, 0x00000001FEE01003ull);
+	assert_int_equal(mrd(r, r->msix_table + 16, 8), 0x00000001FEE01000ull);
+	mwr(r, r->common + 0x16, 2, 1);
+	mwr(r, r->common + 0x1A, 2, VIRTIO_NO_VECTOR);
+	send(r, 6, f, sizeof(f));
+	assert_int_equal(r->msis, 5);
+	/* MSI-X off: INTx again */
+	msix_ctl(r, false, false);
+	send(r, 8, f, sizeof(f));
+	assert_int_equal(r->irq_level, 1);
+	assert_int_equal(mrd(r, r->isr, 1), VIRTIO_ISR_QUEUE | VIRTIO_ISR_CONFIG);
+	/* a reset forgets the vectors, not the table */
+	mwr(r, r->common + 0x14, 1, 0);
+	assert_int_equal(mrd(r, r->common + 0x10, 2), VIRTIO_NO_VECTOR);
+	assert_int_equal(mrd(r, r->msix_table + 8, 4), 0x40);
+	free(r);
+}
+
+/* MSI-X state travels: vectors, table and pending bits; a restore sends
+ * nothing, and lies about vectors or entries are refused. */
+static void test_msix_snapshot(void **state)
+{
+	struct rig *a = rig_new(), *b = rig_new();
+	uint8_t buf[4096], f[64];
+	size_t n;
+
+	(void)state;
+	bring_up(a);
+	msix_ctl(a, true, false);
+	cfg_wr(a, 4, 2, cfg_rd(a, 4, 2) | PCI_CMD_MASTER);
+	mwr(a, a->common + 0x16, 2, 1);
+	mwr(a, a->common + 0x1A, 2, 2);
+	msix_entry(a, 2, 0xFEE00000u, 0x55, true);
+	make_frame(f, sizeof(f), MAC, 1);
+	send(a, 0, f, sizeof(f));
+	assert_int_equal(mrd(a, a->msix_pba, 4), 1u << 2);
+	n = save(a, buf, sizeof(buf));
+	memcpy(b->ram, a->ram, RAM_SIZE);
+	memcpy(b->q, a->q, sizeof(a->q));
+	assert_int_equal(restore(b, buf, n), 0);
+	assert_int_equal(b->msis, 0);
+	assert_int_equal(b->irq_level, 0);
+	assert_int_equal(mrd(b, b->msix_pba, 4), 1u << 2);
+	mwr(b, b->msix_table + 16 * 2 + 12, 4, 0);	/* unmask: the held message goes */
+	assert_int_equal(b->msis, 1);
+	assert_int_equal(b->msi_data, 0x55);
+	free(a);
+	free(b);
+}
+
 static void test_rx_small_buffer(void **state)
 {
 	struct rig *r = rig_new();
@@ -1030,6 +1192,8 @@ int main(void)
 		cmocka_unit_test(test_tx_offloads),
 		cmocka_unit_test(test_tx_offloads_not_negotiated),
 		cmocka_unit_test(test_tx_stall),
+		cmocka_unit_test(test_msix),
+		cmocka_unit_test(test_msix_snapshot),
 		cmocka_unit_test(test_tx_rx),
 		cmocka_unit_test(test_ring_wraps),
 		cmocka_unit_test(test_not_ready),
