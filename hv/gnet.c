@@ -17,6 +17,7 @@
 
 struct slot {
 	uint16_t len;
+	bool partial;			/* tx: NETIF_CSUM_PARTIAL */
 	uint8_t data[FRAME_MAX];
 };
 _Static_assert(GSO_PLAIN_MAX <= FRAME_MAX, "a segment fits a slot");
@@ -89,13 +90,15 @@ static struct gport *find(const struct vm *vm)
 	return NULL;
 }
 
-/* The stack leaves TCP checksums to the NIC (tx_csum): a frame of its
- * that goes to a guest instead gets its checksum here (the field holds
- * the pseudo-header sum, as for the NIC). */
+/* The stack leaves TCP checksums to the NIC (tx_csum), and so do guests'
+ * TCP segments (NETIF_CSUM_PARTIAL): such a frame that goes to a guest
+ * gets its checksum here (the field holds the pseudo-header sum, as for
+ * the NIC). */
 static void finish_csum(uint8_t *f, size_t len)
 {
-	if (!host_if.nic || !host_if.nic->tx_csum || !nic_frame_is_tcp4(f, len) ||
-	    memcmp(f + 6, host_if.nic->mac, 6))
+	bool ours = host_if.nic && host_if.nic->tx_csum && !memcmp(f + 6, host_if.nic->mac, 6);
+
+	if (!(ours || netif_csum_partial()) || !nic_frame_is_tcp4(f, len))
 		return;
 	csum_store(f + NET_TCP_OFF + 16, csum_finish(csum_add(0, f + NET_TCP_OFF,
 							      len - NET_TCP_OFF)));
@@ -217,6 +220,7 @@ int gnet_guest_tx(struct vm *vm, const uint8_t *frame, size_t len, const struct 
 		struct slot *s = &g->tx.slot[g->tx.tail % GNET_QLEN];
 
 		s->len = (uint16_t)gso_segment(frame, r, &p, k, s->data);
+		s->partial = p.partial;
 		fq_push(&g->tx);
 	}
 	return 0;
@@ -232,7 +236,7 @@ void gnet_flush(struct vm *vm)
 	vm_arrival_note(vm, VM_ARR_TX);
 	netif_lock();
 	while ((s = fq_peek(&g->tx))) {
-		netif_switch_input(g->port, s->data, s->len, 0);
+		netif_switch_input(g->port, s->data, s->len, s->partial ? NETIF_CSUM_PARTIAL : 0);
 		fq_pop(&g->tx);
 	}
 	netif_uplink_kick();

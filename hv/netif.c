@@ -34,6 +34,25 @@ uint64_t netif_now_us(void) { return time_now_us(); }
 static const void *local_frame;
 static size_t local_len;
 static int uplink_rc;			/* the NIC's answer to the last frame */
+static bool partial;			/* the frame in sw_input: NETIF_CSUM_PARTIAL */
+
+bool netif_csum_partial(void)
+{
+	return partial;
+}
+
+/* A frame with a partial TCP checksum, completed in a copy. */
+static const uint8_t *completed(const uint8_t *f, size_t len)
+{
+	static uint8_t buf[NIC_BUF];
+
+	if (len > sizeof(buf) || !nic_frame_is_tcp4(f, len))
+		return f;
+	memcpy(buf, f, len);
+	csum_store(buf + NET_TCP_OFF + 16,
+		   csum_finish(csum_add(0, buf + NET_TCP_OFF, len - NET_TCP_OFF)));
+	return buf;
+}
 
 static void local_out(void *ctx, const uint8_t *frame, size_t len)
 {
@@ -68,7 +87,12 @@ static const uint8_t *for_offload(const struct nic *n, const uint8_t *f, size_t 
 /* A frame built in the NIC's tx_frame buffer goes without a copy. */
 static void uplink_out(void *ctx, const uint8_t *frame, size_t len)
 {
-	frame = for_offload(ctx, frame, len);
+	const struct nic *n = ctx;
+
+	if (!partial)
+		frame = for_offload(n, frame, len);
+	else if (!n->tx_csum)
+		frame = completed(frame, len);	/* else the NIC completes it */
 	uplink_rc = nic_xmit(ctx, frame, len);
 	if (uplink_rc == -EAGAIN) {
 		nic_tx_kick(ctx);
@@ -84,11 +108,15 @@ int netif_switch_input(int port, const void *frame, size_t len, unsigned flags)
 	int n;
 
 	local_frame = NULL;
+	partial = flags & NETIF_CSUM_PARTIAL;
 	n = sw_input(&host_if.sw, port, frame, len);
+	partial = false;
 	f = local_frame;
 	local_frame = NULL;
+	if (f && (flags & NETIF_CSUM_PARTIAL))
+		f = completed(f, local_len);
 	if (f)		/* the stack may send again: sw_input is over */
-		net_input_flags(&host_if.stack, f, local_len, flags);
+		net_input_flags(&host_if.stack, f, local_len, flags & ~NETIF_CSUM_PARTIAL);
 	return n;
 }
 

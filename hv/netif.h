@@ -62,9 +62,16 @@ void netif_idle(void);
 /*
  * A frame into the switch from port (under the lock); a frame it hands to
  * the local port goes into the stack (with the NIC's rx flags) after
- * sw_input returns.  sw_input's result.
+ * sw_input returns.  sw_input's result.  With NETIF_CSUM_PARTIAL the
+ * frame, IPv4 TCP with a 20-byte IP header, carries only the
+ * pseudo-header sum in its TCP checksum: the NIC completes it (tx_csum),
+ * or whoever takes the frame does in software.
  */
+#define NETIF_CSUM_PARTIAL	(1u << 8)
 int netif_switch_input(int port, const void *frame, size_t len, unsigned flags);
+/* During netif_switch_input: does the frame being switched have
+ * NETIF_CSUM_PARTIAL?  (For the switch's out() callbacks.) */
+bool netif_csum_partial(void);
 /* Hand the frames queued for the wire to the NIC (under the lock). */
 void netif_uplink_kick(void);
 /* Configure from text ("10.0.0.2/24", "10.0.0.1" or NULL); error message in err. */

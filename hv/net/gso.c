@@ -33,7 +33,17 @@ static int plan_tcp4(const uint8_t *f, size_t len, const struct gso_req *r, stru
 	if (p->hlen + r->mss > ETH_FRAME_MAX || !p->payload)
 		return -EINVAL;
 	p->segs = (p->payload + r->mss - 1) / r->mss;
+	p->partial = r->partial_ok && ihl == 20;
 	return 0;
+}
+
+/* A checksum-only request that is TCP's, on an IPv4 frame with a 20-byte
+ * header: the field already holds what a NIC completes. */
+static bool partial_tcp4(const uint8_t *f, size_t len, const struct gso_req *r)
+{
+	return r->partial_ok && r->csum && r->csum_start == IP_OFF + 20 && r->csum_offset == 16 &&
+	       len >= IP_OFF + 40 && get_be16(f + 12) == 0x0800 && f[IP_OFF] == 0x45 &&
+	       f[IP_OFF + 9] == 6;
 }
 
 int gso_plan(const uint8_t *f, size_t len, const struct gso_req *r, struct gso_plan *p)
@@ -48,6 +58,7 @@ int gso_plan(const uint8_t *f, size_t len, const struct gso_req *r, struct gso_p
 		return -EINVAL;
 	p->segs = 1;
 	p->hlen = (uint32_t)len;	/* the whole frame goes as it is */
+	p->partial = partial_tcp4(f, len, r);
 	return 0;
 }
 
@@ -65,11 +76,12 @@ size_t gso_segment(const uint8_t *f, const struct gso_req *r, const struct gso_p
 {
 	uint32_t ihl = r->csum_start - IP_OFF, off = k * (uint32_t)r->mss, plen;
 	uint8_t *ip = out + IP_OFF, *tcp = out + r->csum_start;
+	uint64_t sum;
 	uint8_t fl;
 
 	if (!r->mss) {
 		memcpy(out, f, p->hlen);
-		if (r->csum)
+		if (r->csum && !p->partial)
 			finish(out, p->hlen, r->csum_start, (size_t)r->csum_start + r->csum_offset);
 		return p->hlen;
 	}
@@ -87,9 +99,12 @@ size_t gso_segment(const uint8_t *f, const struct gso_req *r, const struct gso_p
 	if (k)
 		fl &= (uint8_t)~TCP_CWR;
 	tcp[13] = fl;
+	sum = csum_pseudo(get_be32(ip + 12), get_be32(ip + 16), 6,
+			  (uint16_t)(p->hlen - r->csum_start + plen));
 	put_be16(tcp + 16, 0);
-	csum_store(tcp + 16, csum_finish(csum_add(csum_pseudo(get_be32(ip + 12), get_be32(ip + 16), 6,
-							      (uint16_t)(p->hlen - r->csum_start + plen)),
-						  tcp, p->hlen - r->csum_start + plen)));
+	if (p->partial)
+		csum_store(tcp + 16, csum_fold(sum));
+	else
+		csum_store(tcp + 16, csum_finish(csum_add(sum, tcp, p->hlen - r->csum_start + plen)));
 	return p->hlen + plen;
 }

@@ -33,6 +33,10 @@ struct gso_req {
 	bool csum;			/* NEEDS_CSUM */
 	uint16_t csum_start, csum_offset;
 	uint16_t mss;			/* GSO TCPv4 with this MSS; 0: none */
+	/* An IPv4 TCP frame with a 20-byte IP header may keep a partial TCP
+	 * checksum (the pseudo-header sum, with the length, in the field:
+	 * what a NIC's checksum offload completes, drivers/nic.h). */
+	bool partial_ok;
 };
 
 /* What gso_plan found: segments to send, and where the payload starts. */
@@ -40,6 +44,7 @@ struct gso_plan {
 	unsigned int segs;
 	uint32_t hlen;			/* Ethernet + IP + TCP headers */
 	uint32_t payload;
+	bool partial;			/* segments keep a partial TCP checksum */
 };
 
 /* Check frame f[0..len) against r.  0 with *p filled (segs is 1 without

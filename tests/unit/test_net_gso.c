@@ -160,6 +160,45 @@ static void test_checksum_only(void **state)
 	assert_memory_equal(seg, frame, len);
 }
 
+/* With partial_ok, TCP segments keep the pseudo-header sum for a NIC to
+ * complete: completing it gives what software would have; a TCP frame
+ * with only NEEDS_CSUM goes as it is; UDP is still finished here. */
+static void test_partial_for_the_nic(void **state)
+{
+	struct gso_req r = TSO;
+	struct gso_plan p;
+	size_t len = build(5000, 0, 0x18), sl;
+	uint8_t seg[GSO_PLAIN_MAX], *tcp = seg + 34;
+
+	(void)state;
+	r.partial_ok = true;
+	assert_int_equal(gso_plan(frame, len, &r, &p), 0);
+	assert_true(p.partial);
+	for (unsigned int k = 0; k < p.segs; k++) {
+		uint8_t want[2];
+		uint64_t ph;
+
+		sl = gso_segment(frame, &r, &p, k, seg);
+		ph = csum_pseudo(SRC_IP, DST_IP, 6, (uint16_t)(sl - 34));
+		csum_store(want, csum_fold(ph));
+		assert_memory_equal(tcp + 16, want, 2);
+		/* what the NIC does: sum the segment with the field, complement */
+		csum_store(tcp + 16, csum_finish(csum_add(0, tcp, sl - 34)));
+		assert_true(csum_ok(csum_add(ph, tcp, sl - 34)));
+		assert_true(csum_ok(csum_add(0, seg + 14, 20)));
+	}
+	r = (struct gso_req){ .csum = true, .csum_start = 34, .csum_offset = 16, .partial_ok = true };
+	len = build(1000, 0, 0x18);
+	assert_int_equal(gso_plan(frame, len, &r, &p), 0);
+	assert_true(p.partial);
+	assert_int_equal(gso_segment(frame, &r, &p, 0, seg), len);
+	assert_memory_equal(seg, frame, len);		/* as the guest left it */
+	frame[23] = 17;
+	r.csum_offset = 6;
+	assert_int_equal(gso_plan(frame, len, &r, &p), 0);
+	assert_false(p.partial);			/* UDP: finished here */
+}
+
 static struct gso_plan plan;
 #define refused(len, r)	assert_int_equal(gso_plan(frame, (len), (r), &plan), -EINVAL)
 
@@ -218,6 +257,7 @@ int main(void)
 		cmocka_unit_test(test_tso_cuts_and_sums),
 		cmocka_unit_test(test_payload_within_one_segment),
 		cmocka_unit_test(test_checksum_only),
+		cmocka_unit_test(test_partial_for_the_nic),
 		cmocka_unit_test(test_liars_refused),
 	};
 
