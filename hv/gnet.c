@@ -18,6 +18,7 @@
 struct slot {
 	uint16_t len;
 	bool partial;			/* tx: NETIF_CSUM_PARTIAL */
+	bool valid;			/* rx: its checksums are known good */
 	uint8_t data[FRAME_MAX];
 };
 _Static_assert(GSO_PLAIN_MAX <= FRAME_MAX, "a segment fits a slot");
@@ -94,14 +95,15 @@ static struct gport *find(const struct vm *vm)
  * TCP segments (NETIF_CSUM_PARTIAL): such a frame that goes to a guest
  * gets its checksum here (the field holds the pseudo-header sum, as for
  * the NIC). */
-static void finish_csum(uint8_t *f, size_t len)
+static bool finish_csum(uint8_t *f, size_t len)
 {
 	bool ours = host_if.nic && host_if.nic->tx_csum && !memcmp(f + 6, host_if.nic->mac, 6);
 
 	if (!(ours || netif_csum_partial()) || !nic_frame_is_tcp4(f, len))
-		return;
+		return false;
 	csum_store(f + NET_TCP_OFF + 16, csum_finish(csum_add(0, f + NET_TCP_OFF,
 							      len - NET_TCP_OFF)));
+	return true;
 }
 
 /* The switch's out() for a guest port: into its rx queue. */
@@ -118,7 +120,10 @@ static void port_out(void *ctx, const uint8_t *frame, size_t len)
 		g->st.rx_waited++;	/* it waits here for the guest to run */
 	memcpy(s->data, frame, len);
 	s->len = (uint16_t)len;
-	finish_csum(s->data, len);
+	/* known good: summed here just now, or checked by the NIC */
+	s->valid = finish_csum(s->data, len) ||
+		   (netif_rx_flags() & (NET_RX_IP_CSUM_OK | NET_RX_TCP_CSUM_OK)) ==
+			   (NET_RX_IP_CSUM_OK | NET_RX_TCP_CSUM_OK);
 	fq_push(&g->rx);
 	__atomic_store_n(&pending, true, __ATOMIC_RELEASE);
 }
@@ -249,7 +254,7 @@ void gnet_flush(struct vm *vm)
  * they reach it when it runs, or travel with it (gnet_rx_snapshot). */
 static int deliver(struct gport *g, struct slot *s)
 {
-	int rc = vm_nic_rx(g->vm, s->data, s->len);
+	int rc = vm_nic_rx(g->vm, s->data, s->len, s->valid);
 
 	if (rc && rc != -EBUSY)
 		g->st.rx_nobuf++;
@@ -327,6 +332,8 @@ static struct slot *carry_slot(struct gport *g, uint32_t k)
 
 static int frame_snapshot(struct snap *s, struct slot *f)
 {
+	if (s->restore)
+		f->valid = false;	/* not saved: the guest checks its sums */
 	snap_u16(s, &f->len);
 	if (!s->err && (f->len < 14 || f->len > FRAME_MAX))
 		return snap_invalid(s);

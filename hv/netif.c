@@ -36,9 +36,16 @@ static size_t local_len;
 static int uplink_rc;			/* the NIC's answer to the last frame */
 static bool partial;			/* the frame in sw_input: NETIF_CSUM_PARTIAL */
 
+static unsigned rx_flags_now;		/* the frame in sw_input: NET_RX_* */
+
 bool netif_csum_partial(void)
 {
 	return partial;
+}
+
+unsigned netif_rx_flags(void)
+{
+	return rx_flags_now;
 }
 
 /* A frame with a partial TCP checksum, completed in a copy. */
@@ -109,8 +116,10 @@ int netif_switch_input(int port, const void *frame, size_t len, unsigned flags)
 
 	local_frame = NULL;
 	partial = flags & NETIF_CSUM_PARTIAL;
+	rx_flags_now = flags & (NET_RX_IP_CSUM_OK | NET_RX_TCP_CSUM_OK);
 	n = sw_input(&host_if.sw, port, frame, len);
 	partial = false;
+	rx_flags_now = 0;
 	f = local_frame;
 	local_frame = NULL;
 	if (f && (flags & NETIF_CSUM_PARTIAL))

@@ -72,6 +72,9 @@ int netif_switch_input(int port, const void *frame, size_t len, unsigned flags);
 /* During netif_switch_input: does the frame being switched have
  * NETIF_CSUM_PARTIAL?  (For the switch's out() callbacks.) */
 bool netif_csum_partial(void);
+/* During netif_switch_input: the NET_RX_* flags of the frame being
+ * switched (checksums the NIC verified). */
+unsigned netif_rx_flags(void);
 /* Hand the frames queued for the wire to the NIC (under the lock). */
 void netif_uplink_kick(void);
 /* Configure from text ("10.0.0.2/24", "10.0.0.1" or NULL); error message in err. */

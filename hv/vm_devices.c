@@ -363,7 +363,7 @@ bool vm_nic_info(struct vm *vm, struct vm_nic_info *out)
 	return n != NULL;
 }
 
-int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len)
+int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len, bool valid)
 {
 	int rc = -ENODEV;
 
@@ -371,7 +371,7 @@ int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len)
 	if (__atomic_load_n(&vm->state, __ATOMIC_ACQUIRE) != VM_RUNNING)
 		rc = -EBUSY;	/* paused: a migration may be saving RAM and devices */
 	else if (vm->dev && vm->dev->pci)
-		rc = vnic_rx(vm->dev->pci, frame, len);	/* -ENODEV without the NIC */
+		rc = vnic_rx(vm->dev->pci, frame, len, valid);	/* -ENODEV without the NIC */
 	unlock_and_wake(vm);
 	if (!rc)
 		vm_arrival_note(vm, VM_ARR_RX);

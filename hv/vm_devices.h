@@ -61,7 +61,7 @@ bool vm_nic_info(struct vm *vm, struct vm_nic_info *out);
  * -EAGAIN (no receive buffer, counted by the NIC), -EBUSY (the guest is
  * not running: paused, arriving, or being migrated, whose final copy of
  * RAM and devices must not change under it) or -ENODEV (no NIC). */
-int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len);
+int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len, bool valid);
 /* Without dev_lock: the NIC looks at its transmit queue (after a restore,
  * or a pause, chains may wait there that no doorbell will announce). */
 void vm_nic_tx_resume(struct vm *vm);

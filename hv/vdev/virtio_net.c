@@ -166,7 +166,8 @@ int vnet_init(struct vnet *dev, const struct vnet_config *cfg)
 {
 	struct virtio_pci_config c = {
 		.type = VIRTIO_ID_NET, .class_code = CLASS_ETHERNET, .num_queues = 2,
-		.features = VIRTIO_NET_F_CSUM | VIRTIO_NET_F_MAC | VIRTIO_NET_F_HOST_TSO4 |
+		.features = VIRTIO_NET_F_CSUM | VIRTIO_NET_F_GUEST_CSUM | VIRTIO_NET_F_MAC |
+			    VIRTIO_NET_F_HOST_TSO4 |
 			    VIRTIO_NET_F_STATUS,
 		.cfg_len = VNET_CFG_LEN,
 		.irq = cfg->irq, .ops = &net_ops, .dev = dev, .mem = cfg->mem,
@@ -207,7 +208,7 @@ static int rx_put(struct vnet *dev, size_t len)
 	return rc;
 }
 
-int vnet_rx(struct vnet *dev, const uint8_t *frame, size_t len)
+int vnet_rx_valid(struct vnet *dev, const uint8_t *frame, size_t len, bool valid)
 {
 	struct vq *q = &dev->vp.vq[VNET_RXQ];
 
@@ -217,13 +218,16 @@ int vnet_rx(struct vnet *dev, const uint8_t *frame, size_t len)
 		return drop(dev, VNET_DROP_RX_NOT_READY), -EAGAIN;
 	if (q->err)
 		return drop(dev, VNET_DROP_RX_QUEUE), -EAGAIN;
+	valid = valid && virtio_pci_has(&dev->vp, VIRTIO_NET_F_GUEST_CSUM);
 	memset(dev->buf, 0, VNET_HDR_LEN);
+	dev->buf[0] = valid ? VNET_HDR_F_DATA_VALID : 0;
 	dev->buf[10] = 1;			/* num_buffers = 1 (le16) */
 	memcpy(dev->buf + VNET_HDR_LEN, frame, len);
 	if (rx_put(dev, VNET_HDR_LEN + len))
 		return -EAGAIN;
 	dev->stats.rx_frames++;
 	dev->stats.rx_bytes += len;
+	dev->stats.rx_valid += valid;
 	return 0;
 }
 

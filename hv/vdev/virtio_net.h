@@ -2,9 +2,10 @@
 /*
  * virtio-net (Virtio 1.1, 5.1; device type 1) over the PCI transport
  * (virtio_pci.h): queue 0 receives, queue 1 transmits.  Features offered:
- * VIRTIO_NET_F_CSUM (0), VIRTIO_NET_F_MAC (5), VIRTIO_NET_F_HOST_TSO4
- * (11), VIRTIO_NET_F_STATUS (16), VIRTIO_F_VERSION_1.  No receive
- * offloads, no mergeable buffers, no control queue.  Every chain holds
+ * VIRTIO_NET_F_CSUM (0), VIRTIO_NET_F_GUEST_CSUM (1), VIRTIO_NET_F_MAC
+ * (5), VIRTIO_NET_F_HOST_TSO4 (11), VIRTIO_NET_F_STATUS (16),
+ * VIRTIO_F_VERSION_1.  No receive segmentation, no mergeable buffers, no
+ * control queue.  Every chain holds
  * the 12-byte struct virtio_net_hdr (flags, gso_type, le16 hdr_len,
  * gso_size, csum_start, csum_offset, num_buffers: with VERSION_1
  * num_buffers is always there, 5.1.6) and then one Ethernet frame (no FCS).
@@ -24,7 +25,8 @@
  * device stops (tx_stalled) until vnet_tx_resume(); the guest sees a
  * device that is slow, never a frame lost.
  * Receive: vnet_rx() puts one frame in the next receive chain (writable
- * only) with a zero header; without a buffer the frame is dropped and
+ * only) with a zero header, or DATA_VALID when the caller says its
+ * checksums were verified and the driver took GUEST_CSUM; without a buffer the frame is dropped and
  * counted (the device keeps no frames).  Every chain the device takes is
  * returned before the call ends, so none is in flight at a snapshot (a
  * chain left by a stall is still the driver's, in the available ring).
@@ -42,6 +44,7 @@
 
 #define VIRTIO_ID_NET		1
 #define VIRTIO_NET_F_CSUM	(1ull << 0)
+#define VIRTIO_NET_F_GUEST_CSUM	(1ull << 1)
 #define VIRTIO_NET_F_MAC	(1ull << 5)
 #define VIRTIO_NET_F_HOST_TSO4	(1ull << 11)
 #define VIRTIO_NET_F_STATUS	(1ull << 16)
@@ -51,6 +54,7 @@
 #define VNET_MAX_FRAME		1518	/* 1500 + Ethernet header + VLAN tag */
 #define VNET_MAX_GSO_FRAME	(14 + 65535)	/* the largest IPv4 packet */
 #define VNET_HDR_F_NEEDS_CSUM	1
+#define VNET_HDR_F_DATA_VALID	2
 #define VNET_HDR_GSO_NONE	0
 #define VNET_HDR_GSO_TCPV4	1
 #define VNET_RXQ		0
@@ -73,6 +77,7 @@ enum vnet_drop {
 
 struct vnet_stats {
 	uint64_t rx_frames, rx_bytes;	/* delivered to the guest */
+	uint64_t rx_valid;		/* of those: marked DATA_VALID */
 	uint64_t tx_frames, tx_bytes;	/* sent by the guest, handed to tx() */
 	uint64_t tx_csum, tx_gso;	/* of those: NEEDS_CSUM, and GSO */
 	uint64_t tx_stalls;		/* tx() had no room: the queue waited */
@@ -112,9 +117,14 @@ struct vnet {
  * (vpci_attach).  -EINVAL for a bad configuration. */
 int vnet_init(struct vnet *dev, const struct vnet_config *cfg);
 
-/* A frame for the guest (no FCS).  0 if delivered, -EAGAIN if dropped
- * (counted by reason). */
-int vnet_rx(struct vnet *dev, const uint8_t *frame, size_t len);
+/* A frame for the guest (no FCS); valid: its IP and TCP/UDP checksums
+ * were verified (by the NIC, or computed by ferry).  0 if delivered,
+ * -EAGAIN if dropped (counted by reason). */
+int vnet_rx_valid(struct vnet *dev, const uint8_t *frame, size_t len, bool valid);
+static inline int vnet_rx(struct vnet *dev, const uint8_t *frame, size_t len)
+{
+	return vnet_rx_valid(dev, frame, len, false);
+}
 
 /* Take up transmitting where a stall (or a restore) left it. */
 void vnet_tx_resume(struct vnet *dev);

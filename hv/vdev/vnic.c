@@ -82,9 +82,9 @@ int vnic_mmio(struct vnic *n, uint64_t gpa, uint8_t size, bool write, uint32_t *
 	return rc;
 }
 
-int vnic_rx(struct vnic *n, const uint8_t *frame, size_t len)
+int vnic_rx(struct vnic *n, const uint8_t *frame, size_t len, bool valid)
 {
-	return n->cfg.net ? vnet_rx(&n->net, frame, len) : -ENODEV;
+	return n->cfg.net ? vnet_rx_valid(&n->net, frame, len, valid) : -ENODEV;
 }
 
 bool vnic_tx_stalled(const struct vnic *n)

@@ -76,8 +76,9 @@ void vnic_destroy(struct vnic *n);		/* NULL is fine */
 int vnic_io(struct vnic *n, uint16_t port, uint8_t size, bool in, uint32_t *val);
 /* MMIO access (size 1/2/4): 0, or -ENOENT when no BAR decodes gpa. */
 int vnic_mmio(struct vnic *n, uint64_t gpa, uint8_t size, bool write, uint32_t *val);
-/* A frame for the guest: 0, or -EAGAIN when dropped (counted). */
-int vnic_rx(struct vnic *n, const uint8_t *frame, size_t len);
+/* A frame for the guest (valid: its checksums were verified, see
+ * vnet_rx_valid): 0, or -EAGAIN when dropped (counted). */
+int vnic_rx(struct vnic *n, const uint8_t *frame, size_t len, bool valid);
 /* The NIC's transmit queue waits for room (virtio_net.h); resume it. */
 bool vnic_tx_stalled(const struct vnic *n);
 void vnic_tx_resume(struct vnic *n);

@@ -60,6 +60,12 @@ void vm_arrival_note(struct vm *vm, enum vm_arr_step step)
 }
 
 static bool partial;			/* as netif.c: the frame being switched */
+static unsigned rx_flags_now;
+
+unsigned netif_rx_flags(void)
+{
+	return rx_flags_now;
+}
 static unsigned int partial_frames;	/* switched with NETIF_CSUM_PARTIAL */
 
 bool netif_csum_partial(void)
@@ -74,8 +80,10 @@ int netif_switch_input(int port, const void *frame, size_t len, unsigned flags)
 	assert_int_equal(locked, 1);
 	partial = flags & NETIF_CSUM_PARTIAL;
 	partial_frames += partial;
+	rx_flags_now = flags & (NET_RX_IP_CSUM_OK | NET_RX_TCP_CSUM_OK);
 	n = sw_input(&host_if.sw, port, frame, len);
 	partial = false;
+	rx_flags_now = 0;
 	return n;
 }
 
@@ -109,7 +117,9 @@ void vm_nic_tx_resume(struct vm *vm)
 	tx_resumes++;
 }
 
-int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len)
+static bool rx_valid;			/* the last frame's checksums known good */
+
+int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len, bool valid)
 {
 	assert_int_equal(locked, 0);	/* never under the network lock */
 	if (vm->state != VM_RUNNING)
@@ -118,6 +128,7 @@ int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len)
 		return nic_rc;
 	*(vm == &va ? &rx_a : &rx_b) += 1;
 	memcpy(rx_last, frame, len);
+	rx_valid = valid;
 	return 0;
 }
 
@@ -213,6 +224,19 @@ static void test_from_the_wire(void **st)
 	netif_unlock();
 	assert_int_equal(rx_a + rx_b, 0);
 	gnet_deliver();
+	assert_false(rx_valid);		/* the NIC checked nothing */
+	netif_lock();
+	netif_switch_input(host_if.uplink_port, f, frame(f, MA, PEER, 3), NET_RX_IP_CSUM_OK);
+	netif_unlock();
+	gnet_deliver();
+	assert_false(rx_valid);		/* the IP header only */
+	netif_lock();
+	netif_switch_input(host_if.uplink_port, f, frame(f, MA, PEER, 4),
+			   NET_RX_IP_CSUM_OK | NET_RX_TCP_CSUM_OK);
+	netif_unlock();
+	gnet_deliver();
+	assert_true(rx_valid);
+	rx_a -= 2;
 	assert_int_equal(rx_a, 2);
 	assert_int_equal(rx_b, 1);
 	assert_int_equal(local.frames, 1);
@@ -353,13 +377,14 @@ static void test_tso_from_a_guest(void **st)
 		csum_store(want, csum_fold(csum_pseudo(0x0a000002, 0x0a000001, 6, 20 + 1000)));
 		assert_memory_equal(tcp + 16, want, 2);
 	}
-	/* ... and guest B whole checksums */
+	/* ... and guest B whole checksums, known good */
 	len = tso_frame(MB, 3000);
 	assert_int_equal(gnet_guest_tx(&va, big, len, &tso), 0);
 	gnet_flush(&va);
 	assert_int_equal(rx_b, 3);
 	assert_true(csum_ok(csum_add(csum_pseudo(0x0a000002, 0x0a000001, 6, 20 + 1000),
 				     rx_last + 34, 20 + 1000)));
+	assert_true(rx_valid);
 	tso.partial_ok = false;
 	wire.frames = 11;
 	/* waits whole while the queue lacks room, then goes */

@@ -341,8 +341,9 @@ static void test_features(void **state)
 
 	(void)state;
 	mwr(r, r->common + 0x00, 4, 0);
-	/* CSUM, MAC, HOST_TSO4, STATUS */
-	assert_int_equal(mrd(r, r->common + 0x04, 4), 1u | (1u << 5) | (1u << 11) | (1u << 16));
+	/* CSUM, GUEST_CSUM, MAC, HOST_TSO4, STATUS */
+	assert_int_equal(mrd(r, r->common + 0x04, 4),
+			 1u | (1u << 1) | (1u << 5) | (1u << 11) | (1u << 16));
 	mwr(r, r->common + 0x00, 4, 1);
 	assert_int_equal(mrd(r, r->common + 0x04, 4), 1);		/* VERSION_1 */
 	mwr(r, r->common + 0x00, 4, 2);
@@ -577,6 +578,31 @@ static void test_tx_offloads(void **state)
 	assert_int_equal(r->net.stats.tx_frames, 3);
 	assert_int_equal(used_idx(r, 1), 12);		/* every chain returned */
 	assert_int_equal(status(r), 0x0F);
+	free(r);
+}
+
+/* Receive: DATA_VALID for a frame whose checksums are known good, only
+ * when the driver took GUEST_CSUM. */
+static void test_rx_data_valid(void **state)
+{
+	struct rig *r = rig_new();
+	uint8_t f[100];
+
+	(void)state;
+	make_frame(f, sizeof(f), (const uint8_t[6]){ 2, 0, 0, 0, 0, 1 }, 0x3C);
+	bring_up_with(r, VIRTIO_NET_F_GUEST_CSUM);
+	post_rx(r, 0, BUF_LEN);
+	post_rx(r, 1, BUF_LEN);
+	assert_int_equal(vnet_rx_valid(&r->net, f, sizeof(f), true), 0);
+	assert_int_equal(r->ram[RX_BUFS], VNET_HDR_F_DATA_VALID);
+	assert_int_equal(vnet_rx_valid(&r->net, f, sizeof(f), false), 0);
+	assert_int_equal(r->ram[RX_BUFS + 0x800], 0);
+	assert_int_equal(r->net.stats.rx_valid, 1);
+	bring_up(r);					/* without GUEST_CSUM */
+	post_rx(r, 0, BUF_LEN);
+	assert_int_equal(vnet_rx_valid(&r->net, f, sizeof(f), true), 0);
+	assert_int_equal(r->ram[RX_BUFS], 0);
+	assert_int_equal(r->net.stats.rx_valid, 1);
 	free(r);
 }
 
@@ -1191,6 +1217,7 @@ int main(void)
 		cmocka_unit_test(test_features),
 		cmocka_unit_test(test_tx_offloads),
 		cmocka_unit_test(test_tx_offloads_not_negotiated),
+		cmocka_unit_test(test_rx_data_valid),
 		cmocka_unit_test(test_tx_stall),
 		cmocka_unit_test(test_msix),
 		cmocka_unit_test(test_msix_snapshot),
