@@ -167,6 +167,8 @@ static void unlock_and_wake(struct vm *vm)
 
 static void nic_flush(struct vm *vm)
 {
+	if (!vm->nic)
+		return;
 	gnet_flush(vm);
 	for (int i = 0; i < NIC_RESUME_ROUNDS; i++) {
 		bool stalled;
