@@ -118,8 +118,8 @@ static void show_net(void)
 /* A guest's port on the switch: frames each way, drops by reason. */
 static void show_port(const char *pfx, const struct gnet_stats *st)
 {
-	static const char *const q[] = { "tx queue full", "rx queue full", "no rx buffer" };
-	const uint64_t qn[] = { st->tx_qfull, st->rx_qfull, st->rx_nobuf };
+	static const char *const q[] = { "rx queue full", "no rx buffer" };
+	const uint64_t qn[] = { st->rx_qfull, st->rx_nobuf };
 
 	shell_printf("%sfrom guest %lu frames, %lu bytes; to guest %lu frames, %lu bytes; "
 		     "management %s\n", pfx, st->sw.in_frames, st->sw.in_bytes, st->sw.out_frames,
@@ -130,6 +130,8 @@ static void show_port(const char *pfx, const struct gnet_stats *st)
 	for (size_t i = 0; i < sizeof(qn) / sizeof(qn[0]); i++)
 		if (qn[i])
 			shell_printf("%sdropped %lu: %s\n", pfx, qn[i], q[i]);
+	if (st->tx_qfull)	/* the guest's NIC waited: nothing was lost */
+		shell_printf("%stx queue full %lu times (the NIC waited)\n", pfx, st->tx_qfull);
 	if (st->rx_waited || st->rx_carried)
 		shell_printf("%s%lu frames waited for it (paused or arriving), %lu came with it "
 			     "from a migration's source\n", pfx, st->rx_waited, st->rx_carried);
