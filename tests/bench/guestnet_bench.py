@@ -6,6 +6,7 @@ sides alternated round by round in one run so machine noise hits both alike.
 
   python3 tests/bench/run.py guestnet
   python3 tests/bench/guestnet_bench.py [--rounds 3] [--mb 64] [--vcpus 1] [--no-plain]
+                                        [--vs ELF]
 
 Needs root (a network namespace with a bridge, tests/integration/netns.py).
 The guest is the same on both sides: Debian 12's kernel with the project's
@@ -22,6 +23,9 @@ virtio-net NIC (virtio 1.x), QEMU TCG:
   - bare-plain (unless --no-plain): the same, the NIC offering only what
     ferry's does (MAC, STATUS, INTx), to tell the features' share of the
     gap from the cost of going through ferry.
+  - ferry-vs (with --vs ELF): a second ferry host like the first, booted
+    from another build's ferry.elf, for a change measured against the
+    build before it in one run (its guest at 10.200.0.53).
 All guests stay up for the whole run; each round moves --mb MiB each way
 on each side, the sides' order rotated every round:
   - guest -> peer: tests/integration/netpeer.py `recv` in the namespace; the
@@ -75,6 +79,10 @@ PLAIN = ("vectors=0,csum=off,guest_csum=off,gso=off,guest_tso4=off,guest_tso6=of
          "guest_ecn=off,guest_ufo=off,host_tso4=off,host_tso6=off,host_ecn=off,host_ufo=off,"
          "mrg_rxbuf=off,event_idx=off,indirect_desc=off,ctrl_vq=off,ctrl_rx=off,ctrl_vlan=off,"
          "ctrl_rx_extra=off,ctrl_mac_addr=off,ctrl_guest_offloads=off,guest_announce=off,mq=off")
+# ferry hosts: (host MAC, host address, guest MAC); the guests' addresses
+FERRIES = {"ferry": (HOST_MAC, HOST_IP, FERRY_MAC),
+           "ferry-vs": ("52:54:00:12:00:03", "10.200.0.3", "52:54:00:aa:00:04")}
+FERRY_IPS = {"ferry": FERRY_IP, "ferry-vs": "10.200.0.53"}
 BARES = {"bare": ("10.200.0.51", "52:54:00:aa:00:02", ""),
          "bare-plain": ("10.200.0.52", "52:54:00:aa:00:03", PLAIN)}
 TX_PORT, RX_PORT = 5101, 5102
@@ -162,13 +170,14 @@ def setup_guest(side, ip, mb):
         raise BenchError(f"guest at {ip} does not reach the peer: {ping!r}")
 
 
-def boot_ferry(ns, iso, vcpus):
-    m = Machine("bench-guestnet-ferry", kind="qemu", cpus=2, mem=768, iso=iso,
-                extra=qemu_nic(ns.add_tap(), HOST_MAC), netns=ns.name).start(boot_timeout=120)
-    if "ipv4 address" not in m.cmd(f"net ip {HOST_IP}/24", timeout=60):
-        raise BenchError(f"ferry: net ip failed; see {m.logpath}")
+def boot_ferry(ns, iso, vcpus, name="ferry"):
+    host_mac, host_ip, mac = FERRIES[name]
+    m = Machine(f"bench-guestnet-{name}", kind="qemu", cpus=2, mem=768, iso=iso,
+                extra=qemu_nic(ns.add_tap(), host_mac), netns=ns.name).start(boot_timeout=120)
+    if "ipv4 address" not in m.cmd(f"net ip {host_ip}/24", timeout=60):
+        raise BenchError(f"{name}: net ip failed; see {m.logpath}")
     out = m.cmd(f"create lx kernel=vmlinuz initrd=initrd mem={MEM} vcpus={vcpus} nic=on "
-                f'mac={FERRY_MAC} cmdline="{CMDLINE}"', timeout=60)
+                f'mac={mac} cmdline="{CMDLINE}"', timeout=60)
     if "error" in out:
         raise BenchError(f"ferry: create: {out}")
     m.cmd("start lx")
@@ -341,17 +350,17 @@ def cpu_line(res, d, mb):
           "; ".join(parts))
 
 
-def ferry_lines(res, d, mb):
+def ferry_lines(res, d, mb, side="ferry"):
     med = statistics.median
-    st = res["ferry"][d]["stats"]
+    st = res[side][d]["stats"]
     tot = [s[0].get("total", 0) / mb for s in st]
     g = [s[1] for s in st]
     h = [s[2] for s in st]
-    print(f"    under ferry (`stats lx` around the transfer and its console commands): "
+    print(f"    under {side} (`stats lx` around the transfer and its console commands): "
           f"VM exits per MiB {med(tot):.0f} {[round(x) for x in tot]}; the guest's vCPU "
           f"{1000 * med(g) / mb:.0f} ms/MiB in the guest + {1000 * med(h) / mb:.0f} ms/MiB in "
           f"ferry handling its exits (the transfer itself: "
-          f"{1000 * med(res['ferry'][d]['peer']) / mb:.0f} ms/MiB)")
+          f"{1000 * med(res[side][d]['peer']) / mb:.0f} ms/MiB)")
     by = {}
     for s in st:
         for k, v in s[0].items():
@@ -373,7 +382,9 @@ def report(res, mb, vcpus, rounds):
         rate_line(label + ", timed by the peer", res, d, "peer", mb)
         rate_line(label + ", timed by the guest", res, d, "guest", mb)
         cpu_line(res, d, mb)
-        ferry_lines(res, d, mb)
+        for f in ("ferry", "ferry-vs"):
+            if f in res:
+                ferry_lines(res, d, mb, f)
 
 
 def linux_iso(prefix):
@@ -386,16 +397,26 @@ def linux_iso(prefix):
     return make_iso(tmp, guests=[os.path.join(LINUX, "vmlinuz"), os.path.join(LINUX, "initrd")])
 
 
-def bench(rounds, mb, vcpus, bares):
+def bench(rounds, mb, vcpus, bares, vs=None):
     iso = linux_iso("bench-guestnet-")
+    ferries = ["ferry"] + (["ferry-vs"] if vs else [])
+    isos = {"ferry": iso}
+    if vs:      # the same ISO with the other build's ferry.elf
+        isos["ferry-vs"] = iso[:-4] + "-vs.iso"
+        subprocess.run([os.path.join(ROOT, "tools", "mkiso.sh"), isos["ferry-vs"], vs,
+                        " ".join(os.path.join(LINUX, f) for f in ("vmlinuz", "initrd"))],
+                       check=True, timeout=300, stdout=subprocess.DEVNULL)
     res = {s: {d: {"peer": [], "guest": [], "cpu": [], "stats": []} for d in ("tx", "rx")}
-           for s in ["ferry"] + bares}
-    m, vms, cpus = None, [], []
+           for s in ferries + bares}
+    ms, vms, cpus = [], [], []
     with NetNS(f"gnb{os.getpid()}") as ns:
         try:
-            m = boot_ferry(ns, iso, vcpus)
-            setup_guest(FerrySide(m), FERRY_IP, mb)
-            sides = [("ferry", FerrySide(m), FERRY_IP, CpuSampler(m.proc.pid), m)]
+            sides = []
+            for f in ferries:
+                ms.append(boot_ferry(ns, isos[f], vcpus, f))
+                setup_guest(FerrySide(ms[-1]), FERRY_IPS[f], mb)
+                sides.append((f, FerrySide(ms[-1]), FERRY_IPS[f], CpuSampler(ms[-1].proc.pid),
+                              ms[-1]))
             for b in bares:
                 vms.append(boot_bare(ns, vcpus, b))
                 setup_guest(vms[-1], BARES[b][0], mb)
@@ -410,7 +431,7 @@ def bench(rounds, mb, vcpus, bares):
                 c.stop()
             for vm in vms:
                 vm.close()
-            if m:
+            for m in ms:
                 m.close()
     report(res, mb, vcpus, rounds)
 
@@ -436,6 +457,8 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=3, help="rounds, each side once each way (3)")
     ap.add_argument("--mb", type=int, default=64, help="MiB per transfer (64)")
     ap.add_argument("--vcpus", type=int, default=1, help="the guest's vCPUs on both sides (1)")
+    ap.add_argument("--vs", metavar="ELF",
+                    help="also a ferry host booted from this ferry.elf (another build)")
     ap.add_argument("--no-plain", action="store_true",
                     help="leave out bare-plain (bare QEMU with only ferry's virtio features)")
     a = ap.parse_args(argv)
@@ -445,7 +468,10 @@ def main(argv=None):
         sys.exit("guestnet: --mb must be 1..100 (the guest holds the file in its tmpfs)")
     # a SIGTERM still deletes the namespace and stops the emulators
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("guestnet: terminated"))
-    bench(a.rounds, a.mb, a.vcpus, ["bare"] if a.no_plain else ["bare", "bare-plain"])
+    if a.vs and not os.path.isfile(a.vs):
+        sys.exit(f"guestnet: --vs {a.vs}: no such file")
+    bench(a.rounds, a.mb, a.vcpus, ["bare"] if a.no_plain else ["bare", "bare-plain"],
+          os.path.abspath(a.vs) if a.vs else None)
 
 
 if __name__ == "__main__":
