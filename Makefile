@@ -50,7 +50,7 @@ LOADER_SRCS  := hv/loader/mb1elf.c hv/loader/bzimage.c hv/loader/e820.c \
 	hv/loader/mptable.c hv/loader/probe.c
 NET_SRCS     := hv/net/net.c hv/net/arp.c hv/net/ip.c hv/net/icmp.c hv/net/cksum.c \
 	hv/net/tcp.c hv/net/tcp_in.c hv/net/tcp_out.c hv/net/tcp_timer.c \
-	hv/net/tcp_sack.c hv/net/nettest.c hv/net/switch.c hv/net/gso.c
+	hv/net/tcp_sack.c hv/net/nettest.c hv/net/switch.c hv/net/gso.c hv/net/gro.c
 VMM_SRCS     := arch/x86/virt.c arch/x86/vmx/caps.c arch/x86/vmx/ept.c arch/x86/vmx/ctl.c \
 	arch/x86/vmx/names.c arch/x86/vmx/state.c arch/x86/vmx/exit.c arch/x86/vmx/cr.c arch/x86/vmx/pml.c \
 	arch/x86/vmx/hw.c arch/x86/vmx/vmx.c arch/x86/vmx/entry.S \

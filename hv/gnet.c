@@ -7,6 +7,7 @@
 #include "hv/lib/log.h"
 #include "hv/lib/spinlock.h"
 #include "hv/net/cksum.h"
+#include "hv/net/gro.h"
 #include "hv/net/gso.h"
 #include "hv/vdev/snap.h"
 #include "hv/netif.h"
@@ -42,6 +43,8 @@ struct gport {
 	struct fq tx, rx;
 	struct gnet_carry *carry;	/* under deliver_lock; NULL: none */
 	struct gnet_stats st;		/* all but st.sw; under the side's lock */
+	struct gro gro;			/* under deliver_lock, as is: */
+	struct vnet_piece pc[GRO_MAX_SEGS + 1];	/* its pieces, for the NIC */
 	unsigned int round;		/* announce round due next */
 	bool announcing;
 	uint64_t announce_t0;		/* us */
@@ -261,10 +264,51 @@ static int deliver(struct gport *g, struct slot *s)
 	return rc == -EBUSY ? -EBUSY : 0;
 }
 
+/* The longest run of frames at the rx queue's head that join into one
+ * super-frame (hv/net/gro.h): how many, 0 if the head cannot start one.
+ * Those that joined had their checksums checked, so they stay marked. */
+static unsigned int gather(struct gport *g)
+{
+	uint32_t tail = __atomic_load_n(&g->rx.tail, __ATOMIC_ACQUIRE), i;
+	unsigned int n = 0;
+
+	gro_reset(&g->gro);
+	for (i = g->rx.head; i != tail; i++, n++) {
+		struct slot *s = &g->rx.slot[i % GNET_QLEN];
+
+		if (!gro_add(&g->gro, s->data, s->len, s->valid))
+			break;
+		s->valid = true;
+	}
+	return n;
+}
+
+/* The n frames gathered, as one super-frame. */
+static int deliver_gro(struct gport *g, unsigned int n)
+{
+	struct vnet_piece *pc = g->pc;
+	struct gro *r = &g->gro;
+	int rc;
+
+	gro_finish(r);
+	pc[0] = (struct vnet_piece){ r->hdr, r->hlen };
+	for (unsigned int k = 0; k < n; k++)
+		pc[k + 1] = (struct vnet_piece){ r->piece[k].p, r->piece[k].len };
+	rc = vm_nic_rx_frame(g->vm, &(struct vnet_rx_frame){ .piece = pc, .nr = n + 1,
+		.gso_size = r->mss, .hdr_len = r->hlen, .segs = n });
+	if (rc && rc != -EBUSY && rc != -EMSGSIZE)
+		g->st.rx_nobuf += n;
+	return rc && rc != -EBUSY && rc != -EMSGSIZE ? 0 : rc;
+}
+
+/* A guest whose driver takes super-frames (GUEST_TSO4) gets runs of one
+ * connection's segments joined; one whose next buffer is too small for
+ * them gets them one by one. */
 static void deliver_port(struct gport *g)
 {
 	struct gnet_carry *c = g->carry;
-	struct slot *s;
+	unsigned int n;
+	bool gso;
 
 	for (; c && c->next < c->n; c->next++)
 		if (deliver(g, &c->slot[c->next]))
@@ -273,9 +317,26 @@ static void deliver_port(struct gport *g)
 		g->carry = NULL;
 		free(c);
 	}
-	for (; (s = fq_peek(&g->rx)); fq_pop(&g->rx))
-		if (deliver(g, s))
-			return;
+	gso = fq_peek(&g->rx) && vm_nic_rx_gso(g->vm);
+	while (fq_peek(&g->rx)) {
+		n = gso ? gather(g) : 0;
+		if (n >= 2) {
+			int rc = deliver_gro(g, n);
+
+			if (rc == -EBUSY)
+				return;
+			if (rc != -EMSGSIZE) {
+				for (; n; n--)
+					fq_pop(&g->rx);
+				continue;
+			}
+		}
+		do {
+			if (deliver(g, fq_peek(&g->rx)))
+				return;
+			fq_pop(&g->rx);
+		} while (n > 1 && --n);
+	}
 }
 
 void gnet_deliver(void)

@@ -365,7 +365,7 @@ bool vm_nic_info(struct vm *vm, struct vm_nic_info *out)
 	return n != NULL;
 }
 
-int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len, bool valid)
+int vm_nic_rx_frame(struct vm *vm, const struct vnet_rx_frame *f)
 {
 	int rc = -ENODEV;
 
@@ -373,11 +373,28 @@ int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len, bool valid)
 	if (__atomic_load_n(&vm->state, __ATOMIC_ACQUIRE) != VM_RUNNING)
 		rc = -EBUSY;	/* paused: a migration may be saving RAM and devices */
 	else if (vm->dev && vm->dev->pci)
-		rc = vnic_rx(vm->dev->pci, frame, len, valid);	/* -ENODEV without the NIC */
+		rc = vnic_rx_frame(vm->dev->pci, f);	/* -ENODEV without the NIC */
 	unlock_and_wake(vm);
 	if (!rc)
 		vm_arrival_note(vm, VM_ARR_RX);
 	return rc;
+}
+
+int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len, bool valid)
+{
+	struct vnet_piece p = { frame, len };
+
+	return vm_nic_rx_frame(vm, &(struct vnet_rx_frame){ .piece = &p, .nr = 1, .valid = valid });
+}
+
+bool vm_nic_rx_gso(struct vm *vm)
+{
+	bool gso;
+
+	spin_lock(&vm->dev_lock);
+	gso = vm->dev && vm->dev->pci && vnic_rx_gso(vm->dev->pci);
+	spin_unlock(&vm->dev_lock);
+	return gso;
 }
 
 bool vm_console_input(struct vm *vm, uint8_t byte)

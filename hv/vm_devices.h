@@ -62,6 +62,11 @@ bool vm_nic_info(struct vm *vm, struct vm_nic_info *out);
  * not running: paused, arriving, or being migrated, whose final copy of
  * RAM and devices must not change under it) or -ENODEV (no NIC). */
 int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len, bool valid);
+/* The same for a frame in pieces or a super-frame (vnet_rx_frame): also
+ * -EMSGSIZE, nothing taken. */
+int vm_nic_rx_frame(struct vm *vm, const struct vnet_rx_frame *f);
+/* Whether the guest's driver takes super-frames now (vnet_rx_gso). */
+bool vm_nic_rx_gso(struct vm *vm);
 /* Without dev_lock: the NIC looks at its transmit queue (after a restore,
  * or a pause, chains may wait there that no doorbell will announce). */
 void vm_nic_tx_resume(struct vm *vm);

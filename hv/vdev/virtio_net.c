@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * virtio-net: see virtio_net.h.  Frames go through dev->buf; chains are
+ * virtio-net: see virtio_net.h.  Frames sent go through dev->buf, frames
+ * received are written into the chain in place; chains are
  * returned as soon as they are handled.
  */
 #include <errno.h>
@@ -167,7 +168,7 @@ int vnet_init(struct vnet *dev, const struct vnet_config *cfg)
 	struct virtio_pci_config c = {
 		.type = VIRTIO_ID_NET, .class_code = CLASS_ETHERNET, .num_queues = 2,
 		.features = VIRTIO_NET_F_CSUM | VIRTIO_NET_F_GUEST_CSUM | VIRTIO_NET_F_MAC |
-			    VIRTIO_NET_F_HOST_TSO4 |
+			    VIRTIO_NET_F_HOST_TSO4 | VIRTIO_NET_F_GUEST_TSO4 |
 			    VIRTIO_NET_F_STATUS,
 		.cfg_len = VNET_CFG_LEN,
 		.irq = cfg->irq, .ops = &net_ops, .dev = dev, .mem = cfg->mem,
@@ -181,23 +182,33 @@ int vnet_init(struct vnet *dev, const struct vnet_config *cfg)
 	return virtio_pci_init(&dev->vp, &c);
 }
 
-/* Put buf[0..len) (header and frame) into the next receive chain. */
-static int rx_put(struct vnet *dev, size_t len)
+/* Header h and frame f (len bytes) into the next receive chain. */
+static int rx_put(struct vnet *dev, const uint8_t *h, const struct vnet_rx_frame *f, size_t len)
 {
 	struct vq *q = &dev->vp.vq[VNET_RXQ];
 	const struct vq_mem *m = &dev->vp.c.mem;
+	const struct vq_chain *c = &dev->chain;
 	int rc = vq_pop(q, m, &dev->chain);
+	uint64_t off = VNET_HDR_LEN;
 
 	if (rc == 0)
 		return drop(dev, VNET_DROP_RX_NO_BUFFER), -EAGAIN;
-	if (rc == 1 && dev->chain.nr_out)
+	if (rc == 1 && c->nr_out)
 		rc = vq_fail(q, VQ_ERR_DIR);
-	if (rc == 1 && dev->chain.in_len < len) {
+	if (rc == 1 && c->in_len < VNET_HDR_LEN + len && f->gso_size) {
+		vq_unpop(q);		/* the segments go one by one instead */
+		dev->stats.rx_gso_small++;
+		return -EMSGSIZE;
+	}
+	if (rc == 1 && c->in_len < VNET_HDR_LEN + len) {
 		drop(dev, VNET_DROP_RX_SMALL_BUF);
-		rc = vq_push(q, m, dev->chain.head, 0) ? -EIO : -EAGAIN;
+		rc = vq_push(q, m, c->head, 0) ? -EIO : -EAGAIN;
 	} else if (rc == 1) {
-		rc = vq_write_chain(q, m, &dev->chain, 0, dev->buf, len) == 0 &&
-		     vq_push(q, m, dev->chain.head, (uint32_t)len) == 0 ? 0 : -EIO;
+		rc = vq_write_chain(q, m, c, 0, h, VNET_HDR_LEN);
+		for (unsigned int i = 0; i < f->nr && !rc; off += f->piece[i++].len)
+			rc = vq_write_chain(q, m, c, off, f->piece[i].p, f->piece[i].len);
+		rc = rc == 0 && vq_push(q, m, c->head, (uint32_t)(VNET_HDR_LEN + len)) == 0 ? 0
+											  : -EIO;
 	}
 	if (rc == -EIO) {
 		drop(dev, VNET_DROP_RX_QUEUE);
@@ -208,27 +219,56 @@ static int rx_put(struct vnet *dev, size_t len)
 	return rc;
 }
 
-int vnet_rx_valid(struct vnet *dev, const uint8_t *frame, size_t len, bool valid)
+bool vnet_rx_gso(const struct vnet *dev)
+{
+	return virtio_pci_has(&dev->vp, VIRTIO_NET_F_GUEST_TSO4) &&
+	       virtio_pci_has(&dev->vp, VIRTIO_NET_F_GUEST_CSUM);
+}
+
+int vnet_rx_frame(struct vnet *dev, const struct vnet_rx_frame *f)
 {
 	struct vq *q = &dev->vp.vq[VNET_RXQ];
+	uint8_t h[VNET_HDR_LEN] = { 0 };
+	bool valid = f->valid && virtio_pci_has(&dev->vp, VIRTIO_NET_F_GUEST_CSUM);
+	size_t len = 0;
+	int rc;
 
-	if (len < VNET_MIN_FRAME || len > VNET_MAX_FRAME)
+	for (unsigned int i = 0; i < f->nr; i++)
+		len += f->piece[i].len;
+	if (len < VNET_MIN_FRAME || len > (f->gso_size ? VNET_MAX_GSO_FRAME : VNET_MAX_FRAME) ||
+	    (f->gso_size && (!vnet_rx_gso(dev) || f->hdr_len < 14 + 20 + 20 || f->hdr_len >= len)))
 		return drop(dev, VNET_DROP_RX_BAD_FRAME), -EAGAIN;
 	if (!virtio_pci_driver_ok(&dev->vp) || !q->ready)
 		return drop(dev, VNET_DROP_RX_NOT_READY), -EAGAIN;
 	if (q->err)
 		return drop(dev, VNET_DROP_RX_QUEUE), -EAGAIN;
-	valid = valid && virtio_pci_has(&dev->vp, VIRTIO_NET_F_GUEST_CSUM);
-	memset(dev->buf, 0, VNET_HDR_LEN);
-	dev->buf[0] = valid ? VNET_HDR_F_DATA_VALID : 0;
-	dev->buf[10] = 1;			/* num_buffers = 1 (le16) */
-	memcpy(dev->buf + VNET_HDR_LEN, frame, len);
-	if (rx_put(dev, VNET_HDR_LEN + len))
-		return -EAGAIN;
-	dev->stats.rx_frames++;
+	if (f->gso_size) {
+		h[0] = VNET_HDR_F_NEEDS_CSUM;
+		h[1] = VNET_HDR_GSO_TCPV4;
+		put_le16(h + 2, f->hdr_len);
+		put_le16(h + 4, f->gso_size);
+		put_le16(h + 6, 14 + 20);		/* csum_start: the TCP header */
+		put_le16(h + 8, 16);			/* csum_offset: its checksum */
+	} else if (valid) {
+		h[0] = VNET_HDR_F_DATA_VALID;
+	}
+	h[10] = 1;				/* num_buffers = 1 (le16) */
+	rc = rx_put(dev, h, f, len);
+	if (rc)
+		return rc;
+	dev->stats.rx_frames += f->gso_size ? f->segs : 1;
 	dev->stats.rx_bytes += len;
-	dev->stats.rx_valid += valid;
+	dev->stats.rx_valid += valid && !f->gso_size;
+	dev->stats.rx_gso += f->gso_size != 0;
+	dev->stats.rx_gso_segs += f->gso_size ? f->segs : 0;
 	return 0;
+}
+
+int vnet_rx_valid(struct vnet *dev, const uint8_t *frame, size_t len, bool valid)
+{
+	struct vnet_piece p = { frame, len };
+
+	return vnet_rx_frame(dev, &(struct vnet_rx_frame){ .piece = &p, .nr = 1, .valid = valid });
 }
 
 void vnet_set_link(struct vnet *dev, bool up)

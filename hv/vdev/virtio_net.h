@@ -46,6 +46,7 @@
 #define VIRTIO_NET_F_CSUM	(1ull << 0)
 #define VIRTIO_NET_F_GUEST_CSUM	(1ull << 1)
 #define VIRTIO_NET_F_MAC	(1ull << 5)
+#define VIRTIO_NET_F_GUEST_TSO4	(1ull << 7)
 #define VIRTIO_NET_F_HOST_TSO4	(1ull << 11)
 #define VIRTIO_NET_F_STATUS	(1ull << 16)
 #define VIRTIO_NET_S_LINK_UP	1
@@ -78,6 +79,8 @@ enum vnet_drop {
 struct vnet_stats {
 	uint64_t rx_frames, rx_bytes;	/* delivered to the guest */
 	uint64_t rx_valid;		/* of those: marked DATA_VALID */
+	uint64_t rx_gso, rx_gso_segs;	/* super-frames (GUEST_TSO4), the segments in them */
+	uint64_t rx_gso_small;		/* a super-frame did not fit the buffer: given back */
 	uint64_t tx_frames, tx_bytes;	/* sent by the guest, handed to tx() */
 	uint64_t tx_csum, tx_gso;	/* of those: NEEDS_CSUM, and GSO */
 	uint64_t tx_stalls;		/* tx() had no room: the queue waited */
@@ -117,9 +120,31 @@ struct vnet {
  * (vpci_attach).  -EINVAL for a bad configuration. */
 int vnet_init(struct vnet *dev, const struct vnet_config *cfg);
 
-/* A frame for the guest (no FCS); valid: its IP and TCP/UDP checksums
- * were verified (by the NIC, or computed by ferry).  0 if delivered,
- * -EAGAIN if dropped (counted by reason). */
+/* A frame for the guest (no FCS), given in pieces that follow each other.
+ * valid: its IP and TCP/UDP checksums were verified (by the NIC, or
+ * computed by ferry): DATA_VALID.  gso_size: a TCPv4 super-frame of segs
+ * segments whose every checksum was verified, with the pseudo-header sum
+ * in its TCP checksum field (NEEDS_CSUM, GSO_TCPV4: Virtio 1.1 5.1.6.4);
+ * only to a driver that took GUEST_TSO4 (vnet_rx_gso). */
+struct vnet_piece {
+	const uint8_t *p;
+	size_t len;
+};
+struct vnet_rx_frame {
+	const struct vnet_piece *piece;
+	unsigned int nr;
+	bool valid;
+	uint16_t gso_size;		/* 0: an ordinary frame */
+	uint16_t hdr_len;		/* with gso_size: Ethernet + IP + TCP headers */
+	unsigned int segs;		/* with gso_size: for the statistics */
+};
+
+/* 0 if delivered, -EAGAIN if dropped (counted by reason), -EMSGSIZE if
+ * a super-frame does not fit the guest's next buffer (nothing taken,
+ * nothing dropped: give it the segments one by one). */
+int vnet_rx_frame(struct vnet *dev, const struct vnet_rx_frame *f);
+/* Whether the driver takes super-frames (GUEST_TSO4 and GUEST_CSUM). */
+bool vnet_rx_gso(const struct vnet *dev);
 int vnet_rx_valid(struct vnet *dev, const uint8_t *frame, size_t len, bool valid);
 static inline int vnet_rx(struct vnet *dev, const uint8_t *frame, size_t len)
 {

@@ -82,9 +82,14 @@ int vnic_mmio(struct vnic *n, uint64_t gpa, uint8_t size, bool write, uint32_t *
 	return rc;
 }
 
-int vnic_rx(struct vnic *n, const uint8_t *frame, size_t len, bool valid)
+int vnic_rx_frame(struct vnic *n, const struct vnet_rx_frame *f)
 {
-	return n->cfg.net ? vnet_rx_valid(&n->net, frame, len, valid) : -ENODEV;
+	return n->cfg.net ? vnet_rx_frame(&n->net, f) : -ENODEV;
+}
+
+bool vnic_rx_gso(const struct vnic *n)
+{
+	return n->cfg.net && vnet_rx_gso(&n->net);
 }
 
 bool vnic_tx_stalled(const struct vnic *n)

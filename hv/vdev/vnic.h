@@ -13,7 +13,7 @@
  *		 vnic_create(&cfg, &n)  (BARs placed in the hole, link up)
  *	I/O:	 vnic_io(n, port, ...)        ports 0xCF8-0xCFF
  *	MMIO:	 vnic_mmio(n, gpa, ...)       BARs in 0xC0000000-0xFEBFFFFF
- *	frames:	 vnic_rx(n, frame, len)       from the switch to the guest
+ *	frames:	 vnic_rx_frame(n, f)          from the switch to the guest
  *				      (-ENODEV without the NIC)
  *	migrate: vnic_snapshot(n, s)          all or nothing
  *
@@ -30,7 +30,7 @@
  * 3 GiB below 4 GiB (the rest above 4 GiB).
  *
  * Not thread-safe: the owner serializes every call (vm->dev_lock); the
- * callbacks run inside vnic_io/vnic_mmio/vnic_rx under it.
+ * callbacks run inside vnic_io/vnic_mmio/vnic_rx_frame under it.
  */
 #ifndef FERRY_HV_VDEV_VNIC_H
 #define FERRY_HV_VDEV_VNIC_H
@@ -76,9 +76,10 @@ void vnic_destroy(struct vnic *n);		/* NULL is fine */
 int vnic_io(struct vnic *n, uint16_t port, uint8_t size, bool in, uint32_t *val);
 /* MMIO access (size 1/2/4): 0, or -ENOENT when no BAR decodes gpa. */
 int vnic_mmio(struct vnic *n, uint64_t gpa, uint8_t size, bool write, uint32_t *val);
-/* A frame for the guest (valid: its checksums were verified, see
- * vnet_rx_valid): 0, or -EAGAIN when dropped (counted). */
-int vnic_rx(struct vnic *n, const uint8_t *frame, size_t len, bool valid);
+/* A frame for the guest, in pieces, or a super-frame (see vnet_rx_frame):
+ * 0, -EAGAIN when dropped (counted), -EMSGSIZE (nothing taken). */
+int vnic_rx_frame(struct vnic *n, const struct vnet_rx_frame *f);
+bool vnic_rx_gso(const struct vnic *n);		/* see vnet_rx_gso */
 /* The NIC's transmit queue waits for room (virtio_net.h); resume it. */
 bool vnic_tx_stalled(const struct vnic *n);
 void vnic_tx_resume(struct vnic *n);

@@ -5,7 +5,8 @@
  * they get) and for vm_nic_rx (records what a guest's NIC is handed):
  * frames queued each way and delivered only by gnet_flush/gnet_deliver,
  * ports and MACs, anti-spoofing counted per guest, full queues, guests
- * without buffers or still arriving, and the announce rounds.
+ * without buffers or still arriving, the announce rounds, and one
+ * connection's segments joined for a guest that takes super-frames.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -132,6 +133,46 @@ int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len, bool valid)
 	return 0;
 }
 
+/* Super-frames (vm_nic_rx_frame with gso_size), for a guest whose driver
+ * takes them (gso_on); too_small: its buffers are not big enough. */
+static bool gso_on, too_small;
+static unsigned int supers, super_segs;
+static uint16_t super_mss, super_hlen;
+static size_t super_len;
+static uint8_t super_last[GSO_FRAME_MAX];
+
+bool vm_nic_rx_gso(struct vm *vm)
+{
+	(void)vm;
+	assert_int_equal(locked, 0);
+	return gso_on;
+}
+
+int vm_nic_rx_frame(struct vm *vm, const struct vnet_rx_frame *f)
+{
+	size_t at = 0;
+
+	assert_int_equal(locked, 0);
+	assert_true(f->gso_size && gso_on);	/* single frames come by vm_nic_rx */
+	if (vm->state != VM_RUNNING)
+		return -EBUSY;
+	if (too_small)
+		return -EMSGSIZE;
+	if (nic_rc)
+		return nic_rc;
+	for (unsigned int i = 0; i < f->nr; i++) {
+		assert_true(at + f->piece[i].len <= sizeof(super_last));
+		memcpy(super_last + at, f->piece[i].p, f->piece[i].len);
+		at += f->piece[i].len;
+	}
+	supers++;
+	super_segs += f->segs;
+	super_mss = f->gso_size;
+	super_hlen = f->hdr_len;
+	super_len = at;
+	return 0;
+}
+
 /* ---- rig ---------------------------------------------------------------- */
 
 static const struct gso_req PLAIN;
@@ -165,6 +206,8 @@ static int setup(void **st)
 	va.nic = vb.nic = true;
 	rx_a = rx_b = 0;
 	nic_rc = 0;
+	gso_on = too_small = false;
+	supers = super_segs = 0;
 	partial_frames = 0;
 	now_us = 1000000;
 	assert_int_equal(gnet_attach(&va), 0);
@@ -604,6 +647,83 @@ static void row(struct vm *vm, const uint8_t mac[6], const struct gnet_stats *st
 	*n += vm == &va ? 1 : 10;
 }
 
+/* The wire's segments of super-frame big[0..len), cut at mss with whole
+ * checksums, into guest A's rx queue; corrupt: the payload of that one
+ * flipped after its checksum (-1: none). */
+static unsigned int from_wire(size_t len, uint16_t mss, int corrupt)
+{
+	struct gso_req r = { .csum = true, .csum_start = 34, .csum_offset = 16, .mss = mss };
+	uint8_t seg[GSO_PLAIN_MAX];
+	struct gso_plan p;
+
+	memcpy(big, MA, 6);			/* from the peer to guest A */
+	memcpy(big + 6, PEER, 6);
+	big[47] = 0x10;				/* ACK */
+	assert_int_equal(gso_plan(big, len, &r, &p), 0);
+	netif_lock();
+	for (unsigned int k = 0; k < p.segs; k++) {
+		size_t sl = gso_segment(big, &r, &p, k, seg);
+
+		if ((int)k == corrupt)
+			seg[60] ^= 0x10;
+		assert_int_equal(netif_switch_input(host_if.uplink_port, seg, sl, 0), 1);
+	}
+	netif_unlock();
+	return p.segs;
+}
+
+/* For a guest that takes super-frames, one connection's segments go in
+ * as one, whole and in order; a segment that fails its checksum goes
+ * alone, unmarked, and splits them. */
+static void test_rx_segments_joined(void **st)
+{
+	size_t len = tso_frame(MA, 20 * 1000);
+
+	(void)st;
+	gso_on = true;
+	assert_int_equal(from_wire(len, 1000, -1), 20);
+	gnet_deliver();
+	assert_int_equal(supers, 1);
+	assert_int_equal(super_segs, 20);
+	assert_int_equal(super_mss, 1000);
+	assert_int_equal(super_hlen, 54);
+	assert_int_equal(super_len, len);
+	assert_memory_equal(super_last + 54, big + 54, len - 54);	/* the payload, in order */
+	assert_int_equal(super_last[16] << 8 | super_last[17], len - 14);
+	assert_true(csum_ok(csum_add(0, super_last + 14, 20)));
+	assert_int_equal(rx_a, 0);
+	/* the 6th corrupted: 5 joined, it alone (not marked), then 14 */
+	assert_int_equal(from_wire(len, 1000, 5), 20);
+	gnet_deliver();
+	assert_int_equal(supers, 3);
+	assert_int_equal(super_segs, 20 + 5 + 14);
+	assert_int_equal(rx_a, 1);
+	assert_false(rx_valid);
+	/* buffers too small for them: one by one, checked, so marked */
+	too_small = true;
+	from_wire(tso_frame(MA, 3000), 1000, -1);
+	gnet_deliver();
+	assert_int_equal(rx_a, 4);
+	assert_true(rx_valid);
+	assert_int_equal(supers, 3);
+	too_small = false;
+	/* a paused guest keeps them queued, and gets them joined when it runs */
+	va.state = VM_PAUSED;
+	from_wire(tso_frame(MA, 4000), 1000, -1);
+	gnet_deliver();
+	assert_int_equal(supers, 3);
+	va.state = VM_RUNNING;
+	gnet_wake(&va);
+	assert_int_equal(supers, 4);
+	assert_int_equal(super_segs, 20 + 5 + 14 + 4);
+	/* a driver without GUEST_TSO4: one by one, as they came */
+	gso_on = false;
+	from_wire(tso_frame(MA, 3000), 1000, -1);
+	gnet_deliver();
+	assert_int_equal(rx_a, 7);
+	assert_false(rx_valid);
+}
+
 static void test_for_each(void **st)
 {
 	unsigned int n = 0;
@@ -630,6 +750,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_carry_counts_at_most_a_queue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_carry_refuses_bad_frames, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_announce_rounds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rx_segments_joined, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_for_each, setup, teardown),
 	};
 

@@ -91,7 +91,8 @@ static void test_found_without_nic(void **state)
 	assert_int_equal(cfg_rd(n, VNIC_PVPANIC_SLOT, 0x04) & PCI_CMD_MEM, PCI_CMD_MEM);
 	cfg_wr(n, VNIC_PVPANIC_SLOT, 0x10, 0xFFFFFFFFu);		/* sizing: 16 bytes */
 	assert_int_equal(cfg_rd(n, VNIC_PVPANIC_SLOT, 0x10), 0xFFFFFFF0u);
-	assert_int_equal(vnic_rx(n, (const uint8_t *)"x", 1, false), -ENODEV);
+	assert_int_equal(vnic_rx_frame(n, &(struct vnet_rx_frame){
+		.piece = &(struct vnet_piece){ (const uint8_t *)"x", 1 }, .nr = 1 }), -ENODEV);
 	vnic_destroy(n);
 	/* with the NIC, the NIC keeps 00:01.0 and pvpanic its own slot */
 	n = make(true);

@@ -341,9 +341,9 @@ static void test_features(void **state)
 
 	(void)state;
 	mwr(r, r->common + 0x00, 4, 0);
-	/* CSUM, GUEST_CSUM, MAC, HOST_TSO4, STATUS */
+	/* CSUM, GUEST_CSUM, MAC, GUEST_TSO4, HOST_TSO4, STATUS */
 	assert_int_equal(mrd(r, r->common + 0x04, 4),
-			 1u | (1u << 1) | (1u << 5) | (1u << 11) | (1u << 16));
+			 1u | (1u << 1) | (1u << 5) | (1u << 7) | (1u << 11) | (1u << 16));
 	mwr(r, r->common + 0x00, 4, 1);
 	assert_int_equal(mrd(r, r->common + 0x04, 4), 1);		/* VERSION_1 */
 	mwr(r, r->common + 0x00, 4, 2);
@@ -603,6 +603,77 @@ static void test_rx_data_valid(void **state)
 	assert_int_equal(vnet_rx_valid(&r->net, f, sizeof(f), true), 0);
 	assert_int_equal(r->ram[RX_BUFS], 0);
 	assert_int_equal(r->net.stats.rx_valid, 1);
+	free(r);
+}
+
+/* A super-frame (GUEST_TSO4) in pieces: one buffer of many descriptors
+ * gets the header that says what it is and the pieces back to back; a
+ * buffer too small takes nothing and stays for the next frame; a driver
+ * without GUEST_TSO4 never gets one. */
+static void test_rx_super_frame(void **state)
+{
+	struct rig *r = rig_new();
+	static uint8_t data[3 * 1448 + 54];
+	struct vnet_piece pc[4] = {
+		{ data, 54 }, { data + 54, 1448 }, { data + 54 + 1448, 1448 },
+		{ data + 54 + 2 * 1448, 1448 },
+	};
+	struct vnet_rx_frame sf = { .piece = pc, .nr = 4, .gso_size = 1448, .hdr_len = 54,
+				    .segs = 3 };
+	uint8_t *h = r->ram + RX_BUFS;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 31 + (i >> 8));
+	bring_up_with(r, VIRTIO_NET_F_GUEST_CSUM | VIRTIO_NET_F_GUEST_TSO4);
+	assert_true(vnet_rx_gso(&r->net));
+	/* Linux's big buffers: the header alone, then page-sized pieces */
+	set_desc(r, 0, 0, RX_BUFS, VNET_HDR_LEN, VQ_DESC_F_WRITE | VQ_DESC_F_NEXT, 1);
+	set_desc(r, 0, 1, RX_BUFS + 0x1000, 0x1000, VQ_DESC_F_WRITE | VQ_DESC_F_NEXT, 2);
+	set_desc(r, 0, 2, RX_BUFS + 0x3000, 0x1000, VQ_DESC_F_WRITE, 0);
+	offer(r, 0, 0);
+	assert_int_equal(vnet_rx_frame(&r->net, &sf), 0);
+	assert_int_equal(used_len(r, 0, 0), VNET_HDR_LEN + sizeof(data));
+	assert_int_equal(h[0], VNET_HDR_F_NEEDS_CSUM);
+	assert_int_equal(h[1], VNET_HDR_GSO_TCPV4);
+	assert_int_equal(get_le16(h + 2), 54);			/* hdr_len */
+	assert_int_equal(get_le16(h + 4), 1448);		/* gso_size */
+	assert_int_equal(get_le16(h + 6), 34);			/* csum_start */
+	assert_int_equal(get_le16(h + 8), 16);			/* csum_offset */
+	assert_int_equal(get_le16(h + 10), 1);			/* num_buffers */
+	assert_memory_equal(r->ram + RX_BUFS + 0x1000, data, 0x1000);
+	assert_memory_equal(r->ram + RX_BUFS + 0x3000, data + 0x1000, sizeof(data) - 0x1000);
+	assert_int_equal(r->net.stats.rx_gso, 1);
+	assert_int_equal(r->net.stats.rx_gso_segs, 3);
+	assert_int_equal(r->net.stats.rx_frames, 3);
+	/* too small a buffer: given back untouched, and taken by a frame */
+	post_rx(r, 3, BUF_LEN);
+	assert_int_equal(vnet_rx_frame(&r->net, &sf), -EMSGSIZE);
+	assert_int_equal(used_idx(r, 0), 1);
+	assert_int_equal(r->net.stats.rx_gso_small, 1);
+	assert_int_equal(vnet_rx_valid(&r->net, data, 1000, true), 0);
+	assert_int_equal(used_idx(r, 0), 2);
+	assert_int_equal(used_id(r, 0, 1), 3);
+	assert_int_equal(r->ram[RX_BUFS + 0x800 * 3], VNET_HDR_F_DATA_VALID);
+	/* lengths that lie: headers past the frame, over an IP packet */
+	post_rx(r, 4, BUF_LEN);
+	sf.hdr_len = (uint16_t)sizeof(data);
+	assert_int_equal(vnet_rx_frame(&r->net, &sf), -EAGAIN);
+	sf.hdr_len = 54;
+	pc[1].len = 65536;
+	assert_int_equal(vnet_rx_frame(&r->net, &sf), -EAGAIN);
+	pc[1].len = 1448;
+	assert_int_equal(r->net.stats.drops[VNET_DROP_RX_BAD_FRAME], 2);
+	/* a driver without GUEST_TSO4 */
+	bring_up_with(r, VIRTIO_NET_F_GUEST_CSUM);
+	assert_false(vnet_rx_gso(&r->net));
+	post_rx(r, 0, 0x8000);
+	put_le16(r->ram + r->q[0].used + 2, 0);		/* the driver's fresh ring */
+	assert_int_equal(vnet_rx_frame(&r->net, &sf), -EAGAIN);
+	assert_int_equal(r->net.stats.drops[VNET_DROP_RX_BAD_FRAME], 3);
+	assert_int_equal(used_idx(r, 0), 0);
+	assert_int_equal(vnet_rx_valid(&r->net, data, 1000, true), 0);	/* the buffer is there */
+	assert_int_equal(used_idx(r, 0), 1);
 	free(r);
 }
 
@@ -1218,6 +1289,7 @@ int main(void)
 		cmocka_unit_test(test_tx_offloads),
 		cmocka_unit_test(test_tx_offloads_not_negotiated),
 		cmocka_unit_test(test_rx_data_valid),
+		cmocka_unit_test(test_rx_super_frame),
 		cmocka_unit_test(test_tx_stall),
 		cmocka_unit_test(test_msix),
 		cmocka_unit_test(test_msix_snapshot),
