@@ -118,7 +118,8 @@ void cpuid_guest(uint32_t leaf, uint32_t subleaf, const struct cpuid_vcpu *c,
 		r->eax = KVM_CPUID_BASE + 1;
 		words(KVM_CPUID_SIGNATURE, &r->ebx, &r->ecx, &r->edx, NULL);
 	} else if (leaf == KVM_CPUID_BASE + 1) {
-		r->eax = KVM_FEATURE_CLOCKSOURCE2 | KVM_FEATURE_CLOCKSOURCE_STABLE;
+		r->eax = KVM_FEATURE_CLOCKSOURCE2 | KVM_FEATURE_CLOCKSOURCE_STABLE |
+			 KVM_FEATURE_PV_EOI;
 	} else if (leaf >= 0x80000000 && leaf <= 0x80000008)
 		ext_leaf(leaf, r);
 }

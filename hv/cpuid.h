@@ -38,15 +38,17 @@ uint64_t cpuid_cr4_reserved(void);
 #define FERRY_CPUID_SIGNATURE "ferry-hv\0\0\0"	/* leaf 0x40000000 EBX:ECX:EDX */
 
 /*
- * The KVM paravirtual interface, for kvmclock only (Linux's
+ * The KVM paravirtual interface, for kvmclock and PV EOI (Linux's
  * Documentation/virt/kvm/x86/cpuid.rst and msr.rst): a second hypervisor
  * leaf range, which guests find by scanning 0x40000000-0x4000FF00 in steps
- * of 0x100.  Feature bits: kvmclock at MSRs 0x4b564d00/01, and the
- * guarantee that it is stable across vCPUs.
+ * of 0x100.  Feature bits: kvmclock at MSRs 0x4b564d00/01, the guarantee
+ * that it is stable across vCPUs, and EOI by a flag in guest memory
+ * (MSR 0x4b564d04, hv/vdev/devices.h).
  */
 #define KVM_CPUID_BASE			0x40000100u
 #define KVM_CPUID_SIGNATURE		"KVMKVMKVM\0\0\0"
 #define KVM_FEATURE_CLOCKSOURCE2	(1u << 3)
+#define KVM_FEATURE_PV_EOI		(1u << 6)
 #define KVM_FEATURE_CLOCKSOURCE_STABLE	(1u << 24)
 
 #endif

@@ -292,22 +292,23 @@ static bool inject_event(struct vcpu *v, bool intr_ok)
 	}
 }
 
-/* Offer the highest-priority pending interrupt, or ask for a window. */
-static void inject_pending(struct vcpu *v)
+/* Offer the highest-priority pending interrupt, or ask for a window.
+ * True if an interrupt goes in at this entry. */
+static bool inject_pending(struct vcpu *v)
 {
 	bool ok = vmm->intr_allowed(&v->hw);
 	int vec;
 
 	if (inject_event(v, ok))
-		return;
+		return false;
 	vec = vm_pending_vector(v);
 	if (vec < 0) {
 		vmm->want_intr_window(&v->hw, false);
-		return;
+		return false;
 	}
 	if (!ok) {
 		vmm->want_intr_window(&v->hw, true);
-		return;
+		return false;
 	}
 	vec = vm_ack_vector(v);
 	vmm->want_intr_window(&v->hw, false);
@@ -315,6 +316,7 @@ static void inject_pending(struct vcpu *v)
 		struct event e = { .valid = true, .type = EVENT_EXTINT, .vector = vec };
 		vmm->inject(&v->hw, &e);
 	}
+	return vec >= 0;
 }
 
 bool vcpu_wants_wake(struct vcpu *v)
@@ -412,7 +414,8 @@ enum vcpu_state vcpu_run(struct vcpu *v)
 		}
 		/* before looking: a notify from now on sends its IPI again */
 		__atomic_store_n(&v->notified, false, __ATOMIC_SEQ_CST);
-		inject_pending(v);
+		if (inject_pending(v))
+			v->pv_eoi_hint = true;
 		vcpu_tsc_sync(v);
 		if (vm_waits_for_sipi(v))
 			return VCPU_HALTED;	/* an application processor before its SIPI */
@@ -425,12 +428,16 @@ enum vcpu_state vcpu_run(struct vcpu *v)
 		}
 		fpu_switch_in(v);
 		vm_arrival_entry(v);
+		/* PV EOI: the flag is set only across this one run */
+		uint64_t eoi_flag = v->pv_eoi_hint ? vm_pv_eoi_arm(v) : 0;
 		uint64_t t0 = rdtsc();
 		__atomic_add_fetch(&v->guest_seq, 1, __ATOMIC_SEQ_CST);	/* odd: in guest */
 		vmm->run(&v->hw, &v->exit);
 		__atomic_add_fetch(&v->guest_seq, 1, __ATOMIC_SEQ_CST);
 		uint64_t t1 = rdtsc();
 		irq_enable();		/* host interrupts that ended the run land here */
+		if (eoi_flag)		/* before the exit is handled: the EOI came first */
+			vm_pv_eoi_sync(v, eoi_flag);
 		enum exit_action a = exit_handle(v, &v->exit);
 		account(v, t0, t1, rdtsc());
 		if (__atomic_exchange_n(&v->vm->reset_pending, false, __ATOMIC_ACQ_REL)) {

@@ -97,6 +97,7 @@ enum vcpu_state {
 struct vcpu_stats {
 	uint64_t exits[EXIT_COUNT];
 	uint64_t inits, sipis;		/* INIT and SIPI taken */
+	uint64_t pv_eois;		/* interrupts the guest ended by PV EOI */
 	uint64_t guest_ns;		/* time inside the guest */
 	uint64_t host_ns;		/* time in ferry handling its exits */
 	uint64_t steal_ns;		/* time runnable but waiting for its CPU (Q) */
@@ -130,6 +131,7 @@ struct vcpu {
 	uint64_t thr_busy0_ns;		/* (v) its time in guest + in ferry at that start */
 	uint64_t thr_base_ns;		/* (v) that time per period while unthrottled */
 	uint64_t thr_until_ns;		/* (o) throttled: not picked until then */
+	bool pv_eoi_hint;		/* (v) an interrupt may be in service: try PV EOI */
 	bool halted_if;			/* (v) halted with interrupts enabled; read by
 					 * its CPU's scheduler and racily by `list` */
 	uint64_t runnable_since_ns;	/* (Q) when it last became runnable */

@@ -37,6 +37,13 @@ int vm_apic_msr(struct vcpu *v, uint32_t msr, bool write, uint64_t *val, uint64_
  * must wake for a timer (guest clock ns, UINT64_MAX: never). */
 int vm_pending_vector(struct vcpu *v);
 int vm_ack_vector(struct vcpu *v);
+/* KVM PV EOI (hv/vdev/devices.h), around each run while v->pv_eoi_hint
+ * (set when an interrupt goes in): arm sets the guest's flag if it may end
+ * the vector in service through it (the flag's address, or 0; the hint
+ * drops when nothing is in service); sync, after that run's exit, ends
+ * it if the guest cleared the flag, else clears the flag. */
+uint64_t vm_pv_eoi_arm(struct vcpu *v);
+void vm_pv_eoi_sync(struct vcpu *v, uint64_t gpa);
 bool vm_event_pending(struct vcpu *v);	/* cheap, may say true spuriously */
 enum lapic_event vm_take_event(struct vcpu *v, uint8_t *vector, bool extint_ok);
 void vm_return_nmi(struct vcpu *v);	/* an NMI that could not go in yet */

@@ -461,6 +461,7 @@ int cmd_stats(int argc, char **argv)
 		const struct vcpu_stats *s = &vm->vcpus[i]->stats;
 		for (int c = 0; c < EXIT_COUNT; c++)
 			sum.exits[c] += s->exits[c];
+		sum.pv_eois += s->pv_eois;
 		guest += s->guest_ns;
 		host += s->host_ns;
 	}
@@ -476,5 +477,6 @@ int cmd_stats(int argc, char **argv)
 		     guest / 1000000000, guest / 1000000 % 1000, guest * 100 / all,
 		     guest * 1000 / all % 10, host / 1000000000, host / 1000000 % 1000,
 		     host * 100 / all, host * 1000 / all % 10);
+	shell_printf("interrupts ended by PV EOI (no exit): %lu\n", sum.pv_eois);
 	return 0;
 }

@@ -219,10 +219,15 @@ int vdev_rdmsr(struct vm_devices *d, unsigned int cpu, uint32_t msr, uint64_t *v
 		*val = d->kvm_system_time[cpu];
 		return 0;
 	}
+	if (msr == MSR_KVM_PV_EOI_EN) {
+		*val = d->kvm_pv_eoi[cpu];
+		return 0;
+	}
 	return lapic_rdmsr(&d->lapic[cpu], msr, val, now_ns);
 }
 
-/* The kvmclock MSRs: VDEV_MSR_PVCLOCK, LAPIC_GP or -ENOENT. */
+/* The kvmclock MSRs (VDEV_MSR_PVCLOCK) and PV EOI's (0): LAPIC_GP or
+ * -ENOENT otherwise. */
 static int pvclock_wrmsr(struct vm_devices *d, unsigned int cpu, uint32_t msr, uint64_t val)
 {
 	uint8_t bits = d->cfg.phys_bits ? d->cfg.phys_bits : LAPIC_PHYS_BITS_DEFAULT;
@@ -232,6 +237,12 @@ static int pvclock_wrmsr(struct vm_devices *d, unsigned int cpu, uint32_t msr, u
 			return LAPIC_GP;
 		d->kvm_wall_clock = val;
 		return VDEV_MSR_PVCLOCK;
+	}
+	if (msr == MSR_KVM_PV_EOI_EN) {
+		if (!vdev_pv_eoi_msr_valid(val, bits))
+			return LAPIC_GP;
+		d->kvm_pv_eoi[cpu] = val;
+		return 0;
 	}
 	if (msr != MSR_KVM_SYSTEM_TIME_NEW)
 		return -ENOENT;
@@ -297,6 +308,25 @@ int vdev_ack(struct vm_devices *d, unsigned int cpu, uint64_t now_ns)
 		return pic_ack(&d->pic);
 	lapic_ack(&d->lapic[cpu], (uint8_t)v);
 	return v;
+}
+
+bool vdev_pv_eoi_msr_valid(uint64_t v, uint8_t phys_bits)
+{
+	return !(v & 2) && (phys_bits >= 64 || !(v >> phys_bits));
+}
+
+uint64_t vdev_pv_eoi_gpa(struct vm_devices *d, unsigned int cpu, bool *in_service)
+{
+	*in_service = cpu < d->nr_cpus && lapic_in_service(&d->lapic[cpu]);
+	if (!*in_service || !(d->kvm_pv_eoi[cpu] & 1) || !lapic_pv_eoi_ok(&d->lapic[cpu]))
+		return 0;
+	return d->kvm_pv_eoi[cpu] & ~1ull;
+}
+
+void vdev_pv_eoi_done(struct vm_devices *d, unsigned int cpu)
+{
+	if (cpu < d->nr_cpus)
+		lapic_pv_eoi(&d->lapic[cpu]);
 }
 
 enum lapic_event vdev_take_event(struct vm_devices *d, unsigned int cpu, uint8_t *vector,

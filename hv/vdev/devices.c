@@ -96,6 +96,7 @@ void vdev_reset(struct vm_devices *d)
 	power_on(d);
 	d->kvm_wall_clock = 0;
 	memset(d->kvm_system_time, 0, sizeof(d->kvm_system_time));
+	memset(d->kvm_pv_eoi, 0, sizeof(d->kvm_pv_eoi));
 	d->kick = 0;
 	/* the bus as new: no queue of the old system's may write RAM on, and
 	 * pvpanic may report the new system's panic */
@@ -323,7 +324,9 @@ static int devices_fields(struct vm_devices *t, struct snap *s, uint64_t now)
 	for (unsigned int c = 0; c < t->nr_cpus && !s->err; c++) {
 		snap_bool(s, &t->wait_sipi[c]);
 		snap_u64(s, &t->kvm_system_time[c]);
-		if (s->restore && !s->err && !pvclock_msr_valid(t->kvm_system_time[c], 64))
+		snap_u64(s, &t->kvm_pv_eoi[c]);
+		if (s->restore && !s->err && (!pvclock_msr_valid(t->kvm_system_time[c], 64) ||
+					      !vdev_pv_eoi_msr_valid(t->kvm_pv_eoi[c], 64)))
 			return snap_invalid(s);
 	}
 	if (s->restore && !s->err && !wiring_valid(t))

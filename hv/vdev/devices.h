@@ -83,7 +83,7 @@
 #define VDEV_CTL_POWEROFF 0x2000
 /* Format version of vdev_snapshot() as a whole (for a migration stream's
  * header); bumped whenever any device's own version byte changes. */
-#define VDEV_SNAP_VERSION 4
+#define VDEV_SNAP_VERSION 5	/* 5: MSR_KVM_PV_EOI_EN */
 #define VDEV_MAX_CPUS	64	/* vCPUs (local APICs) of one guest */
 #define VDEV_IOAPIC_PIT_PIN 2	/* IRQ 0's I/O APIC pin (the MP table says so) */
 
@@ -144,6 +144,7 @@ struct vm_devices {
 	struct vdev_stats stats;	/* host-side counters, not saved */
 	uint64_t kvm_wall_clock;	/* MSR_KVM_WALL_CLOCK_NEW as last written */
 	uint64_t kvm_system_time[VDEV_MAX_CPUS];	/* MSR_KVM_SYSTEM_TIME_NEW per vCPU */
+	uint64_t kvm_pv_eoi[VDEV_MAX_CPUS];	/* MSR_KVM_PV_EOI_EN per vCPU */
 	bool wait_sipi[VDEV_MAX_CPUS];	/* vCPU n is in wait-for-SIPI (after INIT; APs
 					 * from power-on) */
 	struct lapic lapic[VDEV_MAX_CPUS];	/* vCPU n's local APIC, n < nr_cpus */
@@ -197,6 +198,24 @@ int vdev_pending_vector(struct vm_devices *d, unsigned int cpu, uint64_t now_ns)
  * INTA cycle: see pic_ack, a request that vanished gives the spurious
  * IRQ 7/15 vector).  -1 if nothing is pending any more. */
 int vdev_ack(struct vm_devices *d, unsigned int cpu, uint64_t now_ns);
+
+/*
+ * KVM's PV EOI (KVM_FEATURE_PV_EOI; Linux's Documentation/virt/kvm/x86/
+ * msr.rst): the guest gives each vCPU's flag address in MSR_KVM_PV_EOI_EN
+ * (bit 0: on; the address 4-byte aligned) and, where the flag's bit 0 is
+ * set, ends an interrupt by clearing it instead of writing EOI, which
+ * under emulation costs an exit.  Before each entry while an interrupt is
+ * in service the core asks vdev_pv_eoi_gpa for the flag's address (0: not
+ * now, see lapic_pv_eoi_ok; *in_service false: nothing is, stop asking)
+ * and sets the flag.  After that run's exit it looks: the guest cleared
+ * it (vdev_pv_eoi_done: the EOI, as if written), or the core clears it
+ * again.  So the flag is set only while the guest runs, and nothing of it
+ * needs saving but the MSR.
+ */
+#define MSR_KVM_PV_EOI_EN	0x4b564d04u
+bool vdev_pv_eoi_msr_valid(uint64_t v, uint8_t phys_bits);	/* bit 1 clear, in range */
+uint64_t vdev_pv_eoi_gpa(struct vm_devices *d, unsigned int cpu, bool *in_service);
+void vdev_pv_eoi_done(struct vm_devices *d, unsigned int cpu);
 
 /* NMI, INIT and SIPI for vCPU cpu, one at a time (lapic_take_event); an
  * ExtINT message comes back with the 8259's vector in *vector, and stays

@@ -284,6 +284,23 @@ static void eoi(struct lapic *a)
 		a->cfg.eoi(a->cfg.ctx, (uint8_t)v);
 }
 
+bool lapic_in_service(const struct lapic *a)
+{
+	return vhighest(a->isr) >= 0;
+}
+
+bool lapic_pv_eoi_ok(const struct lapic *a)
+{
+	int v = vhighest(a->isr);
+
+	return v >= 0 && !vtest(a->tmr, (uint8_t)v) && vhighest(a->irr) < 0;
+}
+
+void lapic_pv_eoi(struct lapic *a)
+{
+	eoi(a);
+}
+
 /* ---- timer (10.5.4) ---------------------------------------------------- */
 
 static unsigned int timer_mode(const struct lapic *a)

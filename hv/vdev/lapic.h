@@ -240,6 +240,16 @@ int lapic_pending_vector(struct lapic *a, uint64_t now_ns);
  * 0, or -EINVAL if vector is not requested. */
 int lapic_ack(struct lapic *a, uint8_t vector);
 
+/* Whether a vector is in service (ISR not empty). */
+bool lapic_in_service(const struct lapic *a);
+/* KVM's PV EOI (hv/vdev/devices.h): whether the guest may end the highest
+ * vector in service by clearing a flag in its memory instead of writing
+ * EOI: it is edge-triggered (no I/O APIC waits for its EOI), and nothing
+ * waits in IRR (the EOI could let it in, and only an exit delivers it). */
+bool lapic_pv_eoi_ok(const struct lapic *a);
+/* The guest cleared that flag: an EOI, as if written. */
+void lapic_pv_eoi(struct lapic *a);
+
 /* The next pending event, cleared as it is taken: INIT first (the APIC is
  * then already in its INIT state), then SIPI (*sipi_vector set), NMI,
  * ExtINT (take the vector from the 8259 now).  LAPIC_EV_NONE if none. */

@@ -364,11 +364,13 @@ def ferry_lines(res, d, mb, side="ferry"):
     by = {}
     for s in st:
         for k, v in s[0].items():
-            if k != "total":
+            if k != "total" and not k.startswith("_"):
                 by.setdefault(k, []).append(v / mb)
     top = sorted(((med(v), k) for k, v in by.items()), reverse=True)[:6]
+    pv = med([s[0].get("_pv_eoi", 0) / mb for s in st])
     print("    exits per MiB by reason (median): " +
-          ", ".join(f"{k} {v:.0f}" for v, k in top if v >= 0.5))
+          ", ".join(f"{k} {v:.0f}" for v, k in top if v >= 0.5) +
+          f"; interrupts ended by PV EOI, no exit: {pv:.0f} per MiB")
 
 
 def report(res, mb, vcpus, rounds):

@@ -79,7 +79,9 @@ static void test_cpuid_tsc_rate_and_kvm_leaves(void **state)
 	assert_memory_equal(&r.ecx, "VMKV", 4);
 	assert_memory_equal(&r.edx, "M\0\0\0", 4);
 	cpuid_guest(KVM_CPUID_BASE + 1, 0, &vcpu0, &r);
-	assert_int_equal(r.eax, KVM_FEATURE_CLOCKSOURCE2 | KVM_FEATURE_CLOCKSOURCE_STABLE);
+	assert_int_equal(r.eax, KVM_FEATURE_CLOCKSOURCE2 | KVM_FEATURE_CLOCKSOURCE_STABLE |
+				KVM_FEATURE_PV_EOI);
+	assert_int_equal(r.eax, (1u << 3) | (1u << 6) | (1u << 24));	/* as Linux numbers them */
 	cpuid_guest(0x80000007, 0, &vcpu0, &r);
 	assert_false(r.edx & (1u << 8));	/* no invariant TSC: kvmclock stays the clock */
 }

@@ -444,6 +444,72 @@ static void test_apic_bus_ipis(void **state)
 	vdev_destroy(d);
 }
 
+/* KVM's PV EOI: the MSR's checks; the flag's address only while the
+ * highest vector in service is an edge and nothing waits in IRR; the guest
+ * clearing the flag ends it as an EOI would; the MSR travels in the
+ * snapshot and a reset turns it off. */
+static void test_pv_eoi(void **state)
+{
+	struct vm_devices *d = make();
+	uint64_t v = 0;
+	uint8_t buf[8192];
+	struct snap s;
+	bool busy = true;
+
+	(void)state;
+	testguest_boot(d, 0);
+	out(d, 0x21, 1, 0xff, 0);			/* 8259 off */
+	assert_int_equal(vdev_wrmsr(d, 0, MSR_KVM_PV_EOI_EN, 0x2002 | 1, 0, 0), LAPIC_GP);
+	assert_int_equal(vdev_wrmsr(d, 0, MSR_KVM_PV_EOI_EN, 1ull << 40 | 1, 0, 0), LAPIC_GP);
+	apicbus_msi(d, 0xFEE00000u, 0x51);
+	assert_int_equal(vdev_ack(d, 0, 0), 0x51);
+	assert_int_equal(vdev_pv_eoi_gpa(d, 0, &busy), 0);	/* off */
+	assert_true(busy);
+	assert_int_equal(vdev_wrmsr(d, 0, MSR_KVM_PV_EOI_EN, 0x2004 | 1, 0, 0), 0);
+	assert_int_equal(vdev_rdmsr(d, 0, MSR_KVM_PV_EOI_EN, &v, 0), 0);
+	assert_int_equal(v, 0x2005);
+	/* an edge in service, nothing waiting: the flag may end it, as long
+	 * as it is in service, and ending it lets the next one in */
+	assert_int_equal(vdev_pv_eoi_gpa(d, 0, &busy), 0x2004);
+	assert_int_equal(vdev_pv_eoi_gpa(d, 0, &busy), 0x2004);
+	apicbus_msi(d, 0xFEE00000u, 0x41);		/* lower class: waits in IRR */
+	assert_int_equal(vdev_pending_vector(d, 0, 0), -1);
+	assert_int_equal(vdev_pv_eoi_gpa(d, 0, &busy), 0);	/* its EOI needs an exit */
+	assert_true(busy);
+	vdev_pv_eoi_done(d, 0);
+	assert_int_equal(vdev_pending_vector(d, 0, 0), 0x41);
+	assert_int_equal(vdev_ack(d, 0, 0), 0x41);
+	/* nested: the highest in service is the one its EOI ends */
+	apicbus_msi(d, 0xFEE00000u, 0x61);
+	assert_int_equal(vdev_ack(d, 0, 0), 0x61);
+	assert_int_equal(vdev_pv_eoi_gpa(d, 0, &busy), 0x2004);
+	vdev_pv_eoi_done(d, 0);
+	assert_int_equal(d->lapic[0].isr[0x41 / 32], 1u << (0x41 % 32));	/* 0x41 still */
+	vdev_pv_eoi_done(d, 0);
+	assert_int_equal(vdev_pv_eoi_gpa(d, 0, &busy), 0);
+	assert_false(busy);				/* nothing in service */
+	/* level-triggered (I/O APIC pin 4): its EOI must reach the I/O APIC */
+	rte(d, 4, 0x42ull | 1ull << 15);
+	out(d, 0x3F9, 1, 0x01, 0);
+	assert_true(vdev_console_input(d, 'b'));
+	assert_int_equal(vdev_ack(d, 0, 0), 0x42);
+	assert_int_equal(vdev_pv_eoi_gpa(d, 0, &busy), 0);
+	assert_true(busy);
+	(void)in(d, 0x3F8, 1, 0);
+	apic_w(d, 0, 0xB0, 0);
+	assert_false(d->ioapic.rte[4] & IOAPIC_RTE_REMOTE_IRR);
+	/* saved and restored with the rest; a reset turns it off */
+	snap_save_init(&s, buf, sizeof(buf));
+	assert_int_equal(vdev_snapshot(d, &s, 0), 0);
+	d->kvm_pv_eoi[0] = 0;
+	snap_restore_init(&s, buf, s.pos);
+	assert_int_equal(vdev_snapshot(d, &s, 0), 0);
+	assert_int_equal(d->kvm_pv_eoi[0], 0x2005);
+	vdev_reset(d);
+	assert_int_equal(d->kvm_pv_eoi[0], 0);
+	vdev_destroy(d);
+}
+
 /* A flood of the same fixed IPI: accepted once into IRR, the rest merge
  * with it and kick nobody until the target has taken the vector. */
 static void test_ipi_flood_merges(void **state)
@@ -662,6 +728,7 @@ int main(void)
 		cmocka_unit_test(test_apic_bus_ioapic_routing),
 		cmocka_unit_test(test_apic_bus_msi),
 		cmocka_unit_test(test_apic_bus_ipis),
+		cmocka_unit_test(test_pv_eoi),
 		cmocka_unit_test(test_ipi_flood_merges),
 		cmocka_unit_test(test_ipis_to_absent_apics),
 		cmocka_unit_test(test_init_sipi_storm),
