@@ -168,7 +168,7 @@ int vnet_init(struct vnet *dev, const struct vnet_config *cfg)
 	struct virtio_pci_config c = {
 		.type = VIRTIO_ID_NET, .class_code = CLASS_ETHERNET, .num_queues = 2,
 		.features = VIRTIO_NET_F_CSUM | VIRTIO_NET_F_GUEST_CSUM | VIRTIO_NET_F_MAC |
-			    VIRTIO_NET_F_HOST_TSO4 | VIRTIO_NET_F_GUEST_TSO4 |
+			    VIRTIO_NET_F_HOST_TSO4 | VIRTIO_NET_F_GUEST_TSO4 | VIRTIO_NET_F_MRG_RXBUF |
 			    VIRTIO_NET_F_STATUS,
 		.cfg_len = VNET_CFG_LEN,
 		.irq = cfg->irq, .ops = &net_ops, .dev = dev, .mem = cfg->mem,
@@ -180,6 +180,12 @@ int vnet_init(struct vnet *dev, const struct vnet_config *cfg)
 	dev->cfg = *cfg;
 	dev->net_status = VIRTIO_NET_S_LINK_UP;
 	return virtio_pci_init(&dev->vp, &c);
+}
+
+static void rx_broken(struct vnet *dev)
+{
+	drop(dev, VNET_DROP_RX_QUEUE);
+	virtio_pci_queue_failed(&dev->vp, VNET_RXQ);
 }
 
 /* Header h and frame f (len bytes) into the next receive chain. */
@@ -210,13 +216,84 @@ static int rx_put(struct vnet *dev, const uint8_t *h, const struct vnet_rx_frame
 		rc = rc == 0 && vq_push(q, m, c->head, (uint32_t)(VNET_HDR_LEN + len)) == 0 ? 0
 											  : -EIO;
 	}
-	if (rc == -EIO) {
-		drop(dev, VNET_DROP_RX_QUEUE);
-		virtio_pci_queue_failed(&dev->vp, VNET_RXQ);
-		return -EAGAIN;
-	}
+	if (rc == -EIO)
+		return rx_broken(dev), -EAGAIN;
 	virtio_pci_used(&dev->vp, VNET_RXQ);
 	return rc;
+}
+
+/* Bytes [at, at + k) of header h and then f's pieces, into chain c from
+ * its start. */
+static int write_span(struct vnet *dev, const struct vq_chain *c, const uint8_t *h,
+		      const struct vnet_rx_frame *f, size_t at, size_t k)
+{
+	struct vq *q = &dev->vp.vq[VNET_RXQ];
+	size_t pos = 0, done = 0;
+
+	for (int i = -1; i < (int)f->nr && done < k; i++) {
+		const uint8_t *p = i < 0 ? h : f->piece[i].p;
+		size_t n = i < 0 ? VNET_HDR_LEN : f->piece[i].len;
+
+		if (at + done < pos + n) {
+			size_t from = at + done - pos, take = n - from < k - done ? n - from : k - done;
+
+			if (vq_write_chain(q, &dev->vp.c.mem, c, done, p + from, take))
+				return -EIO;
+			done += take;
+		}
+		pos += n;
+	}
+	return 0;
+}
+
+/* With MRG_RXBUF (Virtio 1.1 5.1.6.4): as many buffers as the frame
+ * needs, num_buffers in the header says how many.  Not enough of them
+ * posted: none taken (a super-frame then goes as its segments). */
+static int rx_put_merged(struct vnet *dev, uint8_t *h, const struct vnet_rx_frame *f, size_t len)
+{
+	struct vq *q = &dev->vp.vq[VNET_RXQ];
+	const struct vq_mem *m = &dev->vp.c.mem;
+	size_t total = VNET_HDR_LEN + len, off = 0;
+	uint16_t n = 0;
+	int rc = 1;
+
+	while (off < total && rc == 1) {
+		struct vq_chain *c = n ? &dev->chain : &dev->first;
+		size_t k;
+
+		rc = vq_pop(q, m, c);
+		if (rc == 1 && c->nr_out)
+			rc = vq_fail(q, VQ_ERR_DIR);
+		if (rc != 1)
+			break;
+		if (!n && c->in_len < VNET_HDR_LEN) {	/* 5.1.6.3.1: not even the header */
+			drop(dev, VNET_DROP_RX_SMALL_BUF);
+			if (vq_push(q, m, c->head, 0))
+				return rx_broken(dev), -EAGAIN;
+			virtio_pci_used(&dev->vp, VNET_RXQ);
+			return -EAGAIN;
+		}
+		k = c->in_len < total - off ? (size_t)c->in_len : total - off;
+		if (n && write_span(dev, c, h, f, off, k))	/* the first goes last */
+			rc = -EIO;
+		dev->used[n].head = c->head;
+		dev->used[n++].len = (uint32_t)k;
+		off += k;
+	}
+	if (rc == 0) {			/* the ring ran dry: give them all back */
+		vq_unpop_n(q, n);
+		if (f->gso_size)
+			return dev->stats.rx_gso_small++, -EMSGSIZE;
+		return drop(dev, VNET_DROP_RX_NO_BUFFER), -EAGAIN;
+	}
+	put_le16(h + 10, n);		/* num_buffers */
+	if (rc < 0 || write_span(dev, &dev->first, h, f, 0, dev->used[0].len))
+		return rx_broken(dev), -EAGAIN;
+	for (uint16_t i = 0; i < n; i++)
+		if (vq_push(q, m, dev->used[i].head, dev->used[i].len))
+			return rx_broken(dev), -EAGAIN;
+	virtio_pci_used(&dev->vp, VNET_RXQ);
+	return 0;
 }
 
 bool vnet_rx_gso(const struct vnet *dev)
@@ -253,7 +330,8 @@ int vnet_rx_frame(struct vnet *dev, const struct vnet_rx_frame *f)
 		h[0] = VNET_HDR_F_DATA_VALID;
 	}
 	h[10] = 1;				/* num_buffers = 1 (le16) */
-	rc = rx_put(dev, h, f, len);
+	rc = virtio_pci_has(&dev->vp, VIRTIO_NET_F_MRG_RXBUF) ? rx_put_merged(dev, h, f, len)
+							      : rx_put(dev, h, f, len);
 	if (rc)
 		return rc;
 	dev->stats.rx_frames += f->gso_size ? f->segs : 1;

@@ -48,6 +48,7 @@
 #define VIRTIO_NET_F_MAC	(1ull << 5)
 #define VIRTIO_NET_F_GUEST_TSO4	(1ull << 7)
 #define VIRTIO_NET_F_HOST_TSO4	(1ull << 11)
+#define VIRTIO_NET_F_MRG_RXBUF	(1ull << 15)
 #define VIRTIO_NET_F_STATUS	(1ull << 16)
 #define VIRTIO_NET_S_LINK_UP	1
 #define VNET_HDR_LEN		12
@@ -113,6 +114,8 @@ struct vnet {
 	struct vnet_stats stats;	/* host-side, not saved */
 	bool tx_stalled;		/* waiting for vnet_tx_resume */
 	struct vq_chain chain;		/* scratch */
+	struct vq_chain first;		/* scratch: a merged frame's first buffer */
+	struct vnet_used { uint16_t head; uint32_t len; } used[VQ_MAX_SIZE];	/* scratch */
 	uint8_t buf[VNET_HDR_LEN + VNET_MAX_GSO_FRAME];	/* scratch */
 };
 

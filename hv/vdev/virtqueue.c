@@ -170,6 +170,11 @@ void vq_unpop(struct vq *q)
 	q->last_avail--;
 }
 
+void vq_unpop_n(struct vq *q, uint16_t n)
+{
+	q->last_avail = (uint16_t)(q->last_avail - n);
+}
+
 int vq_push(struct vq *q, const struct vq_mem *m, uint16_t head, uint32_t len)
 {
 	uint8_t elem[USED_ELEM], idx[2];

@@ -103,6 +103,8 @@ int vq_pop(struct vq *q, const struct vq_mem *m, struct vq_chain *c);
 /* Give back the chain vq_pop just took, unused: the next vq_pop takes it
  * again (the device could not handle it yet, and will retry). */
 void vq_unpop(struct vq *q);
+/* The same for the last n chains vq_pop took, none of them pushed. */
+void vq_unpop_n(struct vq *q, uint16_t n);
 
 /* Return chain head to the driver with len bytes written.  0 or -EIO. */
 int vq_push(struct vq *q, const struct vq_mem *m, uint16_t head, uint32_t len);

@@ -341,9 +341,9 @@ static void test_features(void **state)
 
 	(void)state;
 	mwr(r, r->common + 0x00, 4, 0);
-	/* CSUM, GUEST_CSUM, MAC, GUEST_TSO4, HOST_TSO4, STATUS */
-	assert_int_equal(mrd(r, r->common + 0x04, 4),
-			 1u | (1u << 1) | (1u << 5) | (1u << 7) | (1u << 11) | (1u << 16));
+	/* CSUM, GUEST_CSUM, MAC, GUEST_TSO4, HOST_TSO4, MRG_RXBUF, STATUS */
+	assert_int_equal(mrd(r, r->common + 0x04, 4), 1u | (1u << 1) | (1u << 5) | (1u << 7) |
+							      (1u << 11) | (1u << 15) | (1u << 16));
 	mwr(r, r->common + 0x00, 4, 1);
 	assert_int_equal(mrd(r, r->common + 0x04, 4), 1);		/* VERSION_1 */
 	mwr(r, r->common + 0x00, 4, 2);
@@ -351,8 +351,8 @@ static void test_features(void **state)
 	/* legacy driver (no VERSION_1): refused */
 	negotiate(r, VIRTIO_NET_F_MAC);
 	assert_false(status(r) & VIRTIO_S_FEATURES_OK);
-	/* a feature not offered (MRG_RXBUF, bit 15): refused */
-	negotiate(r, VIRTIO_F_VERSION_1 | (1ull << 15));
+	/* a feature not offered (CTRL_VQ, bit 17): refused */
+	negotiate(r, VIRTIO_F_VERSION_1 | (1ull << 17));
 	assert_false(status(r) & VIRTIO_S_FEATURES_OK);
 	assert_int_equal(r->net.vp.stats.features_refused, 2);
 	negotiate(r, VIRTIO_F_VERSION_1 | VIRTIO_NET_F_MAC);
@@ -674,6 +674,68 @@ static void test_rx_super_frame(void **state)
 	assert_int_equal(used_idx(r, 0), 0);
 	assert_int_equal(vnet_rx_valid(&r->net, data, 1000, true), 0);	/* the buffer is there */
 	assert_int_equal(used_idx(r, 0), 1);
+	free(r);
+}
+
+/* MRG_RXBUF: a frame spread over as many one-page buffers as it needs,
+ * num_buffers in the first one's header, each returned with what it got;
+ * too few posted: none taken (a super-frame is given back whole, a frame
+ * dropped as no buffer) and the next frame finds them all; a first buffer
+ * smaller than the header is dropped. */
+static void test_rx_merged_buffers(void **state)
+{
+	struct rig *r = rig_new();
+	static uint8_t data[10 * 1448 + 54];
+	struct vnet_piece pc[2] = { { data, 54 }, { data + 54, sizeof(data) - 54 } };
+	struct vnet_rx_frame sf = { .piece = pc, .nr = 2, .gso_size = 1448, .hdr_len = 54,
+				    .segs = 10 };
+	size_t at = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7 + (i >> 10));
+	bring_up_with(r, VIRTIO_NET_F_GUEST_CSUM | VIRTIO_NET_F_GUEST_TSO4 |
+			 VIRTIO_NET_F_MRG_RXBUF);
+	/* 3 one-page buffers: not enough for 14534 + 12 bytes */
+	for (uint16_t i = 0; i < 3; i++) {
+		set_desc(r, 0, i, RX_BUFS + 0x1000 * i, 0x1000, VQ_DESC_F_WRITE, 0);
+		offer(r, 0, i);
+	}
+	assert_int_equal(vnet_rx_frame(&r->net, &sf), -EMSGSIZE);
+	assert_int_equal(used_idx(r, 0), 0);
+	assert_int_equal(r->net.stats.rx_gso_small, 1);
+	/* one more page: four buffers, the last one part full */
+	set_desc(r, 0, 3, RX_BUFS + 0x3000, 0x1000, VQ_DESC_F_WRITE, 0);
+	offer(r, 0, 3);
+	assert_int_equal(vnet_rx_frame(&r->net, &sf), 0);
+	assert_int_equal(used_idx(r, 0), 4);
+	assert_int_equal(get_le16(r->ram + RX_BUFS + 10), 4);		/* num_buffers */
+	assert_int_equal(r->ram[RX_BUFS + 1], VNET_HDR_GSO_TCPV4);
+	for (uint16_t i = 0; i < 4; i++) {
+		assert_int_equal(used_id(r, 0, i), i);
+		assert_int_equal(used_len(r, 0, i), i < 3 ? 0x1000 : VNET_HDR_LEN + sizeof(data) - 3 * 0x1000);
+	}
+	/* the frame follows the header across the pages, byte for byte */
+	assert_memory_equal(r->ram + RX_BUFS + VNET_HDR_LEN, data, 0x1000 - VNET_HDR_LEN);
+	at = 0x1000 - VNET_HDR_LEN;
+	assert_memory_equal(r->ram + RX_BUFS + 0x1000, data + at, 0x1000);
+	assert_memory_equal(r->ram + RX_BUFS + 0x3000, data + at + 0x2000, sizeof(data) - at - 0x2000);
+	/* a plain frame in one buffer says 1; none left: dropped, counted */
+	set_desc(r, 0, 4, RX_BUFS + 0x5000, 0x1000, VQ_DESC_F_WRITE, 0);
+	offer(r, 0, 4);
+	assert_int_equal(vnet_rx_valid(&r->net, data, 1000, true), 0);
+	assert_int_equal(get_le16(r->ram + RX_BUFS + 0x5000 + 10), 1);
+	assert_int_equal(r->ram[RX_BUFS + 0x5000], VNET_HDR_F_DATA_VALID);
+	assert_int_equal(vnet_rx_valid(&r->net, data, 1000, true), -EAGAIN);
+	assert_int_equal(r->net.stats.drops[VNET_DROP_RX_NO_BUFFER], 1);
+	/* a first buffer shorter than the header */
+	set_desc(r, 0, 5, RX_BUFS + 0x6000, 8, VQ_DESC_F_WRITE, 0);
+	offer(r, 0, 5);
+	assert_int_equal(vnet_rx_valid(&r->net, data, 1000, true), -EAGAIN);
+	assert_int_equal(r->net.stats.drops[VNET_DROP_RX_SMALL_BUF], 1);
+	assert_int_equal(used_len(r, 0, 5), 0);
+	assert_int_equal(r->net.stats.rx_gso, 1);
+	assert_int_equal(r->net.stats.rx_frames, 11);
 	free(r);
 }
 
@@ -1263,7 +1325,7 @@ static void test_snapshot_fields(void **state)
 	assert_int_equal(restore(b, bad, n), -EINVAL); } while (0)
 	REFUSED(bad[OFF_MAC + 5] ^= 1);				/* another MAC */
 	REFUSED(bad[OFF_FEAT + 4] = 0);				/* no VERSION_1 */
-	REFUSED(bad[OFF_FEAT + 1] |= 0x80);			/* bit 15: not offered */
+	REFUSED(bad[OFF_FEAT + 2] |= 0x02);			/* bit 17: not offered */
 	REFUSED(bad[OFF_STATUS] |= 0x20);			/* unknown bit */
 	REFUSED(bad[OFF_ISR] = 4);
 	REFUSED(put_le16(bad + OFF_VQ0_SIZE, 12));		/* ready, not 2^n */
@@ -1290,6 +1352,7 @@ int main(void)
 		cmocka_unit_test(test_tx_offloads_not_negotiated),
 		cmocka_unit_test(test_rx_data_valid),
 		cmocka_unit_test(test_rx_super_frame),
+		cmocka_unit_test(test_rx_merged_buffers),
 		cmocka_unit_test(test_tx_stall),
 		cmocka_unit_test(test_msix),
 		cmocka_unit_test(test_msix_snapshot),
