@@ -351,6 +351,18 @@ static bool hold_or_abort(struct in *in, enum mig_point p)
 	return false;
 }
 
+/* Round 0 is written, every page of it (on_pages is done with a record
+ * before the next comes): the source may pause its guest now. */
+static void send_ack(struct in *in)
+{
+	struct mig_rec r = { .type = MIG_ROUND_ACK };
+
+	r.ack.round = 0;
+	r.ack.pages = in->ch.st.round0_pages;
+	if (send_small(in, &r))
+		discard(in, 0, "cannot send ROUND_ACK to %s", in->peer);
+}
+
 static void on_round(struct in *in, const struct mig_round_end *r)
 {
 	uint64_t now = netif_now_us(), us = now - in->t_round_start;
@@ -373,8 +385,9 @@ static void on_round(struct in *in, const struct mig_round_end *r)
 	spin_lock(&in->vm->lock);
 	in->vm->mig.round = r->round + 1;
 	spin_unlock(&in->vm->lock);
-	if (r->round == 0)
-		hold_or_abort(in, MIG_AT_PRECOPY);
+	/* a hold here delays the ack: the source goes on with rounds meanwhile */
+	if (r->round == 0 && !hold_or_abort(in, MIG_AT_PRECOPY))
+		send_ack(in);
 }
 
 static void on_vcpu(struct in *in, const struct mig_vcpu *v)
@@ -555,7 +568,9 @@ static void unhold(struct in *in)
 
 	in->held_at = MIG_AT_NONE;
 	in->ch.last_rx_us = netif_now_us();
-	if (p == MIG_AT_READY)
+	if (p == MIG_AT_PRECOPY)
+		send_ack(in);
+	else if (p == MIG_AT_READY)
 		send_ready(in);
 	else if (p == MIG_AT_COMMIT)
 		finish(in);
