@@ -448,9 +448,9 @@ static int hello(struct out *o)
 	int rc;
 
 	fill_hello(o, &r.hello);
-	/* the peer zeroes the guest's RAM before it answers: 1 s per 100 MB
-	 * (an emulated host manages about 400 MB/s) */
-	o->grace_us = o->vm->mem_size / 100;
+	/* the peer takes and maps the guest's RAM before it answers, but does
+	 * not zero it (round 0 writes every page): 1 s per GB is ample */
+	o->grace_us = o->vm->mem_size / 1000;
 	rc = send_rec(o, &r);
 	if (!rc)
 		rc = wait_rec(o, MIG_HELLO_REPLY, &in);
@@ -605,8 +605,8 @@ static int start_log(struct out *o)
 /*
  * The hand-over's fixed cost: READY, COMMIT and COMMITTED are about two
  * round trips.  HELLO's round trip measured it first, but that includes the
- * destination setting up the guest's memory (long for a big guest); TCP's
- * smoothed RTT knows better once data has flowed.
+ * destination taking the guest's frames; TCP's smoothed RTT knows better
+ * once data has flowed.
  */
 static void learn_handover(struct out *o)
 {
@@ -622,8 +622,9 @@ static void learn_handover(struct out *o)
 }
 
 /* Long enough for ROUND_ACK from the destination that it has written
- * round 0: the silence allowed, and 1 s per 100 MB of the guest's memory
- * (an emulated host writes about 400 MB/s). */
+ * round 0: the silence allowed, and 1 s per 100 MB of the guest's memory,
+ * which the destination zeroes as round 0 comes (an emulated host manages
+ * about 400 MB/s). */
 static uint64_t ack_limit_us(const struct out *o)
 {
 	return o->silence_us + o->vm->mem_size / 100;
