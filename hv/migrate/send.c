@@ -60,6 +60,7 @@ struct out {
 	char peer[24];
 	struct mig_peer pin;		/* the key the destination must prove */
 	uint64_t hs_us;			/* how long the handshake took */
+	uint64_t hello_us;		/* HELLO to HELLO_REPLY */
 	bool was_paused;		/* the operator had paused it */
 	bool logging;			/* dirty log started */
 	bool paused;			/* we paused it for stop and copy */
@@ -461,7 +462,8 @@ static int hello(struct out *o)
 		return failf(o, in->reply.code, "%s refused: %s: %s", o->peer,
 			     mig_code_name(in->reply.code), in->reply.msg);
 	o->accepted = true;
-	o->pol.cfg.handover_us = netif_now_us() - t0;
+	o->hello_us = netif_now_us() - t0;
+	o->pol.cfg.handover_us = o->hello_us;
 	if (in->reply.msg[0])
 		say(o, "migrate %s: %s says: %s", o->vm->name, o->peer, in->reply.msg);
 	return 0;
@@ -977,12 +979,14 @@ static int run(struct out *o)
 	    (rc = hello(o)))
 		return rc;
 	if (o->a->insecure)
-		say(o, "migrate %s: to %s, id %016lx, %lu MiB, insecure (plaintext)", o->vm->name,
-		    o->peer, o->id, o->vm->mem_size >> 20);
+		say(o, "migrate %s: to %s, id %016lx, %lu MiB, insecure (plaintext), HELLO answered "
+		    "in %lu.%03lu ms", o->vm->name, o->peer, o->id, o->vm->mem_size >> 20,
+		    o->hello_us / 1000, o->hello_us % 1000);
 	else
 		say(o, "migrate %s: to %s, id %016lx, %lu MiB, peer %s %s (sealed, handshake "
-		    "%lu.%03lu ms)", o->vm->name, o->peer, o->id, o->vm->mem_size >> 20, o->pin.name,
-		    o->pin.fp_text, o->hs_us / 1000, o->hs_us % 1000);
+		    "%lu.%03lu ms), HELLO answered in %lu.%03lu ms", o->vm->name, o->peer, o->id,
+		    o->vm->mem_size >> 20, o->pin.name, o->pin.fp_text, o->hs_us / 1000,
+		    o->hs_us % 1000, o->hello_us / 1000, o->hello_us % 1000);
 	if (!o->was_paused && (rc = start_log(o)))
 		return rc;
 	if (o->was_paused)

@@ -201,6 +201,7 @@ static void test_clean_run(void **st)
 	(void)st;
 	assert_int_equal(migrate(), 0);
 	assert_true(said("migrate g1: done in"));
+	assert_true(said("(sealed, handshake ") && said("), HELLO answered in "));
 	assert_true(src_vm->destroyed);
 	mh_run_for(100000);
 	d = mh_vm_on(MH_DST, "g1");
