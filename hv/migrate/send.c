@@ -729,7 +729,7 @@ static int precopy(struct out *o)
 			continue;
 		if (o->t_acked)
 			return 0;
-		/* the stream's last round must wait for the ack in full */
+		/* after the stream's last round the ack is waited for in full */
 		waited_from = netif_now_us();
 		if ((rc = await_ack(o, o->rounds < MIG_ROUNDS_MAX - 1 ? ack_slice_us(o) : UINT64_MAX)))
 			return rc;
