@@ -88,6 +88,14 @@ static const struct gpmap_mem guest_frames = {
 	.virt = phys_to_virt,
 };
 
+/* An incoming guest's RAM: the stream writes every page before it runs. */
+static const struct gpmap_mem incoming_frames = {
+	.alloc_contig = mem_alloc_guest_contig_unzeroed,
+	.alloc_frame = mem_alloc_guest_frame_unzeroed,
+	.free = mem_free_guest_frames,
+	.virt = phys_to_virt,
+};
+
 /* struct vm keeps the map's fields itself (others read them): a view. */
 static struct gpmap ram(const struct vm *vm)
 {
@@ -98,7 +106,8 @@ static struct gpmap ram(const struct vm *vm)
 static int alloc_ram(struct vm *vm)
 {
 	struct gpmap m;
-	int rc = gpmap_alloc(&m, vm->nr_frames, &guest_frames);
+	int rc = gpmap_alloc(&m, vm->nr_frames,
+			     vm->state == VM_INCOMING ? &incoming_frames : &guest_frames);
 
 	vm->frames = m.frames;
 	vm->frame_runs = m.runs;

@@ -159,7 +159,9 @@ void mig_policy_init(struct mig_policy *p, const struct mig_policy_cfg *cfg)
  */
 static void fold_dirty_rate(struct mig_policy *p, const struct mig_round *r)
 {
-	p->dirty_pps = mig_ewma(p->dirty_pps, mig_rate(r->dirtied, r->elapsed_us));
+	uint64_t us = r->dirty_us > r->elapsed_us ? r->dirty_us : r->elapsed_us;
+
+	p->dirty_pps = mig_ewma(p->dirty_pps, mig_rate(r->dirtied, us));
 	if (r->early_us && mig_saturated(r))
 		p->dirty_pps = max_u64(p->dirty_pps, mig_rate(r->early_dirtied, r->early_us));
 }

@@ -57,6 +57,9 @@ struct mig_round {
 	uint64_t bytes_sent;		/* wire bytes of the round */
 	uint64_t elapsed_us;		/* from its first byte to its ROUND_END */
 	uint64_t dirtied;		/* pages dirtied meanwhile: the next set */
+	uint64_t dirty_us;		/* over which they were dirtied, if longer than
+					 * elapsed_us (the sender waited for ROUND_ACK
+					 * before the round); 0: elapsed_us */
 	uint64_t early_dirtied;		/* of those, dirty early_us into it (0, 0: no sample) */
 	uint64_t early_us;
 };

@@ -262,7 +262,7 @@ static int create_guest(struct in *in, const struct mig_hello *h, struct mig_err
 	char err[128];
 	int rc = vm_create_incoming(&cfg, &in->vm, err, sizeof(err));
 
-	in->ch.last_rx_us = netif_now_us();	/* zeroing a big guest's RAM is no silence */
+	in->ch.last_rx_us = netif_now_us();	/* taking a big guest's frames is no silence */
 	if (rc) {
 		mig_error_set(e, rc == -EEXIST ? MIG_E_NAME_TAKEN :
 			      rc == -ENOMEM ? MIG_E_NO_MEMORY : MIG_E_INTERNAL, "%s", err);
@@ -313,11 +313,17 @@ static void on_hello(struct in *in, const struct mig_hello *h)
 
 /* ---- memory and state ---- */
 
+/*
+ * The incoming guest's frames were not zeroed (hv/vm.c), so that HELLO is
+ * answered at once rather than after zeroing all of its RAM.  Every entry
+ * writes its whole page instead, a ZERO one too, and the stream refuses a
+ * round 0 that leaves any page out (check_round), before any vCPU state:
+ * so no guest runs on what its frames held before.  The zeroing happens
+ * here, as round 0 comes, while the source's guest still runs: the source
+ * pauses it only after ROUND_ACK (send_ack).
+ */
 static void on_pages(struct in *in, const struct mig_pages *p)
 {
-	/* round 0 brings each page once, onto frames that start zeroed */
-	bool fresh = in->ch.st.rounds == 0;
-
 	for (uint32_t i = 0; i < p->count; i++) {
 		const struct mig_page *pg = &p->page[i];
 		uint8_t *dst = vm_page_hva(in->vm, pg->gfn);	/* RAM page, not GPA */
@@ -326,7 +332,7 @@ static void on_pages(struct in *in, const struct mig_pages *p)
 		} else if (pg->kind == MIG_PAGE_SPARSE) {
 			mig_sparse_decode(pg->data, pg->len, dst);	/* checked by the stream */
 		} else {
-			for (uint64_t k = 0; !fresh && k < mig_page_span(pg); k++)
+			for (uint64_t k = 0; k < mig_page_span(pg); k++)
 				memset(vm_page_hva(in->vm, pg->gfn + k), 0, MIG_PAGE_SIZE);
 			in->round_zero += mig_page_span(pg);
 		}
@@ -351,6 +357,18 @@ static bool hold_or_abort(struct in *in, enum mig_point p)
 	return false;
 }
 
+/* Round 0 is written, every page of it (on_pages is done with a record
+ * before the next comes): the source may pause its guest now. */
+static void send_ack(struct in *in)
+{
+	struct mig_rec r = { .type = MIG_ROUND_ACK };
+
+	r.ack.round = 0;
+	r.ack.pages = in->ch.st.round0_pages;
+	if (send_small(in, &r))
+		discard(in, 0, "cannot send ROUND_ACK to %s", in->peer);
+}
+
 static void on_round(struct in *in, const struct mig_round_end *r)
 {
 	uint64_t now = netif_now_us(), us = now - in->t_round_start;
@@ -373,8 +391,9 @@ static void on_round(struct in *in, const struct mig_round_end *r)
 	spin_lock(&in->vm->lock);
 	in->vm->mig.round = r->round + 1;
 	spin_unlock(&in->vm->lock);
-	if (r->round == 0)
-		hold_or_abort(in, MIG_AT_PRECOPY);
+	/* a hold here delays the ack: the source goes on with rounds meanwhile */
+	if (r->round == 0 && !hold_or_abort(in, MIG_AT_PRECOPY))
+		send_ack(in);
 }
 
 static void on_vcpu(struct in *in, const struct mig_vcpu *v)
@@ -555,7 +574,9 @@ static void unhold(struct in *in)
 
 	in->held_at = MIG_AT_NONE;
 	in->ch.last_rx_us = netif_now_us();
-	if (p == MIG_AT_READY)
+	if (p == MIG_AT_PRECOPY)
+		send_ack(in);
+	else if (p == MIG_AT_READY)
 		send_ready(in);
 	else if (p == MIG_AT_COMMIT)
 		finish(in);

@@ -33,6 +33,8 @@
 #define REC_CAP		(MIG_HDR_SIZE + 4 + PAGES_PER_REC * (9 + MIG_PAGE_SIZE))
 #define PUSH_CHUNK	(64u * 1024)	/* bytes offered to TCP per step */
 #define RUN_MAX		(1u << 16)	/* pages per zero run (256 MiB): records stay lively */
+#define ACK_SLICE_MIN	50000u		/* waiting for ROUND_ACK: a round at least this often */
+#define ACK_SLICE_MAX	1000000u	/* ... and at most this seldom */
 
 /* Why the migration ended early: a code for ABORT and words for the log. */
 struct out_fail {
@@ -58,6 +60,7 @@ struct out {
 	char peer[24];
 	struct mig_peer pin;		/* the key the destination must prove */
 	uint64_t hs_us;			/* how long the handshake took */
+	uint64_t hello_us;		/* HELLO to HELLO_REPLY */
 	bool was_paused;		/* the operator had paused it */
 	bool logging;			/* dirty log started */
 	bool paused;			/* we paused it for stop and copy */
@@ -67,6 +70,8 @@ struct out {
 	uint64_t t_state, last_pages;	/* the last round was sent; its pages */
 	uint64_t t_sent, t_ready;	/* END handed to TCP; READY came */
 	uint64_t t_collect;		/* the dirty log last began a new set */
+	uint64_t t_round0, t_acked;	/* ROUND_END 0 handed to TCP; ROUND_ACK came */
+	bool told_wait;			/* the operator knows we wait for it */
 	uint32_t rounds;
 	uint64_t pages_total;
 	struct page_batch {
@@ -132,7 +137,19 @@ static int conn_error(struct out *o, int rc)
 	return failf(o, MIG_E_TIMEOUT, "connection to %s lost: %s", o->peer, errtext(rc));
 }
 
-/* A record came while we were sending: only an ABORT may. */
+/* The destination has written round 0 (the stream checked the claim). */
+static void note_ack(struct out *o, const struct mig_rec *r)
+{
+	uint64_t us;
+
+	o->t_acked = netif_now_us();
+	us = o->t_acked - o->t_round0;
+	say(o, "migrate %s: %s has written round 0 (%lu pages), %lu.%03lu ms after it was sent",
+	    o->vm->name, o->peer, r->ack.pages, us / 1000, us % 1000);
+}
+
+/* A record came while we were sending: only an ABORT may (ROUND_ACK is
+ * taken before this is asked). */
 static int unexpected(struct out *o, const struct mig_rec *r)
 {
 	if (r->type == MIG_ABORT)
@@ -164,10 +181,12 @@ static int step(struct out *o, bool idle)
 
 	if ((rc = cancelled(o)))
 		return rc;
-	/* while we send, only an ABORT may come (READY is wait_rec's) */
+	/* while we send, only ROUND_ACK or an ABORT may come (READY is wait_rec's) */
 	if (o->ch.st.phase == MIG_PH_MEMORY || o->ch.st.phase == MIG_PH_STATE) {
 		rc = chan_pull(&o->ch, &r);
-		if (rc == 1)
+		if (rc == 1 && r->type == MIG_ROUND_ACK)
+			note_ack(o, r);
+		else if (rc == 1)
 			return unexpected(o, r);
 		if (rc < 0)
 			return conn_error(o, rc);
@@ -245,7 +264,9 @@ static int send_rec(struct out *o, const struct mig_rec *r)
 	return flush(o);
 }
 
-/* Wait for the peer's next record, which must be of type want. */
+/* Wait for the peer's next record, which must be of type want (a
+ * ROUND_ACK before it is noted: a paused guest's source does not wait for
+ * it). */
 static int wait_rec(struct out *o, uint16_t want, const struct mig_rec **out)
 {
 	int rc;
@@ -254,6 +275,10 @@ static int wait_rec(struct out *o, uint16_t want, const struct mig_rec **out)
 	for (;;) {
 		netif_poll();
 		rc = chan_pull(&o->ch, out);
+		if (rc == 1 && (*out)->type == MIG_ROUND_ACK && want != MIG_ROUND_ACK) {
+			note_ack(o, *out);
+			continue;
+		}
 		if (rc == 1) {
 			if ((*out)->type == want)
 				return 0;
@@ -424,9 +449,9 @@ static int hello(struct out *o)
 	int rc;
 
 	fill_hello(o, &r.hello);
-	/* the peer zeroes the guest's RAM before it answers: 1 s per 100 MB
-	 * (an emulated host manages about 400 MB/s) */
-	o->grace_us = o->vm->mem_size / 100;
+	/* the peer takes and maps the guest's RAM before it answers, but does
+	 * not zero it (round 0 writes every page): 1 s per GB is ample */
+	o->grace_us = o->vm->mem_size / 1000;
 	rc = send_rec(o, &r);
 	if (!rc)
 		rc = wait_rec(o, MIG_HELLO_REPLY, &in);
@@ -437,7 +462,8 @@ static int hello(struct out *o)
 		return failf(o, in->reply.code, "%s refused: %s: %s", o->peer,
 			     mig_code_name(in->reply.code), in->reply.msg);
 	o->accepted = true;
-	o->pol.cfg.handover_us = netif_now_us() - t0;
+	o->hello_us = netif_now_us() - t0;
+	o->pol.cfg.handover_us = o->hello_us;
 	if (in->reply.msg[0])
 		say(o, "migrate %s: %s says: %s", o->vm->name, o->peer, in->reply.msg);
 	return 0;
@@ -535,6 +561,8 @@ static int round_end(struct out *o, uint64_t pages, uint64_t remaining)
 	r.round.pages = pages;
 	r.round.remaining = remaining;
 	o->pages_total += pages;
+	if (o->rounds == 0)
+		o->t_round0 = netif_now_us();
 	o->rounds++;
 	o->hist->rounds = o->rounds;
 	o->hist->live.pages = o->pages_total;
@@ -579,8 +607,8 @@ static int start_log(struct out *o)
 /*
  * The hand-over's fixed cost: READY, COMMIT and COMMITTED are about two
  * round trips.  HELLO's round trip measured it first, but that includes the
- * destination setting up the guest's memory (long for a big guest); TCP's
- * smoothed RTT knows better once data has flowed.
+ * destination taking the guest's frames; TCP's smoothed RTT knows better
+ * once data has flowed.
  */
 static void learn_handover(struct out *o)
 {
@@ -595,10 +623,79 @@ static void learn_handover(struct out *o)
 		o->silence_us = mig_silence_us(o->vm->mem_size, ti.srtt_us);
 }
 
-/* Pre-copy: rounds until the policy says stop.  set holds the next round. */
+/* Long enough for ROUND_ACK from the destination that it has written
+ * round 0: the silence allowed, and 1 s per 100 MB of the guest's memory,
+ * which the destination zeroes as round 0 comes (an emulated host manages
+ * about 400 MB/s). */
+static uint64_t ack_limit_us(const struct out *o)
+{
+	return o->silence_us + o->vm->mem_size / 100;
+}
+
+/*
+ * The policy would stop and copy, but the destination has not said that
+ * round 0 is written: pausing now would put its writing (all the zeroing
+ * of a large idle guest) into the downtime.  Wait for ROUND_ACK at most
+ * slice_us, the guest running; the caller then sends what it dirtied
+ * meanwhile in another round and asks the policy again.  Past
+ * ack_limit_us() after round 0 the migration fails (the guest runs on).
+ */
+static int await_ack(struct out *o, uint64_t slice_us)
+{
+	uint64_t start = netif_now_us();
+	const struct mig_rec *r;
+	int rc;
+
+	if (!o->told_wait)
+		say(o, "migrate %s: waiting for %s to write round 0 before pausing the guest",
+		    o->vm->name, o->peer);
+	o->told_wait = true;
+	while (!o->t_acked) {
+		uint64_t now = netif_now_us();
+
+		if (now - o->t_round0 > ack_limit_us(o))
+			return failf(o, MIG_E_TIMEOUT, "no ROUND_ACK from %s: round 0 not written "
+				     "there %llu s after it was sent", o->peer,
+				     (unsigned long long)(ack_limit_us(o) / 1000000));
+		if (now - start >= slice_us)
+			break;
+		if ((rc = cancelled(o)))
+			return rc;
+		netif_poll();
+		rc = chan_pull(&o->ch, &r);
+		if (rc == 1 && r->type == MIG_ROUND_ACK)
+			note_ack(o, r);
+		else if (rc == 1)
+			return unexpected(o, r);
+		else if (rc < 0)
+			return conn_error(o, rc);
+		else
+			netif_wait();
+	}
+	o->last_progress = netif_now_us();	/* the wait is the ack limit's, not silence */
+	return 0;
+}
+
+/* How long to wait for ROUND_ACK before another round: as long as we have
+ * waited so far, within ACK_SLICE_MIN..ACK_SLICE_MAX, so that a long wait
+ * costs few rounds and a short one leaves little dirtied behind. */
+static uint64_t ack_slice_us(const struct out *o)
+{
+	uint64_t waited = netif_now_us() - o->t_round0;
+
+	return waited < ACK_SLICE_MIN ? ACK_SLICE_MIN : waited > ACK_SLICE_MAX ? ACK_SLICE_MAX :
+	       waited;
+}
+
+/*
+ * Pre-copy: rounds until the policy says stop and the destination has
+ * written round 0 (ROUND_ACK); rounds go on while it has not.  set holds
+ * the next round.
+ */
 static int precopy(struct out *o)
 {
 	struct mig_decision d;
+	uint64_t waited_from = 0;	/* the last round began after waiting from then */
 	int rc;
 
 	memset(o->set, 0xff, o->words * 8);		/* round 0: everything */
@@ -612,6 +709,10 @@ static int precopy(struct out *o)
 		if ((rc = round_end(o, m.pages_sent, m.dirtied)) || (rc = drain(o)))
 			return rc;
 		m.elapsed_us = netif_now_us() - t0;
+		/* the guest dirtied this set during the wait too; the link only
+		 * carried it during the round */
+		m.dirty_us = waited_from ? m.elapsed_us + (t0 - waited_from) : 0;
+		waited_from = 0;
 		learn_handover(o);
 		mig_policy_round(&o->pol, &m, &d);
 		print_round(o, &m, &d);
@@ -624,7 +725,15 @@ static int precopy(struct out *o)
 		if (d.action == MIG_ACT_THROTTLE)
 			__atomic_store_n(&o->vm->throttle_pct, d.throttle_pct, __ATOMIC_RELEASE);
 		o->hist->live.throttle_pct = o->vm->throttle_pct;
-		if (d.action == MIG_ACT_STOP || o->rounds >= MIG_ROUNDS_MAX - 1)
+		if (d.action != MIG_ACT_STOP && o->rounds < MIG_ROUNDS_MAX - 1)
+			continue;
+		if (o->t_acked)
+			return 0;
+		/* after the stream's last round the ack is waited for in full */
+		waited_from = netif_now_us();
+		if ((rc = await_ack(o, o->rounds < MIG_ROUNDS_MAX - 1 ? ack_slice_us(o) : UINT64_MAX)))
+			return rc;
+		if (o->rounds >= MIG_ROUNDS_MAX - 1)
 			return 0;
 	}
 }
@@ -870,12 +979,14 @@ static int run(struct out *o)
 	    (rc = hello(o)))
 		return rc;
 	if (o->a->insecure)
-		say(o, "migrate %s: to %s, id %016lx, %lu MiB, insecure (plaintext)", o->vm->name,
-		    o->peer, o->id, o->vm->mem_size >> 20);
+		say(o, "migrate %s: to %s, id %016lx, %lu MiB, insecure (plaintext), HELLO answered "
+		    "in %lu.%03lu ms", o->vm->name, o->peer, o->id, o->vm->mem_size >> 20,
+		    o->hello_us / 1000, o->hello_us % 1000);
 	else
 		say(o, "migrate %s: to %s, id %016lx, %lu MiB, peer %s %s (sealed, handshake "
-		    "%lu.%03lu ms)", o->vm->name, o->peer, o->id, o->vm->mem_size >> 20, o->pin.name,
-		    o->pin.fp_text, o->hs_us / 1000, o->hs_us % 1000);
+		    "%lu.%03lu ms), HELLO answered in %lu.%03lu ms", o->vm->name, o->peer, o->id,
+		    o->vm->mem_size >> 20, o->pin.name, o->pin.fp_text, o->hs_us / 1000,
+		    o->hs_us % 1000, o->hello_us / 1000, o->hello_us % 1000);
 	if (!o->was_paused && (rc = start_log(o)))
 		return rc;
 	if (o->was_paused)

@@ -50,6 +50,7 @@ int mig_error_set(struct mig_error *e, uint32_t code, const char *fmt, ...)
 static const char *const type_names[] = {
 	"HELLO", "HELLO_REPLY", "PAGES", "ROUND_END", "VCPU_STATE", "DEVICE_STATE",
 	"TSC", "END", "READY", "COMMIT", "COMMITTED", "ABORT", "QUERY", "QUERY_REPLY",
+	"ROUND_ACK",
 };
 
 const char *mig_type_name(uint16_t type)
@@ -320,6 +321,12 @@ static void walk_round(struct walk *w, struct mig_rec *r)
 	snap_u64(&w->s, &r->round.remaining);
 }
 
+static void walk_ack(struct walk *w, struct mig_rec *r)
+{
+	snap_u32(&w->s, &r->ack.round);
+	snap_u64(&w->s, &r->ack.pages);
+}
+
 static void walk_vcpu(struct walk *w, struct mig_rec *r)
 {
 	struct mig_vcpu *v = &r->vcpu;
@@ -498,6 +505,26 @@ static int check_round(const struct mig_stream *s, const struct mig_rec *r, stru
 	return 0;
 }
 
+/* Round 0 only, once, after its ROUND_END, with its page count: a
+ * destination that acknowledges what it cannot have written lies. */
+static int check_ack(const struct mig_stream *s, const struct mig_rec *r, struct mig_error *e)
+{
+	const struct mig_round_ack *a = &r->ack;
+
+	if (a->round >= s->rounds)
+		return NOPE(MIG_E_PROTOCOL, "ROUND_ACK of round %u, which has not ended (%u did)",
+			    a->round, s->rounds);
+	if (a->round != 0)
+		return NOPE(MIG_E_PROTOCOL, "ROUND_ACK of round %u: only round 0 is acknowledged",
+			    a->round);
+	if (s->round0_acked)
+		return NOPE(MIG_E_PROTOCOL, "ROUND_ACK of round 0 twice");
+	if (a->pages != s->round0_pages)
+		return NOPE(MIG_E_PROTOCOL, "ROUND_ACK: round 0 had %llu pages, %llu acknowledged",
+			    (unsigned long long)s->round0_pages, (unsigned long long)a->pages);
+	return 0;
+}
+
 static int check_vcpu(const struct mig_stream *s, const struct mig_rec *r, struct mig_error *e)
 {
 	const struct mig_vcpu *v = &r->vcpu;
@@ -550,6 +577,8 @@ static int check_end(const struct mig_stream *s, const struct mig_rec *r, struct
 
 static int check_ready(const struct mig_stream *s, const struct mig_rec *r, struct mig_error *e)
 {
+	if (!s->round0_acked)
+		return NOPE(MIG_E_PROTOCOL, "READY before ROUND_ACK of round 0");
 	if (r->ready.pages != s->total_pages)
 		return NOPE(MIG_E_PROTOCOL, "READY: %llu pages loaded, %llu sent",
 			    (unsigned long long)r->ready.pages,
@@ -638,10 +667,20 @@ static int apply_pages(struct mig_stream *s, const struct mig_rec *r, enum mig_r
 static int apply_round(struct mig_stream *s, const struct mig_rec *r, enum mig_role from)
 {
 	(void)from;
+	if (r->round.round == 0)
+		s->round0_pages = s->round_pages;
 	s->rounds++;
 	s->round_pages = 0;
 	s->round_open = false;
 	s->last_remaining = r->round.remaining;
+	return 0;
+}
+
+static int apply_ack(struct mig_stream *s, const struct mig_rec *r, enum mig_role from)
+{
+	(void)r;
+	(void)from;
+	s->round0_acked = true;
 	return 0;
 }
 
@@ -785,7 +824,15 @@ static const struct type_info types[] = {
 		walk_query, check_query, apply_query },
 	[MIG_QUERY_REPLY - MIG_HELLO] = { MIG_DST, PH(MIG_PH_QUERY), 12, 12,
 		walk_qreply, check_qreply, apply_qreply },
+	/* while the source still sends (MEMORY, STATE) or has sent END */
+	[MIG_ROUND_ACK - MIG_HELLO] = { MIG_DST,
+		PH(MIG_PH_MEMORY) | PH(MIG_PH_STATE) | PH(MIG_PH_LOADING), 12, 12,
+		walk_ack, check_ack, apply_ack },
 };
+
+_Static_assert(sizeof(types) / sizeof(types[0]) == MIG_TYPE_LAST - MIG_HELLO + 1 &&
+	       sizeof(type_names) / sizeof(type_names[0]) == MIG_TYPE_LAST - MIG_HELLO + 1,
+	       "a record type without its row");
 
 static const struct type_info *type_info(uint16_t type)
 {

@@ -31,8 +31,9 @@
 #include "hv/cpuid.h"
 
 #define MIG_PORT		7447	/* default TCP port of `migrate listen` */
-#define MIG_PROTO_VERSION	5	/* 2: SPARSE pages, halted vCPUs; 3: HELLO nic, mac;
-					 * 4: HELLO weight, cap; 5: HELLO pvpanic */
+#define MIG_PROTO_VERSION	6	/* 2: SPARSE pages, halted vCPUs; 3: HELLO nic, mac;
+					 * 4: HELLO weight, cap; 5: HELLO pvpanic;
+					 * 6: ROUND_ACK */
 #define MIG_CPU_STATE_VERSION	1	/* layout of struct cpu_state on the wire */
 
 /* Record header: u16 type, u16 flags, u32 len, u32 seq, u32 crc; LE. */
@@ -77,7 +78,8 @@ enum mig_type {
 	MIG_ABORT,			/* either way */
 	MIG_QUERY,			/* src -> dst, instead of HELLO: how did it end? */
 	MIG_QUERY_REPLY,		/* dst -> src */
-	MIG_TYPE_LAST = MIG_QUERY_REPLY
+	MIG_ROUND_ACK,			/* dst -> src: round 0 is written (version 6) */
+	MIG_TYPE_LAST = MIG_ROUND_ACK
 };
 
 /* Why a migration was refused or ended; on the wire in HELLO_REPLY and
@@ -115,7 +117,7 @@ enum mig_role { MIG_SRC = 1, MIG_DST = 2 };
 enum mig_phase {
 	MIG_PH_HELLO,		/* nothing yet: HELLO comes first */
 	MIG_PH_ADMIT,		/* HELLO seen: HELLO_REPLY next */
-	MIG_PH_MEMORY,		/* accepted: PAGES and ROUND_END */
+	MIG_PH_MEMORY,		/* accepted: PAGES and ROUND_END; ROUND_ACK back */
 	MIG_PH_STATE,		/* guest stopped: VCPU_STATE.., DEVICE_STATE, TSC, END */
 	MIG_PH_LOADING,		/* END seen: destination loads, READY next */
 	MIG_PH_READY,		/* READY seen: COMMIT next */
@@ -191,6 +193,17 @@ struct mig_round_end {
 	uint64_t remaining;		/* dirty pages for the next round (0: last) */
 };
 
+/*
+ * The destination has written every page of a round into the guest's
+ * memory.  Only round 0 is acknowledged, once, after its ROUND_END and
+ * before READY: the source pauses the guest only after it (docs/migration.md,
+ * "Round 0 written").
+ */
+struct mig_round_ack {
+	uint32_t round;			/* 0 */
+	uint64_t pages;			/* pages of that round written (= its ROUND_END's) */
+};
+
 struct mig_vcpu {
 	uint32_t id;			/* 0, 1, ... in order */
 	struct cpu_state cpu;		/* xcr0 is the vCPU's XCR0 */
@@ -242,6 +255,7 @@ struct mig_rec {
 		struct mig_reply reply;
 		struct mig_pages pages;
 		struct mig_round_end round;
+		struct mig_round_ack ack;
 		struct mig_vcpu vcpu;
 		struct mig_devstate dev;
 		struct mig_tsc tsc;
@@ -277,6 +291,8 @@ struct mig_stream {
 	uint64_t total_pages;		/* (r) pages in all PAGES records */
 	uint64_t seen_pages;		/* (r) distinct gfns sent at least once */
 	uint64_t last_remaining;	/* remaining of the last ROUND_END */
+	uint64_t round0_pages;		/* (r) pages of round 0, once it ended */
+	bool round0_acked;		/* (r) ROUND_ACK of round 0 sent or received */
 	bool round_open;		/* PAGES since the last ROUND_END */
 	uint32_t vcpus_done;		/* (r) VCPU_STATE records so far */
 	bool dev_done, tsc_done;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Host memory set-up at boot and the accounting behind `mem`. */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include "arch/x86/mm.h"
 #include "arch/x86/paging_host.h"
@@ -147,20 +148,36 @@ void mem_free_frame(uint64_t pa)
 		pr_err("mem: bad free of frame %#lx", pa);
 }
 
-uint64_t mem_alloc_guest_frame(void)
-{
-	return mem_alloc_guest_contig(1, 1);
-}
-
-uint64_t mem_alloc_guest_contig(size_t n, size_t align_frames)
+static uint64_t guest_contig(size_t n, size_t align_frames, bool zero)
 {
 	uint64_t pa = n == 1 ? frame_alloc() : frame_alloc_contig(n, align_frames);
 
 	if (!pa)
 		return 0;
-	memset(phys_to_virt(pa), 0, n << FRAME_SHIFT);
+	if (zero)
+		memset(phys_to_virt(pa), 0, n << FRAME_SHIFT);
 	__atomic_add_fetch(&guest_frames, n, __ATOMIC_RELAXED);
 	return pa;
+}
+
+uint64_t mem_alloc_guest_frame(void)
+{
+	return guest_contig(1, 1, true);
+}
+
+uint64_t mem_alloc_guest_contig(size_t n, size_t align_frames)
+{
+	return guest_contig(n, align_frames, true);
+}
+
+uint64_t mem_alloc_guest_frame_unzeroed(void)
+{
+	return guest_contig(1, 1, false);
+}
+
+uint64_t mem_alloc_guest_contig_unzeroed(size_t n, size_t align_frames)
+{
+	return guest_contig(n, align_frames, false);
 }
 
 void mem_free_guest_frames(uint64_t pa, size_t n)

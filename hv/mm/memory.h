@@ -27,6 +27,11 @@ void mem_get_stats(struct mem_stats *s);
 /* Frames for guests: counted apart so `mem` can show them (zeroed). */
 uint64_t mem_alloc_guest_frame(void);
 uint64_t mem_alloc_guest_contig(size_t n, size_t align_frames);
+/* The same, not zeroed: they hold what their last owner left, so only for
+ * RAM whose every page is written before any guest can read it (an
+ * incoming migration: hv/migrate/recv.c zeroes what the stream skips). */
+uint64_t mem_alloc_guest_frame_unzeroed(void);
+uint64_t mem_alloc_guest_contig_unzeroed(size_t n, size_t align_frames);
 void mem_free_guest_frames(uint64_t pa, size_t n);
 
 /* A zeroed frame for ferry itself (page tables, VMCBs, ...); 0 if none. */

@@ -9,7 +9,9 @@ a network namespace (needs root):
     source measured it,
     total time, rounds, bytes sent / memory touched, and the stream's rate
     over the raw rate (measured with both hosts idle, and again with the
-    dirty guest running, since its emulated vCPU takes a real core).
+    dirty guest running, since its emulated vCPU takes a real core);
+    how long the destination took to answer HELLO, and to acknowledge
+    round 0 after it was sent (protocol 6 on).
 
   python3 tests/bench/run.py migrate
 """
@@ -122,6 +124,12 @@ def one(src, dst, name, cmdline, mem, link):
     total, down, rounds, sent = float(done[1]), float(done[2]), int(done[3]), int(done[4])
     r0 = re.search(rf"migrate {name}: round 0: sent (\d+) pages \((\d+) zero\)", out)
     touched = (int(r0[1]) - int(r0[2])) * 4096      # pages with data: what the guest used
+    # HELLO to HELLO_REPLY, and ROUND_END 0 to ROUND_ACK (builds before
+    # protocol 6 print neither)
+    hello = re.search(rf"migrate {name}: to .*HELLO answered in ([\d.]+) ms", out)
+    ack = re.search(rf"migrate {name}: .* has written round 0 \(\d+ pages\), ([\d.]+) ms", out)
+    extra = f"  hello {float(hello[1]):6.1f} ms" if hello else "  hello      -   "
+    extra += f"  round 0 ack {float(ack[1]):6.1f} ms" if ack else "  round 0 ack    -"
     gap = guest_gap_ms(at_dst, tsc_hz(src), seen[-1][0])
     dst.cmd(f"destroy {name}")
     rate = sent / total / 1e6
@@ -130,7 +138,7 @@ def one(src, dst, name, cmdline, mem, link):
     if loaded:
         stream += f", {rate / loaded:4.2f} x raw with the guest running ({loaded:.1f} MB/s)"
     print(f"  {name:<10} guest gap {gap:7.1f} ms  source {down:7.1f} ms  total {total:6.2f} s  "
-          f"rounds {rounds:3d}  sent/touched {sent / touched:5.2f}  {stream}")
+          f"rounds {rounds:3d}  sent/touched {sent / touched:5.2f}  {stream}{extra}")
 
 
 def run_all(a, b, build):

@@ -41,10 +41,11 @@ import zlib
 
 HDR = 16
 MAGIC = 0x4D00
-PROTO = 5             # MIG_PROTO_VERSION
+PROTO = 6             # MIG_PROTO_VERSION
 HELLO_FIXED = "<IIIIQQQQQB6sBII"  # ... guest_tsc, nic, mac (3), pvpanic (5), weight, cap (4)
 TYPES = ["HELLO", "HELLO_REPLY", "PAGES", "ROUND_END", "VCPU_STATE", "DEVICE_STATE",
-         "TSC", "END", "READY", "COMMIT", "COMMITTED", "ABORT"]
+         "TSC", "END", "READY", "COMMIT", "COMMITTED", "ABORT", "QUERY", "QUERY_REPLY",
+         "ROUND_ACK"]
 T = {name: MAGIC | (i + 1) for i, name in enumerate(TYPES)}
 ANSWER_WAIT = 5.0
 
@@ -153,6 +154,9 @@ def describe(ans):
             return f"answer=ABORT code={code} msg={p[6:6 + n].decode('ascii', 'replace')!r}"
         if rtype == T["READY"]:
             return f"answer=READY pages={struct.unpack_from('<Q', p)[0]}"
+        if rtype == T["ROUND_ACK"]:
+            rnd, pages = struct.unpack_from("<IQ", p)
+            return f"answer=ROUND_ACK round={rnd} pages={pages}"
     except struct.error:
         pass
     return f"answer={tname(rtype)} len={len(p)}"
@@ -371,6 +375,9 @@ def replay(host, port, path, rename=None, until=None, cut=None):
                 return
         if rtype == T["END"]:
             ans = read_record(s, 30)
+            if not isinstance(ans, str) and ans[0] == T["ROUND_ACK"]:
+                print(f"conn replay-ack: {describe(ans)}", flush=True)
+                ans = read_record(s, 30)     # the listener acks round 0 before READY
             print(f"conn replay-end: {describe(ans)}", flush=True)
         if cut is not None and sent >= cut:
             break

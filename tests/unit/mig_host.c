@@ -344,6 +344,7 @@ int vm_create_incoming(const struct vm_config *cfg, struct vm **out, char *err, 
 		return -EEXIST;
 	}
 	v = vm_new(W.running, cfg);
+	memset(v->mem, 0xa5, v->vm.mem_size);	/* as hv/vm.c: frames not zeroed */
 	v->vm.state = VM_INCOMING;
 	v->vm.mig_owned = true;
 	*out = &v->vm;

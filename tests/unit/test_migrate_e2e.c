@@ -44,14 +44,17 @@ static const struct netsim_cfg lan = {
 
 static struct {
 	char line[64][512];
+	uint64_t at[64];		/* when it was said (simulated) */
 	unsigned int n;
 	bool (*cancel)(void);
 } S;
 
 static void sink_line(const char *prefix, const char *line)
 {
-	if (S.n < 64)
+	if (S.n < 64) {
+		S.at[S.n] = W.sim.now_us;
 		snprintf(S.line[S.n++], sizeof(S.line[0]), "%s%s", prefix, line);
+	}
 }
 
 static void sink_print(void *ctx, const char *line)
@@ -83,15 +86,28 @@ static bool said(const char *words)
 	return false;
 }
 
+/* When the first line with words was said; fails if none was. */
+static uint64_t said_at(const char *words)
+{
+	for (unsigned int i = 0; i < S.n; i++)
+		if (strstr(S.line[i], words))
+			return S.at[i];
+	fail_msg("nothing said '%s'", words);
+	return 0;
+}
+
 /* ---- the guest and the world ---- */
 
 static struct mh_vm *src_vm;
 static uint64_t next_write_us;
 static uint32_t write_rng = 1;
+static uint64_t t_paused;		/* the source's guest was first seen paused */
 
 /* The running guest writes one of its first 64 pages each millisecond. */
 static void guest_tick(void)
 {
+	if (src_vm && !t_paused && src_vm->vm.state == VM_PAUSED)
+		t_paused = W.sim.now_us;
 	while (src_vm && src_vm->vm.state == VM_RUNNING && !src_vm->destroyed &&
 	       W.sim.now_us >= next_write_us) {
 		write_rng = write_rng * 1103515245u + 12345u;
@@ -107,6 +123,7 @@ static int setup(void **st)
 	mh_up(&lan);
 	src_vm = mh_source_vm("g1", MB);
 	next_write_us = 0;
+	t_paused = 0;
 	W.tick = guest_tick;
 	return 0;
 }
@@ -184,6 +201,7 @@ static void test_clean_run(void **st)
 	(void)st;
 	assert_int_equal(migrate(), 0);
 	assert_true(said("migrate g1: done in"));
+	assert_true(said("(sealed, handshake ") && said("), HELLO answered in "));
 	assert_true(src_vm->destroyed);
 	mh_run_for(100000);
 	d = mh_vm_on(MH_DST, "g1");
@@ -211,6 +229,8 @@ static void test_clean_run(void **st)
 	assert_true(d->clock_ns > src_vm->clock_ns);
 	/* the guest wrote while it moved: more than one round, all in the log */
 	assert_true(last_entry(true)->rounds >= 2);
+	/* paused only once the destination had written round 0 */
+	assert_true(t_paused >= said_at("has written round 0 (512 pages)"));
 	assert_int_equal(last_entry(true)->outcome, MIG_DONE);
 	assert_int_equal(last_entry(false)->outcome, MIG_DONE);
 	assert_true(src_vm->vm.dirty.stats.faults > 0);
@@ -225,6 +245,28 @@ static void test_records_leave_at_once(void **st)
 	assert_int_equal(migrate(), 0);
 	assert_true(src_vm->destroyed);
 	assert_int_equal(W.dst_left_unkicked, 0);
+}
+
+/*
+ * A destination slow to write round 0 (held 2 s before its ROUND_ACK, as
+ * `debug migrate hold precopy` does): the source goes on with rounds, the
+ * guest running, and pauses it only after the ack.
+ */
+static void test_source_waits_for_round_ack(void **st)
+{
+	uint64_t t_ack, t_wait;
+
+	(void)st;
+	mig_debug = (struct mig_debug){ .hold_at = MIG_AT_PRECOPY, .hold_s = 2 };
+	assert_int_equal(migrate(), 0);
+	assert_false(said("held at precopy"));		/* the destination held, not we */
+	t_wait = said_at("waiting for 10.0.0.2:7447 to write round 0 before pausing the guest");
+	t_ack = said_at("has written round 0 (512 pages)");
+	assert_true(t_ack - t_wait >= 2 * SEC - 200000);
+	assert_true(t_paused > t_ack);
+	assert_true(last_entry(true)->rounds >= 4);	/* it went on meanwhile */
+	mh_run_for(100000);
+	assert_memory_equal(mh_vm_on(MH_DST, "g1")->mem, src_vm->mem, (size_t)MB << 20);
 }
 
 /* A paused guest arrives paused, in one round. */
@@ -525,7 +567,7 @@ static void ls_refused(uint32_t code, const char *words)
 	const struct mig_rec *r = ls_pull();
 	struct mh_vm *d = mh_vm_on(MH_DST, "liar");
 
-	if (r && r->type == MIG_READY)
+	while (r && (r->type == MIG_ROUND_ACK || r->type == MIG_READY))
 		r = ls_pull();
 	assert_non_null(r);
 	assert_int_equal(r->type, MIG_ABORT);
@@ -590,6 +632,177 @@ static void test_lying_source_record_after_end(void **st)
 	ls_lie(rec, forge(rec, MIG_PAGES, pay, sizeof(pay)));
 	ls_refused(MIG_E_PROTOCOL, "PAGES");
 	assert_int_equal(mh_vm_on(MH_DST, "liar")->cpu_loads, 1);	/* it got that far */
+}
+
+/*
+ * A scripted destination on port 7448, plaintext: the real channel and
+ * stream (so it keeps to the protocol), answering as the receiver would,
+ * except for ROUND_ACK: after ack_us, never, or a lie in raw bytes.
+ */
+enum sd_ack { SD_ACK, SD_NEVER, SD_EARLY, SD_TWICE };
+static struct {
+	struct tcp_conn *l;
+	struct mig_chan ch;
+	bool open, acked;
+	enum sd_ack how;
+	uint64_t ack_us, t_round0;
+	int rc;
+} SD;
+
+static void sd_send(const struct mig_rec *r)
+{
+	assert_int_equal(chan_queue(&SD.ch, r), 0);
+	assert_int_equal(chan_push(&SD.ch, SIZE_MAX), 1);
+}
+
+/* A ROUND_ACK the stream would not let us encode, straight onto the wire. */
+static void sd_lie(uint32_t round, uint64_t pages)
+{
+	uint8_t rec[64], pay[12];
+	size_t n;
+
+	memcpy(pay, &round, 4);
+	memcpy(pay + 4, &pages, 8);
+	n = forge(rec, MIG_ROUND_ACK, pay, sizeof(pay));
+	forge_seal(rec, n, SD.ch.st.tx_seq++);
+	assert_int_equal(tcp_send(SD.ch.conn, rec, n), (long)n);
+}
+
+static void sd_record(const struct mig_rec *r)
+{
+	struct mig_rec y = { .type = 0 };
+
+	if (r->type == MIG_HELLO) {
+		y = (struct mig_rec){ .type = MIG_HELLO_REPLY, .reply = {
+			.proto_version = MIG_PROTO_VERSION, .xcr0_mask = 7 } };
+		sd_send(&y);
+		if (SD.how == SD_EARLY)		/* round 0 not even begun */
+			sd_lie(0, 0);
+	} else if (r->type == MIG_ROUND_END && r->round.round == 0) {
+		SD.t_round0 = W.sim.now_us;
+	} else if (r->type == MIG_END) {
+		y = (struct mig_rec){ .type = MIG_READY, .ready = { SD.ch.st.total_pages } };
+		sd_send(&y);
+	} else if (r->type == MIG_COMMIT) {
+		y.type = MIG_COMMITTED;
+		sd_send(&y);
+	}
+}
+
+static void sd_tick(void)
+{
+	struct mig_rec a = { .type = MIG_ROUND_ACK };
+	const struct mig_rec *r;
+	struct tcp_conn *c = NULL;
+
+	guest_tick();
+	if (!SD.open && !tcp_accept(SD.l, &c) && c) {
+		assert_int_equal(chan_init(&SD.ch, MIG_DST, c, 64 * 1024), 0);
+		chan_plain_dst(&SD.ch);
+		SD.open = true;
+	}
+	while (SD.open && !SD.rc && (SD.rc = chan_pull(&SD.ch, &r)) == 1) {
+		SD.rc = 0;
+		sd_record(r);
+	}
+	if (SD.rc || !SD.t_round0 || SD.acked || SD.how == SD_NEVER ||
+	    W.sim.now_us < SD.t_round0 + SD.ack_us)
+		return;
+	SD.acked = true;
+	a.ack = (struct mig_round_ack){ 0, SD.ch.st.round0_pages };
+	sd_send(&a);
+	if (SD.how == SD_TWICE)
+		sd_lie(0, SD.ch.st.round0_pages);
+}
+
+static int sd_migrate(enum sd_ack how, uint64_t ack_us)
+{
+	struct mig_out_args a = { .name = "g1", .sink = &sink, .net = &W.src, .ip = MH_DST_IP,
+				  .port = 7448, .insecure = true };
+	int rc;
+
+	memset(&SD, 0, sizeof(SD));
+	SD.how = how;
+	SD.ack_us = ack_us;
+	assert_int_equal(tcp_listen(&host_if.stack, 7448, 1, &SD.l), 0);
+	W.tick = sd_tick;
+	W.running = MH_SRC;
+	rc = mig_out_run(&a);
+	mh_run_for(100000);
+	return rc;
+}
+
+static void sd_done(void)
+{
+	if (SD.open)
+		chan_close(&SD.ch, true);
+	tcp_close(SD.l);
+}
+
+/* The scripted destination itself: acking at once, the migration works
+ * (so that the failures below are the lies', not the script's). */
+static void test_scripted_destination(void **st)
+{
+	(void)st;
+	assert_int_equal(sd_migrate(SD_ACK, 0), 0);
+	assert_true(said("migrate g1: done in"));
+	assert_true(t_paused >= said_at("has written round 0"));
+	sd_done();
+}
+
+/* A destination slow to ack: the source sends rounds meanwhile; pausing
+ * comes after the ack, however the policy had judged the rounds before. */
+static void test_slow_ack_keeps_the_guest_running(void **st)
+{
+	(void)st;
+	assert_int_equal(sd_migrate(SD_ACK, 3 * SEC), 0);
+	assert_true(t_paused >= SD.t_round0 + 3 * SEC);
+	assert_true(t_paused >= said_at("has written round 0"));
+	assert_true(last_entry(true)->rounds >= 5);
+	sd_done();
+}
+
+/* A destination that never acks: the source gives up at its ack limit
+ * (silence plus 1 s per 100 MB), the guest running here throughout. */
+static void test_no_ack_fails_with_the_guest_here(void **st)
+{
+	(void)st;
+	assert_int_equal(sd_migrate(SD_NEVER, 0), -ECANCELED);
+	assert_true(said("failed: no ROUND_ACK from 10.0.0.2:7448: round 0 not written there"));
+	assert_true(said("g1 runs here as before"));
+	assert_int_equal(t_paused, 0);			/* never paused */
+	source_kept();
+	assert_int_equal(last_entry(true)->outcome, MIG_FAILED);
+	assert_true(SD.ch.st.phase == MIG_PH_ABORTED);	/* it was told */
+	assert_int_equal(SD.ch.st.end_code, MIG_E_TIMEOUT);
+	assert_true(W.sim.now_us > SD.t_round0 + MIG_SILENCE_BASE_US);
+	sd_done();
+}
+
+/* Lying acks: round 0 before it was sent; round 0 twice.  Refused, the
+ * migration ends, the guest runs here. */
+static void lying_ack(enum sd_ack how, const char *words)
+{
+	assert_int_equal(sd_migrate(how, 0), -ECANCELED);
+	assert_true(said(words));
+	assert_true(said("g1 runs here as before"));
+	assert_int_equal(t_paused, 0);
+	source_kept();
+	/* its ABORT, or the reset that overtakes it behind queued pages */
+	assert_true(SD.ch.st.phase == MIG_PH_ABORTED || SD.rc < 0);
+	sd_done();
+}
+
+static void test_lying_ack_early(void **st)
+{
+	(void)st;
+	lying_ack(SD_EARLY, "sent a bad record: ROUND_ACK of round 0, which has not ended");
+}
+
+static void test_lying_ack_twice(void **st)
+{
+	(void)st;
+	lying_ack(SD_TWICE, "sent a bad record: ROUND_ACK of round 0 twice");
 }
 
 /* ---- the secure channel ---- */
@@ -934,6 +1147,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_records_leave_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clean_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paused_guest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_source_waits_for_round_ack, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scripted_destination, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slow_ack_keeps_the_guest_running, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_no_ack_fails_with_the_guest_here, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_lying_ack_early, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lying_ack_twice, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_link_cut_mid_round, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_before_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_silence_after_commit, setup, teardown),

@@ -237,6 +237,29 @@ static void test_early_sample_only_when_saturated(void **st)
 	assert_true(d.throttle_pct >= 90);
 }
 
+/* A round after the sender waited for ROUND_ACK: its set was dirtied over
+ * the wait and the round (dirty_us), the link carried it over the round
+ * alone.  A guest dirtying 1000 pages/s over a 1 s wait and a 0.1 s round
+ * left 1100 pages: 1000 pages/s, not 11000, and the link rate still the
+ * round's. */
+static void test_dirty_rate_over_a_wait(void **st)
+{
+	struct mig_round r = { .pages_sent = 2000, .bytes_sent = 2000 * MIG_PAGE_WIRE,
+			       .elapsed_us = 100000, .dirtied = 1100, .dirty_us = 1100000 };
+	struct mig_policy p;
+	struct mig_decision d;
+
+	(void)st;
+	mig_policy_init(&p, &cfg_auto);
+	mig_policy_round(&p, &r, &d);
+	assert_int_equal(p.dirty_pps, 1000);
+	assert_int_equal(p.link_Bps, mig_rate(2000 * MIG_PAGE_WIRE, 100000));
+	r.dirty_us = 0;					/* no wait: the round's time */
+	mig_policy_init(&p, &cfg_auto);
+	mig_policy_round(&p, &r, &d);
+	assert_int_equal(p.dirty_pps, 11000);
+}
+
 /* Rounds that cut the pages left by a quarter or more go on below the
  * target, to a fifth of it: a writer at 30% of the link stops near 60 ms,
  * not at the first round under 300.  One at 80%, whose rounds shrink
@@ -692,7 +715,7 @@ static void test_admission(void **st)
 	(void)st;
 	admit_case(m_peer, MIG_E_NOT_ALLOWED, "does not accept");
 	admit_case(m_busy, MIG_E_BUSY, "already");
-	admit_case(m_proto, MIG_E_VERSION, "protocol v6");
+	admit_case(m_proto, MIG_E_VERSION, "protocol v7");
 	admit_case(m_cpuv, MIG_E_VERSION, "cpu v9");
 	admit_case(m_devv, MIG_E_VERSION, "device v1");
 	admit_case(m_base, MIG_E_BASELINE, "baseline");
@@ -749,6 +772,7 @@ int main(void)
 		cmocka_unit_test(test_throttle_exhausted_stops_anyway),
 		cmocka_unit_test(test_three_times_memory_stops),
 		cmocka_unit_test(test_early_sample_only_when_saturated),
+		cmocka_unit_test(test_dirty_rate_over_a_wait),
 		cmocka_unit_test(test_rounds_that_shrink_go_on),
 		cmocka_unit_test(test_converge_off_stops_anyway),
 		cmocka_unit_test(test_downtime_max_gives_up),

@@ -339,6 +339,7 @@ static void rec_equal(const struct mig_rec *a, const struct mig_rec *b)
 		break;
 	case MIG_TSC: EQ(tsc.guest_tsc); EQ(tsc.guest_clock_ns); break;
 	case MIG_END: EQ(end.rounds); EQ(end.vcpus); EQ(end.pages); break;
+	case MIG_ROUND_ACK: EQ(ack.round); EQ(ack.pages); break;
 	case MIG_READY: EQ(ready.pages); break;
 	case MIG_COMMIT: EQ(commit.paused_ns); EQ(commit.flags); break;
 	case MIG_ABORT: EQ(abort.code); assert_string_equal(a->abort.msg, b->abort.msg); break;
@@ -405,6 +406,8 @@ static void dst_respond(struct conv *c, const struct mig_rec *r)
 		y = (struct mig_rec){ .type = MIG_HELLO_REPLY, .reply = {
 			.proto_version = MIG_PROTO_VERSION, .xcr0_mask = XCR0_DST,
 			.ferry_version = "0.1.0 (dst)", .msg = "warning: nothing" } };
+	} else if (r->type == MIG_ROUND_END && r->round.round == 0) {
+		y = (struct mig_rec){ .type = MIG_ROUND_ACK, .ack = { 0, c->dst.round0_pages } };
 	} else if (r->type == MIG_END) {
 		y = (struct mig_rec){ .type = MIG_READY, .ready = { c->dst.total_pages } };
 	} else if (r->type == MIG_COMMIT) {
@@ -569,8 +572,10 @@ static void conversation(enum mode m)
 	assert_int_equal(c.dst.total_pages, G_PAGES + 6);
 	assert_int_equal(c.dst.seen_pages, G_PAGES);
 	/* source: HELLO, 3+1+1 PAGES, 3 ROUND_END, 2 VCPU_STATE, DEVICE_STATE,
-	 * TSC, END, COMMIT; destination: HELLO_REPLY, READY, COMMITTED */
-	assert_int_equal(c.records, 15 + 3);
+	 * TSC, END, COMMIT; destination: HELLO_REPLY, ROUND_ACK, READY, COMMITTED */
+	assert_int_equal(c.records, 15 + 4);
+	assert_true(c.src.round0_acked && c.dst.round0_acked);
+	assert_int_equal(c.src.round0_pages, G_PAGES);
 	conv_fini(&c);
 }
 
@@ -1148,7 +1153,19 @@ static int splice(struct mig_stream *s, uint32_t *seq, int i)
 	return feed(s, rec, ref.len[i], NULL);
 }
 
-/* D fed reference records [0, upto), accepting the HELLO. */
+/* D says it has written round 0 (ROUND_ACK with the right count). */
+static void d_ack(void)
+{
+	static uint8_t buf[64];
+	struct mig_rec a = { .type = MIG_ROUND_ACK, .ack = { 0, D.round0_pages } };
+
+	assert_true(mig_stream_encode(&D, &a, buf, sizeof(buf)) > 0);
+	assert_true(D.round0_acked);
+}
+
+/* D fed reference records [0, upto), accepting the HELLO and acking
+ * round 0 as the destination does (unless no_ack). */
+static bool no_ack;
 static void d_replay(int upto)
 {
 	assert_int_equal(mig_stream_init(&D, MIG_DST), 0);
@@ -1157,6 +1174,8 @@ static void d_replay(int upto)
 		assert_int_equal(splice(&D, &dseq, i), 1);
 		if (i == 0)
 			accept_hello(&D);
+		if (i == ref_find(MIG_ROUND_END, 0) && !no_ack)
+			d_ack();
 	}
 }
 
@@ -1382,6 +1401,175 @@ static void test_fate(void **st)
 	mig_stream_fini(&D);
 }
 
+/* ---- ROUND_ACK: the destination has written round 0 ---- */
+
+static struct conv K;
+
+/* K.src sent HELLO (2 vCPUs, accepted) and rounds [0, rounds): round 0
+ * all of memory, the others page 3; the last one left remaining. */
+static void k_rounds(uint32_t rounds, uint64_t remaining)
+{
+	static const uint64_t three = 3;
+	uint64_t all[G_PAGES];
+
+	for (unsigned i = 0; i < G_PAGES; i++)
+		all[i] = i;
+	conv_init(&K, M_WHOLE, false);
+	send_hello(&K, 2);
+	for (uint32_t i = 0; i < rounds; i++)
+		send_round(&K, i ? &three : all, i ? 1 : G_PAGES, 100,
+			   i + 1 < rounds ? 1 : remaining);
+}
+
+/* Feed K.src a ROUND_ACK made by hand, of len payload bytes (12 is right). */
+static int k_ack(uint32_t round, uint64_t pages, size_t len)
+{
+	static uint8_t rec[64];
+
+	pb_reset();
+	pb_u32(round);
+	pb_u64(pages);
+	pb_u32(0);
+	P.n = len;
+	return feed(&K.src, rec, forge(rec, MIG_ROUND_ACK, K.src.rx_seq), NULL);
+}
+
+static void k_refuses(uint32_t round, uint64_t pages, size_t len, const char *words)
+{
+	expect_refusal(&K.src, k_ack(round, pages, len), MIG_E_PROTOCOL, words);
+	assert_false(K.src.round0_acked);
+	conv_fini(&K);
+}
+
+/* The wire layout: u32 round, u64 pages, after the header. */
+static void test_round_ack_golden(void **st)
+{
+	static const uint8_t want[] = { 0x0f, 0x4d, 0, 0, 12, 0, 0, 0 };
+	uint8_t buf[64];
+	struct mig_rec a = { .type = MIG_ROUND_ACK, .ack = { 0, G_PAGES } };
+	const struct mig_rec *r;
+
+	(void)st;
+	k_rounds(1, 0);
+	deliver(&K, &K.s2d, &K.dst);		/* the destination acks it (dst_respond) */
+	assert_true(K.dst.round0_acked);
+	K.d2s.len = 0;
+	assert_int_equal(mig_stream_encode(&K.dst, &a, buf, sizeof(buf)), -EINVAL);	/* twice */
+	assert_non_null(strstr(K.dst.tx_err.msg, "twice"));
+	K.dst.round0_acked = false;
+	K.dst.tx_seq--;
+	assert_int_equal(mig_stream_encode(&K.dst, &a, buf, sizeof(buf)), MIG_HDR_SIZE + 12);
+	assert_memory_equal(buf, want, sizeof(want));
+	assert_int_equal(get32(buf + 16), 0);
+	assert_int_equal(get32(buf + 20), G_PAGES);
+	assert_int_equal(get32(buf + 24), 0);
+	assert_int_equal(feed(&K.src, buf, MIG_HDR_SIZE + 12, &r), 1);
+	rec_equal(&a, r);
+	assert_true(K.src.round0_acked);
+	conv_fini(&K);
+}
+
+/* In place: while the source sends memory, or state, or after END. */
+static void test_round_ack_in_place(void **st)
+{
+	struct mig_rec v = { .type = MIG_VCPU_STATE };
+
+	(void)st;
+	k_rounds(2, 5);				/* memory, round 1 ended */
+	assert_int_equal(k_ack(0, G_PAGES, 12), 1);
+	assert_true(K.src.round0_acked);
+	conv_fini(&K);
+
+	k_rounds(1, 0);				/* state: one of two vCPUs sent */
+	cpu_init(&v.vcpu.cpu, 0);
+	xsave_init(xsave[0], 1);
+	v.vcpu.xsave_len = MIG_XSAVE_MIN;
+	v.vcpu.xsave = xsave[0];
+	enc(&K, &K.src, &K.s2d, &v);
+	assert_int_equal(K.src.phase, MIG_PH_STATE);
+	assert_int_equal(k_ack(0, G_PAGES, 12), 1);
+	conv_fini(&K);
+	/* after END: run_conv's destination acks once all came (the source
+	 * is then LOADING): test_conversation_* */
+}
+
+/* Out of place, from the wrong side, or lying. */
+static void test_round_ack_refused(void **st)
+{
+	static uint8_t buf[64];
+	struct mig_rec a = { .type = MIG_ROUND_ACK, .ack = { 0, G_PAGES } };
+	struct mig_rec y = { .type = MIG_READY };
+
+	(void)st;
+	k_rounds(0, 0);				/* nothing sent yet */
+	k_refuses(0, 0, 12, "round 0, which has not ended (0 did)");
+	k_rounds(1, 3);				/* round 1 acked before it ended */
+	k_refuses(1, 1, 12, "round 1, which has not ended");
+	k_rounds(2, 3);				/* round 1 ended: still only round 0 */
+	k_refuses(1, 1, 12, "only round 0");
+	k_rounds(1, 3);				/* pages it cannot have written */
+	k_refuses(0, G_PAGES + 1, 12, "round 0 had 256 pages, 257 acknowledged");
+	k_rounds(1, 3);				/* twice */
+	assert_int_equal(k_ack(0, G_PAGES, 12), 1);
+	expect_refusal(&K.src, k_ack(0, G_PAGES, 12), MIG_E_PROTOCOL, "twice");
+	conv_fini(&K);
+	k_rounds(1, 3);				/* a length outside 12..12 */
+	k_refuses(0, G_PAGES, 11, "length 11 outside 12..12");
+	k_rounds(1, 3);
+	k_refuses(0, G_PAGES, 13, "length 13 outside 12..12");
+
+	/* before the reply (ADMIT), and after READY */
+	src_after_hello(&K.src, 1);
+	expect_refusal(&K.src, k_ack(0, 0, 12), MIG_E_PROTOCOL, "not expected");
+	mig_stream_fini(&K.src);
+	d_replay(ref_find(MIG_COMMIT, 0));
+	y.ready.pages = D.total_pages;
+	assert_true(mig_stream_encode(&D, &y, buf, sizeof(buf)) > 0);
+	D.round0_acked = false;			/* even one not yet sent */
+	assert_int_equal(mig_stream_encode(&D, &a, buf, sizeof(buf)), -EINVAL);
+	assert_non_null(strstr(D.tx_err.msg, "cannot send ROUND_ACK in phase ready"));
+	mig_stream_fini(&D);
+
+	/* the source never sends it; the destination refuses one */
+	src_after_hello(&K.src, 1);
+	assert_int_equal(mig_stream_encode(&K.src, &a, buf, sizeof(buf)), -EINVAL);
+	mig_stream_fini(&K.src);
+	d_replay(ref_find(MIG_ROUND_END, 0) + 1);
+	pb_reset();
+	pb_u32(0);
+	pb_u64(G_PAGES);
+	d_refuses(MIG_ROUND_ACK, MIG_E_PROTOCOL, "sent by the destination, not the source");
+
+	/* the destination cannot claim round 0 early, nor be READY without it */
+	no_ack = true;
+	d_replay(ref_find(MIG_ROUND_END, 0));
+	assert_int_equal(mig_stream_encode(&D, &a, buf, sizeof(buf)), -EINVAL);
+	assert_non_null(strstr(D.tx_err.msg, "has not ended"));
+	mig_stream_fini(&D);
+	d_replay(ref_find(MIG_COMMIT, 0));
+	no_ack = false;
+	y.ready.pages = D.total_pages;
+	assert_int_equal(mig_stream_encode(&D, &y, buf, sizeof(buf)), -EINVAL);
+	assert_non_null(strstr(D.tx_err.msg, "READY before ROUND_ACK"));
+	mig_stream_fini(&D);
+}
+
+/* A source refuses READY from a destination that never acked round 0. */
+static void test_ready_needs_ack(void **st)
+{
+	static uint8_t rec[64];
+
+	(void)st;
+	k_rounds(1, 0);
+	send_state(&K, 2);
+	assert_int_equal(K.src.phase, MIG_PH_LOADING);
+	pb_reset();
+	pb_u64(K.src.total_pages);
+	expect_refusal(&K.src, feed(&K.src, rec, forge(rec, MIG_READY, K.src.rx_seq), NULL),
+		       MIG_E_PROTOCOL, "READY before ROUND_ACK of round 0");
+	conv_fini(&K);
+}
+
 static void test_phase_table(void **st)
 {
 	assert_true(mig_phase_allows(MIG_PH_HELLO, MIG_HELLO, MIG_SRC));
@@ -1391,6 +1579,12 @@ static void test_phase_table(void **st)
 	assert_true(mig_phase_allows(MIG_PH_COMMITTING, MIG_ABORT, MIG_DST));
 	assert_false(mig_phase_allows(MIG_PH_COMMITTING, MIG_ABORT, MIG_SRC));
 	assert_true(mig_phase_allows(MIG_PH_HELLO, MIG_ABORT, MIG_DST));
+	assert_true(mig_phase_allows(MIG_PH_MEMORY, MIG_ROUND_ACK, MIG_DST));
+	assert_true(mig_phase_allows(MIG_PH_STATE, MIG_ROUND_ACK, MIG_DST));
+	assert_true(mig_phase_allows(MIG_PH_LOADING, MIG_ROUND_ACK, MIG_DST));
+	assert_false(mig_phase_allows(MIG_PH_MEMORY, MIG_ROUND_ACK, MIG_SRC));
+	assert_false(mig_phase_allows(MIG_PH_ADMIT, MIG_ROUND_ACK, MIG_DST));
+	assert_false(mig_phase_allows(MIG_PH_READY, MIG_ROUND_ACK, MIG_DST));
 	for (uint16_t t = MIG_HELLO; t <= MIG_TYPE_LAST; t++) {
 		assert_false(mig_phase_allows(MIG_PH_DONE, t, MIG_SRC));
 		assert_false(mig_phase_allows(MIG_PH_ABORTED, t, MIG_DST));
@@ -1569,6 +1763,9 @@ int main(void)
 		cmocka_unit_test(test_phase_table),
 		cmocka_unit_test(test_error_sanitized),
 		cmocka_unit_test(test_encoder_order),
+		cmocka_unit_test(test_round_ack_golden),
+		cmocka_unit_test(test_round_ack_in_place),
+		cmocka_unit_test(test_ready_needs_ack),
 		cmocka_unit_test(test_fuzz_random_bytes),
 	};
 	const struct CMUnitTest spliced[] = {
@@ -1577,6 +1774,7 @@ int main(void)
 		cmocka_unit_test(test_sequence_and_header),
 		cmocka_unit_test(test_abort_both_ways),
 		cmocka_unit_test(test_fate),
+		cmocka_unit_test(test_round_ack_refused),
 	};
 	const struct CMUnitTest fuzzed[] = {
 		cmocka_unit_test(test_fuzz_mutations),
