@@ -211,12 +211,12 @@ MOVED_WITHIN = 300  # s for the rest of a stream after the move (about 60 in CI)
 
 def ended(proc, what, b):
     """A transfer's report, or, if it has not ended in MOVED_WITHIN seconds,
-    a failure with what the destination and the guest there saw."""
+    a failure with what the destination, its NIC and the guest there saw."""
     try:
         return proc.communicate(timeout=MOVED_WITHIN)[0]
     except subprocess.TimeoutExpired:
         proc.kill()
-    seen = [b.cmd("info lx", timeout=60), b.cmd("stats", timeout=60)]
+    seen = [b.cmd(c, timeout=60) for c in ("info lx", "stats", "net")]
     try:
         attach(b)
         seen.append(talk(b, "cat /proc/interrupts /proc/net/snmp; netstat -tn; "
