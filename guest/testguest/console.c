@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * testguest: 16550 UART on COM1 (0x3F8), polled output with a bounded wait,
- * interrupt-driven input (IRQ 4) into a small ring, and a printf subset:
+ * interrupt-driven input (IRQ 4) into a small ring, read by the line, and a
+ * printf subset:
  * %s %c %d %u %x %p, the l and ll length modifiers, width and 0 flag.
  */
 #include <stdarg.h>
@@ -80,6 +81,32 @@ int tg_uart_getc(void)
 	c = (unsigned char)rx_ring[rx_tail % RX_RING];
 	rx_tail++;
 	return c;
+}
+
+/* Collects one non-empty line (CR or LF ends it), halting with interrupts
+ * on while none comes; returns its length (the line is NUL-terminated). */
+int tg_read_line(char *line, int max)
+{
+	int n = 0, c;
+
+	for (;;) {
+		cli();
+		c = tg_uart_getc();
+		if (c < 0) {
+			sti_hlt();
+			continue;
+		}
+		sti();
+		if (c == '\r' || c == '\n') {
+			if (n)
+				break;
+			continue;
+		}
+		if (n < max - 1)
+			line[n++] = (char)c;
+	}
+	line[n] = 0;
+	return n;
 }
 
 static void put_str(const char *s)

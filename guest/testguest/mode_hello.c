@@ -40,31 +40,6 @@ void mode_hello(void)
 	tg_poweroff();
 }
 
-/* Collects one line; returns its length (the line is NUL-terminated). */
-static int read_line(char *line, int max)
-{
-	int n = 0, c;
-
-	for (;;) {
-		cli();
-		c = tg_uart_getc();
-		if (c < 0) {
-			sti_hlt();
-			continue;
-		}
-		sti();
-		if (c == '\r' || c == '\n') {
-			if (n)
-				break;
-			continue;
-		}
-		if (n < max - 1)
-			line[n++] = (char)c;
-	}
-	line[n] = 0;
-	return n;
-}
-
 void mode_echo(void)
 {
 	char line[LINE_MAX];
@@ -74,7 +49,7 @@ void mode_echo(void)
 	sti();
 	tg_printf("TG echo ready\n");
 	for (;;) {
-		read_line(line, sizeof(line));
+		tg_read_line(line, sizeof(line));
 		tg_printf("TG echo line=%u text=%s\n", ++count, line);
 		if (!strcmp(line, "quit"))
 			tg_poweroff();

@@ -54,6 +54,7 @@ __attribute__((format(printf, 1, 2))) void tg_printf(const char *fmt, ...);
 void tg_uart_enable_rx_irq(void);
 void tg_uart_irq(void);
 int tg_uart_getc(void); /* -1 when the receive ring is empty */
+int tg_read_line(char *line, int max); /* needs tg_uart_enable_rx_irq, sti */
 
 /* trap.c: GDT, IDT, exceptions */
 struct trap_frame {

@@ -225,6 +225,47 @@ def test_memtest_catches_a_flipped_bit(boot):
     assert "TG FAIL memtest errors=1" in lines
 
 
+# 64 MiB below 4 GiB and one whole PAE window (1 GiB) above
+HIGH_RAM = ("-machine", "pc,max-ram-below-4g=64M", "-m", "1088M")
+
+
+def test_memtest_sparse_checks_every_word_above_4g(boot):
+    """sparse=1: a pattern word a page, every other word must stay zero;
+    inject=1 flips a pattern word and the zero word after it, in the middle
+    of the low range and of the high one.  A flip at 0x120000000 is caught
+    only if the first window (4-5 GiB, whose end is 2^32 in the guest's
+    virtual addresses) is swept at all."""
+    lines = run_to_end(boot, "memtest sparse=1 passes=1 inject=1", extra=HIGH_RAM)
+    start = fields(only(lines, "TG memtest start=")[0])
+    assert "TG memtest high start=0x100000000 end=0x140000000 mib=1024" in lines
+    low = num(start["start"]) + num(start["kib"]) * 1024 // 2 // 4096 * 4096
+    bad = [(num(f["addr"]), num(f["want"]), num(f["got"]))
+           for f in map(fields, only(lines, "TG memtest mismatch"))]
+    pass1, last = bad[:4], bad[4:]
+    assert sorted(a for a, _, _ in pass1) == [low, low + 4, 0x120000000, 0x120000004], lines
+    for addr, want, got in pass1:
+        assert want ^ got == 1 and (addr % 4096 or want != 0), lines
+    # the flipped zero words stay wrong: the last check sees them again
+    assert sorted(a for a, _, _ in last) == [low + 4, 0x120000004], lines
+    assert "TG memtest pass=1 errors=4" in lines
+    assert f"TG memtest checked kib={num(start['kib']) + 1024 * 1024} high_kib=1048576" in lines
+    assert "TG FAIL memtest errors=6" in lines
+
+
+def test_memtest_hold_waits_for_check(boot):
+    g = boot("memtest sparse=1 hold=1 mb=8")
+    g.expect(r'^TG memtest filled kib=8192 high_mib=0 sparse=1, waiting for "check"$')
+    g.send(b"go\r")
+    g.expect(r'^TG memtest waiting for "check", got "go"$')
+    g.send(b"check\r")
+    status, lines = g.finish()
+    assert status == 1 and lines[-1] == "TG poweroff", g.text()
+    assert not only(lines, "TG memtest pass=") and not only(lines, "TG memtest mismatch")
+    assert "TG memtest checked kib=8192 high_kib=0" in lines
+    assert "TG memtest done passes=0 errors=0" in lines
+    assert "TG PASS memtest" in lines
+
+
 def test_heartbeat_ticks_and_tsc(boot):
     g = boot("heartbeat")
     beats = []
