@@ -289,9 +289,8 @@ static int rx_put_merged(struct vnet *dev, uint8_t *h, const struct vnet_rx_fram
 	put_le16(h + 10, n);		/* num_buffers */
 	if (rc < 0 || write_span(dev, &dev->first, h, f, 0, dev->used[0].len))
 		return rx_broken(dev), -EAGAIN;
-	for (uint16_t i = 0; i < n; i++)
-		if (vq_push(q, m, dev->used[i].head, dev->used[i].len))
-			return rx_broken(dev), -EAGAIN;
+	if (vq_push_n(q, m, dev->used, n))	/* all at once (5.1.6.4.2) */
+		return rx_broken(dev), -EAGAIN;
 	virtio_pci_used(&dev->vp, VNET_RXQ);
 	return 0;
 }

@@ -115,7 +115,7 @@ struct vnet {
 	bool tx_stalled;		/* waiting for vnet_tx_resume */
 	struct vq_chain chain;		/* scratch */
 	struct vq_chain first;		/* scratch: a merged frame's first buffer */
-	struct vnet_used { uint16_t head; uint32_t len; } used[VQ_MAX_SIZE];	/* scratch */
+	struct vq_used used[VQ_MAX_SIZE];	/* scratch: a merged frame's buffers */
 	uint8_t buf[VNET_HDR_LEN + VNET_MAX_GSO_FRAME];	/* scratch */
 };
 

@@ -175,28 +175,48 @@ void vq_unpop_n(struct vq *q, uint16_t n)
 	q->last_avail = (uint16_t)(q->last_avail - n);
 }
 
-int vq_push(struct vq *q, const struct vq_mem *m, uint16_t head, uint32_t len)
+int vq_push_n(struct vq *q, const struct vq_mem *m, const struct vq_used *e, uint16_t n)
 {
 	uint8_t elem[USED_ELEM], idx[2];
-	uint64_t at = q->used + USED_RING + (uint64_t)USED_ELEM * (q->used_idx & (q->size - 1));
 
 	if (q->err || !q->ready)
 		return -EIO;
-	put_le32(elem, head);
-	put_le32(elem + 4, len);
-	put_le16(idx, (uint16_t)(q->used_idx + 1));
-	/* The element before the index that publishes it (Virtio 1.1 2.6.8.2;
-	 * the host's stores are ordered on x86). */
-	if (m->write(m->ctx, at, elem, sizeof(elem)) || m->write(m->ctx, q->used + 2, idx, 2))
+	if (n > q->size)
 		return vq_fail(q, VQ_ERR_RING);
-	q->used_idx++;
+	for (uint16_t i = 0; i < n; i++) {
+		uint16_t slot = (uint16_t)(q->used_idx + i) & (q->size - 1);
+
+		put_le32(elem, e[i].head);
+		put_le32(elem + 4, e[i].len);
+		if (m->write(m->ctx, q->used + USED_RING + (uint64_t)USED_ELEM * slot, elem,
+			     sizeof(elem)))
+			return vq_fail(q, VQ_ERR_RING);
+	}
+	/* The elements before the one index store that publishes them all
+	 * (Virtio 1.1 2.6.8.2, and 5.1.6.4.2 for a merged frame's buffers;
+	 * the host's stores are ordered on x86). */
+	put_le16(idx, (uint16_t)(q->used_idx + n));
+	if (m->write(m->ctx, q->used + 2, idx, 2))
+		return vq_fail(q, VQ_ERR_RING);
+	q->used_idx = (uint16_t)(q->used_idx + n);
 	return 0;
+}
+
+int vq_push(struct vq *q, const struct vq_mem *m, uint16_t head, uint32_t len)
+{
+	return vq_push_n(q, m, &(struct vq_used){ head, len }, 1);
 }
 
 bool vq_want_irq(const struct vq *q, const struct vq_mem *m)
 {
 	uint16_t flags;
 
+	/* The used index just stored, then the driver's flags loaded: a full
+	 * barrier between, or a driver that clears NO_INTERRUPT and then
+	 * looks at the index (on another CPU) and this load can miss each
+	 * other's stores, and no interrupt comes (x86 lets a load pass an
+	 * earlier store). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (read16(m, q->avail, &flags))
 		return true;
 	return !(flags & VQ_AVAIL_F_NO_INTERRUPT);

@@ -108,6 +108,13 @@ void vq_unpop_n(struct vq *q, uint16_t n);
 
 /* Return chain head to the driver with len bytes written.  0 or -EIO. */
 int vq_push(struct vq *q, const struct vq_mem *m, uint16_t head, uint32_t len);
+/* Return n chains at once: the driver sees all of them or none (one
+ * index store).  0 or -EIO. */
+struct vq_used {
+	uint16_t head;
+	uint32_t len;
+};
+int vq_push_n(struct vq *q, const struct vq_mem *m, const struct vq_used *e, uint16_t n);
 
 /* Whether the driver wants an interrupt for used buffers (no
  * NO_INTERRUPT flag); a broken ring reads as wanting one. */

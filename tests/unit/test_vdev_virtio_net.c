@@ -36,6 +36,7 @@ struct rig {
 	uint32_t notify_mult;
 	struct gq q[2];
 	int irq_level, irq_raises;
+	int rx_idx_stores;		/* writes of the receive queue's used index */
 	uint8_t tx_frame[VNET_MAX_GSO_FRAME];
 	size_t tx_len;
 	unsigned int tx_calls;
@@ -67,6 +68,7 @@ static int ram_write(void *ctx, uint64_t gpa, const void *buf, size_t len)
 	if (gpa > RAM_SIZE || len > RAM_SIZE - gpa)
 		return -EFAULT;
 	memcpy(r->ram + gpa, buf, len);
+	r->rx_idx_stores += r->q[0].used && gpa == r->q[0].used + 2;
 	return 0;
 }
 
@@ -707,8 +709,12 @@ static void test_rx_merged_buffers(void **state)
 	/* one more page: four buffers, the last one part full */
 	set_desc(r, 0, 3, RX_BUFS + 0x3000, 0x1000, VQ_DESC_F_WRITE, 0);
 	offer(r, 0, 3);
+	r->rx_idx_stores = 0;
 	assert_int_equal(vnet_rx_frame(&r->net, &sf), 0);
 	assert_int_equal(used_idx(r, 0), 4);
+	/* the four published together: a driver polling on another CPU
+	 * never sees the first without the rest (5.1.6.4.2) */
+	assert_int_equal(r->rx_idx_stores, 1);
 	assert_int_equal(get_le16(r->ram + RX_BUFS + 10), 4);		/* num_buffers */
 	assert_int_equal(r->ram[RX_BUFS + 1], VNET_HDR_GSO_TCPV4);
 	for (uint16_t i = 0; i < 4; i++) {
