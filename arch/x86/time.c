@@ -8,7 +8,7 @@
 #include "arch/x86/cpu.h"
 
 #define CAL_MS		50	/* one measurement's length */
-#define CAL_TRIES	5	/* measurements at most */
+#define CAL_TRIES	20	/* measurements at most (1 s, on a host held up at each) */
 #define CAL_PPM		20	/* the uncertainty that ends the search */
 
 /* PIT channel 2, gated by port 0x61, counts at 1193182 Hz: load ms of it in
