@@ -150,6 +150,13 @@ static void window_map(uint64_t base)
 	write_cr0(read_cr0() | CR0_PG);
 }
 
+/* Back to the flat, unpaged view the rest of the guest runs in. */
+static void window_unmap(void)
+{
+	write_cr0(read_cr0() & ~CR0_PG);
+	write_cr4(read_cr4() & ~CR4_PAE);
+}
+
 static void sweep_high(struct memtest *t, uint32_t pass, enum how how)
 {
 	for (uint64_t base = HIGH_BASE; base < t->high_end; base += WINDOW_BYTES) {
@@ -159,10 +166,8 @@ static void sweep_high(struct memtest *t, uint32_t pass, enum how how)
 		window_map(base);
 		sweep_range(t, (uint32_t *)WINDOW_VA, n / 4, base, pass, how);
 	}
-	if (t->high_end) {
-		write_cr0(read_cr0() & ~CR0_PG);
-		write_cr4(read_cr4() & ~CR4_PAE);
-	}
+	if (t->high_end)
+		window_unmap();
 }
 
 static void sweep(struct memtest *t, uint32_t pass, enum how how)
@@ -207,8 +212,7 @@ static void flip(uint64_t pa)
 	}
 	window_map(pa & ~(uint64_t)(WINDOW_BYTES - 1));
 	*(volatile uint32_t *)(WINDOW_VA + ((uint32_t)pa & (WINDOW_BYTES - 1))) ^= 1;
-	write_cr0(read_cr0() & ~CR0_PG);
-	write_cr4(read_cr4() & ~CR4_PAE);
+	window_unmap();
 }
 
 /* inject=1: a bit flipped behind the checker's back in the middle of the
