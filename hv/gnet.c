@@ -254,14 +254,19 @@ void gnet_flush(struct vm *vm)
 
 /* Into the guest's NIC, oldest first.  A guest that is paused, or still
  * arriving, leaves the rest waiting (a full queue drops what comes next):
- * they reach it when it runs, or travel with it (gnet_rx_snapshot). */
+ * they reach it when it runs, or travel with it (gnet_rx_snapshot).  So
+ * does a NIC whose driver has not posted receive buffers for it (-ENOBUFS),
+ * until it posts more (gnet_rx_posted), as a NIC's own ring would hold
+ * them: a burst that finds the ring dry is not lost. */
 static int deliver(struct gport *g, struct slot *s)
 {
 	int rc = vm_nic_rx(g->vm, s->data, s->len, s->valid);
 
-	if (rc && rc != -EBUSY)
-		g->st.rx_nobuf++;
-	return rc == -EBUSY ? -EBUSY : 0;
+	if (rc == -EBUSY || rc == -ENOBUFS)
+		return -EBUSY;
+	if (rc)
+		g->st.rx_nic_drop++;
+	return 0;
 }
 
 /* The longest run of frames at the rx queue's head that join into one
@@ -296,8 +301,10 @@ static int deliver_gro(struct gport *g, unsigned int n)
 		pc[k + 1] = (struct vnet_piece){ r->piece[k].p, r->piece[k].len };
 	rc = vm_nic_rx_frame(g->vm, &(struct vnet_rx_frame){ .piece = pc, .nr = n + 1,
 		.gso_size = r->mss, .hdr_len = r->hlen, .segs = n });
+	if (rc == -ENOBUFS)
+		return -EBUSY;
 	if (rc && rc != -EBUSY && rc != -EMSGSIZE)
-		g->st.rx_nobuf += n;
+		g->st.rx_nic_drop += n;
 	return rc && rc != -EBUSY && rc != -EMSGSIZE ? 0 : rc;
 }
 
@@ -361,6 +368,16 @@ void gnet_wake(struct vm *vm)
 	__atomic_store_n(&pending, true, __ATOMIC_RELEASE);
 	gnet_deliver();
 	vm_nic_tx_resume(vm);		/* and what it sent meanwhile goes out */
+}
+
+void gnet_rx_posted(struct vm *vm)
+{
+	struct gport *g = find(vm);
+
+	if (g && (g->carry || fq_peek(&g->rx))) {
+		__atomic_store_n(&pending, true, __ATOMIC_RELEASE);
+		gnet_deliver();
+	}
 }
 
 /* ---- frames in flight, with a migrating guest ---------------------------- */

@@ -17,9 +17,11 @@
  * Locks: dev_lock and the network lock are never held together; the
  * queues are single-producer single-consumer rings (each side under its
  * own lock).  A queue that is full drops the frame (counted).  Frames for
- * a guest that is not running are dropped (counted): arriving by
+ * a guest that is not running wait in its rx queue (arriving by
  * migration, its NIC's rings are not in its memory yet; paused, a
- * migration may be taking its last copy of RAM and devices.
+ * migration may be taking its last copy of RAM and devices), and so do
+ * frames for a NIC whose driver has posted no buffer for them yet: they
+ * go in when it posts some (gnet_rx_posted).
  *
  * Management: a guest port reaches ferry's own stack only with SW_F_MGMT,
  * which `net mgmt NAME on` sets (off at creation; not migrated).
@@ -48,7 +50,7 @@ struct gnet_stats {
 	struct sw_port_stats sw;	/* in = from the guest, out = to it */
 	uint64_t tx_qfull;		/* from the guest: its tx queue was full (the NIC waited) */
 	uint64_t rx_qfull;		/* for the guest: its rx queue was full */
-	uint64_t rx_nobuf;		/* its NIC had no receive buffer (or was off) */
+	uint64_t rx_nic_drop;		/* its NIC dropped it (driver off, buffers too small) */
 	uint64_t rx_waited;		/* came while it was paused or arriving */
 	uint64_t rx_carried;		/* came with it from a migration's source */
 	uint64_t announces;		/* RARP frames sent for it */
@@ -79,6 +81,9 @@ void gnet_arrived(struct vm *vm);
  * NIC's transmit queue is looked at (chains may wait that no doorbell
  * will announce: a stall, or a migration's restore). */
 void gnet_wake(struct vm *vm);
+/* The guest's driver posted receive buffers: the frames that waited for
+ * them go in (no lock held). */
+void gnet_rx_posted(struct vm *vm);
 
 /* Frames in flight, with the device state of a migrating guest (without
  * dev_lock).  Saving: the frames that wait for paused vm, oldest first,

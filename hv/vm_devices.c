@@ -167,7 +167,9 @@ static void unlock_and_wake(struct vm *vm)
 /* After an exit: the frames it queued go through the switch.  A NIC that
  * stopped on a full queue then takes up where it stopped; each round
  * empties the queue, so each one moves it on (the bound is only there in
- * case other vCPUs keep filling the queue: they flush it themselves). */
+ * case other vCPUs keep filling the queue: they flush it themselves).
+ * A driver that posted receive buffers gets the frames that waited for
+ * them (gnet_rx_posted). */
 #define NIC_RESUME_ROUNDS	4096
 
 static void nic_flush(struct vm *vm)
@@ -176,13 +178,16 @@ static void nic_flush(struct vm *vm)
 		return;
 	gnet_flush(vm);
 	for (int i = 0; i < NIC_RESUME_ROUNDS; i++) {
-		bool stalled;
+		bool stalled, kicked;
 
 		spin_lock(&vm->dev_lock);
 		stalled = vm->dev && vm->dev->pci && vnic_tx_stalled(vm->dev->pci);
+		kicked = vm->dev && vm->dev->pci && vnic_rx_take_kick(vm->dev->pci);
 		if (stalled)
 			vnic_tx_resume(vm->dev->pci);
 		unlock_and_wake(vm);
+		if (kicked)
+			gnet_rx_posted(vm);
 		if (!stalled)
 			return;
 		gnet_flush(vm);

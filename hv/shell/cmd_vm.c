@@ -395,9 +395,9 @@ static void print_nic(struct vm *vm)
 	shell_printf("nic:        virtio-net %02x:%02x:%02x:%02x:%02x:%02x, status %#x\n",
 		     m[0], m[1], m[2], m[3], m[4], m[5], n.status);
 	shell_printf("nic rx:     %lu frames, %lu bytes; %lu with checksums known good, "
-		     "%lu joined into %lu TSO (%lu too big for the buffer)\n",
-		     n.net.rx_frames, n.net.rx_bytes, n.net.rx_valid, n.net.rx_gso_segs,
-		     n.net.rx_gso, n.net.rx_gso_small);
+		     "%lu joined into %lu TSO (%lu too big for the buffer); waited for "
+		     "buffers %lu times\n", n.net.rx_frames, n.net.rx_bytes, n.net.rx_valid,
+		     n.net.rx_gso_segs, n.net.rx_gso, n.net.rx_gso_small, n.net.rx_waits);
 	shell_printf("nic tx:     %lu frames, %lu bytes; offloads: %lu checksummed, %lu TSO "
 		     "(cut here); waited for room %lu times\n", n.net.tx_frames, n.net.tx_bytes,
 		     n.net.tx_csum, n.net.tx_gso, n.net.tx_stalls);

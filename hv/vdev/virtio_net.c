@@ -15,7 +15,6 @@
 
 static const char *const drop_names[VNET_NR_DROP] = {
 	[VNET_DROP_RX_NOT_READY] = "rx not ready",
-	[VNET_DROP_RX_NO_BUFFER] = "rx no buffer",
 	[VNET_DROP_RX_SMALL_BUF] = "rx buffer too small",
 	[VNET_DROP_RX_BAD_FRAME] = "rx bad frame",
 	[VNET_DROP_RX_QUEUE] = "rx queue error",
@@ -152,9 +151,20 @@ void vnet_tx_resume(struct vnet *dev)
 
 static void notify(void *opaque, unsigned int queue)
 {
+	struct vnet *dev = opaque;
+
 	if (queue == VNET_TXQ)
-		tx_queue(opaque);
-	/* VNET_RXQ: new receive buffers; frames wait for vnet_rx. */
+		tx_queue(dev);
+	else if (queue == VNET_RXQ)	/* new receive buffers: what waits may go in */
+		dev->rx_kicked = true;
+}
+
+bool vnet_rx_take_kick(struct vnet *dev)
+{
+	bool k = dev->rx_kicked;
+
+	dev->rx_kicked = false;
+	return k;
 }
 
 static const struct virtio_dev_ops net_ops = {
@@ -198,7 +208,7 @@ static int rx_put(struct vnet *dev, const uint8_t *h, const struct vnet_rx_frame
 	uint64_t off = VNET_HDR_LEN;
 
 	if (rc == 0)
-		return drop(dev, VNET_DROP_RX_NO_BUFFER), -EAGAIN;
+		return dev->stats.rx_waits++, -ENOBUFS;	/* until the driver posts more */
 	if (rc == 1 && c->nr_out)
 		rc = vq_fail(q, VQ_ERR_DIR);
 	if (rc == 1 && c->in_len < VNET_HDR_LEN + len && f->gso_size) {
@@ -284,7 +294,9 @@ static int rx_put_merged(struct vnet *dev, uint8_t *h, const struct vnet_rx_fram
 		vq_unpop_n(q, n);
 		if (f->gso_size)
 			return dev->stats.rx_gso_small++, -EMSGSIZE;
-		return drop(dev, VNET_DROP_RX_NO_BUFFER), -EAGAIN;
+		if (n >= q->size)	/* the whole ring is too small: it never fits */
+			return drop(dev, VNET_DROP_RX_SMALL_BUF), -EAGAIN;
+		return dev->stats.rx_waits++, -ENOBUFS;
 	}
 	put_le16(h + 10, n);		/* num_buffers */
 	if (rc < 0 || write_span(dev, &dev->first, h, f, 0, dev->used[0].len))

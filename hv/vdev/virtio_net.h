@@ -65,7 +65,6 @@
 
 enum vnet_drop {
 	VNET_DROP_RX_NOT_READY,	/* driver not running or receive queue off */
-	VNET_DROP_RX_NO_BUFFER,	/* no receive buffer posted */
 	VNET_DROP_RX_SMALL_BUF,	/* buffer shorter than header + frame */
 	VNET_DROP_RX_BAD_FRAME,	/* vnet_rx given a frame of a bad length */
 	VNET_DROP_RX_QUEUE,	/* receive queue broken */
@@ -85,6 +84,7 @@ struct vnet_stats {
 	uint64_t tx_frames, tx_bytes;	/* sent by the guest, handed to tx() */
 	uint64_t tx_csum, tx_gso;	/* of those: NEEDS_CSUM, and GSO */
 	uint64_t tx_stalls;		/* tx() had no room: the queue waited */
+	uint64_t rx_waits;		/* no receive buffer: the frame waited (-ENOBUFS) */
 	uint64_t drops[VNET_NR_DROP];
 };
 
@@ -113,6 +113,7 @@ struct vnet {
 	uint16_t net_status;		/* VIRTIO_NET_S_*: guest-visible */
 	struct vnet_stats stats;	/* host-side, not saved */
 	bool tx_stalled;		/* waiting for vnet_tx_resume */
+	bool rx_kicked;			/* the driver posted receive buffers */
 	struct vq_chain chain;		/* scratch */
 	struct vq_chain first;		/* scratch: a merged frame's first buffer */
 	struct vq_used used[VQ_MAX_SIZE];	/* scratch: a merged frame's buffers */
@@ -144,8 +145,13 @@ struct vnet_rx_frame {
 
 /* 0 if delivered, -EAGAIN if dropped (counted by reason), -EMSGSIZE if
  * a super-frame does not fit the guest's next buffer (nothing taken,
- * nothing dropped: give it the segments one by one). */
+ * nothing dropped: give it the segments one by one), -ENOBUFS if the
+ * driver has not posted enough receive buffers (nothing taken: the frame
+ * waits, and vnet_rx_take_kick says when the driver posts more).  A frame
+ * that the whole ring could not hold is dropped (VNET_DROP_RX_SMALL_BUF). */
 int vnet_rx_frame(struct vnet *dev, const struct vnet_rx_frame *f);
+/* Whether the driver notified the receive queue since the last call. */
+bool vnet_rx_take_kick(struct vnet *dev);
 /* Whether the driver takes super-frames (GUEST_TSO4 and GUEST_CSUM). */
 bool vnet_rx_gso(const struct vnet *dev);
 int vnet_rx_valid(struct vnet *dev, const uint8_t *frame, size_t len, bool valid);

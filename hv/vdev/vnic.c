@@ -92,6 +92,11 @@ bool vnic_rx_gso(const struct vnic *n)
 	return n->cfg.net && vnet_rx_gso(&n->net);
 }
 
+bool vnic_rx_take_kick(struct vnic *n)
+{
+	return n->cfg.net && vnet_rx_take_kick(&n->net);
+}
+
 bool vnic_tx_stalled(const struct vnic *n)
 {
 	return n->cfg.net && vnet_tx_stalled(&n->net);

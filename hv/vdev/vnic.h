@@ -77,9 +77,10 @@ int vnic_io(struct vnic *n, uint16_t port, uint8_t size, bool in, uint32_t *val)
 /* MMIO access (size 1/2/4): 0, or -ENOENT when no BAR decodes gpa. */
 int vnic_mmio(struct vnic *n, uint64_t gpa, uint8_t size, bool write, uint32_t *val);
 /* A frame for the guest, in pieces, or a super-frame (see vnet_rx_frame):
- * 0, -EAGAIN when dropped (counted), -EMSGSIZE (nothing taken). */
+ * 0, -EAGAIN when dropped (counted), -EMSGSIZE or -ENOBUFS (nothing taken). */
 int vnic_rx_frame(struct vnic *n, const struct vnet_rx_frame *f);
 bool vnic_rx_gso(const struct vnic *n);		/* see vnet_rx_gso */
+bool vnic_rx_take_kick(struct vnic *n);		/* see vnet_rx_take_kick */
 /* The NIC's transmit queue waits for room (virtio_net.h); resume it. */
 bool vnic_tx_stalled(const struct vnic *n);
 void vnic_tx_resume(struct vnic *n);

@@ -107,6 +107,7 @@ static void sink_out(void *ctx, const uint8_t *f, size_t len)
 static struct vm va, vb;
 static unsigned int rx_a, rx_b;
 static int nic_rc;
+static struct vm *nic_rc_vm;		/* the guest nic_rc is for; NULL: both */
 static uint8_t rx_last[1600];
 
 static unsigned int tx_resumes;
@@ -125,7 +126,7 @@ int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len, bool valid)
 	assert_int_equal(locked, 0);	/* never under the network lock */
 	if (vm->state != VM_RUNNING)
 		return -EBUSY;
-	if (nic_rc)
+	if (nic_rc && (!nic_rc_vm || nic_rc_vm == vm))
 		return nic_rc;
 	*(vm == &va ? &rx_a : &rx_b) += 1;
 	memcpy(rx_last, frame, len);
@@ -158,7 +159,7 @@ int vm_nic_rx_frame(struct vm *vm, const struct vnet_rx_frame *f)
 		return -EBUSY;
 	if (too_small)
 		return -EMSGSIZE;
-	if (nic_rc)
+	if (nic_rc && (!nic_rc_vm || nic_rc_vm == vm))
 		return nic_rc;
 	for (unsigned int i = 0; i < f->nr; i++) {
 		assert_true(at + f->piece[i].len <= sizeof(super_last));
@@ -206,6 +207,7 @@ static int setup(void **st)
 	va.nic = vb.nic = true;
 	rx_a = rx_b = 0;
 	nic_rc = 0;
+	nic_rc_vm = NULL;
 	gso_on = too_small = false;
 	supers = super_segs = 0;
 	partial_frames = 0;
@@ -472,7 +474,7 @@ static void test_rx_waits_for_a_paused_guest(void **st)
 	gnet_deliver();
 	assert_int_equal(rx_a, 0);
 	assert_int_equal(gnet_stats(&va, &s), 0);
-	assert_int_equal(s.rx_nobuf, 1);
+	assert_int_equal(s.rx_nic_drop, 1);
 	assert_int_equal(s.rx_waited, GNET_QLEN);
 	assert_int_equal(s.rx_qfull, 2);
 	va.state = VM_RUNNING;
@@ -724,6 +726,67 @@ static void test_rx_segments_joined(void **st)
 	assert_false(rx_valid);
 }
 
+/* A NIC whose driver has posted no buffer (-ENOBUFS) keeps its frames
+ * waiting, in order, joined or not, until the driver posts some; the
+ * other guest's frames do not wait behind them; a queue's worth waits,
+ * the rest is dropped as a full queue. */
+static void test_rx_waits_for_buffers(void **st)
+{
+	uint8_t f[64];
+	struct gnet_stats s;
+
+	(void)st;
+	nic_rc = -ENOBUFS;
+	nic_rc_vm = &va;
+	netif_lock();
+	for (int i = 0; i < 5; i++)
+		netif_switch_input(host_if.uplink_port, f, frame(f, MA, PEER, (uint8_t)i), 0);
+	for (int i = 0; i < 2; i++)
+		netif_switch_input(host_if.uplink_port, f, frame(f, MB, PEER, (uint8_t)i), 0);
+	netif_unlock();
+	gnet_deliver();
+	assert_int_equal(rx_a, 0);
+	assert_int_equal(rx_b, 2);
+	gnet_rx_posted(&va);			/* still none that fits */
+	assert_int_equal(rx_a, 0);
+	nic_rc = 0;
+	gnet_deliver();				/* nothing new came: nothing looked at */
+	assert_int_equal(rx_a, 0);
+	gnet_rx_posted(&va);
+	assert_int_equal(rx_a, 5);
+	assert_int_equal(rx_last[20], 4);	/* the last, last */
+	assert_int_equal(gnet_stats(&va, &s), 0);
+	assert_int_equal(s.rx_nic_drop, 0);
+	assert_int_equal(s.rx_qfull, 0);
+	/* segments wait, and go in joined */
+	gso_on = true;
+	nic_rc = -ENOBUFS;
+	assert_int_equal(from_wire(tso_frame(MA, 8 * 1000), 1000, -1), 8);
+	gnet_deliver();
+	assert_int_equal(supers, 0);
+	nic_rc = 0;
+	gnet_rx_posted(&va);
+	assert_int_equal(supers, 1);
+	assert_int_equal(super_segs, 8);
+	gso_on = false;
+	/* a queue's worth waits */
+	nic_rc = -ENOBUFS;
+	netif_lock();
+	for (int i = 0; i < GNET_QLEN + 3; i++)
+		netif_switch_input(host_if.uplink_port, f, frame(f, MA, PEER, (uint8_t)i), 0);
+	netif_unlock();
+	gnet_deliver();
+	nic_rc = 0;
+	gnet_rx_posted(&va);
+	assert_int_equal(rx_a, 5 + GNET_QLEN);
+	assert_int_equal(rx_last[20], (uint8_t)(GNET_QLEN - 1));
+	assert_int_equal(gnet_stats(&va, &s), 0);
+	assert_int_equal(s.rx_qfull, 3);
+	assert_int_equal(s.rx_nic_drop, 0);
+	gnet_rx_posted(&va);			/* nothing waits: nothing happens */
+	assert_int_equal(rx_a, 5 + GNET_QLEN);
+}
+
 static void test_for_each(void **st)
 {
 	unsigned int n = 0;
@@ -751,6 +814,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_carry_refuses_bad_frames, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_announce_rounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_segments_joined, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rx_waits_for_buffers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_for_each, setup, teardown),
 	};
 

@@ -404,11 +404,22 @@ static void test_tx_rx(void **state)
 	assert_int_equal(vnet_rx(&r->net, f, sizeof(f)), 0);
 	assert_int_equal(used_id(r, 0, 1), 1);
 	assert_memory_equal(r->ram + RX_BUFS + 0x800 + VNET_HDR_LEN, f, sizeof(f));
-	/* no buffer left */
-	assert_int_equal(vnet_rx(&r->net, f, sizeof(f)), -EAGAIN);
-	assert_int_equal(r->net.stats.drops[VNET_DROP_RX_NO_BUFFER], 1);
-	assert_int_equal(r->net.stats.rx_frames, 2);
-	assert_int_equal(r->net.stats.rx_bytes, sizeof(f) + sizeof(g));
+	/* no buffer left: the frame waits, nothing is taken or dropped; the
+	 * driver's next posting is noticed once */
+	assert_true(vnet_rx_take_kick(&r->net));		/* the postings above */
+	assert_false(vnet_rx_take_kick(&r->net));
+	assert_int_equal(vnet_rx(&r->net, f, sizeof(f)), -ENOBUFS);
+	assert_int_equal(r->net.stats.rx_waits, 1);
+	assert_int_equal(used_idx(r, 0), 2);
+	for (int i = 0; i < VNET_NR_DROP; i++)
+		assert_int_equal(r->net.stats.drops[i], 0);
+	assert_false(vnet_rx_take_kick(&r->net));
+	post_rx(r, 2, BUF_LEN);
+	assert_true(vnet_rx_take_kick(&r->net));
+	assert_int_equal(vnet_rx(&r->net, g, sizeof(g)), 0);
+	assert_int_equal(used_idx(r, 0), 3);
+	assert_int_equal(r->net.stats.rx_frames, 3);
+	assert_int_equal(r->net.stats.rx_bytes, sizeof(f) + 2 * sizeof(g));
 	assert_int_equal(r->net.stats.tx_frames, 1);
 	assert_int_equal(r->net.stats.tx_bytes, sizeof(f));
 	assert_int_equal(status(r), 0x0F);
@@ -682,7 +693,7 @@ static void test_rx_super_frame(void **state)
 /* MRG_RXBUF: a frame spread over as many one-page buffers as it needs,
  * num_buffers in the first one's header, each returned with what it got;
  * too few posted: none taken (a super-frame is given back whole, a frame
- * dropped as no buffer) and the next frame finds them all; a first buffer
+ * waits) and the next frame finds them all; a first buffer
  * smaller than the header is dropped. */
 static void test_rx_merged_buffers(void **state)
 {
@@ -726,14 +737,14 @@ static void test_rx_merged_buffers(void **state)
 	at = 0x1000 - VNET_HDR_LEN;
 	assert_memory_equal(r->ram + RX_BUFS + 0x1000, data + at, 0x1000);
 	assert_memory_equal(r->ram + RX_BUFS + 0x3000, data + at + 0x2000, sizeof(data) - at - 0x2000);
-	/* a plain frame in one buffer says 1; none left: dropped, counted */
+	/* a plain frame in one buffer says 1; none left: it waits */
 	set_desc(r, 0, 4, RX_BUFS + 0x5000, 0x1000, VQ_DESC_F_WRITE, 0);
 	offer(r, 0, 4);
 	assert_int_equal(vnet_rx_valid(&r->net, data, 1000, true), 0);
 	assert_int_equal(get_le16(r->ram + RX_BUFS + 0x5000 + 10), 1);
 	assert_int_equal(r->ram[RX_BUFS + 0x5000], VNET_HDR_F_DATA_VALID);
-	assert_int_equal(vnet_rx_valid(&r->net, data, 1000, true), -EAGAIN);
-	assert_int_equal(r->net.stats.drops[VNET_DROP_RX_NO_BUFFER], 1);
+	assert_int_equal(vnet_rx_valid(&r->net, data, 1000, true), -ENOBUFS);
+	assert_int_equal(r->net.stats.rx_waits, 1);
 	/* a first buffer shorter than the header */
 	set_desc(r, 0, 5, RX_BUFS + 0x6000, 8, VQ_DESC_F_WRITE, 0);
 	offer(r, 0, 5);
@@ -742,6 +753,48 @@ static void test_rx_merged_buffers(void **state)
 	assert_int_equal(used_len(r, 0, 5), 0);
 	assert_int_equal(r->net.stats.rx_gso, 1);
 	assert_int_equal(r->net.stats.rx_frames, 11);
+	free(r);
+}
+
+/* MRG_RXBUF with small buffers: a frame waits while the driver has posted
+ * too few, goes in over all of them once it posts enough, and is dropped
+ * when even the whole ring could not hold it (it would wait forever). */
+static void test_rx_merged_waits(void **state)
+{
+	struct rig *r = rig_new();
+	uint8_t data[1000];
+
+	(void)state;
+	memset(data, 0x5A, sizeof(data));
+	bring_up_with(r, VIRTIO_NET_F_MRG_RXBUF);
+	for (uint16_t i = 0; i < QSIZE - 1; i++) {
+		set_desc(r, 0, i, RX_BUFS + 0x40 * i, 0x40, VQ_DESC_F_WRITE, 0);
+		offer(r, 0, i);
+	}
+	(void)vnet_rx_take_kick(&r->net);
+	assert_int_equal(vnet_rx_valid(&r->net, data, sizeof(data), false), -ENOBUFS);
+	assert_int_equal(used_idx(r, 0), 0);
+	assert_int_equal(r->net.stats.rx_waits, 1);
+	set_desc(r, 0, QSIZE - 1, RX_BUFS + 0x40 * (QSIZE - 1), 0x40, VQ_DESC_F_WRITE, 0);
+	offer(r, 0, QSIZE - 1);
+	assert_true(vnet_rx_take_kick(&r->net));
+	assert_int_equal(vnet_rx_valid(&r->net, data, sizeof(data), false), 0);
+	assert_int_equal(used_idx(r, 0), QSIZE);
+	assert_int_equal(get_le16(r->ram + RX_BUFS + 10), QSIZE);	/* num_buffers */
+	assert_memory_equal(r->ram + RX_BUFS + 0x40 * (QSIZE - 1),
+			    data + QSIZE * 0x40 - VNET_HDR_LEN - 0x40,
+			    sizeof(data) + VNET_HDR_LEN - (QSIZE - 1) * 0x40);
+	/* a whole ring of 32-byte buffers never holds it: dropped, all kept */
+	for (uint16_t i = 0; i < QSIZE; i++) {
+		set_desc(r, 0, i, RX_BUFS + 0x40 * i, 0x20, VQ_DESC_F_WRITE, 0);
+		offer(r, 0, i);
+	}
+	assert_int_equal(vnet_rx_valid(&r->net, data, sizeof(data), false), -EAGAIN);
+	assert_int_equal(r->net.stats.drops[VNET_DROP_RX_SMALL_BUF], 1);
+	assert_int_equal(used_idx(r, 0), QSIZE);
+	assert_int_equal(vnet_rx_valid(&r->net, data, 40, false), 0);	/* 52 bytes: 2 of them */
+	assert_int_equal(used_idx(r, 0), QSIZE + 2);
+	assert_int_equal(r->net.stats.rx_waits, 1);
 	free(r);
 }
 
@@ -1359,6 +1412,7 @@ int main(void)
 		cmocka_unit_test(test_rx_data_valid),
 		cmocka_unit_test(test_rx_super_frame),
 		cmocka_unit_test(test_rx_merged_buffers),
+		cmocka_unit_test(test_rx_merged_waits),
 		cmocka_unit_test(test_tx_stall),
 		cmocka_unit_test(test_msix),
 		cmocka_unit_test(test_msix_snapshot),
