@@ -9,15 +9,22 @@
 #include "hv/vdev/devices.h"
 
 /* Write buf at gpa, the version word last so a guest never sees a
- * half-written structure as valid (its own retry loop handles the rest). */
+ * half-written structure as valid (its own retry loop handles the rest).
+ * An address outside guest RAM is the guest's mistake, and it may repeat
+ * it in a loop: said at the 1st, 2nd, 4th, 8th ... time only. */
 static void publish(struct vm *vm, uint64_t gpa, void *buf, size_t len)
 {
 	uint32_t *version = buf, final = *version, odd = final - 1;
+	uint64_t n;
 
-	if (vm_write_gpa(vm, gpa, &odd, sizeof(odd)) ||
-	    vm_write_gpa(vm, gpa + 4, (uint8_t *)buf + 4, len - 4) ||
-	    vm_write_gpa(vm, gpa, &final, sizeof(final)))
-		pr_warn("%s: kvmclock at %#lx is outside guest RAM\n", vm->name, gpa);
+	if (!vm_write_gpa(vm, gpa, &odd, sizeof(odd)) &&
+	    !vm_write_gpa(vm, gpa + 4, (uint8_t *)buf + 4, len - 4) &&
+	    !vm_write_gpa(vm, gpa, &final, sizeof(final)))
+		return;
+	n = __atomic_add_fetch(&vm->kvmclock_outside, 1, __ATOMIC_RELAXED);
+	if (!(n & (n - 1)))
+		pr_warn("%s: kvmclock at %#lx is outside guest RAM (%lu times)\n", vm->name,
+			gpa, n);
 }
 
 static uint32_t next_version(struct vm *vm, uint64_t gpa)

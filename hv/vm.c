@@ -166,11 +166,19 @@ static int hw_read_gpa(struct vmm_vm *hw, uint64_t gpa, void *buf, size_t len)
 	return vm_read_gpa(vm, gpa, buf, len);
 }
 
+/* ferry's own writes into guest RAM bypass EPT/NPT: they feed the dirty
+ * log by hand, so that a migration re-sends the pages (the NIC's used
+ * rings and received frames, PV EOI flags, kvmclock). */
 int vm_write_gpa(struct vm *vm, uint64_t gpa, const void *buf, size_t len)
 {
 	struct gpmap m = ram(vm);
+	int rc = gpmap_write(&m, gpa, buf, len);
 
-	return gpmap_write(&m, gpa, buf, len);
+	if (rc || !len || !vm->dirty.nr_pages)
+		return rc;
+	for (uint64_t gfn = gpa >> 12; gfn <= (gpa + len - 1) >> 12; gfn++)
+		dirty_log_mark(&vm->dirty, gfn);
+	return 0;
 }
 
 /* ---- creation and destruction ------------------------------------------- */

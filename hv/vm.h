@@ -210,6 +210,7 @@ struct vm {
 	uint64_t io_unhandled_reads;	/* (a) reads of such ports (all ones) */
 	uint64_t mmio_dropped;		/* (a) writes to addresses nobody claims */
 	uint64_t mmio_unhandled_reads;	/* (a) reads of such addresses (all ones) */
+	uint64_t kvmclock_outside;	/* (a) kvmclock writes that missed guest RAM */
 	uint64_t created_ns;		/* (c) */
 	uint64_t clock_offset_ns;	/* guest clock = host ns + offset (devices' time):
 					 * (c), then written under L only while no vCPU
@@ -285,7 +286,8 @@ struct vm *vm_by_serial(uint64_t serial);
 const char *vm_state_name(enum vm_state s);
 uint64_t vm_clock_ns(struct vm *vm);	/* the guest's device clock */
 
-/* Guest-physical memory access for the core and devices (bounds-checked). */
+/* Guest-physical memory access for the core and devices (bounds-checked;
+ * writes feed the dirty log while one runs). */
 int vm_read_gpa(struct vm *vm, uint64_t gpa, void *buf, size_t len);
 int vm_write_gpa(struct vm *vm, uint64_t gpa, const void *buf, size_t len);
 void *vm_gpa_to_hva(struct vm *vm, uint64_t gpa);	/* one page; NULL outside RAM */

@@ -75,23 +75,9 @@ static int nic_read(void *ctx, uint64_t gpa, void *buf, size_t len)
 	return vm_read_gpa(ctx, gpa, buf, len);
 }
 
-/* ferry's own writes into guest RAM bypass EPT/NPT: they feed the dirty
- * log by hand, so that a migration re-sends the pages (the NIC's used
- * rings and received frames, PV EOI flags). */
-static int guest_write(struct vm *vm, uint64_t gpa, const void *buf, size_t len)
-{
-	int rc = vm_write_gpa(vm, gpa, buf, len);
-
-	if (rc || !len || !vm->dirty.nr_pages)
-		return rc;
-	for (uint64_t gfn = gpa >> 12; gfn <= (gpa + len - 1) >> 12; gfn++)
-		dirty_log_mark(&vm->dirty, gfn);
-	return 0;
-}
-
 static int nic_write(void *ctx, uint64_t gpa, const void *buf, size_t len)
 {
-	return guest_write(ctx, gpa, buf, len);
+	return vm_write_gpa(ctx, gpa, buf, len);
 }
 
 /* Frames the guest's NIC sends: queued for the switch (hv/gnet.h), which
@@ -321,7 +307,7 @@ uint64_t vm_pv_eoi_arm(struct vcpu *v)
 	gpa = vdev_pv_eoi_gpa(vm->dev, v->hw.id, &v->pv_eoi_hint);
 	spin_unlock(&vm->dev_lock);
 	/* a flag outside RAM: the guest has no flag there, and writes EOI */
-	return gpa && !guest_write(vm, gpa, &on, 1) ? gpa : 0;
+	return gpa && !vm_write_gpa(vm, gpa, &on, 1) ? gpa : 0;
 }
 
 void vm_pv_eoi_sync(struct vcpu *v, uint64_t gpa)
@@ -332,7 +318,7 @@ void vm_pv_eoi_sync(struct vcpu *v, uint64_t gpa)
 	vm_read_gpa(vm, gpa, &flag, 1);
 	if (flag & 1) {		/* not ended yet: armed again at the next entry */
 		flag &= (uint8_t)~1;
-		guest_write(vm, gpa, &flag, 1);
+		vm_write_gpa(vm, gpa, &flag, 1);
 		return;
 	}
 	spin_lock(&vm->dev_lock);
