@@ -385,11 +385,23 @@ bool vm_nic_info(struct vm *vm, struct vm_nic_info *out)
 	if (n) {
 		memcpy(out->mac, n->cfg.mac, sizeof(out->mac));
 		out->status = n->net.vp.status;
+		out->link_up = vnet_link_up(&n->net);
 		out->net = n->net.stats;
 		memcpy(out->queue_errors, n->net.vp.stats.queue_errors, sizeof(out->queue_errors));
 	}
 	spin_unlock(&vm->dev_lock);
 	return n != NULL;
+}
+
+int vm_nic_set_link(struct vm *vm, bool up)
+{
+	int rc = -ENODEV;
+
+	spin_lock(&vm->dev_lock);
+	if (vm->dev && vm->dev->pci)
+		rc = vnic_set_link(vm->dev->pci, up);
+	unlock_and_wake(vm);		/* the configuration interrupt */
+	return rc;
 }
 
 int vm_nic_rx_frame(struct vm *vm, const struct vnet_rx_frame *f)

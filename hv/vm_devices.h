@@ -59,15 +59,19 @@ void vm_devices_changed(struct vm *vm);
 struct vm_nic_info {
 	uint8_t mac[6];
 	uint8_t status;			/* virtio device status */
+	bool link_up;			/* as the guest sees it */
 	struct vnet_stats net;
 	uint64_t queue_errors[VQ_NR_ERR];
 };
 bool vm_nic_info(struct vm *vm, struct vm_nic_info *out);
+/* Plug or pull the guest NIC's cable (vnet_set_link): 0, -ENODEV. */
+int vm_nic_set_link(struct vm *vm, bool up);
 
 /* A frame for the guest's NIC (hv/gnet.c), not under dev_lock: 0, or
- * -EAGAIN (no receive buffer, counted by the NIC), -EBUSY (the guest is
- * not running: paused, arriving, or being migrated, whose final copy of
- * RAM and devices must not change under it) or -ENODEV (no NIC). */
+ * -EAGAIN (dropped, counted by the NIC), -ENOBUFS (no receive buffer
+ * posted for it yet: nothing taken), -EBUSY (the guest is not running:
+ * paused, arriving, or being migrated, whose final copy of RAM and devices
+ * must not change under it) or -ENODEV (no NIC). */
 int vm_nic_rx(struct vm *vm, const uint8_t *frame, size_t len, bool valid);
 /* The same for a frame in pieces or a super-frame (vnet_rx_frame): also
  * -EMSGSIZE, nothing taken. */

@@ -15,6 +15,7 @@
 #include "hv/shell/parse.h"
 #include "hv/shell/shell.h"
 #include "hv/vm.h"
+#include "hv/vm_devices.h"
 
 static bool need_net(const char *cmd)
 {
@@ -167,22 +168,50 @@ static void show_guests(void)
 	gnet_for_each(guest_row, NULL);
 }
 
+/* `net WHAT NAME YES|NO`: 1 for YES, 0 for NO, or -EINVAL (said). */
+static int parse_switch(int argc, char **argv, const char *yes, const char *no)
+{
+	if (argc != 4 || (strcmp(argv[3], yes) && strcmp(argv[3], no))) {
+		shell_error("net", "usage: net %s NAME %s|%s", argv[1], yes, no);
+		return -EINVAL;
+	}
+	return !strcmp(argv[3], yes);
+}
+
+static int no_guest_nic(const char *name)
+{
+	shell_error("net", "no guest named '%s' with a NIC", name);
+	return -ENOENT;
+}
+
 /* net mgmt NAME on|off: may the guest reach ferry's own address? */
 static int net_mgmt(int argc, char **argv)
 {
-	struct vm *vm = argc == 4 ? vm_find(argv[2]) : NULL;
-	bool on = argc == 4 && !strcmp(argv[3], "on");
+	int on = parse_switch(argc, argv, "on", "off");
+	struct vm *vm = on < 0 ? NULL : vm_find(argv[2]);
 
-	if (argc != 4 || (!on && strcmp(argv[3], "off"))) {
-		shell_error("net", "usage: net mgmt NAME on|off");
-		return -EINVAL;
-	}
-	if (!vm || gnet_set_mgmt(vm, on)) {
-		shell_error("net", "no guest named '%s' with a NIC", argv[2]);
-		return -ENOENT;
-	}
+	if (on < 0)
+		return on;
+	if (!vm || gnet_set_mgmt(vm, on))
+		return no_guest_nic(argv[2]);
 	shell_printf("guest %s: ferry's own address (migration, nettest) %s\n", vm->name,
 		     on ? "reachable" : "unreachable");
+	return 0;
+}
+
+/* net link NAME up|down: plug or pull the guest NIC's cable.  The guest
+ * sees its carrier go (a virtio configuration change); nothing passes
+ * either way until it is plugged back.  It moves with the guest. */
+static int net_link(int argc, char **argv)
+{
+	int up = parse_switch(argc, argv, "up", "down");
+	struct vm *vm = up < 0 ? NULL : vm_find(argv[2]);
+
+	if (up < 0)
+		return up;
+	if (!vm || vm_nic_set_link(vm, up))
+		return no_guest_nic(argv[2]);
+	shell_printf("guest %s: link %s\n", vm->name, up ? "up" : "down");
 	return 0;
 }
 
@@ -210,6 +239,8 @@ int cmd_net(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "mgmt"))
 		return net_mgmt(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "link"))
+		return net_link(argc, argv);
 	if (argc == 1 && !host_if.present)
 		return show_no_net();
 	if (!need_net("net"))
@@ -223,7 +254,8 @@ int cmd_net(int argc, char **argv)
 	}
 	bool gw = argc == 5 && !strcmp(argv[3], "gw");
 	if (strcmp(argv[1], "ip") || (argc != 3 && !gw)) {
-		shell_error("net", "usage: net [ip ADDR/LEN [gw ADDR] | mgmt NAME on|off]");
+		shell_error("net", "usage: net [ip ADDR/LEN [gw ADDR] | mgmt NAME on|off | "
+			    "link NAME up|down]");
 		return -EINVAL;
 	}
 	if (parse_ipv4_prefix(argv[2], &ip, &len)) {

@@ -392,8 +392,8 @@ static void print_nic(struct vm *vm)
 
 	if (!vm_nic_info(vm, &n))
 		return;
-	shell_printf("nic:        virtio-net %02x:%02x:%02x:%02x:%02x:%02x, status %#x\n",
-		     m[0], m[1], m[2], m[3], m[4], m[5], n.status);
+	shell_printf("nic:        virtio-net %02x:%02x:%02x:%02x:%02x:%02x, status %#x, link %s\n",
+		     m[0], m[1], m[2], m[3], m[4], m[5], n.status, n.link_up ? "up" : "down");
 	shell_printf("nic rx:     %lu frames, %lu bytes; %lu with checksums known good, "
 		     "%lu joined into %lu TSO (%lu too big for the buffer); waited for "
 		     "buffers %lu times\n", n.net.rx_frames, n.net.rx_bytes, n.net.rx_valid,

@@ -203,8 +203,9 @@ const struct shell_cmd shell_commands[] = {
 	{ "top", "[-n 1]", "guests' vCPUs and host CPUs over each second: state, CPU, %CPU, exits/s, "
 	  "steal; until a key (-n 1: once)", cmd_top },
 	{ "console", "NAME", "attach to a guest's serial console (Ctrl-] leaves)", cmd_console },
-	{ "net", "[ip ADDR/LEN [gw ADDR] | mgmt NAME on|off]",
-	  "the NIC, IPv4, counters and guests' switch ports; set the address, or let a guest reach ferry's",
+	{ "net", "[ip ADDR/LEN [gw ADDR] | mgmt NAME on|off | link NAME up|down]",
+	  "the NIC, IPv4, counters and guests' switch ports; set the address, let a guest reach "
+	  "ferry's, or pull a guest's cable",
 	  cmd_net },
 	{ "ping", "HOST [COUNT]", "ICMP echo to HOST, with round-trip times", cmd_ping },
 	{ "arp", "", "the ARP cache", cmd_arp },

@@ -18,11 +18,13 @@ static const char *const drop_names[VNET_NR_DROP] = {
 	[VNET_DROP_RX_SMALL_BUF] = "rx buffer too small",
 	[VNET_DROP_RX_BAD_FRAME] = "rx bad frame",
 	[VNET_DROP_RX_QUEUE] = "rx queue error",
+	[VNET_DROP_RX_LINK_DOWN] = "rx while the link is down",
 	[VNET_DROP_TX_RUNT] = "tx runt",
 	[VNET_DROP_TX_OVERSIZE] = "tx oversize",
 	[VNET_DROP_TX_BAD_HDR] = "tx bad header",
 	[VNET_DROP_TX_OFFLOAD] = "tx offload refused",
 	[VNET_DROP_TX_QUEUE] = "tx queue error",
+	[VNET_DROP_TX_LINK_DOWN] = "tx while the link is down",
 };
 
 const char *vnet_drop_name(enum vnet_drop d)
@@ -35,6 +37,8 @@ static void net_reset(void *opaque)
 	struct vnet *dev = opaque;
 
 	dev->tx_stalled = false;	/* the MAC and link state survive a reset */
+	dev->rx_kicked = false;
+	dev->rx_short = RX_SHORT_NO;
 }
 
 static void cfg_rw(void *opaque, uint32_t off, uint8_t size, bool write, uint64_t *val)
@@ -91,7 +95,9 @@ static enum tx_result tx_one(struct vnet *dev, struct vq *q, const struct vq_mem
 
 	if (c->nr_in)
 		return vq_fail(q, VQ_ERR_DIR), TX_BROKEN;
-	if (len < VNET_HDR_LEN + VNET_MIN_FRAME)
+	if (!(dev->net_status & VIRTIO_NET_S_LINK_UP))
+		drop(dev, VNET_DROP_TX_LINK_DOWN);	/* the cable is out */
+	else if (len < VNET_HDR_LEN + VNET_MIN_FRAME)
 		drop(dev, VNET_DROP_TX_RUNT);
 	else if (len > VNET_HDR_LEN + VNET_MAX_GSO_FRAME)
 		drop(dev, VNET_DROP_TX_OVERSIZE);
@@ -155,8 +161,10 @@ static void notify(void *opaque, unsigned int queue)
 
 	if (queue == VNET_TXQ)
 		tx_queue(dev);
-	else if (queue == VNET_RXQ)	/* new receive buffers: what waits may go in */
+	else if (queue == VNET_RXQ) {	/* new receive buffers: what waits may go in */
 		dev->rx_kicked = true;
+		dev->rx_short = RX_SHORT_NO;
+	}
 }
 
 bool vnet_rx_take_kick(struct vnet *dev)
@@ -198,6 +206,23 @@ static void rx_broken(struct vnet *dev)
 	virtio_pci_queue_failed(&dev->vp, VNET_RXQ);
 }
 
+/*
+ * The driver has posted too few buffers for the frame (RX_SHORT_WAIT: it
+ * waits, -ENOBUFS), or buffers that even all together are too small for
+ * it (RX_SHORT_DROP).  Until its next receive doorbell, every frame is
+ * answered so at once, without walking the ring again: a guest that posts
+ * long chains of tiny buffers costs one walk per doorbell, not one per
+ * frame (frames for it may come from other guests' exits).
+ */
+static int rx_short(struct vnet *dev, enum rx_short why)
+{
+	dev->rx_short = why;
+	if (why == RX_SHORT_DROP)
+		return drop(dev, VNET_DROP_RX_SMALL_BUF), -EAGAIN;
+	dev->stats.rx_waits++;
+	return -ENOBUFS;
+}
+
 /* Header h and frame f (len bytes) into the next receive chain. */
 static int rx_put(struct vnet *dev, const uint8_t *h, const struct vnet_rx_frame *f, size_t len)
 {
@@ -208,7 +233,7 @@ static int rx_put(struct vnet *dev, const uint8_t *h, const struct vnet_rx_frame
 	uint64_t off = VNET_HDR_LEN;
 
 	if (rc == 0)
-		return dev->stats.rx_waits++, -ENOBUFS;	/* until the driver posts more */
+		return rx_short(dev, RX_SHORT_WAIT);	/* until the driver posts more */
 	if (rc == 1 && c->nr_out)
 		rc = vq_fail(q, VQ_ERR_DIR);
 	if (rc == 1 && c->in_len < VNET_HDR_LEN + len && f->gso_size) {
@@ -258,7 +283,10 @@ static int write_span(struct vnet *dev, const struct vq_chain *c, const uint8_t 
 
 /* With MRG_RXBUF (Virtio 1.1 5.1.6.4): as many buffers as the frame
  * needs, num_buffers in the header says how many.  Not enough of them
- * posted: none taken (a super-frame then goes as its segments). */
+ * posted: none taken (a super-frame then goes as its segments).  At most
+ * a ring's worth is taken, however fast the driver posts meanwhile from
+ * another CPU (dev->used has room for that many): a frame that does not
+ * fit in them is dropped. */
 static int rx_put_merged(struct vnet *dev, uint8_t *h, const struct vnet_rx_frame *f, size_t len)
 {
 	struct vq *q = &dev->vp.vq[VNET_RXQ];
@@ -267,7 +295,7 @@ static int rx_put_merged(struct vnet *dev, uint8_t *h, const struct vnet_rx_fram
 	uint16_t n = 0;
 	int rc = 1;
 
-	while (off < total && rc == 1) {
+	while (off < total && rc == 1 && n < q->size) {
 		struct vq_chain *c = n ? &dev->chain : &dev->first;
 		size_t k;
 
@@ -290,13 +318,17 @@ static int rx_put_merged(struct vnet *dev, uint8_t *h, const struct vnet_rx_fram
 		dev->used[n++].len = (uint32_t)k;
 		off += k;
 	}
+	if (rc == 1 && off < total) {	/* a whole ring is too small: it never fits */
+		vq_unpop_n(q, n);
+		if (f->gso_size)
+			return dev->stats.rx_gso_small++, -EMSGSIZE;
+		return rx_short(dev, RX_SHORT_DROP);
+	}
 	if (rc == 0) {			/* the ring ran dry: give them all back */
 		vq_unpop_n(q, n);
 		if (f->gso_size)
 			return dev->stats.rx_gso_small++, -EMSGSIZE;
-		if (n >= q->size)	/* the whole ring is too small: it never fits */
-			return drop(dev, VNET_DROP_RX_SMALL_BUF), -EAGAIN;
-		return dev->stats.rx_waits++, -ENOBUFS;
+		return rx_short(dev, RX_SHORT_WAIT);
 	}
 	put_le16(h + 10, n);		/* num_buffers */
 	if (rc < 0 || write_span(dev, &dev->first, h, f, 0, dev->used[0].len))
@@ -328,8 +360,12 @@ int vnet_rx_frame(struct vnet *dev, const struct vnet_rx_frame *f)
 		return drop(dev, VNET_DROP_RX_BAD_FRAME), -EAGAIN;
 	if (!virtio_pci_driver_ok(&dev->vp) || !q->ready)
 		return drop(dev, VNET_DROP_RX_NOT_READY), -EAGAIN;
+	if (!(dev->net_status & VIRTIO_NET_S_LINK_UP))
+		return drop(dev, VNET_DROP_RX_LINK_DOWN), -EAGAIN;
 	if (q->err)
 		return drop(dev, VNET_DROP_RX_QUEUE), -EAGAIN;
+	if (dev->rx_short)
+		return rx_short(dev, dev->rx_short);
 	if (f->gso_size) {
 		h[0] = VNET_HDR_F_NEEDS_CSUM;
 		h[1] = VNET_HDR_GSO_TCPV4;

@@ -68,11 +68,13 @@ enum vnet_drop {
 	VNET_DROP_RX_SMALL_BUF,	/* buffer shorter than header + frame */
 	VNET_DROP_RX_BAD_FRAME,	/* vnet_rx given a frame of a bad length */
 	VNET_DROP_RX_QUEUE,	/* receive queue broken */
+	VNET_DROP_RX_LINK_DOWN,	/* the operator took the link down */
 	VNET_DROP_TX_RUNT,	/* shorter than header + Ethernet header */
 	VNET_DROP_TX_OVERSIZE,	/* frame over VNET_MAX_FRAME */
 	VNET_DROP_TX_BAD_HDR,	/* offload not negotiated, unknown or malformed */
 	VNET_DROP_TX_OFFLOAD,	/* the owner could not finish the offload */
 	VNET_DROP_TX_QUEUE,	/* transmit queue broke on this chain */
+	VNET_DROP_TX_LINK_DOWN,	/* the operator took the link down */
 	VNET_NR_DROP
 };
 
@@ -114,6 +116,8 @@ struct vnet {
 	struct vnet_stats stats;	/* host-side, not saved */
 	bool tx_stalled;		/* waiting for vnet_tx_resume */
 	bool rx_kicked;			/* the driver posted receive buffers */
+	enum rx_short { RX_SHORT_NO, RX_SHORT_WAIT, RX_SHORT_DROP } rx_short;
+					/* too few or too small: until a doorbell */
 	struct vq_chain chain;		/* scratch */
 	struct vq_chain first;		/* scratch: a merged frame's first buffer */
 	struct vq_used used[VQ_MAX_SIZE];	/* scratch: a merged frame's buffers */
@@ -164,8 +168,14 @@ static inline int vnet_rx(struct vnet *dev, const uint8_t *frame, size_t len)
 void vnet_tx_resume(struct vnet *dev);
 static inline bool vnet_tx_stalled(const struct vnet *dev) { return dev->tx_stalled; }
 
-/* Link state as the guest sees it (a configuration change interrupt). */
+/* Link state as the guest sees it (a configuration change interrupt).
+ * While it is down nothing passes: frames either way are dropped and
+ * counted, as with a cable pulled out.  It travels in the snapshot. */
 void vnet_set_link(struct vnet *dev, bool up);
+static inline bool vnet_link_up(const struct vnet *dev)
+{
+	return dev->net_status & VIRTIO_NET_S_LINK_UP;
+}
 
 const char *vnet_drop_name(enum vnet_drop d);
 

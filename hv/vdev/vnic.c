@@ -97,6 +97,14 @@ bool vnic_rx_take_kick(struct vnic *n)
 	return n->cfg.net && vnet_rx_take_kick(&n->net);
 }
 
+int vnic_set_link(struct vnic *n, bool up)
+{
+	if (!n->cfg.net)
+		return -ENODEV;
+	vnet_set_link(&n->net, up);
+	return 0;
+}
+
 bool vnic_tx_stalled(const struct vnic *n)
 {
 	return n->cfg.net && vnet_tx_stalled(&n->net);

@@ -81,6 +81,8 @@ int vnic_mmio(struct vnic *n, uint64_t gpa, uint8_t size, bool write, uint32_t *
 int vnic_rx_frame(struct vnic *n, const struct vnet_rx_frame *f);
 bool vnic_rx_gso(const struct vnic *n);		/* see vnet_rx_gso */
 bool vnic_rx_take_kick(struct vnic *n);		/* see vnet_rx_take_kick */
+/* The NIC's link as the guest sees it (vnet_set_link): 0, -ENODEV. */
+int vnic_set_link(struct vnic *n, bool up);
 /* The NIC's transmit queue waits for room (virtio_net.h); resume it. */
 bool vnic_tx_stalled(const struct vnic *n);
 void vnic_tx_resume(struct vnic *n);

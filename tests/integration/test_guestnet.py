@@ -99,6 +99,27 @@ def test_linux_guest_on_the_wire(ns, hosts):
         assert re.search(r"error: create: mac=.*unicast", out), out
     boot_guest(m)
     assert received(talk(m, f"ping -c 3 -W 3 {BRIDGE_IP}", timeout=60)) == 3
+    # the operator pulls the guest's cable: its driver sees the carrier go
+    # and nothing passes either way, until it is plugged back
+    detach(m)
+    assert "guest lx: link down" in m.cmd("net link lx down")
+    assert "error: net: usage" in m.cmd("net link lx sideways")
+    assert "error: net: no guest named 'nope'" in m.cmd("net link nope up")
+    r = ns.ex("ping", "-c", "2", "-W", "1", GUEST_IP, check=False)
+    assert " 100% packet loss" in r.stdout, r.stdout
+    info = m.cmd("info lx")
+    assert re.search(r"nic:\s+virtio-net \S+, status \S+, link down", info), info
+    d = re.search(r"nic drop:\s+(\d+) rx while the link is down", info)
+    assert d and int(d.group(1)) >= 1, info
+    attach(m)
+    out = talk(m, f"cat /sys/class/net/eth0/carrier; ping -c 2 -W 1 {BRIDGE_IP}", timeout=60)
+    assert re.search(r"^0$", out, re.M) and received(out) == 0, out
+    detach(m)
+    assert "guest lx: link up" in m.cmd("net link lx up")
+    attach(m)
+    out = talk(m, f"sleep 1; cat /sys/class/net/eth0/carrier; ping -c 3 -W 3 {BRIDGE_IP}",
+               timeout=60)
+    assert re.search(r"^1$", out, re.M) and received(out) >= 2, out
     # ferry's own address: only with `net mgmt lx on`
     assert received(talk(m, f"ping -c 2 -W 1 {m.ip}", timeout=60)) == 0
     detach(m)

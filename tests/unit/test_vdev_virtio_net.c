@@ -47,7 +47,13 @@ struct rig {
 	uint64_t msi_addr;
 	uint32_t msi_data;
 	int tx_rc;			/* what tx() answers */
+	unsigned int racer;		/* a driver on another CPU: posts a 1-byte
+					 * buffer whenever the device reads the
+					 * receive ring's index, this many times */
 };
+
+static void set_desc(struct rig *r, unsigned int qi, uint16_t i, uint64_t addr, uint32_t len,
+		     uint16_t flags, uint16_t next);
 
 /* ---- the host side ------------------------------------------------------ */
 
@@ -57,6 +63,15 @@ static int ram_read(void *ctx, uint64_t gpa, void *buf, size_t len)
 
 	if (gpa > RAM_SIZE || len > RAM_SIZE - gpa)
 		return -EFAULT;
+	if (r->racer && r->q[0].avail && gpa <= r->q[0].avail + 2 && gpa + len > r->q[0].avail + 2) {
+		struct gq *q = &r->q[0];
+		uint16_t d = q->avail_idx % QSIZE;
+
+		r->racer--;
+		set_desc(r, 0, d, RX_BUFS + d, 1, VQ_DESC_F_WRITE, 0);
+		put_le16(r->ram + q->avail + 4 + 2 * d, d);
+		put_le16(r->ram + q->avail + 2, ++q->avail_idx);
+	}
 	memcpy(buf, r->ram + gpa, len);
 	return 0;
 }
@@ -426,6 +441,49 @@ static void test_tx_rx(void **state)
 	free(r);
 }
 
+/* The operator pulls the cable: the guest sees its link go, and nothing
+ * passes either way (each frame dropped and counted; a sent chain is still
+ * returned to the driver) until it is plugged back; the state travels. */
+static void test_link_down(void **state)
+{
+	struct rig *r = rig_new(), *r2 = rig_new();
+	static uint8_t buf[4096];
+	struct snap s;
+	uint8_t f[64];
+
+	(void)state;
+	bring_up(r);
+	make_frame(f, sizeof(f), MAC, 0x11);
+	vnet_set_link(&r->net, false);
+	assert_false(vnet_link_up(&r->net));
+	assert_int_equal(mrd(r, r->devcfg + 6, 2), 0);
+	send(r, 0, f, sizeof(f));
+	assert_int_equal(r->tx_calls, 0);
+	assert_int_equal(used_idx(r, 1), 1);
+	assert_int_equal(r->net.stats.drops[VNET_DROP_TX_LINK_DOWN], 1);
+	post_rx(r, 0, BUF_LEN);
+	assert_int_equal(vnet_rx(&r->net, f, sizeof(f)), -EAGAIN);
+	assert_int_equal(r->net.stats.drops[VNET_DROP_RX_LINK_DOWN], 1);
+	assert_int_equal(used_idx(r, 0), 0);
+	/* it moves with the guest */
+	snap_save_init(&s, buf, sizeof(buf));
+	assert_int_equal(vnet_snapshot(&r->net, &s), 0);
+	snap_restore_init(&s, buf, s.pos);
+	assert_int_equal(vnet_snapshot(&r2->net, &s), 0);
+	assert_false(vnet_link_up(&r2->net));
+	/* plugged back: both ways again */
+	vnet_set_link(&r->net, true);
+	assert_int_equal(mrd(r, r->devcfg + 6, 2), VIRTIO_NET_S_LINK_UP);
+	send(r, 2, f, sizeof(f));
+	assert_int_equal(r->tx_calls, 1);
+	assert_int_equal(vnet_rx(&r->net, f, sizeof(f)), 0);
+	assert_int_equal(used_idx(r, 0), 1);
+	assert_int_equal(r->net.stats.drops[VNET_DROP_TX_LINK_DOWN], 1);
+	assert_int_equal(r->net.stats.drops[VNET_DROP_RX_LINK_DOWN], 1);
+	free(r);
+	free(r2);
+}
+
 /* Many frames around the ring: indices wrap past the queue size. */
 static void test_ring_wraps(void **state)
 {
@@ -792,9 +850,37 @@ static void test_rx_merged_waits(void **state)
 	assert_int_equal(vnet_rx_valid(&r->net, data, sizeof(data), false), -EAGAIN);
 	assert_int_equal(r->net.stats.drops[VNET_DROP_RX_SMALL_BUF], 1);
 	assert_int_equal(used_idx(r, 0), QSIZE);
+	/* until the next doorbell the ring is not walked again: dropped too */
+	assert_int_equal(vnet_rx_valid(&r->net, data, 40, false), -EAGAIN);
+	assert_int_equal(r->net.stats.drops[VNET_DROP_RX_SMALL_BUF], 2);
+	mwr(r, r->notify, 2, 0);
 	assert_int_equal(vnet_rx_valid(&r->net, data, 40, false), 0);	/* 52 bytes: 2 of them */
 	assert_int_equal(used_idx(r, 0), QSIZE + 2);
 	assert_int_equal(r->net.stats.rx_waits, 1);
+	free(r);
+}
+
+/* A driver that keeps posting 1-byte buffers from another CPU while a
+ * frame goes in: the device takes at most a ring's worth (its list of
+ * buffers for one frame has room for no more) and drops the frame. */
+static void test_rx_merged_racing_driver(void **state)
+{
+	struct rig *r = rig_new();
+	uint8_t data[1000];
+
+	(void)state;
+	memset(data, 0x5A, sizeof(data));
+	bring_up_with(r, VIRTIO_NET_F_MRG_RXBUF);
+	for (uint16_t i = 0; i < 4; i++) {
+		set_desc(r, 0, i, RX_BUFS + 0x1000 * i, 12, VQ_DESC_F_WRITE, 0);
+		offer(r, 0, i);
+	}
+	r->racer = 2000;
+	assert_int_equal(vnet_rx_valid(&r->net, data, sizeof(data), false), -EAGAIN);
+	assert_int_equal(r->net.stats.drops[VNET_DROP_RX_SMALL_BUF], 1);
+	assert_int_equal(used_idx(r, 0), 0);
+	assert_true(r->racer > 2000 - 2 * QSIZE);
+	assert_int_equal(r->net.vp.vq[VNET_RXQ].err, VQ_OK);
 	free(r);
 }
 
@@ -1413,6 +1499,8 @@ int main(void)
 		cmocka_unit_test(test_rx_super_frame),
 		cmocka_unit_test(test_rx_merged_buffers),
 		cmocka_unit_test(test_rx_merged_waits),
+		cmocka_unit_test(test_link_down),
+		cmocka_unit_test(test_rx_merged_racing_driver),
 		cmocka_unit_test(test_tx_stall),
 		cmocka_unit_test(test_msix),
 		cmocka_unit_test(test_msix_snapshot),
