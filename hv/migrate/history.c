@@ -9,21 +9,50 @@ static struct mig_entry hist[MIG_HISTORY];
 static uint64_t hist_seq[MIG_HISTORY];	/* 1.. in order added; 0: empty slot */
 static uint64_t hist_n;			/* entries ever added */
 
-/* The slot for a new entry: an empty one, else the oldest that is not
- * running (a migration updates its entry until it ends, so a stream of
- * refusals must not take it over). */
-static unsigned int free_slot(void)
+/* The oldest entry that pick() accepts, or MIG_HISTORY. */
+static unsigned int oldest(bool (*pick)(const struct mig_entry *e))
 {
 	unsigned int best = MIG_HISTORY;
 
-	for (unsigned int i = 0; i < MIG_HISTORY; i++) {
-		if (!hist_seq[i])
-			return i;
-		if (hist[i].outcome != MIG_RUNNING &&
+	for (unsigned int i = 0; i < MIG_HISTORY; i++)
+		if (hist_seq[i] && pick(&hist[i]) &&
 		    (best == MIG_HISTORY || hist_seq[i] < hist_seq[best]))
 			best = i;
-	}
 	return best;
+}
+
+static bool refused(const struct mig_entry *e) { return e->outcome == MIG_REFUSED; }
+static bool ended(const struct mig_entry *e) { return e->outcome != MIG_RUNNING; }
+
+/* The slot for a new entry: an empty one, else the oldest refusal, else
+ * the oldest other one that is not running (a migration updates its entry
+ * until it ends).  Refusals cost a peer no more than a connection, so they
+ * take each other's places first: a stream of them must not push out the
+ * outcome of a migration that an in-doubt source may still ask about
+ * (mig_history_find_in). */
+static unsigned int free_slot(void)
+{
+	unsigned int best;
+
+	for (unsigned int i = 0; i < MIG_HISTORY; i++)
+		if (!hist_seq[i])
+			return i;
+	best = oldest(refused);
+	return best < MIG_HISTORY ? best : oldest(ended);
+}
+
+const struct mig_entry *mig_history_find_in(uint64_t id)
+{
+	const struct mig_entry *found = NULL;
+	uint64_t seq = 0;
+
+	for (unsigned int i = 0; i < MIG_HISTORY; i++)
+		if (hist_seq[i] > seq && !hist[i].out && hist[i].id == id &&
+		    hist[i].outcome != MIG_REFUSED) {
+			found = &hist[i];
+			seq = hist_seq[i];
+		}
+	return found;
 }
 
 struct mig_entry *mig_history_add(uint64_t id, bool out, const char *guest, const char *peer,

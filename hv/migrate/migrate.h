@@ -128,6 +128,10 @@ struct mig_entry *mig_history_add(uint64_t id, bool out, const char *guest, cons
 				  uint64_t mem_bytes);
 /* Entry i (0 oldest) or NULL. */
 const struct mig_entry *mig_history_at(unsigned int i);
+/* The newest incoming migration with this id that was admitted here (not
+ * refused: a refused HELLO may carry any id), or NULL.  What an in-doubt
+ * source's QUERY is answered from. */
+const struct mig_entry *mig_history_find_in(uint64_t id);
 const char *mig_outcome_name(enum mig_outcome o);
 
 /* ---- fault injection (`debug migrate`) ---- */

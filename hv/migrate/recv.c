@@ -282,6 +282,8 @@ static void on_hello(struct in *in, const struct mig_hello *h)
 	struct mig_host host;
 	struct mig_error e;
 
+	bool known = mig_history_find_in(h->mig_id) != NULL;
+
 	snprintf(in->name, sizeof(in->name), "%s", h->name);
 	in->hist = mig_history_add(h->mig_id, false, h->name, in->peer, h->mem_size);
 	snprintf(in->hist->key, sizeof(in->hist->key), "%s", in->key);
@@ -291,6 +293,12 @@ static void on_hello(struct in *in, const struct mig_hello *h)
 		pr_warn("migrate in %s from %s: insecure: plaintext and unauthenticated (the "
 			"listener is `insecure`)", h->name, in->peer);
 	host_facts(in, &host);
+	if (known) {		/* its outcome here must stay what a QUERY hears */
+		mig_error_set(&e, MIG_E_PROTOCOL, "migration %016llx came here before",
+			      (unsigned long long)h->mig_id);
+		refuse(in, &e);
+		return;
+	}
 	if (mig_admit(h, &host, &e) || create_guest(in, h, &e)) {
 		refuse(in, &e);
 		return;
@@ -495,16 +503,14 @@ static void on_commit(struct in *in, const struct mig_commit *c)
 static void on_query(struct in *in, const struct mig_query *q)
 {
 	struct mig_rec r = { .type = MIG_QUERY_REPLY };
-	const struct mig_entry *e, *found = NULL;
+	const struct mig_entry *found;
 	static const char *const said[] = { "unknown here", "ran here", "discarded here" };
 
 	if (!peer_allowed(in->ch.peer_ip)) {
 		discard(in, MIG_E_NOT_ALLOWED, "%s may not ask", in->peer);
 		return;
 	}
-	for (unsigned int i = 0; (e = mig_history_at(i)); i++)
-		if (!e->out && e->id == q->mig_id)
-			found = e;
+	found = mig_history_find_in(q->mig_id);
 	r.qreply.mig_id = q->mig_id;
 	r.qreply.outcome = !found || found->outcome == MIG_RUNNING ? MIG_Q_UNKNOWN :
 			   found->outcome == MIG_DONE ? MIG_Q_RAN : MIG_Q_DISCARDED;

@@ -530,9 +530,11 @@ static size_t ls_capture(const struct mig_rec *r, uint8_t *out, size_t cap)
 	return n;
 }
 
-/* Connect, say HELLO for a 2 MiB guest "liar", be accepted. */
-static void ls_hello(void)
+/* Connect, say HELLO for a 2 MiB guest "liar" with migration id id (0: a
+ * new one, as a real source's), and get the answer. */
+static const struct mig_rec *ls_hello_id(uint64_t id)
 {
+	static uint64_t next = 0x4c494152;
 	struct mig_rec h = { .type = MIG_HELLO };
 	const struct mig_rec *r;
 	struct tcp_conn *c = NULL;
@@ -549,7 +551,7 @@ static void ls_hello(void)
 	assert_int_equal(LS.mode, CHAN_SEALED);
 	h.hello = (struct mig_hello){ .proto_version = MIG_PROTO_VERSION,
 		.cpu_state_version = MIG_CPU_STATE_VERSION, .dev_version = VDEV_SNAP_VERSION,
-		.vcpus = 1, .mig_id = 0x4c494152, .mem_size = MB << 20,
+		.vcpus = 1, .mig_id = id ? id : next++, .mem_size = MB << 20,
 		.cpu_baseline = mig_cpu_baseline(cpuid_guest), .tsc_hz = 2000000000ull,
 		.weight = 256 };
 	strcpy(h.hello.name, "liar");
@@ -557,8 +559,38 @@ static void ls_hello(void)
 	r = ls_pull();
 	assert_non_null(r);
 	assert_int_equal(r->type, MIG_HELLO_REPLY);
-	assert_int_equal(r->reply.code, MIG_OK);
+	return r;
+}
+
+/* ... a new one, accepted. */
+static void ls_hello(void)
+{
+	assert_int_equal(ls_hello_id(0)->reply.code, MIG_OK);
 	assert_non_null(mh_vm_on(MH_DST, "liar"));
+}
+
+/* A HELLO that says the id of a migration that ran here is refused, and
+ * what a QUERY about that id hears stays "ran here": otherwise the
+ * refusal, recorded under that id, would tell an in-doubt source that
+ * the guest was discarded here, and it would resume its copy beside the
+ * one that runs here. */
+static void test_hello_with_a_used_id_refused(void **st)
+{
+	const struct mig_rec *r;
+	uint64_t id;
+
+	(void)st;
+	assert_int_equal(migrate(), 0);
+	id = last_entry(false)->id;
+	assert_int_equal(last_entry(false)->outcome, MIG_DONE);
+	r = ls_hello_id(id);
+	assert_int_equal(r->reply.code, MIG_E_PROTOCOL);
+	assert_non_null(strstr(r->reply.msg, "came here before"));
+	assert_null(mh_vm_on(MH_DST, "liar"));
+	assert_int_equal(last_entry(false)->outcome, MIG_REFUSED);
+	assert_non_null(mig_history_find_in(id));
+	assert_int_equal(mig_history_find_in(id)->outcome, MIG_DONE);
+	chan_close(&LS, true);
 }
 
 /* The receiver said ABORT with code, threw the guest away, and noted why. */
@@ -1146,6 +1178,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_records_leave_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clean_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hello_with_a_used_id_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paused_guest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_source_waits_for_round_ack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scripted_destination, setup, teardown),
