@@ -176,7 +176,6 @@ static long take(struct mig_chan *ch, uint8_t *buf, size_t cap)
 	if (n < 0)
 		return n;
 	ch->bytes_in += (uint64_t)n;
-	ch->last_rx_us = netif_now_us();
 	return n;
 }
 
@@ -210,13 +209,15 @@ static int open_next(struct mig_chan *ch)
 		size_t pl = 0, used = 0;
 		int rc = noise_rec_open(&ch->crx, ch->srx, ch->srx_len, ch->rx, sizeof(ch->rx),
 					&pl, &used);
+		if (rc == 0 && !pl) {	/* ferry never seals one: it would only be noise */
+			mig_error_set(&ch->hs_err, MIG_E_PROTOCOL, "an empty sealed record");
+			return -EBADMSG;
+		}
 		if (rc == 0) {
 			srx_consume(ch, used);
 			ch->rx_len = pl;
 			ch->rx_off = 0;
-			if (pl)
-				return 1;
-			continue;
+			return 1;
 		}
 		if (rc != -EAGAIN)
 			return open_failed(ch);
@@ -258,6 +259,8 @@ int chan_pull(struct mig_chan *ch, const struct mig_rec **out)
 		int rc = mig_stream_feed(&ch->st, ch->rx + ch->rx_off, ch->rx_len - ch->rx_off,
 					 &used, out);
 		ch->rx_off += used;
+		if (rc == 1)
+			ch->last_rx_us = netif_now_us();
 		if (rc)
 			return rc;
 	}
@@ -534,6 +537,7 @@ static int next_frame(struct mig_chan *ch, unsigned int *type, uint8_t *body, si
 	*len = get_le16(ch->srx + 2);
 	memcpy(body, ch->srx + CHAN_HS_HDR, *len);
 	srx_consume(ch, CHAN_HS_HDR + *len);
+	ch->last_rx_us = netif_now_us();
 	return 1;
 }
 

@@ -50,7 +50,9 @@ struct mig_chan {
 	uint8_t *srx;			/* handshake frames and sealed bytes not yet opened */
 	size_t srx_len;
 	bool rx_eof;			/* the peer closed its side */
-	uint64_t last_rx_us;		/* when bytes last came */
+	uint64_t last_rx_us;		/* when a whole record (or handshake
+					 * message) last came: bytes alone, a
+					 * trickle, are no sign of life */
 	uint64_t bytes_out, bytes_in;
 	uint32_t peer_ip;
 	/* the secure channel */

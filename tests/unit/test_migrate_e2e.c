@@ -1086,6 +1086,46 @@ static void test_sealed_records_reordered(void **st)
 	ls_refused(MIG_E_INTEGRITY, "did not open");
 }
 
+/* An empty sealed record: ferry never seals one, and a peer that sends
+ * them would keep a silence timer alive with nothing. */
+static void test_sealed_record_empty(void **st)
+{
+	uint8_t sealed[64];
+	size_t n;
+
+	(void)st;
+	ls_hello();
+	assert_int_equal(noise_rec_seal(&LS.ctx, NULL, 0, sealed, sizeof(sealed), &n), 0);
+	ls_raw(sealed, n);
+	ls_refused(MIG_E_PROTOCOL, "empty sealed record");
+}
+
+/* A record trickled a byte every 2 s: bytes are no sign of life, whole
+ * records are, so the destination gives up once the silence limit has
+ * passed (about 10 s) and frees the guest, not after the week the record
+ * would take. */
+static void test_trickled_record_times_out(void **st)
+{
+	struct mig_page pg;
+	struct mig_rec r;
+	uint8_t a[128];
+	size_t n;
+
+	(void)st;
+	ls_hello();
+	ls_pages_rec(&r, &pg, 1);
+	n = ls_capture(&r, a, sizeof(a));
+	for (size_t i = 0; i + 1 < n && i < 15 && !mh_vm_on(MH_DST, "liar")->destroyed; i++) {
+		assert_true(i < 7);	/* 14 s: past the limit */
+		ls_raw(a + i, 1);
+		mh_run_for(2 * SEC);
+	}
+	assert_true(mh_vm_on(MH_DST, "liar")->destroyed);
+	assert_int_equal(last_entry(false)->outcome, MIG_FAILED);
+	assert_non_null(strstr(last_entry(false)->why, "silent"));
+	chan_close(&LS, true);
+}
+
 /* Half a sealed record, then the end of the stream. */
 static void test_sealed_record_cut_short(void **st)
 {
@@ -1178,6 +1218,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_records_leave_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clean_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sealed_record_empty, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trickled_record_times_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hello_with_a_used_id_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paused_guest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_source_waits_for_round_ack, setup, teardown),
