@@ -483,6 +483,11 @@ static int check_pages(const struct mig_stream *s, const struct mig_rec *r, stru
 	if (span > MIG_ZERO_RUN_MAX)	/* work per record stays bounded */
 		return NOPE(MIG_E_PROTOCOL, "PAGES: %llu pages in one record (at most %u)",
 			    (unsigned long long)span, MIG_ZERO_RUN_MAX);
+	/* and per round: a round sends each page once at most, so a peer
+	 * cannot have the same memory zeroed or written over and over */
+	if (span > s->guest_pages - s->round_pages)
+		return NOPE(MIG_E_PROTOCOL, "PAGES: round %u carries more pages than the guest "
+			    "has (%llu)", s->rounds, (unsigned long long)s->guest_pages);
 	return 0;
 }
 

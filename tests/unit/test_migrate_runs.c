@@ -116,12 +116,39 @@ static void test_span_per_record_bounded(void **st)
 	done();
 }
 
+/* A round carries each page once at most: a record that would take the
+ * round past the guest's size is refused (the check is the same both
+ * ways, so a source that sends it is refused by the destination), and the
+ * next round may carry the guest again. */
+static void test_pages_per_round_bounded(void **st)
+{
+	struct mig_page all = { .gfn = 0, .kind = MIG_PAGE_ZERO_RUN, .run = G_PAGES };
+	struct mig_page one = { .gfn = 7, .kind = MIG_PAGE_ZERO };
+	struct mig_rec p = { .type = MIG_PAGES, .pages = { 1, &all } };
+	struct mig_rec q = { .type = MIG_PAGES, .pages = { 1, &one } };
+	struct mig_rec e = { .type = MIG_ROUND_END, .round = { 0, G_PAGES, 0 } };
+
+	(void)st;
+	accepted();
+	pass(&p);
+	assert_int_equal(mig_stream_encode(&S, &q, buf, sizeof(buf)), -EINVAL);
+	assert_non_null(strstr(S.tx_err.msg, "more pages than the guest has"));
+	done();
+	accepted();
+	pass(&p);
+	pass(&e);
+	pass(&p);				/* round 1: the whole guest again */
+	assert_int_equal(D.round_pages, G_PAGES);
+	done();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round0_by_runs),
 		cmocka_unit_test(test_hostile_runs),
 		cmocka_unit_test(test_span_per_record_bounded),
+		cmocka_unit_test(test_pages_per_round_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
