@@ -75,4 +75,6 @@ void fake_idle(void);
 void fake_sched_reset(void);
 bool fake_sched_run(unsigned int cpu);	/* one round of cpu's loop */
 
+extern unsigned int fake_warnings;
+
 #endif

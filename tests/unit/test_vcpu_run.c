@@ -16,6 +16,7 @@
 #include "hv/tsc.h"
 #include "hv/vcpu.h"
 #include "hv/vm_devices.h"
+#include "hv/vdev/pvclock.h"
 #include "tests/unit/core_fake.h"
 
 #define IO(p, sz, dir) { .code = EXIT_IO, .rip = 0x1000, .inst_len = 1, \
@@ -213,6 +214,23 @@ static void test_msr_tsc_write_moves_the_offset(void **state)
 	assert_true(fake.tsc_mult == TSC_MULT_ONE);
 	/* guest TSC = host TSC + offset was 1 << 32 at the write */
 	assert_true(rdtsc() + vm->tsc.offset - (1ull << 32) < (1ull << 40));
+}
+
+/* kvmclock pointed outside guest RAM (the PCI hole) and written in a loop:
+ * each write counted, said at the 1st, 2nd and 4th time only. */
+static void test_kvmclock_outside_ram_said_sparingly(void **state)
+{
+	static const struct fake_step w = {
+		.exit = { .code = EXIT_MSR_WRITE, .inst_len = 2, .u.msr.index = MSR_KVM_SYSTEM_TIME_NEW },
+		.regs = true, .rax = 0xC0000001u, .rcx = MSR_KVM_SYSTEM_TIME_NEW, .rdx = 0 };
+	const struct fake_step s[] = { w, w, w, w, w };
+	unsigned int before = fake_warnings;
+
+	(void)state;
+	run(s, 5);
+	assert_int_equal(vm->kvmclock_outside, 5);
+	assert_int_equal(fake_warnings - before, 3);
+	assert_int_equal(fake.nr_injected, 0);		/* accepted, as KVM does */
 }
 
 /* A guest TSC scaled to a third of the host's rate, answered on RDTSC
@@ -727,6 +745,7 @@ int main(void)
 		T(test_notify_kicks_once_until_it_looks),
 		T(test_cpuid),
 		T(test_msr_allow_list_and_gp),
+		T(test_kvmclock_outside_ram_said_sparingly),
 		T(test_msr_tsc_write_moves_the_offset),
 		T(test_rdtsc_exit_answers_the_scaled_tsc),
 		T(test_port_io),
