@@ -27,6 +27,7 @@
 #include "hv/vmstate.h"
 
 #define RX_RECORDS_PER_POLL	32	/* then let the shell have the CPU */
+#define IN_INTRO_US		1000000	/* to say who it is when slots run short */
 #define IN_SLOTS		(MIG_IN_MAX * 2) /* connections at once: migrations, and short
 					 * ones (QUERY, a HELLO refused busy) */
 #define IN_TX_CAP		(MIG_HDR_SIZE + 1024)
@@ -653,6 +654,33 @@ static bool in_step(struct in *in)
 	return i > 0;
 }
 
+/*
+ * All slots taken: the oldest connection that has not yet said who it is
+ * (no HELLO or QUERY after IN_INTRO_US) makes room.  A genuine peer does
+ * its handshake and HELLO in milliseconds, so a few silent or trickling
+ * connections cannot keep every real migration out.
+ */
+static unsigned int make_room(void)
+{
+	unsigned int victim = IN_SLOTS;
+	uint64_t now = netif_now_us();
+
+	for (unsigned int i = 0; i < IN_SLOTS; i++) {
+		struct in *in = L.slot[i];
+
+		if (in && !in->hist && !in->vm && now - in->t_start > IN_INTRO_US &&
+		    (victim == IN_SLOTS || in->t_start < L.slot[victim]->t_start))
+			victim = i;
+	}
+	if (victim < IN_SLOTS) {
+		pr_info("migrate in: %s said nothing in %llu ms: closed, for a new connection",
+			L.slot[victim]->peer,
+			(unsigned long long)((now - L.slot[victim]->t_start) / 1000));
+		in_free(L.slot[victim]);
+	}
+	return victim;
+}
+
 static void accept_one(void)
 {
 	struct tcp_conn *c = NULL;
@@ -667,6 +695,10 @@ static void accept_one(void)
 	netif_lock();
 	if (tcp_accept(L.listener, &c))
 		c = NULL;
+	netif_unlock();
+	if (c && free_slot == IN_SLOTS)
+		free_slot = make_room();
+	netif_lock();
 	if (c && free_slot == IN_SLOTS) {
 		tcp_abort(c);		/* all slots taken: the peer sees a reset */
 		c = NULL;

@@ -1126,6 +1126,27 @@ static void test_trickled_record_times_out(void **st)
 	chan_close(&LS, true);
 }
 
+/* Eight connections that never say who they are fill the destination's
+ * slots; a second on, the oldest makes room for a real migration, which
+ * goes through (without that, the ninth connection was reset). */
+static void test_silent_connections_make_room(void **st)
+{
+	struct tcp_conn *c[2 * MIG_IN_MAX];
+
+	(void)st;
+	for (unsigned int i = 0; i < 2 * MIG_IN_MAX; i++) {
+		assert_int_equal(tcp_connect(&W.src, MH_DST_IP, MIG_PORT, &c[i]), 0);
+		for (int k = 0; k < 100 && tcp_connected(c[i]) == 0; k++)
+			netif_wait();
+		assert_int_equal(tcp_connected(c[i]), 1);
+	}
+	mh_run_for(2 * SEC);
+	assert_int_equal(migrate(), 0);
+	assert_true(said("migrate g1: done in"));
+	for (unsigned int i = 0; i < 2 * MIG_IN_MAX; i++)
+		tcp_abort(c[i]);
+}
+
 /* Half a sealed record, then the end of the stream. */
 static void test_sealed_record_cut_short(void **st)
 {
@@ -1219,6 +1240,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_records_leave_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clean_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sealed_record_empty, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_silent_connections_make_room, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trickled_record_times_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hello_with_a_used_id_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paused_guest, setup, teardown),
