@@ -21,7 +21,7 @@ the test namespace with `ip netns exec`.
         BYTES from the source (mid-record); --hello-only keeps the HELLO and
         closes without relaying.
   migpeer.py replay HOST PORT FILE [--rename NAME] [--until TYPE] [--cut BYTES]
-        send a captured stream again (--rename: with another guest name in
+        send a captured stream again (--rename: with another guest name and id in
         the HELLO, CRC recomputed); stop before the first record of TYPE
         (e.g. COMMIT) or after BYTES (mid-record), then close.
 
@@ -88,8 +88,11 @@ def parse_hello(p):
 
 
 def rename_hello(p, name):
+    """Another guest name, and another migration id (a listener refuses an
+    id that came to it before)."""
     fixed, strs = parse_hello(p)
     strs[1] = name.encode()
+    fixed[4] ^= zlib.crc32(name.encode()) << 16 | 1
     return struct.pack(HELLO_FIXED, *fixed) + b"".join(string(s) for s in strs)
 
 
