@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "hv/lib/bytes.h"
 #include "hv/loader/bzimage.h"
@@ -252,16 +253,13 @@ static void entry_state(const struct bz_plan *p, struct cpu_state *s)
 	s->misc_enable = 1;			/* fast strings */
 }
 
-int bz_load(struct bz_plan *p, const struct loader_mem_ops *ops, const void *initrd,
-	    const char *cmdline, const struct e820_entry *map, unsigned int nr_map,
-	    struct cpu_state *st)
+/* The kernel, initrd, command line and boot pages into the guest, in buf. */
+static int write_boot(struct bz_plan *p, const struct loader_mem_ops *ops, const void *initrd,
+		      const char *cmdline, size_t cl, const struct e820_entry *map,
+		      unsigned int nr_map, struct cpu_state *st, uint8_t *buf)
 {
-	static uint8_t buf[6 * PAGE_4K];	/* one loader at a time: the shell */
-	size_t cl = strlen(cmdline ? cmdline : "");
 	int rc;
 
-	if (cl >= p->cmdline_size || cl >= BZ_CMDLINE_MAX)
-		return fail(p, -E2BIG, "command line of %zu bytes", cl);
 	if ((rc = ops->copy(ops->ctx, p->kernel_gpa, p->image + p->kernel_off, p->kernel_len)) ||
 	    (p->initrd_len && (rc = ops->copy(ops->ctx, p->initrd_gpa, initrd, p->initrd_len))) ||
 	    (rc = ops->zero(ops->ctx, BZ_CMDLINE_GPA, cl + 1)) ||
@@ -278,4 +276,24 @@ int bz_load(struct bz_plan *p, const struct loader_mem_ops *ops, const void *ini
 		return fail(p, rc, "writing the page tables failed (%d)", rc);
 	entry_state(p, st);
 	return 0;
+}
+
+int bz_load(struct bz_plan *p, const struct loader_mem_ops *ops, const void *initrd,
+	    const char *cmdline, const struct e820_entry *map, unsigned int nr_map,
+	    struct cpu_state *st)
+{
+	size_t cl = strlen(cmdline ? cmdline : "");
+	uint8_t *buf;
+	int rc;
+
+	if (cl >= p->cmdline_size || cl >= BZ_CMDLINE_MAX)
+		return fail(p, -E2BIG, "command line of %zu bytes", cl);
+	/* its own: a guest's reboot loads on the CPU that ran it, beside the
+	 * shell's `create` or another guest's reboot */
+	buf = malloc(6 * PAGE_4K);
+	if (!buf)
+		return fail(p, -ENOMEM, "no memory for the boot pages");
+	rc = write_boot(p, ops, initrd, cmdline, cl, map, nr_map, st, buf);
+	free(buf);
+	return rc;
 }
