@@ -560,6 +560,18 @@ static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "a guest named '%s' exists already", cfg->name);
 		return NULL;
 	}
+	/* kept whole, for a reboot and a migration to load the same again */
+	if (strlen(cfg->kernel) >= sizeof(vm->kernel) ||
+	    (cfg->initrd && strlen(cfg->initrd) >= sizeof(vm->initrd))) {
+		snprintf(err, errlen, "module names of at most %zu characters",
+			 sizeof(vm->kernel) - 1);
+		return NULL;
+	}
+	if (cfg->cmdline && strlen(cfg->cmdline) >= sizeof(vm->cmdline)) {
+		snprintf(err, errlen, "cmdline: at most %zu bytes (this one has %zu)",
+			 sizeof(vm->cmdline) - 1, strlen(cfg->cmdline));
+		return NULL;
+	}
 	if (!tsc_khz_ok(cfg)) {
 		snprintf(err, errlen, "tsc_khz=%llu: a rate from %llu to %llu kHz",
 			 (unsigned long long)cfg->tsc_khz, VM_TSC_KHZ_MIN, VM_TSC_KHZ_MAX);

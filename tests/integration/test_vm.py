@@ -186,6 +186,9 @@ def test_create_errors_change_nothing(host):
     assert "error: create: tsc_khz=999: a rate in kHz from 1000 to 10000000" in \
         m.cmd("create a kernel=testguest tsc_khz=999")
     assert "error: create: tsc_khz=2GHz" in m.cmd("create a kernel=testguest tsc_khz=2GHz")
+    # kept whole or refused: a reboot and a migration load the same line
+    assert "error: create: cmdline: at most 255 bytes (this one has 300)" in \
+        m.cmd('create a kernel=testguest cmdline="' + "x" * 300 + '"')
     m.cmd('create a kernel=testguest cmdline="hello"')
     assert "exists already" in m.cmd('create a kernel=testguest')
     assert "error: start: no guest named 'zz'" in m.cmd("start zz")
