@@ -473,7 +473,7 @@ static int nettest_listen(uint16_t port)
 static int nettest_send(uint32_t ip, uint16_t port, uint64_t mb)
 {
 	struct nettest_tx *tx = malloc(sizeof(*tx));
-	struct tcp_conn *c;
+	struct tcp_conn *c = NULL;
 	int rc;
 
 	if (!tx)
@@ -490,6 +490,11 @@ static int nettest_send(uint32_t ip, uint16_t port, uint64_t mb)
 	}
 	if (rc < 0) {
 		shell_error("nettest", "cannot connect: %s", errtext(rc));
+		if (c) {		/* refused, timed out or interrupted: ours to give back */
+			netif_lock();
+			tcp_abort(c);
+			netif_unlock();
+		}
 		free(tx);
 		return rc;
 	}
