@@ -280,10 +280,9 @@ static int create_guest(struct in *in, const struct mig_hello *h, struct mig_err
 
 static void on_hello(struct in *in, const struct mig_hello *h)
 {
+	bool known = mig_history_find_in(h->mig_id) != NULL;	/* before this one's entry */
 	struct mig_host host;
 	struct mig_error e;
-
-	bool known = mig_history_find_in(h->mig_id) != NULL;
 
 	snprintf(in->name, sizeof(in->name), "%s", h->name);
 	in->hist = mig_history_add(h->mig_id, false, h->name, in->peer, h->mem_size);
