@@ -68,10 +68,11 @@ bool bz_is_bzimage(const void *image, size_t len)
 static int check_header(struct bz_plan *p)
 {
 	const uint8_t *b = p->image;
-	unsigned int sects = b[H_SETUP_SECTS] ? b[H_SETUP_SECTS] : 4;
+	unsigned int sects;
 
-	if (!bz_is_bzimage(b, p->image_len))
+	if (!bz_is_bzimage(b, p->image_len))	/* also: long enough for setup_sects */
 		return fail(p, -ENOEXEC, "not a Linux kernel (no boot protocol header)");
+	sects = b[H_SETUP_SECTS] ? b[H_SETUP_SECTS] : 4;
 	if (p->image_len < H_MIN_LEN)
 		return fail(p, -EINVAL, "truncated: %zu bytes, the header alone needs %u",
 			    p->image_len, H_MIN_LEN);
