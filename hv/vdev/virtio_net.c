@@ -95,7 +95,7 @@ static enum tx_result tx_one(struct vnet *dev, struct vq *q, const struct vq_mem
 
 	if (c->nr_in)
 		return vq_fail(q, VQ_ERR_DIR), TX_BROKEN;
-	if (!(dev->net_status & VIRTIO_NET_S_LINK_UP))
+	if (!vnet_link_up(dev))
 		drop(dev, VNET_DROP_TX_LINK_DOWN);	/* the cable is out */
 	else if (len < VNET_HDR_LEN + VNET_MIN_FRAME)
 		drop(dev, VNET_DROP_TX_RUNT);
@@ -360,7 +360,7 @@ int vnet_rx_frame(struct vnet *dev, const struct vnet_rx_frame *f)
 		return drop(dev, VNET_DROP_RX_BAD_FRAME), -EAGAIN;
 	if (!virtio_pci_driver_ok(&dev->vp) || !q->ready)
 		return drop(dev, VNET_DROP_RX_NOT_READY), -EAGAIN;
-	if (!(dev->net_status & VIRTIO_NET_S_LINK_UP))
+	if (!vnet_link_up(dev))
 		return drop(dev, VNET_DROP_RX_LINK_DOWN), -EAGAIN;
 	if (q->err)
 		return drop(dev, VNET_DROP_RX_QUEUE), -EAGAIN;
