@@ -1027,24 +1027,24 @@ static void test_byte_altered_on_the_wire(void **st)
 	assert_non_null(strstr(last_entry(false)->why, "did not open"));
 }
 
-/* A source with the keys that replays, drops or reorders sealed records. */
-static void ls_pages_rec(struct mig_rec *r, struct mig_page *pg, uint64_t gfn)
+/* A source with the keys that replays, drops or reorders sealed records:
+ * a PAGES record of one zero page at gfn, sealed into out, not sent. */
+static size_t ls_pages_rec(uint64_t gfn, uint8_t *out, size_t cap)
 {
-	*pg = (struct mig_page){ .gfn = gfn, .kind = MIG_PAGE_ZERO };
-	*r = (struct mig_rec){ .type = MIG_PAGES, .pages = { 1, pg } };
+	struct mig_page pg = { .gfn = gfn, .kind = MIG_PAGE_ZERO };
+	struct mig_rec r = { .type = MIG_PAGES, .pages = { 1, &pg } };
+
+	return ls_capture(&r, out, cap);
 }
 
 static void test_sealed_record_replayed(void **st)
 {
-	struct mig_page pg;
-	struct mig_rec r;
 	uint8_t a[128];
 	size_t n;
 
 	(void)st;
 	ls_hello();
-	ls_pages_rec(&r, &pg, 1);
-	n = ls_capture(&r, a, sizeof(a));
+	n = ls_pages_rec(1, a, sizeof(a));
 	ls_raw(a, n);
 	ls_raw(a, n);				/* the same record again */
 	ls_refused(MIG_E_INTEGRITY, "did not open");
@@ -1053,14 +1053,9 @@ static void test_sealed_record_replayed(void **st)
 /* Two sealed PAGES records, captured in order (a then b), not sent. */
 static void ls_two(uint8_t *a, size_t *na, uint8_t *b, size_t *nb)
 {
-	struct mig_page pg;
-	struct mig_rec r;
-
 	ls_hello();
-	ls_pages_rec(&r, &pg, 1);
-	*na = ls_capture(&r, a, 128);
-	ls_pages_rec(&r, &pg, 2);
-	*nb = ls_capture(&r, b, 128);
+	*na = ls_pages_rec(1, a, 128);
+	*nb = ls_pages_rec(2, b, 128);
 }
 
 static void test_sealed_record_dropped(void **st)
@@ -1106,15 +1101,12 @@ static void test_sealed_record_empty(void **st)
  * would take. */
 static void test_trickled_record_times_out(void **st)
 {
-	struct mig_page pg;
-	struct mig_rec r;
 	uint8_t a[128];
 	size_t n;
 
 	(void)st;
 	ls_hello();
-	ls_pages_rec(&r, &pg, 1);
-	n = ls_capture(&r, a, sizeof(a));
+	n = ls_pages_rec(1, a, sizeof(a));
 	for (size_t i = 0; i + 1 < n && i < 15 && !mh_vm_on(MH_DST, "liar")->destroyed; i++) {
 		assert_true(i < 7);	/* 14 s: past the limit */
 		ls_raw(a + i, 1);
@@ -1150,15 +1142,12 @@ static void test_silent_connections_make_room(void **st)
 /* Half a sealed record, then the end of the stream. */
 static void test_sealed_record_cut_short(void **st)
 {
-	struct mig_page pg;
-	struct mig_rec r;
 	uint8_t a[128];
 	size_t n;
 
 	(void)st;
 	ls_hello();
-	ls_pages_rec(&r, &pg, 1);
-	n = ls_capture(&r, a, sizeof(a));
+	n = ls_pages_rec(1, a, sizeof(a));
 	ls_raw(a, n / 2);
 	tcp_close(LS.conn);
 	LS.conn = NULL;

@@ -316,10 +316,23 @@ static void send_hdr(struct rig *r, uint16_t slot, const uint8_t *frame, uint32_
 	offer(r, 1, slot);
 }
 
+/* One receive buffer of len bytes at addr, in slot, offered. */
+static void post_rx_at(struct rig *r, uint16_t slot, uint64_t addr, uint32_t len)
+{
+	set_desc(r, 0, slot, addr, len, VQ_DESC_F_WRITE, 0);
+	offer(r, 0, slot);
+}
+
 static void post_rx(struct rig *r, uint16_t slot, uint32_t len)
 {
-	set_desc(r, 0, slot, RX_BUFS + 0x800 * slot, len, VQ_DESC_F_WRITE, 0);
-	offer(r, 0, slot);
+	post_rx_at(r, slot, RX_BUFS + 0x800 * slot, len);
+}
+
+/* n buffers of len bytes in slots from.., slot i at RX_BUFS + stride * i. */
+static void post_rx_run(struct rig *r, uint16_t from, uint16_t n, uint32_t stride, uint32_t len)
+{
+	for (uint16_t i = from; i < from + n; i++)
+		post_rx_at(r, i, RX_BUFS + (uint64_t)stride * i, len);
 }
 
 static void make_frame(uint8_t *f, size_t len, const uint8_t *src, uint8_t fill)
@@ -768,16 +781,12 @@ static void test_rx_merged_buffers(void **state)
 	bring_up_with(r, VIRTIO_NET_F_GUEST_CSUM | VIRTIO_NET_F_GUEST_TSO4 |
 			 VIRTIO_NET_F_MRG_RXBUF);
 	/* 3 one-page buffers: not enough for 14534 + 12 bytes */
-	for (uint16_t i = 0; i < 3; i++) {
-		set_desc(r, 0, i, RX_BUFS + 0x1000 * i, 0x1000, VQ_DESC_F_WRITE, 0);
-		offer(r, 0, i);
-	}
+	post_rx_run(r, 0, 3, 0x1000, 0x1000);
 	assert_int_equal(vnet_rx_frame(&r->net, &sf), -EMSGSIZE);
 	assert_int_equal(used_idx(r, 0), 0);
 	assert_int_equal(r->net.stats.rx_gso_small, 1);
 	/* one more page: four buffers, the last one part full */
-	set_desc(r, 0, 3, RX_BUFS + 0x3000, 0x1000, VQ_DESC_F_WRITE, 0);
-	offer(r, 0, 3);
+	post_rx_run(r, 3, 1, 0x1000, 0x1000);
 	r->rx_idx_stores = 0;
 	assert_int_equal(vnet_rx_frame(&r->net, &sf), 0);
 	assert_int_equal(used_idx(r, 0), 4);
@@ -796,16 +805,14 @@ static void test_rx_merged_buffers(void **state)
 	assert_memory_equal(r->ram + RX_BUFS + 0x1000, data + at, 0x1000);
 	assert_memory_equal(r->ram + RX_BUFS + 0x3000, data + at + 0x2000, sizeof(data) - at - 0x2000);
 	/* a plain frame in one buffer says 1; none left: it waits */
-	set_desc(r, 0, 4, RX_BUFS + 0x5000, 0x1000, VQ_DESC_F_WRITE, 0);
-	offer(r, 0, 4);
+	post_rx_at(r, 4, RX_BUFS + 0x5000, 0x1000);
 	assert_int_equal(vnet_rx_valid(&r->net, data, 1000, true), 0);
 	assert_int_equal(get_le16(r->ram + RX_BUFS + 0x5000 + 10), 1);
 	assert_int_equal(r->ram[RX_BUFS + 0x5000], VNET_HDR_F_DATA_VALID);
 	assert_int_equal(vnet_rx_valid(&r->net, data, 1000, true), -ENOBUFS);
 	assert_int_equal(r->net.stats.rx_waits, 1);
 	/* a first buffer shorter than the header */
-	set_desc(r, 0, 5, RX_BUFS + 0x6000, 8, VQ_DESC_F_WRITE, 0);
-	offer(r, 0, 5);
+	post_rx_at(r, 5, RX_BUFS + 0x6000, 8);
 	assert_int_equal(vnet_rx_valid(&r->net, data, 1000, true), -EAGAIN);
 	assert_int_equal(r->net.stats.drops[VNET_DROP_RX_SMALL_BUF], 1);
 	assert_int_equal(used_len(r, 0, 5), 0);
@@ -825,16 +832,12 @@ static void test_rx_merged_waits(void **state)
 	(void)state;
 	memset(data, 0x5A, sizeof(data));
 	bring_up_with(r, VIRTIO_NET_F_MRG_RXBUF);
-	for (uint16_t i = 0; i < QSIZE - 1; i++) {
-		set_desc(r, 0, i, RX_BUFS + 0x40 * i, 0x40, VQ_DESC_F_WRITE, 0);
-		offer(r, 0, i);
-	}
+	post_rx_run(r, 0, QSIZE - 1, 0x40, 0x40);
 	(void)vnet_rx_take_kick(&r->net);
 	assert_int_equal(vnet_rx_valid(&r->net, data, sizeof(data), false), -ENOBUFS);
 	assert_int_equal(used_idx(r, 0), 0);
 	assert_int_equal(r->net.stats.rx_waits, 1);
-	set_desc(r, 0, QSIZE - 1, RX_BUFS + 0x40 * (QSIZE - 1), 0x40, VQ_DESC_F_WRITE, 0);
-	offer(r, 0, QSIZE - 1);
+	post_rx_run(r, QSIZE - 1, 1, 0x40, 0x40);
 	assert_true(vnet_rx_take_kick(&r->net));
 	assert_int_equal(vnet_rx_valid(&r->net, data, sizeof(data), false), 0);
 	assert_int_equal(used_idx(r, 0), QSIZE);
@@ -843,10 +846,7 @@ static void test_rx_merged_waits(void **state)
 			    data + QSIZE * 0x40 - VNET_HDR_LEN - 0x40,
 			    sizeof(data) + VNET_HDR_LEN - (QSIZE - 1) * 0x40);
 	/* a whole ring of 32-byte buffers never holds it: dropped, all kept */
-	for (uint16_t i = 0; i < QSIZE; i++) {
-		set_desc(r, 0, i, RX_BUFS + 0x40 * i, 0x20, VQ_DESC_F_WRITE, 0);
-		offer(r, 0, i);
-	}
+	post_rx_run(r, 0, QSIZE, 0x40, 0x20);
 	assert_int_equal(vnet_rx_valid(&r->net, data, sizeof(data), false), -EAGAIN);
 	assert_int_equal(r->net.stats.drops[VNET_DROP_RX_SMALL_BUF], 1);
 	assert_int_equal(used_idx(r, 0), QSIZE);
@@ -871,10 +871,7 @@ static void test_rx_merged_racing_driver(void **state)
 	(void)state;
 	memset(data, 0x5A, sizeof(data));
 	bring_up_with(r, VIRTIO_NET_F_MRG_RXBUF);
-	for (uint16_t i = 0; i < 4; i++) {
-		set_desc(r, 0, i, RX_BUFS + 0x1000 * i, 12, VQ_DESC_F_WRITE, 0);
-		offer(r, 0, i);
-	}
+	post_rx_run(r, 0, 4, 0x1000, 12);
 	r->racer = 2000;
 	assert_int_equal(vnet_rx_valid(&r->net, data, sizeof(data), false), -EAGAIN);
 	assert_int_equal(r->net.stats.drops[VNET_DROP_RX_SMALL_BUF], 1);
@@ -1204,8 +1201,7 @@ static void test_hostile_rx_past_ram(void **state)
 	(void)state;
 	bring_up(r);
 	make_frame(f, sizeof(f), MAC, 1);
-	set_desc(r, 0, 0, RAM_SIZE - 8, 200, VQ_DESC_F_WRITE, 0);
-	offer(r, 0, 0);
+	post_rx_at(r, 0, RAM_SIZE - 8, 200);
 	assert_int_equal(vnet_rx(&r->net, f, sizeof(f)), -EAGAIN);
 	assert_int_equal(r->net.stats.drops[VNET_DROP_RX_QUEUE], 1);
 	expect_broken(r, 0, VQ_ERR_BUF);
