@@ -3,9 +3,10 @@
  * virtio-net (Virtio 1.1, 5.1; device type 1) over the PCI transport
  * (virtio_pci.h): queue 0 receives, queue 1 transmits.  Features offered:
  * VIRTIO_NET_F_CSUM (0), VIRTIO_NET_F_GUEST_CSUM (1), VIRTIO_NET_F_MAC
- * (5), VIRTIO_NET_F_HOST_TSO4 (11), VIRTIO_NET_F_STATUS (16),
- * VIRTIO_F_VERSION_1.  No receive segmentation, no mergeable buffers, no
- * control queue.  Every chain holds
+ * (5), VIRTIO_NET_F_GUEST_TSO4 (7), VIRTIO_NET_F_HOST_TSO4 (11),
+ * VIRTIO_NET_F_MRG_RXBUF (15), VIRTIO_NET_F_STATUS (16), and the
+ * transport's INDIRECT_DESC and VERSION_1.  No control queue, no event
+ * index.  Every chain holds
  * the 12-byte struct virtio_net_hdr (flags, gso_type, le16 hdr_len,
  * gso_size, csum_start, csum_offset, num_buffers: with VERSION_1
  * num_buffers is always there, 5.1.6) and then one Ethernet frame (no FCS).
@@ -24,10 +25,12 @@
  * When tx() has no room (-EAGAIN) the chain is left in the queue and the
  * device stops (tx_stalled) until vnet_tx_resume(); the guest sees a
  * device that is slow, never a frame lost.
- * Receive: vnet_rx() puts one frame in the next receive chain (writable
- * only) with a zero header, or DATA_VALID when the caller says its
- * checksums were verified and the driver took GUEST_CSUM; without a buffer the frame is dropped and
- * counted (the device keeps no frames).  Every chain the device takes is
+ * Receive: vnet_rx_frame() puts one frame in the next receive chain
+ * (writable only), or across several with MRG_RXBUF, with a zero header,
+ * DATA_VALID when the caller says its checksums were verified and the
+ * driver took GUEST_CSUM, or a GSO header for a super-frame; without
+ * buffers enough the frame is not taken and waits with its owner (the
+ * device keeps no frames).  Every chain the device takes is
  * returned before the call ends, so none is in flight at a snapshot (a
  * chain left by a stall is still the driver's, in the available ring).
  *

@@ -34,7 +34,7 @@ enum {
 
 static uint64_t all_features(const struct virtio_pci *vp)
 {
-	return vp->c.features | VIRTIO_F_VERSION_1;
+	return vp->c.features | VIRTIO_F_RING_INDIRECT_DESC | VIRTIO_F_VERSION_1;
 }
 
 bool virtio_pci_has(const struct virtio_pci *vp, uint64_t mask)
@@ -262,6 +262,7 @@ static void queue_enable(struct virtio_pci *vp, struct vq *q)
 {
 	if (q->ready || q->err)
 		return;
+	q->indirect = virtio_pci_has(vp, VIRTIO_F_RING_INDIRECT_DESC);
 	if (vq_enable(q, &vp->c.mem))
 		virtio_pci_queue_failed(vp, vp->queue_sel);
 }
@@ -511,6 +512,8 @@ int virtio_pci_snapshot(struct virtio_pci *vp, struct snap *s)
 	if (!transport_valid(&t))
 		return snap_invalid(s);
 	t.stats = vp->stats;
+	for (unsigned int i = 0; i < vp->c.num_queues; i++)
+		t.vq[i].indirect = virtio_pci_has(&t, VIRTIO_F_RING_INDIRECT_DESC);
 	*vp = t;
 	vpci_fn_set_intx(&vp->fn, vp->isr != 0 && !msix_on(vp));
 	return 0;

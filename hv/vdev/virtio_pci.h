@@ -30,8 +30,9 @@
  * whose entry or function is masked, or that the bus cannot carry (bus
  * master off), sets its pending bit and goes when unmasked.
  *
- * Features: the device's own plus VIRTIO_F_VERSION_1 (bit 32), which the
- * driver must accept: FEATURES_OK stays clear when the driver asks for a
+ * Features: the device's own, VIRTIO_F_RING_INDIRECT_DESC (bit 28: the
+ * rings are the transport's, virtqueue.h) and VIRTIO_F_VERSION_1 (bit 32),
+ * which the driver must accept: FEATURES_OK stays clear when the driver asks for a
  * feature not offered or leaves VERSION_1 out (3.1.1, 2.2.1).  Driver
  * features are writable only before FEATURES_OK.
  *
@@ -77,6 +78,7 @@
 #define VIRTIO_S_FEATURES_OK	0x08
 #define VIRTIO_S_NEEDS_RESET	0x40
 #define VIRTIO_S_FAILED		0x80
+#define VIRTIO_F_RING_INDIRECT_DESC (1ull << 28)
 #define VIRTIO_F_VERSION_1	(1ull << 32)
 #define VIRTIO_ISR_QUEUE	0x01
 #define VIRTIO_ISR_CONFIG	0x02

@@ -22,7 +22,7 @@ static const char *const err_names[VQ_NR_ERR] = {
 	[VQ_ERR_IDX] = "avail index jump",
 	[VQ_ERR_HEAD] = "head index",
 	[VQ_ERR_NEXT] = "next index",
-	[VQ_ERR_LOOP] = "chain loop",
+	[VQ_ERR_LOOP] = "chain loop or too long",
 	[VQ_ERR_ORDER] = "descriptor order",
 	[VQ_ERR_INDIRECT] = "indirect descriptor",
 	[VQ_ERR_BUF] = "buffer outside RAM",
@@ -92,54 +92,110 @@ static int read16(const struct vq_mem *m, uint64_t gpa, uint16_t *v)
 	return 0;
 }
 
-/* Read descriptor i (< size) into seg, flags and next. */
-static int read_desc(struct vq *q, const struct vq_mem *m, uint16_t i, struct vq_seg *seg,
-		     uint16_t *flags, uint16_t *next)
-{
-	uint8_t d[DESC_SIZE];
+/* One descriptor as the driver wrote it. */
+struct desc {
+	struct vq_seg seg;
+	uint16_t flags, next;
+};
 
-	if (m->read(m->ctx, q->desc + (uint64_t)DESC_SIZE * i, d, sizeof(d)))
-		return vq_fail(q, VQ_ERR_RING);
-	seg->gpa = get_le64(d);
-	seg->len = get_le32(d + 8);
-	*flags = get_le16(d + 12);
-	*next = get_le16(d + 14);
-	if (*flags & VQ_DESC_F_INDIRECT)
-		return vq_fail(q, VQ_ERR_INDIRECT);
-	if (seg->gpa + seg->len < seg->gpa)
+/* Read the descriptor at gpa; fault is the reason if it is not in RAM. */
+static int read_desc(struct vq *q, const struct vq_mem *m, uint64_t gpa, enum vq_err fault,
+		     struct desc *d)
+{
+	uint8_t b[DESC_SIZE];
+
+	if (m->read(m->ctx, gpa, b, sizeof(b)))
+		return vq_fail(q, fault);
+	d->seg.gpa = get_le64(b);
+	d->seg.len = get_le32(b + 8);
+	d->flags = get_le16(b + 12);
+	d->next = get_le16(b + 14);
+	if (d->seg.gpa + d->seg.len < d->seg.gpa)
 		return vq_fail(q, VQ_ERR_BUF);
 	return 0;
 }
 
+/* Append d's buffer to c: device-readable ones first.  A chain holds at
+ * most VQ_MAX_SIZE buffers, direct and indirect together. */
+static int add_seg(struct vq *q, struct vq_chain *c, const struct desc *d)
+{
+	unsigned int n = (unsigned int)c->nr_out + c->nr_in;
+
+	if (n >= VQ_MAX_SIZE)
+		return vq_fail(q, VQ_ERR_LOOP);
+	c->seg[n] = d->seg;
+	if (d->flags & VQ_DESC_F_WRITE) {
+		c->nr_in++;
+		c->in_len += d->seg.len;
+	} else if (c->nr_in) {
+		return vq_fail(q, VQ_ERR_ORDER);
+	} else {
+		c->nr_out++;
+		c->out_len += d->seg.len;
+	}
+	return 0;
+}
+
+/*
+ * An indirect table (Virtio 1.1 2.6.5.3): ind points at len / 16
+ * descriptors, a chain of their own from entry 0, which ends the chain
+ * ind was in.  The driver may not set NEXT beside INDIRECT, nor INDIRECT
+ * inside a table; ind's WRITE flag means nothing (the device ignores it).
+ * The whole table must be guest RAM.  A walk longer than the table loops.
+ */
+static int walk_table(struct vq *q, const struct vq_mem *m, const struct desc *ind,
+		      struct vq_chain *c)
+{
+	uint32_t nr = ind->seg.len / DESC_SIZE, i = 0;
+
+	if (!q->indirect || (ind->flags & VQ_DESC_F_NEXT) || !nr ||
+	    ind->seg.len % DESC_SIZE || nr > VQ_MAX_SIZE)
+		return vq_fail(q, VQ_ERR_INDIRECT);
+	if (!ram(m, ind->seg.gpa, ind->seg.len))
+		return vq_fail(q, VQ_ERR_BUF);
+	for (uint32_t n = 0;; n++) {
+		struct desc d;
+
+		if (n >= nr)
+			return vq_fail(q, VQ_ERR_LOOP);
+		if (read_desc(q, m, ind->seg.gpa + (uint64_t)DESC_SIZE * i, VQ_ERR_BUF, &d))
+			return -EIO;
+		if (d.flags & VQ_DESC_F_INDIRECT)
+			return vq_fail(q, VQ_ERR_INDIRECT);
+		if (add_seg(q, c, &d))
+			return -EIO;
+		if (!(d.flags & VQ_DESC_F_NEXT))
+			return 1;
+		if (d.next >= nr)
+			return vq_fail(q, VQ_ERR_NEXT);
+		i = d.next;
+	}
+}
+
 /* Follow the chain from head into c.  A chain may visit at most size
- * descriptors: one more means it loops (or is longer than the table). */
+ * descriptors of the table: one more means it loops. */
 static int walk_chain(struct vq *q, const struct vq_mem *m, uint16_t head, struct vq_chain *c)
 {
-	uint16_t i = head, flags, next;
+	uint16_t i = head;
 
 	memset(c, 0, offsetof(struct vq_chain, seg));
 	c->head = head;
 	for (unsigned int n = 0;; n++) {
-		struct vq_seg *seg = &c->seg[n];
+		struct desc d;
 
 		if (n >= q->size)
 			return vq_fail(q, VQ_ERR_LOOP);
-		if (read_desc(q, m, i, seg, &flags, &next))
+		if (read_desc(q, m, q->desc + (uint64_t)DESC_SIZE * i, VQ_ERR_RING, &d))
 			return -EIO;
-		if (flags & VQ_DESC_F_WRITE) {
-			c->nr_in++;
-			c->in_len += seg->len;
-		} else if (c->nr_in) {
-			return vq_fail(q, VQ_ERR_ORDER);
-		} else {
-			c->nr_out++;
-			c->out_len += seg->len;
-		}
-		if (!(flags & VQ_DESC_F_NEXT))
+		if (d.flags & VQ_DESC_F_INDIRECT)
+			return walk_table(q, m, &d, c);
+		if (add_seg(q, c, &d))
+			return -EIO;
+		if (!(d.flags & VQ_DESC_F_NEXT))
 			return 1;
-		if (next >= q->size)
+		if (d.next >= q->size)
 			return vq_fail(q, VQ_ERR_NEXT);
-		i = next;
+		i = d.next;
 	}
 }
 

@@ -16,8 +16,17 @@
  * VQ_MAX_SIZE), misaligned rings, an available index that moved by more
  * than the queue size, a head or next index out of the table, a chain
  * longer than the queue (which is how a loop shows), a device-readable
- * descriptor after a device-writable one, indirect descriptors (not
- * offered), ring or buffer memory outside guest RAM.
+ * descriptor after a device-writable one, ring or buffer memory outside
+ * guest RAM.
+ *
+ * Indirect descriptors (VIRTIO_F_RING_INDIRECT_DESC, 2.6.5.3) when the
+ * transport negotiated them (q->indirect): a descriptor with INDIRECT
+ * ends its chain and points at a table of len / 16 descriptors, walked
+ * from entry 0.  Refused: INDIRECT not negotiated, beside NEXT, inside a
+ * table, or a table of no entries, a length not a multiple of 16 or more
+ * than VQ_MAX_SIZE entries; a walk longer than the table (a loop), a next
+ * index past it, a table outside guest RAM.  A chain holds at most
+ * VQ_MAX_SIZE buffers, direct and indirect together.
  *
  * No event index (VIRTIO_F_EVENT_IDX is not offered): the device looks
  * at the available ring's NO_INTERRUPT flag only.
@@ -52,9 +61,9 @@ enum vq_err {
 	VQ_ERR_IDX,		/* available index jumped past the queue size */
 	VQ_ERR_HEAD,		/* head index outside the table */
 	VQ_ERR_NEXT,		/* next index outside the table */
-	VQ_ERR_LOOP,		/* chain longer than the queue: a loop */
+	VQ_ERR_LOOP,		/* chain loops, or is longer than VQ_MAX_SIZE */
 	VQ_ERR_ORDER,		/* readable descriptor after a writable one */
-	VQ_ERR_INDIRECT,	/* indirect descriptor, never negotiated */
+	VQ_ERR_INDIRECT,	/* indirect: not negotiated or malformed */
 	VQ_ERR_BUF,		/* buffer outside guest RAM */
 	VQ_ERR_DIR,		/* buffer of the wrong direction for the queue */
 	VQ_NR_ERR
@@ -87,6 +96,8 @@ struct vq {
 	uint64_t desc, avail, used;
 	uint16_t last_avail, used_idx;
 	uint8_t err;			/* enum vq_err; VQ_OK while working */
+	bool indirect;			/* INDIRECT_DESC negotiated: the transport
+					 * sets it, from its features, not saved */
 };
 
 /* Reset to the transport's power-on state: size VQ_MAX_SIZE, not ready. */

@@ -245,15 +245,18 @@ static void bring_up(struct rig *r)
 	bring_up_with(r, VIRTIO_NET_F_MAC | VIRTIO_NET_F_STATUS);
 }
 
-static void set_desc(struct rig *r, unsigned int qi, uint16_t i, uint64_t addr, uint32_t len,
-		     uint16_t flags, uint16_t next)
+static void put_desc(uint8_t *d, uint64_t addr, uint32_t len, uint16_t flags, uint16_t next)
 {
-	uint8_t *d = r->ram + r->q[qi].desc + 16 * i;
-
 	put_le64(d, addr);
 	put_le32(d + 8, len);
 	put_le16(d + 12, flags);
 	put_le16(d + 14, next);
+}
+
+static void set_desc(struct rig *r, unsigned int qi, uint16_t i, uint64_t addr, uint32_t len,
+		     uint16_t flags, uint16_t next)
+{
+	put_desc(r->ram + r->q[qi].desc + 16 * i, addr, len, flags, next);
 }
 
 /* Offer chain head on queue qi and ring its doorbell. */
@@ -371,9 +374,11 @@ static void test_features(void **state)
 
 	(void)state;
 	mwr(r, r->common + 0x00, 4, 0);
-	/* CSUM, GUEST_CSUM, MAC, GUEST_TSO4, HOST_TSO4, MRG_RXBUF, STATUS */
+	/* CSUM, GUEST_CSUM, MAC, GUEST_TSO4, HOST_TSO4, MRG_RXBUF, STATUS,
+	 * and the transport's RING_INDIRECT_DESC */
 	assert_int_equal(mrd(r, r->common + 0x04, 4), 1u | (1u << 1) | (1u << 5) | (1u << 7) |
-							      (1u << 11) | (1u << 15) | (1u << 16));
+							      (1u << 11) | (1u << 15) | (1u << 16) |
+							      (1u << 28));
 	mwr(r, r->common + 0x00, 4, 1);
 	assert_int_equal(mrd(r, r->common + 0x04, 4), 1);		/* VERSION_1 */
 	mwr(r, r->common + 0x00, 4, 2);
@@ -1269,6 +1274,183 @@ static void test_hostile_flags(void **state)
 }
 
 /* Queue set-up the device refuses at enable time. */
+/* ---- indirect descriptors ------------------------------------------------ */
+
+#define IND_TABLE	0xE8000u	/* an indirect table: up to 257 entries */
+
+static void bring_up_indirect(struct rig *r)
+{
+	bring_up_with(r, VIRTIO_F_RING_INDIRECT_DESC | VIRTIO_NET_F_MAC | VIRTIO_NET_F_STATUS);
+}
+
+/* Entry i of the indirect table at IND_TABLE. */
+static void set_ind(struct rig *r, uint16_t i, uint64_t addr, uint32_t len, uint16_t flags,
+		    uint16_t next)
+{
+	put_desc(r->ram + IND_TABLE + 16 * i, addr, len, flags, next);
+}
+
+/* Slot slot of queue qi points at the table's first n entries; offered. */
+static void offer_table(struct rig *r, unsigned int qi, uint16_t slot, uint32_t n,
+			uint16_t flags)
+{
+	set_desc(r, qi, slot, IND_TABLE, 16 * n, VQ_DESC_F_INDIRECT | flags, 0);
+	offer(r, qi, slot);
+}
+
+/* Frames go out of and into indirect tables as Linux builds them: the
+ * header and the frame in one table, a direct header before a table, a
+ * receive table whose own descriptor says nothing of direction. */
+static void test_indirect(void **state)
+{
+	struct rig *r = rig_new();
+	uint8_t f[90], g[70];
+
+	(void)state;
+	bring_up_indirect(r);
+	assert_true(r->net.vp.vq[VNET_TXQ].indirect && r->net.vp.vq[VNET_RXQ].indirect);
+	make_frame(f, sizeof(f), MAC, 1);
+	memset(r->ram + TX_BUFS, 0, VNET_HDR_LEN);
+	memcpy(r->ram + TX_BUFS + 0x100, f, 30);
+	memcpy(r->ram + TX_BUFS + 0x200, f + 30, sizeof(f) - 30);
+	set_ind(r, 0, TX_BUFS, VNET_HDR_LEN, VQ_DESC_F_NEXT, 2);	/* out of order */
+	set_ind(r, 2, TX_BUFS + 0x100, 30, VQ_DESC_F_NEXT, 1);
+	set_ind(r, 1, TX_BUFS + 0x200, sizeof(f) - 30, 0, 0);
+	offer_table(r, VNET_TXQ, 3, 3, 0);
+	assert_int_equal(r->tx_calls, 1);
+	assert_int_equal(r->tx_len, sizeof(f));
+	assert_memory_equal(r->tx_frame, f, sizeof(f));
+	assert_int_equal(used_id(r, VNET_TXQ, 0), 3);
+	/* a direct header, then a table with the frame */
+	set_desc(r, VNET_TXQ, 5, TX_BUFS, VNET_HDR_LEN, VQ_DESC_F_NEXT, 6);
+	set_desc(r, VNET_TXQ, 6, IND_TABLE, 16, VQ_DESC_F_INDIRECT, 0);
+	set_ind(r, 0, TX_BUFS + 0x100, sizeof(f), 0, 0);
+	memcpy(r->ram + TX_BUFS + 0x100, f, sizeof(f));
+	offer(r, VNET_TXQ, 5);
+	assert_int_equal(r->tx_calls, 2);
+	assert_memory_equal(r->tx_frame, f, sizeof(f));
+	assert_int_equal(used_id(r, VNET_TXQ, 1), 5);
+	/* receive: header and frame buffers in a table; the WRITE flag of the
+	 * descriptor that points at it means nothing */
+	set_ind(r, 0, RX_BUFS, VNET_HDR_LEN, VQ_DESC_F_WRITE | VQ_DESC_F_NEXT, 1);
+	set_ind(r, 1, RX_BUFS + 0x100, 0x600, VQ_DESC_F_WRITE, 0);
+	offer_table(r, VNET_RXQ, 0, 2, VQ_DESC_F_WRITE);
+	make_frame(g, sizeof(g), MAC, 2);
+	assert_int_equal(vnet_rx(&r->net, g, sizeof(g)), 0);
+	assert_int_equal(used_len(r, VNET_RXQ, 0), VNET_HDR_LEN + sizeof(g));
+	assert_memory_equal(r->ram + RX_BUFS + 0x100, g, sizeof(g));
+	assert_int_equal(r->net.vp.vq[VNET_TXQ].err, VQ_OK);
+	assert_int_equal(r->net.vp.vq[VNET_RXQ].err, VQ_OK);
+	free(r);
+}
+
+/* A table may hold VQ_MAX_SIZE buffers, more than the queue has slots;
+ * one buffer more in the chain is refused. */
+static void test_indirect_longest(void **state)
+{
+	struct rig *r = rig_new();
+
+	(void)state;
+	bring_up_indirect(r);
+	memset(r->ram + TX_BUFS, 0, 0x1000);
+	for (uint16_t i = 0; i < VQ_MAX_SIZE; i++)
+		set_ind(r, i, TX_BUFS + (i ? 8 + 4u * i : 0), i ? 4 : 12,
+			i < VQ_MAX_SIZE - 1 ? VQ_DESC_F_NEXT : 0, (uint16_t)(i + 1));
+	offer_table(r, VNET_TXQ, 0, VQ_MAX_SIZE, 0);
+	assert_int_equal(r->tx_calls, 1);
+	assert_int_equal(r->tx_len, 4 * (VQ_MAX_SIZE - 1));
+	assert_int_equal(r->net.vp.vq[VNET_TXQ].err, VQ_OK);
+	/* the same table after a direct header: VQ_MAX_SIZE + 1 buffers */
+	set_desc(r, VNET_TXQ, 1, TX_BUFS, VNET_HDR_LEN, VQ_DESC_F_NEXT, 2);
+	set_desc(r, VNET_TXQ, 2, IND_TABLE, 16 * VQ_MAX_SIZE, VQ_DESC_F_INDIRECT, 0);
+	offer(r, VNET_TXQ, 1);
+	assert_int_equal(r->net.vp.vq[VNET_TXQ].err, VQ_ERR_LOOP);
+	free(r);
+}
+
+/* Each malformed table stops the queue with its reason, and nothing is
+ * sent; a fresh bring-up (expect_broken) works again. */
+static void test_hostile_indirect(void **state)
+{
+	static const struct {
+		uint32_t table_len;
+		uint16_t flags;		/* of the descriptor pointing at it */
+		uint64_t table;
+		enum vq_err why;
+	} bad[] = {
+		{ 32, VQ_DESC_F_NEXT, IND_TABLE, VQ_ERR_INDIRECT },	/* with NEXT */
+		{ 0, 0, IND_TABLE, VQ_ERR_INDIRECT },			/* empty */
+		{ 40, 0, IND_TABLE, VQ_ERR_INDIRECT },			/* not n * 16 */
+		{ 16 * (VQ_MAX_SIZE + 1), 0, IND_TABLE, VQ_ERR_INDIRECT },	/* too big */
+		{ 32, 0, RAM_SIZE - 16, VQ_ERR_BUF },			/* past RAM */
+	};
+	struct rig *r = rig_new();
+
+	(void)state;
+	for (unsigned int k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		bring_up_indirect(r);
+		r->tx_calls = 0;
+		memset(r->net.vp.stats.queue_errors, 0, sizeof(r->net.vp.stats.queue_errors));
+		set_ind(r, 0, TX_BUFS, VNET_HDR_LEN, VQ_DESC_F_NEXT, 1);
+		set_ind(r, 1, TX_BUFS + 0x100, 60, 0, 0);
+		set_desc(r, VNET_TXQ, 0, bad[k].table, bad[k].table_len,
+			 VQ_DESC_F_INDIRECT | bad[k].flags, 1);
+		offer(r, VNET_TXQ, 0);
+		expect_broken(r, VNET_TXQ, bad[k].why);
+	}
+	/* not negotiated: the device never follows a table */
+	r->tx_calls = 0;
+	memset(r->net.vp.stats.queue_errors, 0, sizeof(r->net.vp.stats.queue_errors));
+	bring_up(r);
+	assert_false(r->net.vp.vq[VNET_TXQ].indirect);
+	offer_table(r, VNET_TXQ, 0, 2, 0);
+	expect_broken(r, VNET_TXQ, VQ_ERR_INDIRECT);
+	/* inside the table: a nested table, a loop, a next past the table,
+	 * a buffer past RAM */
+	static const struct {
+		uint16_t flags1, next1;
+		uint64_t addr1;
+		enum vq_err why;
+	} inner[] = {
+		{ VQ_DESC_F_INDIRECT, 0, IND_TABLE, VQ_ERR_INDIRECT },
+		{ VQ_DESC_F_NEXT, 0, TX_BUFS + 0x100, VQ_ERR_LOOP },
+		{ VQ_DESC_F_NEXT, 2, TX_BUFS + 0x100, VQ_ERR_NEXT },
+		{ 0, 0, RAM_SIZE - 8, VQ_ERR_BUF },
+	};
+	for (unsigned int k = 0; k < sizeof(inner) / sizeof(inner[0]); k++) {
+		bring_up_indirect(r);
+		r->tx_calls = 0;
+		memset(r->net.vp.stats.queue_errors, 0, sizeof(r->net.vp.stats.queue_errors));
+		set_ind(r, 0, TX_BUFS, VNET_HDR_LEN, VQ_DESC_F_NEXT, 1);
+		set_ind(r, 1, inner[k].addr1, 60, inner[k].flags1, inner[k].next1);
+		offer_table(r, VNET_TXQ, 0, 2, 0);
+		expect_broken(r, VNET_TXQ, inner[k].why);
+	}
+	free(r);
+}
+
+/* Readable after writable holds across a direct prefix and its table. */
+static void test_hostile_indirect_order(void **state)
+{
+	struct rig *r = rig_new();
+	uint8_t f[64];
+
+	(void)state;
+	bring_up_indirect(r);
+	set_desc(r, VNET_RXQ, 0, RX_BUFS, VNET_HDR_LEN, VQ_DESC_F_WRITE | VQ_DESC_F_NEXT, 1);
+	set_desc(r, VNET_RXQ, 1, IND_TABLE, 16, VQ_DESC_F_INDIRECT, 0);
+	set_ind(r, 0, RX_BUFS + 0x100, 0x600, 0, 0);			/* readable */
+	offer(r, VNET_RXQ, 0);
+	make_frame(f, sizeof(f), MAC, 1);
+	assert_int_equal(vnet_rx(&r->net, f, sizeof(f)), -EAGAIN);
+	assert_int_equal(r->net.vp.vq[VNET_RXQ].err, VQ_ERR_ORDER);
+	free(r);
+}
+
+/* Whether the queues follow tables is the negotiated features', and a
+ * restored device has them from the snapshot. */
+static void test_indirect_snapshot(void **state);
+
 static void test_hostile_queue_setup(void **state)
 {
 	struct rig *r = rig_new();
@@ -1397,6 +1579,40 @@ static void test_snapshot_round_trip(void **state)
 	free(b);
 }
 
+static void test_indirect_snapshot(void **state)
+{
+	struct rig *a = rig_new(), *b = rig_new(), *c = rig_new();
+	uint8_t buf[4096], f[80];
+	size_t n;
+
+	(void)state;
+	bring_up_indirect(a);
+	n = save(a, buf, sizeof(buf));
+	memcpy(b->ram, a->ram, RAM_SIZE);
+	memcpy(b->q, a->q, sizeof(a->q));
+	assert_int_equal(restore(b, buf, n), 0);
+	assert_true(b->net.vp.vq[VNET_TXQ].indirect && b->net.vp.vq[VNET_RXQ].indirect);
+	make_frame(f, sizeof(f), MAC, 1);
+	memset(b->ram + TX_BUFS, 0, VNET_HDR_LEN);
+	memcpy(b->ram + TX_BUFS + 0x100, f, sizeof(f));
+	set_ind(b, 0, TX_BUFS, VNET_HDR_LEN, VQ_DESC_F_NEXT, 1);
+	set_ind(b, 1, TX_BUFS + 0x100, sizeof(f), 0, 0);
+	offer_table(b, VNET_TXQ, 0, 2, 0);
+	assert_int_equal(b->tx_calls, 1);
+	assert_memory_equal(b->tx_frame, f, sizeof(f));
+	/* and one without them restored over a device that had them */
+	bring_up(a);
+	n = save(a, buf, sizeof(buf));
+	bring_up_indirect(c);
+	memcpy(c->ram, a->ram, RAM_SIZE);
+	memcpy(c->q, a->q, sizeof(a->q));
+	assert_int_equal(restore(c, buf, n), 0);
+	assert_false(c->net.vp.vq[VNET_TXQ].indirect);
+	free(a);
+	free(b);
+	free(c);
+}
+
 /* Truncations, each single-byte change and specific lies: refused, or
  * accepted into a state that still passes the checks; a refused restore
  * changes nothing. */
@@ -1516,6 +1732,11 @@ int main(void)
 		cmocka_unit_test(test_hostile_next),
 		cmocka_unit_test(test_hostile_flags),
 		cmocka_unit_test(test_hostile_queue_setup),
+		cmocka_unit_test(test_indirect),
+		cmocka_unit_test(test_indirect_longest),
+		cmocka_unit_test(test_hostile_indirect),
+		cmocka_unit_test(test_hostile_indirect_order),
+		cmocka_unit_test(test_indirect_snapshot),
 		cmocka_unit_test(test_hostile_random),
 		cmocka_unit_test(test_snapshot_round_trip),
 		cmocka_unit_test(test_snapshot_hostile),
