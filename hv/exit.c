@@ -187,8 +187,13 @@ static bool all_halted_for_good(struct vcpu *v)
 {
 	for (unsigned int i = 0; i < v->vm->nr_vcpus; i++) {
 		struct vcpu *o = v->vm->vcpus[i];
-		if (o->halted_if || vm_event_pending(o) ||
-		    (o != v && vcpu_state(o) != VCPU_HALTED))
+		/* o's own HLT exit may still be under way on another CPU (it
+		 * is not VCPU_HALTED yet): its flag, set before it looks at
+		 * this one's, makes one of the two see the other */
+		bool asleep = __atomic_load_n(&o->halt_cli, __ATOMIC_SEQ_CST) ||
+			      vcpu_state(o) == VCPU_HALTED;
+
+		if (o->halted_if || vm_event_pending(o) || (o != v && !asleep))
 			return false;
 	}
 	return true;
@@ -198,6 +203,8 @@ static enum exit_action do_hlt(struct vcpu *v, struct vm_exit *e)
 {
 	vmm->skip_insn(&v->hw, e->inst_len);
 	v->halted_if = vmm->intr_allowed(&v->hw);
+	if (!v->halted_if)
+		__atomic_store_n(&v->halt_cli, true, __ATOMIC_SEQ_CST);
 	if (!v->halted_if && all_halted_for_good(v)) {
 		vm_stop(v->vm, "powered off (halted with interrupts off)");
 		return EXIT_STOP;

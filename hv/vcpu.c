@@ -202,6 +202,7 @@ void vcpu_reset(struct vcpu *v, const struct cpu_state *s)
 	vmm->set_state(&v->hw, s);
 	vmm->want_intr_window(&v->hw, false);
 	v->halted_if = false;
+	__atomic_store_n(&v->halt_cli, false, __ATOMIC_SEQ_CST);
 	v->irq_quiet_until_ns = 0;
 }
 
@@ -426,6 +427,8 @@ enum vcpu_state vcpu_run(struct vcpu *v)
 			irq_enable();
 			return VCPU_RUNNABLE;
 		}
+		if (v->halt_cli)	/* awake again (an NMI, INIT, SIPI) */
+			__atomic_store_n(&v->halt_cli, false, __ATOMIC_SEQ_CST);
 		fpu_switch_in(v);
 		vm_arrival_entry(v);
 		/* PV EOI: the flag is set only across this one run */

@@ -40,8 +40,8 @@ static spinlock_t vms_lock = SPINLOCK_INIT;
 const char *vm_state_name(enum vm_state s)
 {
 	static const char *const names[] = { "created", "running", "paused", "stopped",
-					     "incoming" };
-	return s <= VM_INCOMING ? names[s] : "?";
+					     "incoming", "rebooting" };
+	return s <= VM_REBOOTING ? names[s] : "?";
 }
 
 static struct vm *find_locked(const char *name)
@@ -190,10 +190,12 @@ uint64_t vm_clock_ns(struct vm *vm)
 
 static void vm_free(struct vm *vm)
 {
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
-		vcpu_free(vm->vcpus[i]);
+	/* Devices first: until gnet_detach returns, a delivery on another
+	 * CPU may still reach this guest's NIC and, through it, its vCPUs. */
 	if (vm->dev)
 		vm_devices_free(vm);
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		vcpu_free(vm->vcpus[i]);
 	if (vm->gpt_ready)
 		vmm->vm_destroy(&vm->hw);
 	free_ram(vm);
@@ -477,25 +479,26 @@ void vm_reboot(struct vcpu *self)
 	struct vm_config cfg;
 	struct cpu_state st;
 	char err[128];
+	enum vm_state was;
 
-	bool paused;
-
+	/* VM_REBOOTING while the images are loaded again: no vCPU enters the
+	 * guest, and pause, resume and migrate refuse it (it is neither
+	 * running nor paused).  A second vCPU that pulled the reset line
+	 * meanwhile finds it so and leaves; it gets INIT with the others. */
+	spin_lock(&vm->lock);
+	was = vm->state;
+	if (was == VM_RUNNING || was == VM_PAUSED)
+		vm->state = VM_REBOOTING;
+	spin_unlock(&vm->lock);
+	if (was != VM_RUNNING && was != VM_PAUSED)
+		return;
 	/* The other vCPUs out of the guest first; they come back in the INIT
 	 * state, waiting for the new system's SIPIs. */
-	spin_lock(&vm->lock);
-	paused = vm->state == VM_RUNNING;
-	if (paused)
-		vm->state = VM_PAUSED;
-	spin_unlock(&vm->lock);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		if (vm->vcpus[i] != self)
 			vcpu_kick_and_wait(vm->vcpus[i]);
 	vm_config_of(vm, &cfg);
 	if (vm_load(vm, &cfg, &st, err, sizeof(err))) {
-		spin_lock(&vm->lock);
-		if (paused && vm->state == VM_PAUSED)
-			vm->state = VM_RUNNING;	/* so that vm_stop takes it */
-		spin_unlock(&vm->lock);
 		vm_stop(vm, "reboot failed: %s", err);
 		return;
 	}
@@ -505,8 +508,8 @@ void vm_reboot(struct vcpu *self)
 		if (vm->vcpus[i] != self)
 			vcpu_request(vm->vcpus[i], VCPU_REQ_INIT);
 	spin_lock(&vm->lock);
-	if (paused && vm->state == VM_PAUSED)
-		vm->state = VM_RUNNING;
+	if (vm->state == VM_REBOOTING)	/* not stopped or destroyed meanwhile */
+		vm->state = was;
 	spin_unlock(&vm->lock);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		if (vm->vcpus[i] != self)
@@ -770,7 +773,22 @@ int vm_pause(struct vm *vm, char *err, size_t errlen)
 		vcpu_fpu_sync_soon(vm->vcpus[i]);	/* its state to memory on the way out */
 		vcpu_kick_and_wait(vm->vcpus[i]);
 	}
-	return 0;
+	/* A frame another CPU began to deliver while the guest still ran
+	 * (vm_nic_rx_frame checks the state under dev_lock) is written, and
+	 * its pages marked dirty, before this returns: a migration's last
+	 * round and device state then agree. */
+	spin_lock(&vm->dev_lock);
+	spin_unlock(&vm->dev_lock);
+	/* A vCPU still in its exit may have stopped the guest (power-off,
+	 * panic, triple fault): that is no pause. */
+	spin_lock(&vm->lock);
+	if (vm->state != VM_PAUSED) {
+		snprintf(err, errlen, "'%s' %s while pausing: %s", vm->name,
+			 vm_state_name(vm->state), vm->stop_reason);
+		rc = -EBUSY;
+	}
+	spin_unlock(&vm->lock);
+	return rc;
 }
 
 int vm_resume(struct vm *vm, char *err, size_t errlen)
@@ -790,7 +808,7 @@ void vm_stop(struct vm *vm, const char *fmt, ...)
 	va_list ap;
 
 	spin_lock(&vm->lock);
-	if (vm->state == VM_RUNNING || vm->state == VM_PAUSED) {
+	if (vm->state == VM_RUNNING || vm->state == VM_PAUSED || vm->state == VM_REBOOTING) {
 		vm->state = VM_STOPPED;
 		va_start(ap, fmt);
 		vsnprintf(vm->stop_reason, sizeof(vm->stop_reason), fmt, ap);

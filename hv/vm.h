@@ -35,7 +35,9 @@
 #define VM_MAX_MEM_MB	(64 * 1024)
 
 /* VM_INCOMING: memory and state are arriving from a migration source. */
-enum vm_state { VM_CREATED, VM_RUNNING, VM_PAUSED, VM_STOPPED, VM_INCOMING };
+/* VM_REBOOTING: a vCPU is loading the images again after the guest reset
+ * itself (vm_reboot); no vCPU runs, and it returns to what it was. */
+enum vm_state { VM_CREATED, VM_RUNNING, VM_PAUSED, VM_STOPPED, VM_INCOMING, VM_REBOOTING };
 
 /* Where a guest stands in a live migration (hv/migrate), for list/info. */
 enum vm_mig_kind { VM_MIG_NONE, VM_MIG_OUT, VM_MIG_IN, VM_MIG_IN_DOUBT };
@@ -134,6 +136,9 @@ struct vcpu {
 	bool pv_eoi_hint;		/* (v) an interrupt may be in service: try PV EOI */
 	bool halted_if;			/* (v) halted with interrupts enabled; read by
 					 * its CPU's scheduler and racily by `list` */
+	bool halt_cli;			/* (a) in HLT with interrupts off: set by its
+					 * exit before it looks at the others, cleared
+					 * at its next entry (exit.c do_hlt) */
 	uint64_t runnable_since_ns;	/* (Q) when it last became runnable */
 	struct sched_entity se;		/* the scheduling policy's part (hv/sched.c) */
 	uint32_t weight, cap_bp;	/* its share: `sched` (0 weight: the default) */
