@@ -230,15 +230,18 @@ static void fpu_switch_in(struct vcpu *v)
 	c->fpu_owner = v;
 }
 
-/* An NMI, if the guest is not blocking NMIs and no other event is being
- * delivered; false leaves it to the next entry. */
+/* An NMI, if the guest is not blocking NMIs, is not in an STI or MOV SS
+ * shadow (an entry injecting one there fails on VMX, and hardware would
+ * not take it) and no other event is being delivered; false leaves it to
+ * the next entry. */
 static bool inject_nmi(struct vcpu *v)
 {
 	struct cpu_state s;
 	struct event e = { .valid = true, .type = EVENT_NMI, .vector = 2 };
 
 	vmm->get_state(&v->hw, &s);
-	if ((s.interruptibility & INTR_NMI_BLOCKED) || s.pending.valid)
+	if ((s.interruptibility & (INTR_NMI_BLOCKED | INTR_SHADOW_STI | INTR_SHADOW_MOV_SS)) ||
+	    s.pending.valid)
 		return false;
 	vmm->inject(&v->hw, &e);
 	return true;

@@ -450,6 +450,20 @@ static void test_fixup_requeue(void **state)
 	vmx_exit_fixup(&io, &x);
 	assert_int_equal(vmcs.val[VMCS_ENTRY_INSN_LEN], 2);
 	assert_int_equal(vmcs.bad, 0);
+
+	/* an NMI cut short: re-injected with blocking by NMI cleared, or the
+	 * entry fails; the shadow bits stay */
+	vmcs.val[VMCS_GUEST_INTERRUPTIBILITY] = GUEST_INTR_NMI | GUEST_INTR_STI;
+	x = mkexit(VMX_EXIT_EPT_VIOLATION, 0, 0);
+	x.idt_info = INTR_INFO_VALID | INTR_TYPE_NMI << 8 | 2;
+	vmx_exit_fixup(&io, &x);
+	assert_int_equal(vmcs.val[VMCS_ENTRY_INTR_INFO], 0x80000202);
+	assert_int_equal(vmcs.val[VMCS_GUEST_INTERRUPTIBILITY], GUEST_INTR_STI);
+	/* any other event leaves NMI blocking as it was */
+	vmcs.val[VMCS_GUEST_INTERRUPTIBILITY] = GUEST_INTR_NMI;
+	x.idt_info = INTR_INFO_VALID | INTR_TYPE_EXT_INT << 8 | 0x30;
+	vmx_exit_fixup(&io, &x);
+	assert_int_equal(vmcs.val[VMCS_GUEST_INTERRUPTIBILITY], GUEST_INTR_NMI);
 }
 
 /* PML full: the log was drained on the way out; the core just resumes,
@@ -619,6 +633,35 @@ static void test_cr0_pae_pdptes(void **state)
 	assert_int_equal(vmx_cr_access(&env, qual_mov_to(0, GPR_RBX)), VMX_CR_GP);
 }
 
+/* A state written whole (an arrival): PAE paging outside long mode gets
+ * its PDPTEs from CR3, long mode and 32-bit paging none; bad ones load as
+ * not present. */
+static void test_state_load_pdptes(void **state)
+{
+	uint64_t pdpte[4] = { 0x3001, 0, 0x5001, 0x6001 };
+
+	(void)state;
+	guest_32bit(CR0_PG | CR0_PE, CR4_PAE, 0);
+	vmcs.val[VMCS_GUEST_CR3] = 0x2020;
+	memcpy(guest_mem + 0x2020, pdpte, sizeof(pdpte));
+	vmx_cr_load_pdptes(&env);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(vmcs.val[VMCS_GUEST_PDPTE0 + 2 * i], pdpte[i]);
+	/* a reserved bit, or memory that cannot be read: none present */
+	pdpte[1] = 0x4001 | 1ull << 60;
+	memcpy(guest_mem + 0x2020, pdpte, sizeof(pdpte));
+	vmx_cr_load_pdptes(&env);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(vmcs.val[VMCS_GUEST_PDPTE0 + 2 * i], 0);
+	/* long mode and 32-bit paging leave the fields alone */
+	vmcs.val[VMCS_GUEST_PDPTE0] = 0x77;
+	guest_32bit(CR0_PG | CR0_PE, CR4_PAE, EFER_LME | EFER_LMA);
+	vmx_cr_load_pdptes(&env);
+	guest_32bit(CR0_PG | CR0_PE, 0, 0);
+	vmx_cr_load_pdptes(&env);
+	assert_int_equal(vmcs.val[VMCS_GUEST_PDPTE0], 0x77);
+}
+
 static void test_cr4(void **state)
 {
 	(void)state;
@@ -717,6 +760,7 @@ int main(void)
 		cmocka_unit_test_setup(test_cr0_refusals, setup),
 		cmocka_unit_test_setup(test_cr0_leave_long_mode_from_compat, setup),
 		cmocka_unit_test_setup(test_cr0_pae_pdptes, setup),
+		cmocka_unit_test_setup(test_state_load_pdptes, setup),
 		cmocka_unit_test_setup(test_cr4, setup),
 		cmocka_unit_test_setup(test_cr3_and_cr8, setup),
 		cmocka_unit_test_setup(test_clts_lmsw, setup),

@@ -234,6 +234,32 @@ static void test_round_trip_real_mode(void **state)
 	assert_int_equal(vmcs.val[VMCS_ENTRY_INTR_INFO], INTR_INFO_VALID | 2 << 8 | 2);
 }
 
+/* An NMI cut short, with the blocking its delivery had set (what an exit
+ * during its delivery records): written without the blocking, or the
+ * entry that injects it fails; other blocking bits stay. */
+static void test_pending_nmi_unblocked(void **state)
+{
+	struct cpu_state s;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	s.rip = 0xfff0; s.rflags = 0x202; s.cr0 = CR0_ET;
+	s.cs = mkseg(0xf000, 0x9b, 0xffff, 0xffff0000);
+	s.ds = s.es = s.fs = s.gs = s.ss = mkseg(0, 0x93, 0xffff, 0);
+	s.tr = mkseg(0, 0x8b, 0xffff, 0);
+	s.ldtr = mkseg(0, 0x82, 0xffff, 0);
+	s.gdtr.limit = 0xffff; s.idtr.limit = 0x3ff;
+	s.interruptibility = INTR_NMI_BLOCKED | INTR_SHADOW_STI;
+	s.pending = (struct event){ .valid = true, .type = EVENT_NMI, .vector = 2 };
+	vmx_state_write(&io, &cfg, &soft, &s);
+	assert_int_equal(vmcs.val[VMCS_GUEST_INTERRUPTIBILITY], GUEST_INTR_STI);
+	assert_int_equal(vmcs.val[VMCS_ENTRY_INTR_INFO], INTR_INFO_VALID | 2 << 8 | 2);
+	/* blocking with another event, or none, is kept */
+	s.pending = (struct event){ .valid = true, .type = EVENT_EXTINT, .vector = 0x30 };
+	vmx_state_write(&io, &cfg, &soft, &s);
+	assert_int_equal(vmcs.val[VMCS_GUEST_INTERRUPTIBILITY], GUEST_INTR_STI | GUEST_INTR_NMI);
+}
+
 /* The event queue seen from get_state. */
 static void test_pending_read(void **state)
 {
@@ -450,6 +476,7 @@ int main(void)
 		cmocka_unit_test(test_attr_bits_move),
 		cmocka_unit_test(test_attr_exhaustive),
 		cmocka_unit_test_setup(test_round_trip_long_mode, setup),
+		cmocka_unit_test_setup(test_pending_nmi_unblocked, setup),
 		cmocka_unit_test_setup(test_round_trip_protected_32, setup),
 		cmocka_unit_test_setup(test_round_trip_real_mode, setup),
 		cmocka_unit_test_setup(test_pending_read, setup),

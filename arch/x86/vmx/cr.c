@@ -70,6 +70,19 @@ static void pdptes_write(const struct vmcs_io *io, const uint64_t pdpte[4])
 		vmcs_wr(io, VMCS_GUEST_PDPTE0 + 2 * i, pdpte[i]);
 }
 
+void vmx_cr_load_pdptes(const struct vmx_cr_env *env)
+{
+	struct cr_state st;
+	uint64_t pdpte[4] = { 0 };
+
+	cr_state_read(env, &st);
+	if (!pae_legacy(st.cr0, st.cr4, st.efer))
+		return;
+	if (!pdptes_read(env, vmcs_rd(env->io, VMCS_GUEST_CR3), pdpte))
+		memset(pdpte, 0, sizeof(pdpte));
+	pdptes_write(env->io, pdpte);
+}
+
 static void cr_commit(const struct vmcs_io *io, uint32_t real_field, uint32_t shadow_field,
 		      uint64_t view, uint64_t must1, uint64_t must0)
 {

@@ -333,6 +333,12 @@ static void requeue_event(const struct vmcs_io *io, const struct vmx_exit_info *
 	if (type == INTR_TYPE_SOFT_INT || type == INTR_TYPE_PRIV_SOFT_EXC ||
 	    type == INTR_TYPE_SOFT_EXC)
 		vmcs_wr(io, VMCS_ENTRY_INSN_LEN, x->insn_len);
+	/* An NMI cut short left blocking by NMI set; an entry that injects an
+	 * NMI must find it clear (SDM "Checks on Guest Non-Register State"),
+	 * and the delivery sets it again. */
+	if (type == INTR_TYPE_NMI)
+		vmcs_wr(io, VMCS_GUEST_INTERRUPTIBILITY,
+			vmcs_rd(io, VMCS_GUEST_INTERRUPTIBILITY) & ~GUEST_INTR_NMI);
 }
 
 /* A fault in an IRET that had unblocked NMIs: the IRET runs again, so NMI

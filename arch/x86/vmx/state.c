@@ -290,7 +290,10 @@ void vmx_state_write(const struct vmcs_io *io, const struct vmx_config *cfg,
 		seg_write(io, i, (const struct seg *)((const char *)s + seg_offsets[i]));
 	tables_write(io, s);
 	msrs_write(io, soft, s);
-	intr_write(io, s->interruptibility, rflags);
+	/* an NMI whose delivery was cut short comes with its blocking, which
+	 * the entry that injects it must not have (its delivery sets it) */
+	intr_write(io, s->pending.valid && s->pending.type == EVENT_NMI ?
+		       s->interruptibility & ~INTR_NMI_BLOCKED : s->interruptibility, rflags);
 	vmx_event_write(io, &s->pending);
 	soft->flush_vpid = true;
 }

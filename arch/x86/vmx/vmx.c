@@ -306,14 +306,27 @@ static void vmx_get_state(struct vmm_vcpu *v, struct cpu_state *s)
 	s->xcr0 = v->xcr0;
 }
 
+static int read_gpa(void *ctx, uint64_t gpa, void *buf, size_t len)
+{
+	struct vmm_vm *vm = ctx;
+
+	return vm->read_gpa(vm, gpa, buf, len);
+}
+
 static void vmx_set_state(struct vmm_vcpu *v, const struct cpu_state *s)
 {
 	struct vmx_vcpu *vx = v->arch;
 	struct vmcs_use u;
 
+	struct vmx_cr_env env = {
+		.io = io, .cfg = &vmx_cfg, .soft = &vx->soft, .gpr = v->gpr,
+		.read_gpa = read_gpa, .gpa_ctx = v->vm,
+	};
+
 	if (vmcs_begin(vx, &u)) {
 		vmx_regs_drop(vx);
 		vmx_state_write(io, &vmx_cfg, &vx->soft, s);
+		vmx_cr_load_pdptes(&env);
 		vmcs_end(vx, &u);
 	}
 	memcpy(v->gpr, s->gpr, sizeof(v->gpr));
@@ -508,13 +521,6 @@ static void entry_error(struct vmx_vcpu *vx, int rc, struct vm_exit *e)
 	exit_in_words(e, EXIT_INVALID, err, vx->what);
 	vx->failed = true;
 	pr_err("vmx: vCPU %u of %s: %s", vx->v->id, vx->v->vm->name, vx->what);
-}
-
-static int read_gpa(void *ctx, uint64_t gpa, void *buf, size_t len)
-{
-	struct vmm_vm *vm = ctx;
-
-	return vm->read_gpa(vm, gpa, buf, len);
 }
 
 static void cr_exit(struct vmx_vcpu *vx, const struct vmx_exit_info *x, struct vm_exit *e)

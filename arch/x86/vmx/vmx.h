@@ -173,6 +173,11 @@ struct vmx_cr_env {
 };
 enum vmx_cr_result { VMX_CR_DONE, VMX_CR_GP, VMX_CR_UNHANDLED };
 enum vmx_cr_result vmx_cr_access(const struct vmx_cr_env *env, uint64_t qual);
+/* After the whole state was written (a restore, an arrival): in PAE paging
+ * outside long mode the entry takes the PDPTEs from the VMCS (with EPT),
+ * so they are read from CR3 as MOV CR3 would read them; unreadable or
+ * with reserved bits set, none is present (the guest's own doing). */
+void vmx_cr_load_pdptes(const struct vmx_cr_env *env);
 
 /* caps.c: read this CPU's capability MSRs. */
 void vmx_caps_read(struct vmx_caps *caps);
