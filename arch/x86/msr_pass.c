@@ -6,8 +6,11 @@
  *  - KERNEL_GS_BASE, STAR, LSTAR, CSTAR, SFMASK: swapped by VMLOAD/VMSAVE
  *    on SVM (APM 15.5.2) and left in the CPU on VMX while the vCPU owns it
  *    (vmx/hw.c);
- *  - SYSENTER_CS/ESP/EIP: swapped by VMLOAD/VMSAVE too; VMX lets them exit
- *    to the core's allow-list, which reaches them through the state.
+ *  - SYSENTER_CS: swapped by VMLOAD/VMSAVE too; VMX lets it exit to the
+ *    core's allow-list, which reaches it through the state.
+ * SYSENTER_ESP/EIP exit on both: AMD CPUs keep only their low 32 bits, and
+ * the guest, told it runs on an Intel CPU, writes 64-bit addresses there
+ * (the SVM back end keeps them whole, as KVM does).
  */
 #include "arch/x86/msr_pass.h"
 
@@ -22,8 +25,6 @@ const struct msr_pass msr_pass_list[] = {
 	{ 0xc0000083, BOTH },		/* CSTAR */
 	{ 0xc0000084, BOTH },		/* SFMASK */
 	{ 0x174, MSR_PASS_SVM },	/* SYSENTER_CS */
-	{ 0x175, MSR_PASS_SVM },	/* SYSENTER_ESP */
-	{ 0x176, MSR_PASS_SVM },	/* SYSENTER_EIP */
 };
 
 const size_t msr_pass_count = sizeof(msr_pass_list) / sizeof(msr_pass_list[0]);

@@ -498,6 +498,78 @@ static void test_ud_intercept(void **state)
 	assert_int_equal(f->vmcb->ctl.event_inj, 6 | (3u << 8) | (1u << 31));
 }
 
+/* A 32-bit program under a 64-bit kernel (compatibility mode, CPL 3):
+ * GPA 0-2 MiB identity-mapped for user mode, beside mode_long64's map. */
+static void mode_compat_user(struct fix *f)
+{
+	uint64_t *pml4 = (uint64_t *)(f->mem + 0x1000);
+	uint64_t *pdpt = (uint64_t *)(f->mem + 0x4000);
+	uint64_t *pd = (uint64_t *)(f->mem + 0x5000);
+
+	mode_long64(f);
+	pml4[0] = 0x4000 | 0x7;
+	pdpt[0] = 0x5000 | 0x7;
+	pd[0] = 0x0 | 0x87;				/* 2 MiB page, P, RW, U */
+	f->vmcb->save.cs = (struct vmcb_seg){ 0x23, 0xcfb, 0xffffffff, 0 };	/* D, DPL 3 */
+	f->vmcb->save.ss = (struct vmcb_seg){ 0x2b, 0xcf3, 0xffffffff, 0 };
+	f->vmcb->save.cpl = 3;
+	f->vmcb->save.rflags = 0x10202;			/* IF, RF */
+	f->vmcb->save.rip = CODE_GPA;
+}
+
+/* SYSENTER in long mode: AMD's #UD, carried out as Intel's CPU would,
+ * from the whole 64-bit SYSENTER_ESP/EIP the back end keeps. */
+static void test_sysenter(void **state)
+{
+	struct fix *f = *state;
+	struct cpu_state s;
+
+	mode_compat_user(f);
+	code(f, CODE_GPA, "\x0f\x34", 2);
+	f->vmcb->save.sysenter_cs = 0x10;
+	f->sv.sysenter_esp = 0xfffffe0000001000ull;
+	f->sv.sysenter_eip = 0xffffffff81a01e40ull;
+	f->vmcb->save.sysenter_esp = 0x00001000;	/* what the CPU kept */
+	f->vmcb->save.sysenter_eip = 0x81a01e40;
+	f->v.gpr[GPR_RSP] = 0xffffd000;
+	run_exit(f, SVM_EXIT_EXC_BASE + 6, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_NONE);
+	assert_int_equal(f->vmcb->ctl.event_inj, 0);
+	assert_int_equal(f->vmcb->save.rip, 0xffffffff81a01e40ull);
+	assert_int_equal(f->v.gpr[GPR_RSP], 0xfffffe0000001000ull);
+	assert_int_equal(f->vmcb->save.rflags, 0x2);	/* IF and RF cleared */
+	assert_int_equal(f->vmcb->save.cpl, 0);
+	assert_int_equal(f->vmcb->save.cs.sel, 0x10);
+	assert_int_equal(f->vmcb->save.cs.attrib, 0xa9b);	/* 64-bit ring-0 code */
+	assert_int_equal(f->vmcb->save.ss.sel, 0x18);
+	assert_int_equal(f->vmcb->save.ss.attrib, 0xc93);
+	assert_int_equal(f->vmcb->save.ss.limit, 0xffffffff);
+	/* the state carries the whole values, not the CPU's halves */
+	svm_get_state(&f->v, &s);
+	assert_int_equal(s.sysenter_esp, 0xfffffe0000001000ull);
+	assert_int_equal(s.sysenter_eip, 0xffffffff81a01e40ull);
+	s.sysenter_eip = 0xffffffff81000000ull;
+	svm_set_state(&f->v, &s);
+	assert_int_equal(f->sv.sysenter_eip, 0xffffffff81000000ull);
+	/* SYSENTER_CS[15:2] zero: #GP(0), nothing else changes */
+	mode_compat_user(f);
+	f->vmcb->save.sysenter_cs = 0x3;
+	run_exit(f, SVM_EXIT_EXC_BASE + 6, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_NONE);
+	assert_int_equal(f->vmcb->ctl.event_inj, 13 | (3u << 8) | (1u << 11) | (1u << 31));
+	assert_int_equal(f->vmcb->save.rip, CODE_GPA);
+	assert_int_equal(f->vmcb->save.cpl, 3);
+	/* outside long mode the CPU runs SYSENTER itself: a #UD there is the
+	 * guest's (SYSEXIT is not emulated either) */
+	mode_prot32(f->vmcb);
+	run_exit(f, SVM_EXIT_EXC_BASE + 6, 0, 0);
+	assert_int_equal(f->vmcb->ctl.event_inj, 6 | (3u << 8) | (1u << 31));
+	mode_compat_user(f);
+	code(f, CODE_GPA, "\x0f\x35", 2);
+	run_exit(f, SVM_EXIT_EXC_BASE + 6, 0, 0);
+	assert_int_equal(f->vmcb->ctl.event_inj, 6 | (3u << 8) | (1u << 31));
+}
+
 /* MOV to CR4: the write as the CPU does it; #GP for bits the guest's
  * CPUID hides (VMXE, SMEP, ...) and for clearing PAE in long mode. */
 static void test_cr4_write(void **state)
@@ -588,6 +660,49 @@ static void test_exitintinfo_rearmed(void **state)
 	assert_int_equal(f->vmcb->ctl.event_inj, 0x41 | (1u << 31));
 }
 
+/* NMI blocking kept in software: from the NMI's injection until the
+ * first exit after its handler's IRET has retired (RIP moved off it). */
+static void test_nmi_blocking(void **state)
+{
+	struct fix *f = *state;
+	struct event nmi = { .valid = true, .type = EVENT_NMI, .vector = 2 };
+	struct cpu_state s;
+
+	svm_inject(&f->v, &nmi);
+	assert_true(f->vmcb->ctl.intercept1 & VMCB_I1_IRET);
+	svm_get_state(&f->v, &s);
+	assert_true(s.interruptibility & INTR_NMI_BLOCKED);
+	/* the handler runs and exits on the way (an I/O write, say) */
+	f->vmcb->save.rip = CODE_GPA + 0x40;
+	run_exit(f, SVM_EXIT_INTR, 0, 0);
+	svm_get_state(&f->v, &s);
+	assert_true(s.interruptibility & INTR_NMI_BLOCKED);
+	/* its IRET, intercepted before it runs: nothing to do, RIP stays */
+	f->vmcb->save.rip = CODE_GPA + 0x80;
+	run_exit(f, SVM_EXIT_IRET, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_NONE);
+	assert_int_equal(f->vmcb->save.rip, CODE_GPA + 0x80);
+	assert_false(f->vmcb->ctl.intercept1 & VMCB_I1_IRET);
+	svm_get_state(&f->v, &s);
+	assert_true(s.interruptibility & INTR_NMI_BLOCKED);
+	/* the IRET faults on its stack (a nested page fault): still blocked */
+	run_exit(f, SVM_EXIT_NPF, 0x100000006ull, 0x7000);
+	svm_get_state(&f->v, &s);
+	assert_true(s.interruptibility & INTR_NMI_BLOCKED);
+	/* it retired: the next exit is elsewhere, and NMIs may go in */
+	f->vmcb->save.rip = CODE_GPA + 0x10;
+	run_exit(f, SVM_EXIT_INTR, 0, 0);
+	svm_get_state(&f->v, &s);
+	assert_false(s.interruptibility & INTR_NMI_BLOCKED);
+	assert_false(f->vmcb->ctl.intercept1 & VMCB_I1_IRET);
+	/* an ordinary interrupt blocks nothing */
+	nmi.type = EVENT_EXTINT;
+	nmi.vector = 0x30;
+	svm_inject(&f->v, &nmi);
+	svm_get_state(&f->v, &s);
+	assert_false(s.interruptibility & INTR_NMI_BLOCKED);
+}
+
 static void test_exitintinfo_not_rearmed(void **state)
 {
 	struct fix *f = *state;
@@ -673,8 +788,8 @@ int main(void)
 		T(test_long_mode_paged), T(test_ioio_fields), T(test_ioio_hostile),
 		T(test_npf_bits), T(test_simple_codes), T(test_vmrun_failed),
 		T(test_invd_wbinvd_nop), T(test_icebp), T(test_monitor_mwait_ud),
-		T(test_reflect_db_ac), T(test_ud_intercept), T(test_cr4_write),
-		T(test_exitintinfo_rearmed),
+		T(test_reflect_db_ac), T(test_ud_intercept), T(test_sysenter), T(test_cr4_write),
+		T(test_exitintinfo_rearmed), T(test_nmi_blocking),
 		T(test_exitintinfo_not_rearmed), cmocka_unit_test(test_names), T(test_random),
 	};
 #undef T

@@ -134,7 +134,7 @@ static void test_iopm_all_ports(void **state)
 
 static const uint32_t passthrough[] = {
 	0xc0000100, 0xc0000101, 0xc0000102, 0xc0000081, 0xc0000082, 0xc0000083,
-	0xc0000084, 0x174, 0x175, 0x176,
+	0xc0000084, 0x174,
 };
 
 static void test_msrpm_passthrough(void **state)
@@ -151,7 +151,8 @@ static void test_msrpm_passthrough(void **state)
 	assert_int_equal(m[0x840], 0xc0);	/* C000_0100h-102h open, 103h (TSC_AUX) not */
 	assert_int_equal(m[0x820], 0x03);	/* C000_0080h (EFER) exits, 81h-83h open */
 	assert_int_equal(m[0x821], 0xfc);	/* C000_0084h (SFMASK) open */
-	assert_int_equal(m[0x5d], 0xc0);	/* 174h-176h open, 177h not */
+	assert_int_equal(m[0x5d], 0xfc);	/* 174h open; 175h-176h exit (AMD keeps
+						 * 32 bits of SYSENTER_ESP/EIP), 177h too */
 	assert_int_equal(m[0x1000], 0xff);	/* C001_0000h.. all exit */
 	free(m);
 }
@@ -162,7 +163,7 @@ static void test_msrpm_intercepts_rest(void **state)
 	static const uint32_t must_exit[] = {
 		0xc0000080,		/* EFER: SVME must stay hidden */
 		0xc0000103,		/* TSC_AUX */
-		0x277, 0x10, 0x1b, 0x3a, 0x173, 0x177, 0x480,
+		0x277, 0x10, 0x1b, 0x3a, 0x173, 0x175, 0x176, 0x177, 0x480,
 		0xc0010114, 0xc0010117,	/* VM_CR, VM_HSAVE_PA */
 		0xc0000085, 0xc00000ff,
 		0x2000, 0xc0002000, 0xc0011fff, 0xc0012000, 0x40000000, 0xffffffff,
@@ -376,17 +377,26 @@ static void test_interruptibility(void **state)
 	s.interruptibility = INTR_SHADOW_MOV_SS | INTR_NMI_BLOCKED;
 	svm_set_state(&f->v, &s);
 	assert_int_equal(f->vmcb->ctl.int_state, VMCB_INT_SHADOW);
+	assert_true(f->vmcb->ctl.intercept1 & VMCB_I1_IRET);	/* NMI blocking: kept */
 	svm_get_state(&f->v, &s);
-	assert_int_equal(s.interruptibility, INTR_SHADOW_STI);	/* IF = 1 in full_state */
+	assert_int_equal(s.interruptibility, INTR_SHADOW_STI | INTR_NMI_BLOCKED);	/* IF = 1 */
 	s.rflags = 0x2;
+	s.interruptibility &= ~INTR_NMI_BLOCKED;
 	svm_set_state(&f->v, &s);
+	assert_false(f->vmcb->ctl.intercept1 & VMCB_I1_IRET);
 	svm_get_state(&f->v, &s);
 	assert_int_equal(s.interruptibility, INTR_SHADOW_MOV_SS);	/* IF = 0: not STI */
-	s.interruptibility = INTR_NMI_BLOCKED;			/* no VMCB bit: dropped */
+	s.interruptibility = INTR_NMI_BLOCKED;		/* no VMCB bit: kept in software */
 	svm_set_state(&f->v, &s);
 	assert_int_equal(f->vmcb->ctl.int_state, 0);
 	svm_get_state(&f->v, &s);
-	assert_int_equal(s.interruptibility, 0);
+	assert_int_equal(s.interruptibility, INTR_NMI_BLOCKED);
+	/* a pending NMI blocks as its delivery will */
+	s.interruptibility = 0;
+	s.pending = (struct event){ true, EVENT_NMI, 2, false, 0 };
+	svm_set_state(&f->v, &s);
+	svm_get_state(&f->v, &s);
+	assert_int_equal(s.interruptibility, INTR_NMI_BLOCKED);
 }
 
 static void test_pending_events(void **state)

@@ -20,6 +20,10 @@
 #define CR4_PSE		(1ull << 4)
 #define CR4_TLB_BITS	(CR4_PSE | CR4_PAE | CR4_PGE)	/* the ones a guest may change */
 #define ANY_MODRM	(-1)
+#define RFLAGS_RF	(1ull << 16)
+#define RFLAGS_VM	(1ull << 17)
+#define SEG_CODE64	0xa9b	/* G L P S, type 11: execute/read, accessed */
+#define SEG_DATA32	0xc93	/* G B P S, type 3: read/write, accessed */
 
 /* The instruction an exit is about: map, opcode and (if fixed) ModRM. */
 struct insn_sig {
@@ -348,21 +352,54 @@ static void ex_ud(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_
 	exit->code = EXIT_NONE;
 }
 
+/*
+ * SYSENTER in long mode, which AMD CPUs refuse with #UD and Intel's carry
+ * out (SDM Vol. 2B "SYSENTER"): the guest's CPUID says GenuineIntel, so a
+ * 64-bit Linux enters its kernel from 32-bit programs with it.  Done as
+ * Intel's CPU does in IA-32e mode: #GP(0) for a null SYSENTER_CS; else
+ * VM, IF and RF clear, RSP and RIP from the whole SYSENTER_ESP/EIP, CS a
+ * flat 64-bit ring-0 code segment at SYSENTER_CS & ~3 and SS flat data
+ * at CS + 8.  (SYSEXIT, which Linux does not use in long mode, stays #UD.)
+ */
+static void sysenter(struct vmm_vcpu *v)
+{
+	struct svm_vcpu *sv = svm_vcpu_of(v);
+	struct vmcb *vmcb = sv->vmcb;
+	uint16_t cs = (uint16_t)(vmcb->save.sysenter_cs & 0xfffc);
+
+	if (!cs) {
+		inject_exc(vmcb, X86_VEC_GP, true, 0);
+		return;
+	}
+	vmcb->save.rflags &= ~(RFLAGS_VM | RFLAGS_IF | RFLAGS_RF);
+	v->gpr[GPR_RSP] = sv->sysenter_esp;
+	vmcb->save.rip = sv->sysenter_eip;
+	vmcb->save.cs = (struct vmcb_seg){ cs, SEG_CODE64, 0xffffffff, 0 };
+	vmcb->save.ss = (struct vmcb_seg){ (uint16_t)(cs + 8), SEG_DATA32, 0xffffffff, 0 };
+	vmcb->save.cpl = 0;
+	vmcb->ctl.int_state &= ~VMCB_INT_SHADOW;
+}
+
 /* #UD: VMCALL, Intel's hypercall, is ferry's hypercall here too (the core
- * steps over it as over VMMCALL); any other #UD, or one whose instruction
- * cannot be read back, goes to the guest unchanged. */
+ * steps over it as over VMMCALL); SYSENTER in long mode is carried out as
+ * on Intel (above); any other #UD, or one whose instruction cannot be read
+ * back, goes to the guest unchanged. */
 static void ex_ud_intercept(struct vmm_vcpu *v, const struct svm_exit_env *env,
 			    struct vm_exit *exit)
 {
-	struct gwalk_env g;
-	struct x86_guest_rip r;
-	int len;
+	const struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
+	struct x86_insn insn;
+	int len = decode_at_rip(vmcb, env, &insn);
 
-	guest_at_rip(svm_vcpu_of(v)->vmcb, env, &g, &r);
-	len = x86_ud_hypercall(&g, &r, X86_DF_AMD);
-	if (len > 0) {
+	if (len > 0 && x86_insn_hypercall(&insn) != X86_HC_NONE) {
 		exit->code = EXIT_HYPERCALL;
 		exit->inst_len = (uint8_t)len;
+		return;
+	}
+	if (len > 0 && insn.map == X86_MAP_0F && insn.opcode == 0x34 &&
+	    insn.vex_kind == X86_VEX_NONE && (vmcb->save.efer & EFER_LMA)) {
+		sysenter(v);
+		exit->code = EXIT_NONE;
 		return;
 	}
 	ex_ud(v, env, exit);
@@ -414,6 +451,19 @@ static void ex_reflect(struct vmm_vcpu *v, const struct svm_exit_env *env, struc
 	exit->code = EXIT_NONE;
 }
 
+/* The guest's IRET, about to run, ends its NMI handler (svm_nmi_block):
+ * noted, and it runs without the intercept. */
+static void ex_iret(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	struct svm_vcpu *sv = svm_vcpu_of(v);
+
+	(void)env;
+	sv->vmcb->ctl.intercept1 &= ~VMCB_I1_IRET;
+	sv->iret_seen = true;
+	sv->iret_rip = sv->vmcb->save.rip;
+	exit->code = EXIT_NONE;
+}
+
 static void ex_invalid(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	const struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
@@ -444,7 +494,7 @@ static const struct svm_exit_kind kinds[SVM_EXIT_NPF + 1] = {
 	[SVM_EXIT_VINTR] = { ex_window, "SVM exit 064h: virtual interrupt" },
 	[SVM_EXIT_RDTSC] = { ex_rdtsc, "SVM exit 06Eh: RDTSC" },
 	[SVM_EXIT_CPUID] = { ex_cpuid, "SVM exit 072h: CPUID" },
-	[SVM_EXIT_IRET] = { NULL, "SVM exit 074h: IRET" },
+	[SVM_EXIT_IRET] = { ex_iret, "SVM exit 074h: IRET" },
 	[SVM_EXIT_INVD] = { ex_nop, "SVM exit 076h: INVD" },
 	[SVM_EXIT_PAUSE] = { ex_pause, "SVM exit 077h: PAUSE" },
 	[SVM_EXIT_HLT] = { ex_hlt, "SVM exit 078h: HLT" },
@@ -496,11 +546,14 @@ const char *svm_exit_name(uint64_t code)
 
 void svm_handle_exit(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
-	struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
+	struct svm_vcpu *sv = svm_vcpu_of(v);
+	struct vmcb *vmcb = sv->vmcb;
 	const struct svm_exit_kind *k = exit_kind(vmcb->ctl.exit_code);
 
 	memset(exit, 0, sizeof(*exit));
 	exit->rip = vmcb->save.rip;
+	if (sv->iret_seen && vmcb->save.rip != sv->iret_rip)
+		svm_nmi_block(sv, false);	/* the NMI handler's IRET retired */
 	rearm_event(vmcb);
 	if (k && k->fn)
 		k->fn(v, env, exit);

@@ -104,7 +104,8 @@ static void segs_from_vmcb(const struct vmcb_save *v, struct cpu_state *s)
 		s->tr.attr |= SEG_TYPE_TSS_BUSY;
 }
 
-static void msrs_to_vmcb(const struct cpu_state *s, struct vmcb_save *v)
+/* SYSENTER_ESP/EIP from sv: VMSAVE stores what the CPU kept, 32 bits. */
+static void msrs_to_vmcb(const struct cpu_state *s, struct vmcb_save *v, struct svm_vcpu *sv)
 {
 	v->star = s->star;
 	v->lstar = s->lstar;
@@ -114,10 +115,13 @@ static void msrs_to_vmcb(const struct cpu_state *s, struct vmcb_save *v)
 	v->sysenter_cs = s->sysenter_cs;
 	v->sysenter_esp = s->sysenter_esp;
 	v->sysenter_eip = s->sysenter_eip;
+	sv->sysenter_esp = s->sysenter_esp;
+	sv->sysenter_eip = s->sysenter_eip;
 	v->g_pat = s->pat;
 }
 
-static void msrs_from_vmcb(const struct vmcb_save *v, struct cpu_state *s)
+static void msrs_from_vmcb(const struct vmcb_save *v, const struct svm_vcpu *sv,
+			   struct cpu_state *s)
 {
 	s->star = v->star;
 	s->lstar = v->lstar;
@@ -125,8 +129,8 @@ static void msrs_from_vmcb(const struct vmcb_save *v, struct cpu_state *s)
 	s->sfmask = v->sfmask;
 	s->kernel_gs_base = v->kernel_gs_base;
 	s->sysenter_cs = v->sysenter_cs;
-	s->sysenter_esp = v->sysenter_esp;
-	s->sysenter_eip = v->sysenter_eip;
+	s->sysenter_esp = sv->sysenter_esp;
+	s->sysenter_eip = sv->sysenter_eip;
 	s->pat = v->g_pat;
 }
 
@@ -163,16 +167,16 @@ void svm_get_state(struct vmm_vcpu *v, struct cpu_state *s)
 	s->dr6 = vs->dr6;
 	s->dr7 = vs->dr7;
 	segs_from_vmcb(vs, s);
-	msrs_from_vmcb(vs, s);
+	msrs_from_vmcb(vs, sv, s);
 	s->mtrr_def_type = sv->mtrr_def_type;
 	s->misc_enable = sv->misc_enable;
-	s->interruptibility = intr_from_vmcb(vmcb);
+	s->interruptibility = intr_from_vmcb(vmcb) | (sv->nmi_blocked ? INTR_NMI_BLOCKED : 0);
 	svm_event_decode(vmcb->ctl.event_inj, &s->pending);
 }
 
 /*
- * INTR_NMI_BLOCKED has no VMCB bit on CPUs without vNMI and is dropped.
- * s->pending is read as svm_event_encode() says (an event that cannot be
+ * INTR_NMI_BLOCKED is kept by svm_nmi_block (no VMCB bit without vNMI),
+ * and set for a pending NMI, whose delivery blocks.  s->pending is read as svm_event_encode() says (an event that cannot be
  * injected is dropped: it would make VMRUN fail).  RFLAGS, DR6 and DR7 lose
  * reserved bits that VMRUN refuses.
  */
@@ -199,12 +203,14 @@ void svm_set_state(struct vmm_vcpu *v, const struct cpu_state *s)
 	vs->dr6 = s->dr6 & 0xffffffffull;	/* bits 63:32 make VMRUN fail */
 	vs->dr7 = s->dr7 & 0xffffffffull;
 	segs_to_vmcb(s, vs);
-	msrs_to_vmcb(s, vs);
+	msrs_to_vmcb(s, vs, sv);
 	sv->mtrr_def_type = s->mtrr_def_type;
 	sv->misc_enable = s->misc_enable;
 	vmcb->ctl.int_state = (s->interruptibility & (INTR_SHADOW_STI | INTR_SHADOW_MOV_SS))
 			      ? VMCB_INT_SHADOW : 0;
 	vmcb->ctl.event_inj = svm_event_encode(&s->pending, s->cr0 & CR0_PE);
+	svm_nmi_block(sv, (s->interruptibility & INTR_NMI_BLOCKED) ||
+			  (s->pending.valid && s->pending.type == EVENT_NMI));
 }
 
 static void reset_seg(struct seg *s, uint16_t attr)

@@ -91,6 +91,11 @@ struct svm_vcpu {
 	uint64_t mtrr_def_type;	/* (v) core-emulated MSRs, kept for get_state */
 	uint64_t misc_enable;	/* (v) */
 	bool want_window;	/* (v) interrupt-window request (V_IRQ trick) */
+	bool nmi_blocked;	/* (v) in the guest's NMI handler (svm_nmi_block) */
+	bool iret_seen;		/* (v) its IRET was intercepted, at iret_rip */
+	uint64_t iret_rip;	/* (v) */
+	uint64_t sysenter_esp;	/* (v) the guest's whole SYSENTER_ESP/EIP: the */
+	uint64_t sysenter_eip;	/* CPU keeps 32 bits of each (they always exit) */
 };
 
 static inline struct svm_vcpu *svm_vcpu_of(const struct vmm_vcpu *v)
@@ -129,6 +134,14 @@ void svm_event_decode(uint64_t f, struct event *e);
 void svm_inject(struct vmm_vcpu *v, const struct event *e);
 bool svm_intr_allowed(struct vmm_vcpu *v);
 void svm_want_intr_window(struct vmm_vcpu *v, bool on);
+/*
+ * NMI blocking, which the VMCB has no bit for without vNMI (KVM's way):
+ * from the injection of an NMI the guest blocks NMIs until its IRET
+ * retires.  The IRET intercept fires before the IRET runs; blocking ends
+ * at the first exit after RIP has moved off it (svm_handle_exit), so an
+ * IRET that faults keeps it.  On: the IRET intercept is set.
+ */
+void svm_nmi_block(struct svm_vcpu *sv, bool on);
 void svm_skip_insn(struct vmm_vcpu *v, uint8_t len);
 void svm_set_tsc(struct vmm_vcpu *v, uint64_t offset, uint64_t mult);
 

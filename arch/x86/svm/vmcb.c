@@ -193,6 +193,18 @@ void svm_inject(struct vmm_vcpu *v, const struct event *e)
 		return;
 	}
 	vmcb->ctl.event_inj = f;
+	if (e->type == EVENT_NMI)
+		svm_nmi_block(svm_vcpu_of(v), true);
+}
+
+void svm_nmi_block(struct svm_vcpu *sv, bool on)
+{
+	sv->nmi_blocked = on;
+	sv->iret_seen = false;
+	if (on)
+		sv->vmcb->ctl.intercept1 |= VMCB_I1_IRET;
+	else
+		sv->vmcb->ctl.intercept1 &= ~VMCB_I1_IRET;
 }
 
 bool svm_intr_allowed(struct vmm_vcpu *v)

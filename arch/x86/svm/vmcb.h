@@ -173,6 +173,7 @@ _Static_assert(sizeof(struct vmcb) == 4096, "VMCB size");
 #define VMCB_I1_VINTR		(1u << 4)
 #define VMCB_I1_RDTSC		(1u << 14)
 #define VMCB_I1_CPUID		(1u << 18)
+#define VMCB_I1_IRET		(1u << 20)
 #define VMCB_I1_INVD		(1u << 22)
 #define VMCB_I1_PAUSE		(1u << 23)
 #define VMCB_I1_HLT		(1u << 24)
