@@ -312,13 +312,23 @@ static enum exit_action do_hypercall(struct vcpu *v, struct vm_exit *e)
 	return EXIT_RESUME;
 }
 
+/* XSETBV as the CPU does it (SDM Vol. 2D): #UD without CR4.OSXSAVE and
+ * #GP(0) outside ring 0 (which the CPU checks before it exits, but an
+ * intercept that outranked them would let the guest's user mode set
+ * XCR0), #GP(0) for another XCR or a value the CPU refuses. */
 static enum exit_action do_xsetbv(struct vcpu *v, struct vm_exit *e)
 {
 	uint64_t val = (v->hw.gpr[GPR_RDX] << 32) | (uint32_t)v->hw.gpr[GPR_RAX];
 	uint64_t host = fpu_host_xcr0();
+	struct cpu_state s;
 
-	if ((uint32_t)v->hw.gpr[GPR_RCX] != 0 || !(val & 1) || (val & ~(XCR0_GUEST_OK & host)) ||
-	    ((val & 4) && !(val & 2))) {
+	vmm->get_state(&v->hw, &s);
+	if (!(s.cr4 & CR4_OSXSAVE)) {
+		inject_exception(v, 6, false, 0);
+		return EXIT_RESUME;
+	}
+	if (((s.ss.attr >> 5) & 3) != 0 || (uint32_t)v->hw.gpr[GPR_RCX] != 0 || !(val & 1) ||
+	    (val & ~(XCR0_GUEST_OK & host)) || ((val & 4) && !(val & 2))) {
 		inject_exception(v, 13, true, 0);
 		return EXIT_RESUME;
 	}

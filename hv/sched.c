@@ -227,7 +227,10 @@ static void reap(struct runq *q)
 		}
 		policy->remove_vcpu(&v->se);
 		vcpu_take_request(v, VCPU_REQ_FPU_SYNC | VCPU_REQ_REMOVE);
-		vcpu_set_state(v, vcpu_state(v), VCPU_IDLE);
+		/* a halted vCPU stays halted wherever it goes next (pin, the
+		 * balancer, a migration's save): it waits for an interrupt */
+		if (vcpu_state(v) != VCPU_HALTED)
+			vcpu_set_state(v, vcpu_state(v), VCPU_IDLE);
 		__atomic_store_n(&v->cpu, -1, __ATOMIC_RELEASE);
 	}
 	spin_unlock(&q->lock);

@@ -2,7 +2,7 @@
 /*
  * testguest mode "smp": start the application processors, run a worker on
  * every vCPU and exchange IPIs between them.
- *   smp [secs=S] [pingpong=N] [cpus=C] [spin=1] [x2apic=1]
+ *   smp [secs=S] [pingpong=N] [cpus=C] [spin=1] [x2apic=1] [reset=1]
  * The CPUs and their local APIC ids come from the ACPI MADT (what QEMU
  * gives: SeaBIOS's MP table lists one CPU under TCG), else from the MP
  * table (MP spec 1.4, 4: a floating pointer in the EBDA's first KiB, base
@@ -39,6 +39,9 @@
  * then `TG PASS smp`, or one `TG FAIL smp <reason>` a failure (an AP
  * that did not come up, did no work, a ping without answer, a broadcast
  * an AP missed: all bounded by timeouts), and power off.
+ * reset=1: once every AP is up (`TG smp reset`), every vCPU pulls the
+ * reset line at once (0xFE to the keyboard controller's port 0x64), and
+ * the guest comes back as it booted, to do it again: a reset storm.
  */
 #include "guest/testguest/apic.h"
 #include "guest/testguest/arch.h"
@@ -51,6 +54,8 @@
 #define VEC_PONG	0x2D
 #define VEC_BCAST	TG_IPI_VECTOR
 #define VEC_SPURIOUS	0x2F		/* low nibble 0xF, as P6 APICs need */
+#define KBD_CMD		0x64
+#define KBD_PULSE_RESET	0xFE
 #define BCASTS		8
 #define UP_TICKS	(5 * TG_HZ)	/* an AP has this long to come up */
 #define IPI_TICKS	TG_HZ		/* and to answer */
@@ -121,6 +126,18 @@ static volatile uint32_t starting;	/* the AP being started */
 static volatile uint32_t pongs;
 static bool spin;			/* wait by PAUSE, not HLT */
 static bool x2;				/* x2APIC mode, every vCPU */
+static volatile uint32_t reset_mode;	/* reset=1: the APs wait to reset */
+static volatile uint32_t reset_go;	/* every vCPU resets now */
+
+/* Every vCPU at once: the reset line, then nothing. */
+static void __attribute__((noreturn)) reset_together(void)
+{
+	while (!reset_go)
+		cpu_relax();
+	outb(KBD_CMD, KBD_PULSE_RESET);
+	for (;;)
+		cpu_relax();
+}
 static struct {
 	uint16_t limit;
 	uint32_t base;
@@ -401,6 +418,8 @@ void tg_smp_ap_main(void)
 	apic_enable(false);
 	c->id_reg = apic_id();
 	c->up = 1;
+	if (reset_mode)
+		reset_together();
 	sti();
 	while (!phase)
 		cpu_relax();
@@ -612,9 +631,15 @@ void mode_smp(void)
 		tg_poweroff();
 	}
 	tg_apic_handler = on_ipi;
+	reset_mode = tg_opt_u32("reset", 0);
 	for (uint32_t k = 0; k < ncpus; k++)
 		if (k != bsp)
 			start_ap(k, tpt);
+	if (reset_mode) {
+		tg_printf("TG smp reset\n");
+		reset_go = 1;
+		reset_together();
+	}
 	run_work(secs);
 	ping_all(rounds, tpt);
 	broadcast();
