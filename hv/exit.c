@@ -202,7 +202,16 @@ static bool all_halted_for_good(struct vcpu *v)
 static enum exit_action do_hlt(struct vcpu *v, struct vm_exit *e)
 {
 	vmm->skip_insn(&v->hw, e->inst_len);
-	v->halted_if = vmm->intr_allowed(&v->hw);
+	v->halted_if = vmm->intr_allowed(&v->hw);	/* past HLT: no shadow */
+	if (!v->halted_if) {
+		struct cpu_state s;
+
+		/* interrupts off, or an event goes in first: the single-step
+		 * #DB of a HLT run with TF, which wakes it at once */
+		vmm->get_state(&v->hw, &s);
+		if (s.pending.valid)
+			return EXIT_RESUME;
+	}
 	if (!v->halted_if)
 		__atomic_store_n(&v->halt_cli, true, __ATOMIC_SEQ_CST);
 	if (!v->halted_if && all_halted_for_good(v)) {

@@ -573,6 +573,23 @@ static void test_gpa_fault_stops_the_guest(void **state)
 			    "execution of guest-physical 0x40000000 outside its memory at rip 0x40000000");
 }
 
+/* HLT single-stepped (TF): the #DB that the step queued goes in, and the
+ * vCPU neither sleeps nor counts as powered off, interrupts off or not. */
+static void test_hlt_single_stepped(void **state)
+{
+	static const struct fake_step hlt[] = {
+		{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = -1 },
+	};
+
+	(void)state;
+	fake.state.pending = (struct event){ .valid = true, .type = EVENT_EXCEPTION,
+					     .vector = 1 };
+	assert_int_equal(run(hlt, 1), VCPU_RUNNABLE);
+	assert_int_equal(fake.runs, 2);			/* entered again at once */
+	assert_int_equal(vm->state, VM_RUNNING);
+	assert_false(v->halt_cli);
+}
+
 /* A reset by the keyboard controller reboots the guest from its own vCPU,
  * out of the device call; HLT with interrupts off on its only vCPU is a
  * power-off. */
@@ -765,7 +782,7 @@ int main(void)
 		T(test_string_io_stops_the_guest),
 		T(test_hlt_sleeps_and_an_interrupt_wakes),
 		T(test_console_bytes_wake_a_halted_guest),
-		T(test_hlt_with_interrupts_off),
+		T(test_hlt_with_interrupts_off), T(test_hlt_single_stepped),
 		T(test_hlt_with_an_interrupt_due_runs_on),
 		T(test_pending_vector_quiet_time),
 		T(test_interrupt_window),

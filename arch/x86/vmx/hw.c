@@ -179,7 +179,11 @@ static void serve_release(struct vmx_cpu *pc)
 	if (!vx)
 		return;
 	vmx_vmcs_release_local(vx);
-	__atomic_store_n(&pc->req, NULL, __ATOMIC_RELEASE);
+	/* only this request is answered: if its sender gave up meanwhile
+	 * (release_remote's timeout) and another CPU asked for another VMCS,
+	 * that one must stay asked */
+	__atomic_compare_exchange_n(&pc->req, &vx, NULL, false, __ATOMIC_ACQ_REL,
+				    __ATOMIC_ACQUIRE);
 }
 
 static void release_irq(struct trap_frame *tf)
