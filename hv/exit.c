@@ -34,6 +34,7 @@ static const char *const names[EXIT_COUNT] = {
 	[EXIT_VIRT_INSN] = "virt-insn", [EXIT_SHUTDOWN] = "shutdown",
 	[EXIT_INVALID] = "invalid-state", [EXIT_UNHANDLED] = "unhandled",
 	[EXIT_RDTSC] = "rdtsc", [EXIT_PAUSE] = "pause",
+	[EXIT_CR8] = "cr8",
 };
 
 const char *exit_name(enum exit_code c)
@@ -347,6 +348,21 @@ static enum exit_action do_xsetbv(struct vcpu *v, struct vm_exit *e)
 	return EXIT_RESUME;
 }
 
+/* MOV to/from CR8, which both back ends make exit: the local APIC's TPR,
+ * so that CR8, the TPR register and the interrupts let in agree.  #GP for
+ * a value above 15 (SDM Vol. 3A 10.8.6.1). */
+static enum exit_action do_cr8(struct vcpu *v, struct vm_exit *e)
+{
+	uint64_t *r = &v->hw.gpr[e->u.cr8.gpr & (GPR_COUNT - 1)];
+
+	if (vm_cr8(v, e->u.cr8.write, r)) {
+		inject_exception(v, 13, true, 0);
+		return EXIT_RESUME;
+	}
+	vmm->skip_insn(&v->hw, e->inst_len);
+	return EXIT_RESUME;
+}
+
 static enum exit_action do_virt_insn(struct vcpu *v, struct vm_exit *e)
 {
 	(void)e;
@@ -392,6 +408,7 @@ static const exit_fn table[EXIT_COUNT] = {
 	[EXIT_UNHANDLED] = do_unhandled,
 	[EXIT_RDTSC] = do_rdtsc,
 	[EXIT_PAUSE] = do_pause,
+	[EXIT_CR8] = do_cr8,
 };
 
 enum exit_action exit_handle(struct vcpu *v, struct vm_exit *e)

@@ -261,6 +261,21 @@ int vm_apic_msr(struct vcpu *v, uint32_t msr, bool write, uint64_t *val, uint64_
 	return rc;
 }
 
+int vm_cr8(struct vcpu *v, bool write, uint64_t *val)
+{
+	struct vm *vm = v->vm;
+	int rc;
+
+	spin_lock(&vm->dev_lock);
+	rc = vdev_cr8(vm->dev, v->hw.id, write, val);
+	if (write && rc == 0) {
+		unlock_and_wake(vm);
+		return 0;
+	}
+	spin_unlock(&vm->dev_lock);
+	return rc;
+}
+
 /*
  * Asked before every guest entry, so the common answer ("nothing") comes
  * without the lock: only timers (the PIT, the local APIC's) raise

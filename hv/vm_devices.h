@@ -31,6 +31,8 @@ bool vm_mmio(struct vcpu *v, uint64_t gpa, uint8_t size, bool write, uint32_t *v
 /* The local APIC's MSRs (APIC_BASE, TSC_DEADLINE, x2APIC): 0, -ENOENT for
  * another MSR, LAPIC_GP when the guest must get #GP. */
 int vm_apic_msr(struct vcpu *v, uint32_t msr, bool write, uint64_t *val, uint64_t guest_tsc);
+/* MOV to/from CR8: vdev_cr8 (a write may let a pending interrupt in). */
+int vm_cr8(struct vcpu *v, bool write, uint64_t *val);
 
 /* Interrupts for one vCPU: the vector it would take now (-1: none), take
  * it (-1 if it vanished), NMI/INIT/SIPI events, and when a halted one

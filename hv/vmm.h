@@ -69,6 +69,7 @@ enum exit_code {
 	EXIT_UNHANDLED,		/* a vendor exit the back end could not handle */
 	EXIT_RDTSC,		/* only while set_tsc scales without the CPU */
 	EXIT_PAUSE,		/* a PAUSE loop (VMX PLE, SVM pause filter): a spinning guest */
+	EXIT_CR8,		/* MOV to/from CR8: the local APIC's TPR[7:4] */
 	EXIT_COUNT
 };
 
@@ -92,6 +93,10 @@ struct vm_exit {
 			bool read, write, exec;
 			bool present;		/* the mapping exists (permission fault) */
 		} gpa_fault;
+		struct {
+			bool write;		/* MOV to CR8 (else from) */
+			uint8_t gpr;		/* enum gpr: its source or destination */
+		} cr8;
 		struct {
 			uint32_t reason;	/* vendor code, for the stop reason */
 			uint64_t info1, info2;

@@ -271,6 +271,16 @@ int vdev_wrmsr(struct vm_devices *d, unsigned int cpu, uint32_t msr, uint64_t va
 	return rc;
 }
 
+int vdev_cr8(struct vm_devices *d, unsigned int cpu, bool write, uint64_t *val)
+{
+	if (cpu >= d->nr_cpus)
+		return -EINVAL;
+	if (write)
+		return lapic_set_cr8(&d->lapic[cpu], *val);
+	*val = lapic_get_cr8(&d->lapic[cpu]);
+	return 0;
+}
+
 /* The vector vCPU cpu would take now and where it comes from. */
 static int pending(struct vm_devices *d, unsigned int cpu, uint64_t now, bool *from_pic)
 {

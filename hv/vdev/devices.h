@@ -188,6 +188,9 @@ int vdev_rdmsr(struct vm_devices *d, unsigned int cpu, uint32_t msr, uint64_t *v
 	       uint64_t now_ns);
 int vdev_wrmsr(struct vm_devices *d, unsigned int cpu, uint32_t msr, uint64_t val,
 	       uint64_t guest_tsc, uint64_t now_ns);
+/* CR8 of vCPU cpu, which is its local APIC's TPR[7:4] (SDM Vol. 3A
+ * 10.8.6.1): 0, or LAPIC_GP for a value above 15. */
+int vdev_cr8(struct vm_devices *d, unsigned int cpu, bool write, uint64_t *val);
 
 /* Deliver timer edges due by now_ns, then: the vector vCPU cpu would take
  * now (its local APIC's, else the 8259's if its LVT0 lets it through), or

@@ -570,6 +570,33 @@ static void test_sysenter(void **state)
 	assert_int_equal(f->vmcb->ctl.event_inj, 6 | (3u << 8) | (1u << 31));
 }
 
+/* MOV to/from CR8 go to the core with the register the instruction names. */
+static void test_cr8_to_core(void **state)
+{
+	struct fix *f = *state;
+
+	mode_long64(f);
+	code(f, CODE_GPA, "\x44\x0f\x22\xc3", 4);		/* mov %rbx,%cr8 */
+	run_exit(f, SVM_EXIT_WRITE_CR8, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_CR8);
+	assert_true(f->exit.u.cr8.write);
+	assert_int_equal(f->exit.u.cr8.gpr, GPR_RBX);
+	assert_int_equal(f->exit.inst_len, 4);
+	assert_int_equal(f->vmcb->save.rip, HIGH_LA + CODE_GPA);	/* the core skips */
+	code(f, CODE_GPA, "\x45\x0f\x20\xc1", 4);		/* mov %cr8,%r9 */
+	run_exit(f, SVM_EXIT_READ_CR8, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_CR8);
+	assert_false(f->exit.u.cr8.write);
+	assert_int_equal(f->exit.u.cr8.gpr, GPR_R9);
+	/* an instruction that is not what the exit says: named, not guessed */
+	code(f, CODE_GPA, "\x0f\x22\xe0", 3);			/* mov %eax,%cr4 */
+	run_exit(f, SVM_EXIT_WRITE_CR8, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_UNHANDLED);
+	code(f, CODE_GPA, "\x44\x0f\x22\xc3", 4);
+	run_exit(f, SVM_EXIT_READ_CR8, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_UNHANDLED);
+}
+
 /* MOV to CR4: the write as the CPU does it; #GP for bits the guest's
  * CPUID hides (VMXE, SMEP, ...) and for clearing PAE in long mode. */
 static void test_cr4_write(void **state)
@@ -788,7 +815,7 @@ int main(void)
 		T(test_long_mode_paged), T(test_ioio_fields), T(test_ioio_hostile),
 		T(test_npf_bits), T(test_simple_codes), T(test_vmrun_failed),
 		T(test_invd_wbinvd_nop), T(test_icebp), T(test_monitor_mwait_ud),
-		T(test_reflect_db_ac), T(test_ud_intercept), T(test_sysenter), T(test_cr4_write),
+		T(test_reflect_db_ac), T(test_ud_intercept), T(test_sysenter), T(test_cr8_to_core), T(test_cr4_write),
 		T(test_exitintinfo_rearmed), T(test_nmi_blocking),
 		T(test_exitintinfo_not_rearmed), cmocka_unit_test(test_names), T(test_random),
 	};

@@ -94,7 +94,8 @@ static void test_init_intercepts(void **state)
 	assert_false(i1 & VMCB_I1_VINTR);	/* only while a window is wanted */
 	assert_false(i1 & VMCB_I1_PAUSE);
 	assert_false(i1 & VMCB_I1_RDTSC);	/* only while the TSC is scaled */
-	assert_int_equal(raw32(f->vmcb, 0x000), 1u << (16 + 4));	/* CR4 writes only */
+	/* CR4 writes, CR8 reads and writes (the core's: the local APIC's TPR) */
+	assert_int_equal(raw32(f->vmcb, 0x000), 1u << (16 + 4) | 1u << 8 | 1u << (16 + 8));
 	assert_int_equal(raw32(f->vmcb, 0x004), 0);	/* no DR intercepts */
 	assert_int_equal(raw32(f->vmcb, 0x008), (1u << 1) | (1u << 6) | (1u << 17));	/* #DB #UD #AC */
 }
@@ -205,7 +206,7 @@ static void full_state(struct cpu_state *s)
 	s->cr2 = 0xffff8000deadb000ull;
 	s->cr3 = 0x12345000;
 	s->cr4 = 0x3406f0;
-	s->cr8 = 0xa;
+	s->cr8 = 0;	/* CR8 is the local APIC's TPR: never the back end's */
 	s->efer = EFER_SCE | EFER_LME | EFER_LMA | EFER_NXE;
 	s->xcr0 = 0x7;
 	s->dr0 = 0x1000; s->dr1 = 0x2000; s->dr2 = 0x3000; s->dr3 = 0x4000;
@@ -264,7 +265,7 @@ static void test_set_state_raw_vmcb(void **state)
 	assert_int_equal(raw64(f->vmcb, 0x400 + 0x240), s.cr2);
 	assert_int_equal(raw64(f->vmcb, 0x400 + 0x150), s.cr3);
 	assert_int_equal(raw64(f->vmcb, 0x400 + 0x148), s.cr4);
-	assert_int_equal(raw64(f->vmcb, 0x060) & 0xf, 0xa);		/* V_TPR = CR8 */
+	assert_int_equal(raw64(f->vmcb, 0x060) & 0xf, 0);		/* V_TPR unused */
 	assert_true(raw64(f->vmcb, 0x060) & (1ull << 24));		/* masking kept */
 	assert_int_equal(raw64(f->vmcb, 0x400 + 0x0d0), s.efer | EFER_SVME);
 	assert_int_equal(raw64(f->vmcb, 0x400 + 0x160), s.dr7);
@@ -634,7 +635,7 @@ static void test_random_states(void **state)
 			assert_true(f->vmcb->ctl.event_inj & VMCB_EVT_V);
 		svm_get_state(&f->v, &out);
 		assert_false(out.efer & EFER_SVME);
-		assert_int_equal(out.cr8, s.cr8 & 0xf);
+		assert_int_equal(out.cr8, 0);	/* the local APIC's TPR carries it */
 		assert_int_equal(out.rip, s.rip);
 		assert_memory_equal(out.gpr, s.gpr, sizeof(s.gpr));
 	}
@@ -649,7 +650,7 @@ static void test_random_vmcb(void **state)
 		fill_random(f->vmcb, sizeof(*f->vmcb));
 		svm_get_state(&f->v, &s);
 		assert_false(s.efer & EFER_SVME);
-		assert_true(s.cr8 <= 0xf);
+		assert_int_equal(s.cr8, 0);
 		assert_true(s.interruptibility == 0 || s.interruptibility == INTR_SHADOW_STI ||
 			    s.interruptibility == INTR_SHADOW_MOV_SS);
 		assert_int_equal((s.ss.attr >> 5) & 3, f->vmcb->save.cpl & 3);

@@ -573,6 +573,44 @@ static void test_gpa_fault_stops_the_guest(void **state)
 			    "execution of guest-physical 0x40000000 outside its memory at rip 0x40000000");
 }
 
+/* CR8 is the local APIC's TPR: a write through one is read through the
+ * other, a priority at or above an interrupt's class holds it back, and
+ * a value above 15 is #GP with nothing changed. */
+static void test_cr8_is_the_tpr(void **state)
+{
+	static const struct fake_step wr[] = {
+		{ .exit = { .code = EXIT_CR8, .inst_len = 4, .u.cr8 = { true, GPR_RBX } } },
+	};
+	static const struct fake_step rd[] = {
+		{ .exit = { .code = EXIT_CR8, .inst_len = 4, .u.cr8 = { false, GPR_R9 } } },
+	};
+	uint64_t base = 0xFEE00000 | 1u << 11 | 1u << 10 | 1u << 8, tpr = 0;
+	uint64_t icr = 0x45;			/* fixed IPI to itself, vector 0x45 */
+
+	(void)state;
+	assert_int_equal(vm_apic_msr(v, 0x1B, true, &base, 0), 0);	/* x2APIC */
+	v->hw.gpr[GPR_RBX] = 5;
+	run(wr, 1);
+	assert_int_equal(fake.nr_skipped, 1);
+	assert_int_equal(vm_apic_msr(v, 0x808, false, &tpr, 0), 0);	/* TPR */
+	assert_int_equal(tpr, 0x50);
+	assert_int_equal(vm_apic_msr(v, 0x830, true, &icr, 0), 0);
+	assert_int_equal(vm_pending_vector(v), -1);	/* class 4 under TPR 5 */
+	tpr = 0x30;
+	assert_int_equal(vm_apic_msr(v, 0x808, true, &tpr, 0), 0);
+	v->hw.gpr[GPR_R9] = ~0ull;
+	run(rd, 1);
+	assert_int_equal(v->hw.gpr[GPR_R9], 3);
+	assert_int_equal(vm_pending_vector(v), 0x45);
+	v->hw.gpr[GPR_RBX] = 16;
+	fake.nr_injected = 0;
+	run(wr, 1);
+	assert_int_equal(fake.nr_injected, 1);
+	assert_int_equal(fake.injected[0].vector, 13);
+	assert_int_equal(vm_apic_msr(v, 0x808, false, &tpr, 0), 0);
+	assert_int_equal(tpr, 0x30);
+}
+
 /* HLT single-stepped (TF): the #DB that the step queued goes in, and the
  * vCPU neither sleeps nor counts as powered off, interrupts off or not. */
 static void test_hlt_single_stepped(void **state)
@@ -782,7 +820,7 @@ int main(void)
 		T(test_string_io_stops_the_guest),
 		T(test_hlt_sleeps_and_an_interrupt_wakes),
 		T(test_console_bytes_wake_a_halted_guest),
-		T(test_hlt_with_interrupts_off), T(test_hlt_single_stepped),
+		T(test_hlt_with_interrupts_off), T(test_hlt_single_stepped), T(test_cr8_is_the_tpr),
 		T(test_hlt_with_an_interrupt_due_runs_on),
 		T(test_pending_vector_quiet_time),
 		T(test_interrupt_window),

@@ -44,6 +44,7 @@ static const struct insn_sig sig_icebp = { X86_MAP_ONE, 0xf1, ANY_MODRM };
 static const struct insn_sig sig_rdtsc = { X86_MAP_0F, 0x31, ANY_MODRM };
 static const struct insn_sig sig_pause = { X86_MAP_ONE, 0x90, ANY_MODRM };	/* F3 90 */
 static const struct insn_sig sig_mov_to_cr = { X86_MAP_0F, 0x22, ANY_MODRM };
+static const struct insn_sig sig_mov_from_cr = { X86_MAP_0F, 0x20, ANY_MODRM };
 
 /* ---- instruction length --------------------------------------------------------- */
 
@@ -464,6 +465,26 @@ static void ex_iret(struct vmm_vcpu *v, const struct svm_exit_env *env, struct v
 	exit->code = EXIT_NONE;
 }
 
+/* MOV to/from CR8 (REX.R MOV CRn): the core's, which keeps CR8 in the
+ * local APIC's TPR.  The register comes from the instruction. */
+static void ex_cr8(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	const struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
+	bool write = vmcb->ctl.exit_code == SVM_EXIT_WRITE_CR8;
+	struct x86_insn insn;
+	int len = decode_at_rip(vmcb, env, &insn);
+
+	if (len < 0 || !sig_matches(write ? &sig_mov_to_cr : &sig_mov_from_cr, &insn) ||
+	    insn.reg != 8) {
+		unhandled(exit, vmcb, "cannot decode the MOV CR8 at CS:RIP");
+		return;
+	}
+	exit->code = EXIT_CR8;
+	exit->inst_len = (uint8_t)len;
+	exit->u.cr8.write = write;
+	exit->u.cr8.gpr = insn.rm;
+}
+
 static void ex_invalid(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	const struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
@@ -483,7 +504,9 @@ struct svm_exit_kind {
 };
 
 static const struct svm_exit_kind kinds[SVM_EXIT_NPF + 1] = {
+	[SVM_EXIT_READ_CR8] = { ex_cr8, "SVM exit 008h: MOV from CR8" },
 	[SVM_EXIT_WRITE_CR4] = { ex_cr4_write, "SVM exit 014h: MOV to CR4" },
+	[SVM_EXIT_WRITE_CR8] = { ex_cr8, "SVM exit 018h: MOV to CR8" },
 	[SVM_EXIT_EXC_BASE + X86_VEC_DB] = { ex_reflect, "SVM exit 041h: #DB intercept" },
 	[SVM_EXIT_EXC_BASE + X86_VEC_UD] = { ex_ud_intercept, "SVM exit 046h: #UD intercept" },
 	[SVM_EXIT_EXC_BASE + X86_VEC_AC] = { ex_reflect, "SVM exit 051h: #AC intercept" },

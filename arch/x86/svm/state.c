@@ -157,7 +157,7 @@ void svm_get_state(struct vmm_vcpu *v, struct cpu_state *s)
 	s->cr2 = vs->cr2;
 	s->cr3 = vs->cr3;
 	s->cr4 = vs->cr4;
-	s->cr8 = vmcb->ctl.int_ctl & VMCB_V_TPR_MASK;
+	s->cr8 = 0;			/* the local APIC's TPR, in its snapshot */
 	s->efer = vs->efer & ~(uint64_t)EFER_SVME;	/* ferry's, not the guest's */
 	s->xcr0 = v->xcr0;
 	s->dr0 = sv->dr[0];
@@ -193,7 +193,6 @@ void svm_set_state(struct vmm_vcpu *v, const struct cpu_state *s)
 	vs->cr2 = s->cr2;
 	vs->cr3 = s->cr3;
 	vs->cr4 = s->cr4;
-	vmcb->ctl.int_ctl = (vmcb->ctl.int_ctl & ~VMCB_V_TPR_MASK) | (s->cr8 & VMCB_V_TPR_MASK);
 	vs->efer = s->efer | EFER_SVME;		/* VMRUN requires SVME */
 	v->xcr0 = s->xcr0;
 	sv->dr[0] = s->dr0;

@@ -46,8 +46,10 @@
  * MOV to CR4 is emulated (exit.c) so that the bits the guest's CPUID
  * hides are #GP whatever the host supports, as on VMX (and QEMU's TCG
  * would end the run with VMEXIT_INVALID for a reserved bit instead).
+ * MOV to and from CR8 go to the core, which keeps CR8 in the local APIC's
+ * TPR (V_TPR, which only masks virtual interrupts, is not used).
  */
-#define SVM_CR_ALWAYS VMCB_CR_WRITE(4)
+#define SVM_CR_ALWAYS (VMCB_CR_WRITE(4) | VMCB_CR_READ(8) | VMCB_CR_WRITE(8))
 
 /* @pre vmcb is a 4 KiB page; the maps and ncr3 are physical addresses. */
 void svm_vmcb_init(struct vmcb *vmcb, uint64_t iopm_pa, uint64_t msrpm_pa, uint64_t ncr3)

@@ -161,6 +161,7 @@ _Static_assert(sizeof(struct vmcb) == 4096, "VMCB size");
 
 /* intercept_cr: writes of CRn in bits 31:16. */
 #define VMCB_CR_WRITE(n)	(1u << (16 + (n)))
+#define VMCB_CR_READ(n)		(1u << (n))
 
 /* intercept_exc: one bit per vector. */
 #define VMCB_EXC(vec)		(1u << (vec))
@@ -254,7 +255,9 @@ _Static_assert(sizeof(struct vmcb) == 4096, "VMCB size");
 
 /* ---- exit codes (APM Appendix C, Table C-1) ----------------------------- */
 
+#define SVM_EXIT_READ_CR8	0x008	/* 000h + n: MOV from CRn */
 #define SVM_EXIT_WRITE_CR4	0x014	/* 010h + n: MOV to CRn */
+#define SVM_EXIT_WRITE_CR8	0x018
 #define SVM_EXIT_EXC_BASE	0x040	/* + vector, 040h-05Fh */
 #define SVM_EXIT_INTR		0x060
 #define SVM_EXIT_NMI		0x061

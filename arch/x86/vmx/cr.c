@@ -4,8 +4,8 @@
  * never sees them (Intel SDM Vol. 3C "Exit Qualification for Control-
  * Register Accesses", Table 27-3/28-3).  They happen when a guest write
  * touches a bit of the CR0/CR4 guest/host masks (the VMX fixed bits, e.g.
- * CR0.NE and CR4.VMXE), for MOV CR8 (CR8-load/store exiting: ferry keeps
- * a virtual TPR) and, on CPUs without true controls, for MOV CR3.  Each
+ * CR0.NE and CR4.VMXE) and, on CPUs without true controls, for MOV CR3
+ * (MOV CR8 exits too, and goes to the core: exit.c decode_cr8).  Each
  * write is carried out as the CPU would (Vol. 3A "MOV-Move to/from Control
  * Registers"): checks that #GP, EFER.LMA and the IA-32e mode control when
  * paging is switched, PDPTEs loaded for PAE paging outside long mode
@@ -189,12 +189,7 @@ static enum vmx_cr_result mov_to_cr(const struct vmx_cr_env *env, unsigned cr, u
 		return cr3_write(env, val);
 	case 4:
 		return cr4_write(env, val);
-	case 8:
-		if (val & ~0xfull)
-			return VMX_CR_GP;
-		env->soft->cr8 = val;
-		return VMX_CR_DONE;
-	default:
+	default:			/* CR8 is the core's (exit.c decode_cr8) */
 		return VMX_CR_UNHANDLED;
 	}
 }
@@ -206,10 +201,8 @@ static enum vmx_cr_result mov_from_cr(const struct vmx_cr_env *env, unsigned cr,
 
 	if (cr == 3)
 		val = vmcs_rd(env->io, VMCS_GUEST_CR3);
-	else if (cr == 8)
-		val = env->soft->cr8;
 	else
-		return VMX_CR_UNHANDLED;	/* CR0/CR4 reads never exit */
+		return VMX_CR_UNHANDLED;	/* CR0/CR4 reads never exit; CR8 is the core's */
 	env->gpr[reg] = code64 ? val : (uint32_t)val;
 	return VMX_CR_DONE;
 }

@@ -109,6 +109,21 @@ static enum vmx_action unhandled(const struct vmx_exit_info *x, struct vm_exit *
 	return VMX_ACT_CORE;
 }
 
+/* MOV to/from CR8 (CR8-load and -store exiting): the core's, since CR8 is
+ * the local APIC's TPR[7:4].  The qualification names the register. */
+static enum vmx_action decode_cr8(const struct vmx_exit_info *x, struct vm_exit *e,
+				  char *what, size_t len)
+{
+	unsigned int type = (x->qual >> CR_QUAL_TYPE_SHIFT) & 3;
+
+	if (type != CR_TYPE_MOV_TO && type != CR_TYPE_MOV_FROM)
+		return unhandled(x, e, what, len, "CLTS or LMSW on CR8");
+	e->code = EXIT_CR8;
+	e->u.cr8.write = type == CR_TYPE_MOV_TO;
+	e->u.cr8.gpr = (uint8_t)((x->qual >> CR_QUAL_GPR_SHIFT) & 0xf);
+	return VMX_ACT_CORE;
+}
+
 /* Short: the stop reason `list` shows holds 127 characters in all. */
 static const char *entry_failure_detail(uint32_t basic, uint64_t qual)
 {
@@ -249,6 +264,8 @@ enum vmx_action vmx_exit_decode(const struct vmx_exit_info *x, const uint64_t *g
 		decode_msr(gpr, e);
 	if (basic == VMX_EXIT_EPT_VIOLATION)
 		decode_ept_violation(x, e);
+	if (basic == VMX_EXIT_CR_ACCESS && (x->qual & CR_QUAL_CR_MASK) == 8)
+		return decode_cr8(x, e, what, len);
 	return r->action;
 }
 

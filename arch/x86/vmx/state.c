@@ -135,7 +135,7 @@ void vmx_state_read(const struct vmcs_io *io, const struct vmx_config *cfg,
 	s->cr4 = vmx_cr_view(vmcs_rd(io, VMCS_GUEST_CR4), vmcs_rd(io, VMCS_CR4_SHADOW),
 			     cfg->cr4_mask);
 	s->cr3 = vmcs_rd(io, VMCS_GUEST_CR3);
-	s->cr8 = soft->cr8;
+	s->cr8 = 0;			/* the local APIC's TPR, in its snapshot */
 	s->efer = vmcs_rd(io, VMCS_GUEST_EFER);
 	s->dr7 = vmcs_rd(io, VMCS_GUEST_DR7);
 	regs_read(&soft->hw, s);
@@ -282,7 +282,6 @@ void vmx_state_write(const struct vmcs_io *io, const struct vmx_config *cfg,
 	cr_write(io, VMCS_GUEST_CR0, VMCS_CR0_SHADOW, s->cr0, cfg->cr0_must1, cfg->cr0_must0);
 	cr_write(io, VMCS_GUEST_CR4, VMCS_CR4_SHADOW, s->cr4, cfg->cr4_must1, cfg->cr4_must0);
 	vmcs_wr(io, VMCS_GUEST_CR3, s->cr3);
-	soft->cr8 = s->cr8 & 0xf;
 	efer_write(io, s->efer);
 	vmcs_wr(io, VMCS_GUEST_DR7, s->dr7 & 0xffffffffull);
 	regs_write(&soft->hw, s);

@@ -91,7 +91,6 @@ struct vmx_guest_regs {
 /* Per-vCPU state the VMCS does not hold.  Owned by the CPU running the
  * vCPU (v); changed only inside vmm_ops calls. */
 struct vmx_soft {
-	uint64_t cr8;			/* guest TPR (MOV CR8 exits; no APIC) */
 	struct vmx_guest_regs hw;	/* valid when not loaded in a CPU */
 	uint64_t mtrr_def_type, misc_enable;	/* the core's, kept as given */
 	uint32_t proc;			/* primary controls as in the VMCS */
