@@ -188,13 +188,17 @@ static bool all_halted_for_good(struct vcpu *v)
 {
 	for (unsigned int i = 0; i < v->vm->nr_vcpus; i++) {
 		struct vcpu *o = v->vm->vcpus[i];
+		bool asleep;
+
+		/* the event first: o clears its flag before it takes one */
+		if (o->halted_if || vm_event_pending(o))
+			return false;
 		/* o's own HLT exit may still be under way on another CPU (it
 		 * is not VCPU_HALTED yet): its flag, set before it looks at
 		 * this one's, makes one of the two see the other */
-		bool asleep = __atomic_load_n(&o->halt_cli, __ATOMIC_SEQ_CST) ||
-			      vcpu_state(o) == VCPU_HALTED;
-
-		if (o->halted_if || vm_event_pending(o) || (o != v && !asleep))
+		asleep = __atomic_load_n(&o->halt_cli, __ATOMIC_SEQ_CST) ||
+			 vcpu_state(o) == VCPU_HALTED;
+		if (o != v && !asleep)
 			return false;
 	}
 	return true;

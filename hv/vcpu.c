@@ -231,9 +231,9 @@ static void fpu_switch_in(struct vcpu *v)
 }
 
 /* An NMI, if the guest is not blocking NMIs, is not in an STI or MOV SS
- * shadow (an entry injecting one there fails on VMX, and hardware would
- * not take it) and no other event is being delivered; false leaves it to
- * the next entry. */
+ * shadow (VMX refuses an entry injecting one under MOV SS blocking, and
+ * under STI blocking on some CPUs; KVM waits for both) and no other event
+ * is being delivered; false leaves it to the next entry. */
 static bool inject_nmi(struct vcpu *v)
 {
 	struct cpu_state s;
@@ -411,6 +411,11 @@ enum vcpu_state vcpu_run(struct vcpu *v)
 				return VCPU_HALTED;
 			halted = false;
 		}
+		/* awake (an NMI, INIT, SIPI): cleared before an event is taken
+		 * below, so a sibling's all_halted_for_good that no longer sees
+		 * the event sees this */
+		if (__atomic_load_n(&v->halt_cli, __ATOMIC_RELAXED))
+			__atomic_store_n(&v->halt_cli, false, __ATOMIC_SEQ_CST);
 		if (vcpu_take_request(v, VCPU_REQ_INIT)) {
 			struct cpu_state s;
 			vcpu_init_state(&s);
@@ -430,8 +435,6 @@ enum vcpu_state vcpu_run(struct vcpu *v)
 			irq_enable();
 			return VCPU_RUNNABLE;
 		}
-		if (v->halt_cli)	/* awake again (an NMI, INIT, SIPI) */
-			__atomic_store_n(&v->halt_cli, false, __ATOMIC_SEQ_CST);
 		fpu_switch_in(v);
 		vm_arrival_entry(v);
 		/* PV EOI: the flag is set only across this one run */

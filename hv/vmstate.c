@@ -47,6 +47,10 @@ void vmstate_save_vcpu(struct vm *vm, unsigned int id, struct cpu_state *cpu, ui
 	uint64_t bv;
 
 	vmm->get_state(&v->hw, cpu);
+	/* CR8 is the local APIC's TPR[7:4]; a ferry from before that kept it
+	 * apart, in the CPU state, and still finds it there */
+	if (vm_cr8(v, false, &cpu->cr8))
+		cpu->cr8 = 0;
 	vcpu_fpu_sync(v);
 	memcpy(xsave, v->fpu->bytes, FPU_AREA_SIZE);
 	if (!fpu_host_xcr0()) {

@@ -595,6 +595,12 @@ static void test_cr8_to_core(void **state)
 	code(f, CODE_GPA, "\x44\x0f\x22\xc3", 4);
 	run_exit(f, SVM_EXIT_READ_CR8, 0, 0);
 	assert_int_equal(f->exit.code, EXIT_UNHANDLED);
+	/* AMD's LOCK MOV CR0 alias of CR8: #UD, as on Intel */
+	code(f, CODE_GPA, "\xf0\x0f\x22\xc0", 4);
+	run_exit(f, SVM_EXIT_WRITE_CR8, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_NONE);
+	assert_int_equal(f->vmcb->ctl.event_inj, 6 | (3u << 8) | (1u << 31));
+	assert_int_equal(f->vmcb->save.rip, HIGH_LA + CODE_GPA);
 }
 
 /* MOV to CR4: the write as the CPU does it; #GP for bits the guest's

@@ -707,12 +707,13 @@ static void test_xsetbv(void **state)
 	assert_int_equal(fake.injected[0].vector, 13);
 	/* ring 3: #GP; CR4.OSXSAVE clear: #UD; XCR0 unchanged either way */
 	fake.nr_injected = 0;
+	v->hw.xcr0 = 1;
 	fake.state.ss.attr = 0xf3;			/* DPL 3 */
 	run(s, 1);
 	fake.state.ss.attr = 0x93;
 	fake.state.cr4 = 0;
 	run(s, 1);
-	assert_int_equal(v->hw.xcr0, 3);
+	assert_int_equal(v->hw.xcr0, 1);
 	assert_int_equal(fake.nr_injected, 2);
 	assert_int_equal(fake.injected[0].vector, 13);
 	assert_int_equal(fake.injected[1].vector, 6);

@@ -466,16 +466,24 @@ static void ex_iret(struct vmm_vcpu *v, const struct svm_exit_env *env, struct v
 }
 
 /* MOV to/from CR8 (REX.R MOV CRn): the core's, which keeps CR8 in the
- * local APIC's TPR.  The register comes from the instruction. */
+ * local APIC's TPR.  The register comes from the instruction.  AMD's
+ * other way to reach CR8, LOCK MOV CR0 (AltMovCr8), is #UD here, as on
+ * the Intel CPU the guest is told it has. */
 static void ex_cr8(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
-	const struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
+	struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
 	bool write = vmcb->ctl.exit_code == SVM_EXIT_WRITE_CR8;
+	const struct insn_sig *sig = write ? &sig_mov_to_cr : &sig_mov_from_cr;
 	struct x86_insn insn;
 	int len = decode_at_rip(vmcb, env, &insn);
 
-	if (len < 0 || !sig_matches(write ? &sig_mov_to_cr : &sig_mov_from_cr, &insn) ||
-	    insn.reg != 8) {
+	if (len > 0 && sig_matches(sig, &insn) && insn.reg == 0 &&
+	    (insn.prefixes & X86_PFX_LOCK)) {
+		inject_exc(vmcb, X86_VEC_UD, false, 0);
+		exit->code = EXIT_NONE;
+		return;
+	}
+	if (len < 0 || !sig_matches(sig, &insn) || insn.reg != 8) {
 		unhandled(exit, vmcb, "cannot decode the MOV CR8 at CS:RIP");
 		return;
 	}

@@ -324,9 +324,22 @@ static void vmx_set_state(struct vmm_vcpu *v, const struct cpu_state *s)
 	};
 
 	if (vmcs_begin(vx, &u)) {
+		uint64_t paging[4] = {
+			vmcs_rd(io, VMCS_GUEST_CR0), vmcs_rd(io, VMCS_GUEST_CR3),
+			vmcs_rd(io, VMCS_GUEST_CR4), vmcs_rd(io, VMCS_GUEST_EFER),
+		};
+
 		vmx_regs_drop(vx);
 		vmx_state_write(io, &vmx_cfg, &vx->soft, s);
-		vmx_cr_load_pdptes(&env);
+		/* a new paging state (an arrival, a reset): its PDPTEs, as MOV
+		 * CR3 would load them; the same one (a WRMSR or an MMIO
+		 * instruction written back) keeps what the CPU holds, since
+		 * the guest may have changed its PDPT without reloading CR3 */
+		if (paging[0] != vmcs_rd(io, VMCS_GUEST_CR0) ||
+		    paging[1] != vmcs_rd(io, VMCS_GUEST_CR3) ||
+		    paging[2] != vmcs_rd(io, VMCS_GUEST_CR4) ||
+		    paging[3] != vmcs_rd(io, VMCS_GUEST_EFER))
+			vmx_cr_load_pdptes(&env);
 		vmcs_end(vx, &u);
 	}
 	memcpy(v->gpr, s->gpr, sizeof(v->gpr));
