@@ -551,6 +551,16 @@ static void test_sysenter(void **state)
 	s.sysenter_eip = 0xffffffff81000000ull;
 	svm_set_state(&f->v, &s);
 	assert_int_equal(f->sv.sysenter_eip, 0xffffffff81000000ull);
+	/* single-stepped: TF stays, and the step's #DB (DR6.BS) is queued */
+	mode_compat_user(f);
+	f->vmcb->save.sysenter_cs = 0x10;
+	f->vmcb->save.rflags = 0x302;			/* IF, TF */
+	f->vmcb->save.dr6 = 0xffff0ff0;
+	run_exit(f, SVM_EXIT_EXC_BASE + 6, 0, 0);
+	assert_int_equal(f->vmcb->save.rip, 0xffffffff81000000ull);
+	assert_int_equal(f->vmcb->save.rflags, 0x102);
+	assert_int_equal(f->vmcb->ctl.event_inj, 1 | (3u << 8) | (1u << 31));
+	assert_true(f->vmcb->save.dr6 & (1u << 14));
 	/* SYSENTER_CS[15:2] zero: #GP(0), nothing else changes */
 	mode_compat_user(f);
 	f->vmcb->save.sysenter_cs = 0x3;

@@ -14,12 +14,14 @@
 #include <errno.h>
 #include <string.h>
 #include "arch/x86/cpu.h"
+#include "arch/x86/emulate/debug.h"
 #include "arch/x86/emulate/fetch.h"
 #include "arch/x86/svm/svm.h"
 
 #define CR4_PSE		(1ull << 4)
 #define CR4_TLB_BITS	(CR4_PSE | CR4_PAE | CR4_PGE)	/* the ones a guest may change */
 #define ANY_MODRM	(-1)
+#define RFLAGS_TF	(1ull << 8)
 #define RFLAGS_RF	(1ull << 16)
 #define RFLAGS_VM	(1ull << 17)
 #define SEG_CODE64	0xa9b	/* G L P S, type 11: execute/read, accessed */
@@ -360,7 +362,9 @@ static void ex_ud(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_
  * Intel's CPU does in IA-32e mode: #GP(0) for a null SYSENTER_CS; else
  * VM, IF and RF clear, RSP and RIP from the whole SYSENTER_ESP/EIP, CS a
  * flat 64-bit ring-0 code segment at SYSENTER_CS & ~3 and SS flat data
- * at CS + 8.  (SYSEXIT, which Linux does not use in long mode, stays #UD.)
+ * at CS + 8.  TF stays, so a single-stepped SYSENTER traps (#DB, DR6.BS)
+ * at the first instruction of the entry, as on Intel.  (SYSEXIT, which
+ * Linux does not use in long mode, stays #UD.)
  */
 static void sysenter(struct vmm_vcpu *v)
 {
@@ -379,6 +383,10 @@ static void sysenter(struct vmm_vcpu *v)
 	vmcb->save.ss = (struct vmcb_seg){ (uint16_t)(cs + 8), SEG_DATA32, 0xffffffff, 0 };
 	vmcb->save.cpl = 0;
 	vmcb->ctl.int_state &= ~VMCB_INT_SHADOW;
+	if (vmcb->save.rflags & RFLAGS_TF) {
+		vmcb->save.dr6 = x86_dr6_after_db(vmcb->save.dr6, X86_DB_BS);
+		inject_exc(vmcb, X86_VEC_DB, false, 0);
+	}
 }
 
 /* #UD: VMCALL, Intel's hypercall, is ferry's hypercall here too (the core

@@ -176,9 +176,10 @@ void svm_get_state(struct vmm_vcpu *v, struct cpu_state *s)
 
 /*
  * INTR_NMI_BLOCKED is kept by svm_nmi_block (no VMCB bit without vNMI),
- * and set for a pending NMI, whose delivery blocks.  s->pending is read as svm_event_encode() says (an event that cannot be
- * injected is dropped: it would make VMRUN fail).  RFLAGS, DR6 and DR7 lose
- * reserved bits that VMRUN refuses.
+ * and set for a pending NMI, whose delivery blocks.  s->pending is read
+ * as svm_event_encode() says (an event that cannot be injected is
+ * dropped: it would make VMRUN fail).  RFLAGS, DR6 and DR7 lose reserved
+ * bits that VMRUN refuses.
  */
 void svm_set_state(struct vmm_vcpu *v, const struct cpu_state *s)
 {

@@ -317,7 +317,6 @@ static void vmx_set_state(struct vmm_vcpu *v, const struct cpu_state *s)
 {
 	struct vmx_vcpu *vx = v->arch;
 	struct vmcs_use u;
-
 	struct vmx_cr_env env = {
 		.io = io, .cfg = &vmx_cfg, .soft = &vx->soft, .gpr = v->gpr,
 		.read_gpa = read_gpa, .gpa_ctx = v->vm,
