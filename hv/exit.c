@@ -216,12 +216,11 @@ static enum exit_action do_hlt(struct vcpu *v, struct vm_exit *e)
 		vmm->get_state(&v->hw, &s);
 		if (s.pending.valid)
 			return EXIT_RESUME;
-	}
-	if (!v->halted_if)
 		__atomic_store_n(&v->halt_cli, true, __ATOMIC_SEQ_CST);
-	if (!v->halted_if && all_halted_for_good(v)) {
-		vm_stop(v->vm, "powered off (halted with interrupts off)");
-		return EXIT_STOP;
+		if (all_halted_for_good(v)) {
+			vm_stop(v->vm, "powered off (halted with interrupts off)");
+			return EXIT_STOP;
+		}
 	}
 	return EXIT_YIELD_HALT;
 }

@@ -703,47 +703,48 @@ static void test_exitintinfo_rearmed(void **state)
 	assert_int_equal(f->vmcb->ctl.event_inj, 0x41 | (1u << 31));
 }
 
+static bool nmi_blocked(struct fix *f)
+{
+	struct cpu_state s;
+
+	svm_get_state(&f->v, &s);
+	return s.interruptibility & INTR_NMI_BLOCKED;
+}
+
 /* NMI blocking kept in software: from the NMI's injection until the
  * first exit after its handler's IRET has retired (RIP moved off it). */
 static void test_nmi_blocking(void **state)
 {
 	struct fix *f = *state;
 	struct event nmi = { .valid = true, .type = EVENT_NMI, .vector = 2 };
-	struct cpu_state s;
 
 	svm_inject(&f->v, &nmi);
 	assert_true(f->vmcb->ctl.intercept1 & VMCB_I1_IRET);
-	svm_get_state(&f->v, &s);
-	assert_true(s.interruptibility & INTR_NMI_BLOCKED);
+	assert_true(nmi_blocked(f));
 	/* the handler runs and exits on the way (an I/O write, say) */
 	f->vmcb->save.rip = CODE_GPA + 0x40;
 	run_exit(f, SVM_EXIT_INTR, 0, 0);
-	svm_get_state(&f->v, &s);
-	assert_true(s.interruptibility & INTR_NMI_BLOCKED);
+	assert_true(nmi_blocked(f));
 	/* its IRET, intercepted before it runs: nothing to do, RIP stays */
 	f->vmcb->save.rip = CODE_GPA + 0x80;
 	run_exit(f, SVM_EXIT_IRET, 0, 0);
 	assert_int_equal(f->exit.code, EXIT_NONE);
 	assert_int_equal(f->vmcb->save.rip, CODE_GPA + 0x80);
 	assert_false(f->vmcb->ctl.intercept1 & VMCB_I1_IRET);
-	svm_get_state(&f->v, &s);
-	assert_true(s.interruptibility & INTR_NMI_BLOCKED);
+	assert_true(nmi_blocked(f));
 	/* the IRET faults on its stack (a nested page fault): still blocked */
 	run_exit(f, SVM_EXIT_NPF, 0x100000006ull, 0x7000);
-	svm_get_state(&f->v, &s);
-	assert_true(s.interruptibility & INTR_NMI_BLOCKED);
+	assert_true(nmi_blocked(f));
 	/* it retired: the next exit is elsewhere, and NMIs may go in */
 	f->vmcb->save.rip = CODE_GPA + 0x10;
 	run_exit(f, SVM_EXIT_INTR, 0, 0);
-	svm_get_state(&f->v, &s);
-	assert_false(s.interruptibility & INTR_NMI_BLOCKED);
+	assert_false(nmi_blocked(f));
 	assert_false(f->vmcb->ctl.intercept1 & VMCB_I1_IRET);
 	/* an ordinary interrupt blocks nothing */
 	nmi.type = EVENT_EXTINT;
 	nmi.vector = 0x30;
 	svm_inject(&f->v, &nmi);
-	svm_get_state(&f->v, &s);
-	assert_false(s.interruptibility & INTR_NMI_BLOCKED);
+	assert_false(nmi_blocked(f));
 }
 
 static void test_exitintinfo_not_rearmed(void **state)
