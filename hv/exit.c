@@ -186,6 +186,9 @@ static enum exit_action do_msr(struct vcpu *v, struct vm_exit *e)
  */
 static bool all_halted_for_good(struct vcpu *v)
 {
+	/* an AP that pulled the reset line and halted: the BSP reboots */
+	if (__atomic_load_n(&v->vm->reset_pending, __ATOMIC_SEQ_CST))
+		return false;
 	for (unsigned int i = 0; i < v->vm->nr_vcpus; i++) {
 		struct vcpu *o = v->vm->vcpus[i];
 		bool asleep;

@@ -323,9 +323,20 @@ static bool inject_pending(struct vcpu *v)
 	return vec >= 0;
 }
 
+/* The guest pulled its reset line, and v is the one to reboot it: the
+ * bootstrap processor, whose state the new system starts from, so the
+ * application processors always come back waiting for its SIPIs.  A vCPU
+ * reloading the images in an AP's place once left the BSP at the reset
+ * vector with no firmware behind it. */
+static bool reset_due(struct vcpu *v)
+{
+	return v->hw.id == 0 && __atomic_load_n(&v->vm->reset_pending, __ATOMIC_ACQUIRE);
+}
+
 bool vcpu_wants_wake(struct vcpu *v)
 {
-	return (v->halted_if && vm_pending_vector(v) >= 0) || vm_event_pending(v);
+	return (v->halted_if && vm_pending_vector(v) >= 0) || vm_event_pending(v) ||
+	       reset_due(v);
 }
 
 /* Something was sent to v (an interrupt, an IPI): make it look, wherever it
@@ -423,6 +434,11 @@ enum vcpu_state vcpu_run(struct vcpu *v)
 		}
 		/* before looking: a notify from now on sends its IPI again */
 		__atomic_store_n(&v->notified, false, __ATOMIC_SEQ_CST);
+		if (reset_due(v) &&
+		    __atomic_exchange_n(&v->vm->reset_pending, false, __ATOMIC_ACQ_REL)) {
+			vm_reboot(v);
+			continue;
+		}
 		if (inject_pending(v))
 			v->pv_eoi_hint = true;
 		vcpu_tsc_sync(v);
@@ -449,10 +465,10 @@ enum vcpu_state vcpu_run(struct vcpu *v)
 			vm_pv_eoi_sync(v, eoi_flag);
 		enum exit_action a = exit_handle(v, &v->exit);
 		account(v, t0, t1, rdtsc());
-		if (__atomic_exchange_n(&v->vm->reset_pending, false, __ATOMIC_ACQ_REL)) {
-			vm_reboot(v);
-			halted = false;
-			continue;
+		if (__atomic_load_n(&v->vm->reset_pending, __ATOMIC_ACQUIRE)) {
+			if (v->hw.id == 0)
+				continue;	/* rebooted at the top */
+			vcpu_notify(v->vm->vcpus[0]);	/* an AP's: the BSP reboots */
 		}
 		if (a == EXIT_STOP)
 			return VCPU_RUNNABLE;

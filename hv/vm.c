@@ -483,8 +483,8 @@ void vm_reboot(struct vcpu *self)
 
 	/* VM_REBOOTING while the images are loaded again: no vCPU enters the
 	 * guest, and pause, resume and migrate refuse it (it is neither
-	 * running nor paused).  A second vCPU that pulled the reset line
-	 * meanwhile finds it so and leaves; it gets INIT with the others. */
+	 * running nor paused).  Only the BSP gets here (vcpu_run), whichever
+	 * vCPU pulled the reset line. */
 	spin_lock(&vm->lock);
 	was = vm->state;
 	if (was == VM_RUNNING || was == VM_PAUSED)
@@ -788,6 +788,14 @@ int vm_pause(struct vm *vm, char *err, size_t errlen)
 		rc = -EBUSY;
 	}
 	spin_unlock(&vm->lock);
+	/* An AP pulled the reset line and the BSP has yet to reboot: the
+	 * guest runs on to do that, as it does when the reboot itself is
+	 * under way (a paused guest that migrated would lose its reset). */
+	if (!rc && __atomic_load_n(&vm->reset_pending, __ATOMIC_ACQUIRE)) {
+		vm_resume(vm, err, errlen);
+		snprintf(err, errlen, "cannot pause '%s': it is rebooting", vm->name);
+		rc = -EBUSY;
+	}
 	return rc;
 }
 

@@ -35,7 +35,7 @@
 #define VM_MAX_MEM_MB	(64 * 1024)
 
 /* VM_INCOMING: memory and state are arriving from a migration source. */
-/* VM_REBOOTING: a vCPU is loading the images again after the guest reset
+/* VM_REBOOTING: the BSP is loading the images again after the guest reset
  * itself (vm_reboot); no vCPU runs, and it returns to what it was. */
 enum vm_state { VM_CREATED, VM_RUNNING, VM_PAUSED, VM_STOPPED, VM_INCOMING, VM_REBOOTING };
 
@@ -276,9 +276,10 @@ int vm_start(struct vm *vm, char *err, size_t errlen);
 int vm_pause(struct vm *vm, char *err, size_t errlen);
 int vm_resume(struct vm *vm, char *err, size_t errlen);
 void vm_destroy(struct vm *vm);
-/* From the CPU running self, after the guest asked for a reset: load its
- * images again and start it from their entry state, devices reset (the
- * CMOS clock runs on), as a PC does after its reset line. */
+/* From the CPU running self, the BSP, after the guest asked for a reset:
+ * load its images again and start the BSP from their entry state, the
+ * APs waiting for its SIPI, devices reset (the CMOS clock runs on), as a
+ * PC does after its reset line. */
 void vm_reboot(struct vcpu *self);
 /* From the guest's own CPU: stop it with a reason (printf-style). */
 void vm_stop(struct vm *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

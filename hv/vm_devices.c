@@ -36,8 +36,9 @@ static void stop_later(struct vm *vm, const char *why)
 	vm_stop(vm, "%s", why);
 }
 
-/* The reset line: the vCPU that pulled it reboots the guest when it is
- * back out of the device (vcpu_run), not under dev_lock. */
+/* The reset line: the BSP reboots the guest (vcpu_run), not under
+ * dev_lock; an AP that pulled it wakes the BSP when it is back out of the
+ * device.  all_halted_for_good waits for that reboot. */
 static void reset(void *ctx)
 {
 	struct vm *vm = ctx;

@@ -2,7 +2,7 @@
 /*
  * testguest mode "smp": start the application processors, run a worker on
  * every vCPU and exchange IPIs between them.
- *   smp [secs=S] [pingpong=N] [cpus=C] [spin=1] [x2apic=1] [reset=1]
+ *   smp [secs=S] [pingpong=N] [cpus=C] [spin=1] [x2apic=1] [reset=1|2]
  * The CPUs and their local APIC ids come from the ACPI MADT (what QEMU
  * gives: SeaBIOS's MP table lists one CPU under TCG), else from the MP
  * table (MP spec 1.4, 4: a floating pointer in the EBDA's first KiB, base
@@ -42,6 +42,9 @@
  * reset=1: once every AP is up (`TG smp reset`), every vCPU pulls the
  * reset line at once (0xFE to the keyboard controller's port 0x64), and
  * the guest comes back as it booted, to do it again: a reset storm.
+ * reset=2: only the last AP pulls it, and then every vCPU halts with
+ * interrupts off, the BSP already halted so: the BSP must still reboot
+ * the guest, which must not be taken for powered off.
  */
 #include "guest/testguest/apic.h"
 #include "guest/testguest/arch.h"
@@ -126,17 +129,29 @@ static volatile uint32_t starting;	/* the AP being started */
 static volatile uint32_t pongs;
 static bool spin;			/* wait by PAUSE, not HLT */
 static bool x2;				/* x2APIC mode, every vCPU */
-static volatile uint32_t reset_mode;	/* reset=1: the APs wait to reset */
+static volatile uint32_t reset_mode;	/* reset=1|2: the APs wait to reset */
 static volatile uint32_t reset_go;	/* every vCPU resets now */
+static volatile uint32_t reset_ap;	/* reset=2: the one AP that does */
 
-/* Every vCPU at once: the reset line, then nothing. */
-static void __attribute__((noreturn)) reset_together(void)
+/* Every vCPU at once (reset=1), or AP reset_ap alone (2): the reset line,
+ * then nothing. */
+static void __attribute__((noreturn)) reset_together(uint32_t me)
 {
 	while (!reset_go)
 		cpu_relax();
-	outb(KBD_CMD, KBD_PULSE_RESET);
-	for (;;)
-		cpu_relax();
+	if (reset_mode == 2 && me == reset_ap)	/* the BSP most likely asleep by then */
+		for (unsigned int i = 0; i < 20000; i++)
+			cpu_relax();
+	if (reset_mode == 1 || me == reset_ap)
+		outb(KBD_CMD, KBD_PULSE_RESET);
+	if (reset_mode == 2)
+		cli();
+	for (;;) {
+		if (reset_mode == 2)
+			__asm__ volatile("hlt");
+		else
+			cpu_relax();
+	}
 }
 static struct {
 	uint16_t limit;
@@ -419,7 +434,7 @@ void tg_smp_ap_main(void)
 	c->id_reg = apic_id();
 	c->up = 1;
 	if (reset_mode)
-		reset_together();
+		reset_together(starting);
 	sti();
 	while (!phase)
 		cpu_relax();
@@ -632,13 +647,14 @@ void mode_smp(void)
 	}
 	tg_apic_handler = on_ipi;
 	reset_mode = tg_opt_u32("reset", 0);
+	reset_ap = bsp == ncpus - 1 ? ncpus - 2 : ncpus - 1;
 	for (uint32_t k = 0; k < ncpus; k++)
 		if (k != bsp)
 			start_ap(k, tpt);
 	if (reset_mode) {
 		tg_printf("TG smp reset\n");
 		reset_go = 1;
-		reset_together();
+		reset_together(bsp);
 	}
 	run_work(secs);
 	ping_all(rounds, tpt);

@@ -86,6 +86,22 @@ def test_smp_guest(machine_factory, pin_to, x2apic):
     check(m, text)
 
 
+def test_reset_by_an_application_processor_reboots_from_the_bsp(machine_factory):
+    """Only an AP pulls the reset line, and then every vCPU halts with
+    interrupts off, the BSP first (`smp reset=2`).  The BSP reboots the
+    guest into its entry state with the APs waiting for its SIPI.  When
+    the AP that pulled the line rebooted the guest itself, the BSP was
+    left at the reset vector (no firmware there: the guest stopped), and
+    a guest whose every vCPU halted with interrupts off before the reboot
+    would have been taken for powered off."""
+    m = machine_factory("qemu", cpus=2, mem=256)
+    m.cmd(f'create t kernel=testguest mem=16 vcpus={VCPUS} cmdline="smp reset=2"')
+    m.cmd("start t")
+    m.expect(r"vm t: rebooted \(8\)", timeout=180)
+    assert listed(m, "t")["state"].startswith(("running", "rebooting")), m.cmd("list")
+    m.cmd("destroy t", timeout=30)
+
+
 def test_smp_direct_qemu():
     """The reference: the same ELF directly on QEMU (TCG, -smp 4), where
     the CPUs come from SeaBIOS's ACPI MADT (no cpus= given)."""
