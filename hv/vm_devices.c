@@ -404,6 +404,11 @@ bool vm_nic_info(struct vm *vm, struct vm_nic_info *out)
 		out->link_up = vnet_link_up(&n->net);
 		out->net = n->net.stats;
 		memcpy(out->queue_errors, n->net.vp.stats.queue_errors, sizeof(out->queue_errors));
+		out->err = n->net.vp.stats.last_error.err;
+		out->err_queue = n->net.vp.stats.last_error.queue;
+		out->err_avail = n->net.vp.stats.last_error.avail;
+		out->err_last_avail = n->net.vp.stats.last_error.last_avail;
+		out->err_used = n->net.vp.stats.last_error.used_idx;
 	}
 	spin_unlock(&vm->dev_lock);
 	return n != NULL;

@@ -64,6 +64,8 @@ struct vm_nic_info {
 	bool link_up;			/* as the guest sees it */
 	struct vnet_stats net;
 	uint64_t queue_errors[VQ_NR_ERR];
+	uint16_t err_queue, err_avail, err_last_avail, err_used;	/* the last one */
+	uint8_t err;
 };
 bool vm_nic_info(struct vm *vm, struct vm_nic_info *out);
 /* Plug or pull the guest NIC's cable (vnet_set_link): 0, -ENODEV. */

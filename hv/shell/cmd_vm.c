@@ -408,6 +408,12 @@ static void print_nic(struct vm *vm)
 		if (n.queue_errors[i])
 			shell_printf("nic error:  %lu queue stopped: %s\n", n.queue_errors[i],
 				     vq_err_name(i));
+	if (n.err == VQ_ERR_IDX)	/* what the driver wrote, what ferry had taken */
+		shell_printf("nic error:  last: queue %u avail index %u after %u (used %u)\n",
+			     n.err_queue, n.err_avail, n.err_last_avail, n.err_used);
+	else if (n.err)
+		shell_printf("nic error:  last: queue %u, at avail %u (used %u)\n", n.err_queue,
+			     n.err_last_avail, n.err_used);
 	net_show_guest(vm);
 }
 

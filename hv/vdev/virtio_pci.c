@@ -142,6 +142,11 @@ void virtio_pci_queue_failed(struct virtio_pci *vp, unsigned int queue)
 	if (queue >= vp->c.num_queues || vp->vq[queue].err >= VQ_NR_ERR)
 		return;
 	vp->stats.queue_errors[vp->vq[queue].err]++;
+	vp->stats.last_error.queue = (uint16_t)queue;
+	vp->stats.last_error.err = vp->vq[queue].err;
+	vp->stats.last_error.avail = vp->vq[queue].err_avail;
+	vp->stats.last_error.last_avail = vp->vq[queue].last_avail;
+	vp->stats.last_error.used_idx = vp->vq[queue].used_idx;
 	if (vp->status & VIRTIO_S_NEEDS_RESET)
 		return;
 	vp->status |= VIRTIO_S_NEEDS_RESET;

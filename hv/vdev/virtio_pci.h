@@ -114,6 +114,10 @@ struct virtio_pci_stats {
 	uint64_t msis;			/* MSI-X messages sent */
 	uint64_t msi_pending;		/* held: masked, or no bus master */
 	uint64_t queue_errors[VQ_NR_ERR];	/* queues broken, by reason */
+	struct {				/* the last queue broken */
+		uint16_t queue, avail, last_avail, used_idx;
+		uint8_t err;			/* VQ_OK: none yet */
+	} last_error;
 };
 
 /*

@@ -207,8 +207,10 @@ int vq_pop(struct vq *q, const struct vq_mem *m, struct vq_chain *c)
 		return -EIO;
 	if (read16(m, q->avail + 2, &avail_idx))
 		return vq_fail(q, VQ_ERR_RING);
-	if ((uint16_t)(avail_idx - q->last_avail) > q->size)
+	if ((uint16_t)(avail_idx - q->last_avail) > q->size) {
+		q->err_avail = avail_idx;
 		return vq_fail(q, VQ_ERR_IDX);
+	}
 	if (avail_idx == q->last_avail)
 		return 0;
 	if (read16(m, q->avail + AVAIL_RING + 2ull * (q->last_avail & (q->size - 1)), &head))

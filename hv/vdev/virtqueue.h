@@ -96,6 +96,7 @@ struct vq {
 	uint64_t desc, avail, used;
 	uint16_t last_avail, used_idx;
 	uint8_t err;			/* enum vq_err; VQ_OK while working */
+	uint16_t err_avail;		/* VQ_ERR_IDX: the driver's index then (not saved) */
 	bool indirect;			/* INDIRECT_DESC negotiated: the transport
 					 * sets it, from its features, not saved */
 };

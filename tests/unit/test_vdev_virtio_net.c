@@ -1221,6 +1221,11 @@ static void test_hostile_index_jump(void **state)
 	bring_up(r);
 	put_le16(r->ram + r->q[1].avail + 2, QSIZE + 1);
 	mwr(r, r->notify + 4, 2, 1);
+	/* what the operator's `info` shows: which queue, the two indices */
+	assert_int_equal(r->net.vp.stats.last_error.err, VQ_ERR_IDX);
+	assert_int_equal(r->net.vp.stats.last_error.queue, 1);
+	assert_int_equal(r->net.vp.stats.last_error.avail, QSIZE + 1);
+	assert_int_equal(r->net.vp.stats.last_error.last_avail, 0);
 	expect_broken(r, 1, VQ_ERR_IDX);
 	free(r);
 }
