@@ -155,6 +155,17 @@ int vmstate_load_devices(struct vm *vm, const uint8_t *buf, size_t len, bool con
 	return rc;
 }
 
+int vmstate_check_devices(struct vm *vm, char *why, size_t len)
+{
+	int rc = 0;
+
+	spin_lock(&vm->dev_lock);
+	if (vm->dev && vm->dev->pci)
+		rc = vnic_check_mem(vm->dev->pci, why, len);
+	spin_unlock(&vm->dev_lock);
+	return rc;
+}
+
 void vmstate_save_time(struct vm *vm, uint64_t *guest_tsc, uint64_t *clock_ns)
 {
 	*guest_tsc = vm_tsc_now(vm);

@@ -42,6 +42,10 @@ int vmstate_load_vcpu(struct vm *vm, unsigned int id, const struct cpu_state *cp
  */
 long vmstate_save_devices(struct vm *vm, uint8_t *buf, size_t cap);
 int vmstate_load_devices(struct vm *vm, const uint8_t *buf, size_t len, bool console);
+/* Whether guest memory agrees with the devices' view of it (the NIC's
+ * ring indices), as it must once the last pages and the device state
+ * are in: 0, or -EINVAL with what does not in why. */
+int vmstate_check_devices(struct vm *vm, char *why, size_t len);
 
 /* The guest's TSC and device clock now (paused: they stand still for it). */
 void vmstate_save_time(struct vm *vm, uint64_t *guest_tsc, uint64_t *clock_ns);

@@ -441,6 +441,14 @@ static void send_ready(struct in *in)
 
 static void on_end(struct in *in)
 {
+	char why[128];
+
+	/* every page and the device state are in: a NIC whose rings disagree
+	 * with them would stop at its first frame; the guest stays there */
+	if (vmstate_check_devices(in->vm, why, sizeof(why))) {
+		discard(in, MIG_E_STATE, "the device state does not match memory: %s", why);
+		return;
+	}
 	if (mig_debug_abort(MIG_AT_READY)) {
 		discard(in, MIG_E_INTERNAL, "refused to be ready (debug)");
 		return;

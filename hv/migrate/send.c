@@ -791,6 +791,7 @@ static int stop_and_copy(struct out *o)
 {
 	struct mig_round m = { 0 };
 	uint64_t tsc, clock_ns, more;
+	char why[128];
 	int rc;
 
 	if ((rc = pause_guest(o)))
@@ -808,6 +809,11 @@ static int stop_and_copy(struct out *o)
 	}
 	if ((rc = send_set(o, o->set, &m)) || (rc = round_end(o, m.pages_sent, 0)))
 		return rc;
+	/* as the destination will check it: if it fails here too, the
+	 * source's devices or guest are at odds with memory, not the copy */
+	if (vmstate_check_devices(o->vm, why, sizeof(why)))
+		say(o, "migrate %s: warning: the device state does not match memory here "
+		    "either: %s", o->vm->name, why);
 	o->t_state = netif_now_us();
 	o->last_pages = m.pages_sent;
 	return send_state(o, tsc, clock_ns);

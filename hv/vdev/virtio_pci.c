@@ -4,6 +4,7 @@
  * bar_rw(), which splits them by region.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include "hv/lib/bytes.h"
 #include "hv/vdev/virtio_pci.h"
@@ -521,5 +522,26 @@ int virtio_pci_snapshot(struct virtio_pci *vp, struct snap *s)
 		t.vq[i].indirect = virtio_pci_has(&t, VIRTIO_F_RING_INDIRECT_DESC);
 	*vp = t;
 	vpci_fn_set_intx(&vp->fn, vp->isr != 0 && !msix_on(vp));
+	return 0;
+}
+
+int virtio_pci_check_mem(const struct virtio_pci *vp, char *why, size_t len)
+{
+	for (unsigned int i = 0; i < vp->c.num_queues; i++) {
+		const struct vq *q = &vp->vq[i];
+		uint16_t avail, used;
+		int rc = vq_check_mem(q, &vp->c.mem, &avail, &used);
+
+		if (rc == -EIO) {
+			snprintf(why, len, "queue %u: its rings cannot be read", i);
+			return -EINVAL;
+		}
+		if (rc) {
+			snprintf(why, len, "queue %u: memory has avail index %u, used index %u; "
+				 "the device took %u and used %u", i, avail, used, q->last_avail,
+				 q->used_idx);
+			return -EINVAL;
+		}
+	}
 	return 0;
 }

@@ -159,6 +159,10 @@ void virtio_pci_queue_failed(struct virtio_pci *vp, unsigned int queue);
 /* Whether the negotiated features include all of mask. */
 bool virtio_pci_has(const struct virtio_pci *vp, uint64_t mask);
 
+/* Whether guest memory agrees with every working queue (vq_check_mem):
+ * 0, or -EINVAL with the first queue that does not in why. */
+int virtio_pci_check_mem(const struct virtio_pci *vp, char *why, size_t len);
+
 /* Save or restore the transport (config space, features, status, ISR,
  * queues); restore checks every field and re-drives INTx from the ISR.
  * Refused: -EINVAL and vp unchanged. */

@@ -199,6 +199,18 @@ static int walk_chain(struct vq *q, const struct vq_mem *m, uint16_t head, struc
 	}
 }
 
+int vq_check_mem(const struct vq *q, const struct vq_mem *m, uint16_t *avail, uint16_t *used)
+{
+	*avail = *used = 0;
+	if (!q->ready || q->err)
+		return 0;
+	if (read16(m, q->avail + 2, avail) || read16(m, q->used + 2, used))
+		return -EIO;
+	if ((uint16_t)(*avail - q->last_avail) > q->size || *used != q->used_idx)
+		return -ERANGE;
+	return 0;
+}
+
 int vq_pop(struct vq *q, const struct vq_mem *m, struct vq_chain *c)
 {
 	uint16_t avail_idx, head;

@@ -128,6 +128,14 @@ struct vq_used {
 };
 int vq_push_n(struct vq *q, const struct vq_mem *m, const struct vq_used *e, uint16_t n);
 
+/* Whether guest memory agrees with the queue's indices, as after a
+ * migration's device state and last pages arrived: the used index there
+ * is the one the device published, and the available index is at most a
+ * ring ahead of what it took.  0 (also for a queue not working), -EIO if
+ * the rings cannot be read, -ERANGE if they disagree; *avail and *used
+ * are what memory holds. */
+int vq_check_mem(const struct vq *q, const struct vq_mem *m, uint16_t *avail, uint16_t *used);
+
 /* Whether the driver wants an interrupt for used buffers (no
  * NO_INTERRUPT flag); a broken ring reads as wanting one. */
 bool vq_want_irq(const struct vq *q, const struct vq_mem *m);

@@ -164,3 +164,8 @@ int vnic_snapshot(struct vnic *n, struct snap *s)
 	}
 	return walk(n, s);
 }
+
+int vnic_check_mem(const struct vnic *n, char *why, size_t len)
+{
+	return n->cfg.net ? virtio_pci_check_mem(&n->net.vp, why, len) : 0;
+}

@@ -91,5 +91,7 @@ void vnic_tx_resume(struct vnic *n);
  * set), the bus, the NIC and pvpanic.  A refused restore (-EINVAL, or -ENOMEM
  * for the trial copy) leaves n exactly as it was. */
 int vnic_snapshot(struct vnic *n, struct snap *s);
+/* Whether guest memory agrees with the NIC's queues (virtio_pci_check_mem). */
+int vnic_check_mem(const struct vnic *n, char *why, size_t len);
 
 #endif

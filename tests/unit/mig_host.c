@@ -462,6 +462,15 @@ int vmstate_load_devices(struct vm *vm, const uint8_t *buf, size_t len, bool con
 	return 0;
 }
 
+int vmstate_check_devices(struct vm *vm, char *why, size_t len)
+{
+	if (!W.dev_at_odds[mh(vm)->host])
+		return 0;
+	snprintf(why, len, "queue 0: memory has avail index 7, used index 7; "
+		 "the device took 9 and used 9");
+	return -EINVAL;
+}
+
 void vmstate_save_time(struct vm *vm, uint64_t *guest_tsc, uint64_t *clock_ns)
 {
 	*guest_tsc = mh(vm)->guest_tsc;

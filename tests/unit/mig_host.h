@@ -96,6 +96,7 @@ struct mh_world {
 	uint32_t unkicked[2];
 	uint32_t dst_left_unkicked;
 	struct mig_keyring kr[2];	/* each host's keys and trusted peers */
+	bool dev_at_odds[2];		/* vmstate_check_devices fails there */
 	uint64_t doubt_id;		/* the last mig_doubt_note */
 	bool doubt_secure;
 };

@@ -236,6 +236,36 @@ static void test_clean_run(void **st)
 	assert_true(src_vm->vm.dirty.stats.faults > 0);
 }
 
+/* The destination finds the NIC's rings in memory at odds with the
+ * device state (a page that missed the log, a device that ran on): it
+ * refuses the guest before READY, and the guest runs on at the source,
+ * whose NIC still works. */
+static void test_device_state_at_odds_with_memory(void **st)
+{
+	(void)st;
+	W.dev_at_odds[MH_DST] = true;
+	assert_int_not_equal(migrate(), 0);
+	assert_true(said("the device state does not match memory: queue 0: memory has "
+			 "avail index 7"));
+	assert_false(said("here either"));
+	assert_true(said("g1 runs here as before"));
+	source_kept();
+	destination_discarded();
+}
+
+/* The source's own memory and devices already disagree: it says so (the
+ * copy is not to blame), and the destination refuses the guest. */
+static void test_device_state_at_odds_at_the_source(void **st)
+{
+	(void)st;
+	W.dev_at_odds[MH_SRC] = W.dev_at_odds[MH_DST] = true;
+	assert_int_not_equal(migrate(), 0);
+	assert_true(said("migrate g1: warning: the device state does not match memory here "
+			 "either: queue 0"));
+	source_kept();
+	destination_discarded();
+}
+
 /* The destination's READY and COMMITTED (and its ACKs of them) go to the
  * NIC before its turn ends, not at its next poll: its loop may sleep in
  * between, and the source's downtime with it. */
@@ -1228,6 +1258,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_records_leave_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clean_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_state_at_odds_with_memory, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_device_state_at_odds_at_the_source, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_sealed_record_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_silent_connections_make_room, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trickled_record_times_out, setup, teardown),

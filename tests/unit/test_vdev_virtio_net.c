@@ -1230,6 +1230,39 @@ static void test_hostile_index_jump(void **state)
 	free(r);
 }
 
+/* What a migration's destination checks once memory and device state
+ * are in: the rings' indices in memory against the device's.  A driver
+ * one ring ahead is fine (it posted, the device has not looked yet); a
+ * ring page older than the device state is not, nor is a used index
+ * other than the one the device published. */
+static void test_rings_checked_against_memory(void **state)
+{
+	struct rig *r = rig_new();
+	char why[160] = "";
+
+	(void)state;
+	assert_int_equal(virtio_pci_check_mem(&r->net.vp, why, sizeof(why)), 0);	/* no queue yet */
+	bring_up(r);
+	assert_int_equal(virtio_pci_check_mem(&r->net.vp, why, sizeof(why)), 0);
+	put_le16(r->ram + r->q[0].avail + 2, QSIZE);		/* a full ring posted */
+	assert_int_equal(virtio_pci_check_mem(&r->net.vp, why, sizeof(why)), 0);
+	r->net.vp.vq[0].last_avail = r->net.vp.vq[0].used_idx = 3;	/* stale page: 0 */
+	put_le16(r->ram + r->q[0].used + 2, 3);
+	put_le16(r->ram + r->q[0].avail + 2, 0);
+	assert_int_equal(virtio_pci_check_mem(&r->net.vp, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "queue 0: memory has avail index 0, used index 3; "
+			    "the device took 3 and used 3");
+	put_le16(r->ram + r->q[0].avail + 2, 3);
+	assert_int_equal(virtio_pci_check_mem(&r->net.vp, why, sizeof(why)), 0);
+	put_le16(r->ram + r->q[1].used + 2, 1);			/* not what it published */
+	assert_int_equal(virtio_pci_check_mem(&r->net.vp, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "queue 1: "));
+	/* a broken queue is the guest's own doing: nothing to check */
+	r->net.vp.vq[1].err = VQ_ERR_IDX;
+	assert_int_equal(virtio_pci_check_mem(&r->net.vp, why, sizeof(why)), 0);
+	free(r);
+}
+
 static void test_hostile_head(void **state)
 {
 	struct rig *r = rig_new();
@@ -1733,6 +1766,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_wrapping_addr),
 		cmocka_unit_test(test_hostile_rx_past_ram),
 		cmocka_unit_test(test_hostile_index_jump),
+		cmocka_unit_test(test_rings_checked_against_memory),
 		cmocka_unit_test(test_hostile_head),
 		cmocka_unit_test(test_hostile_next),
 		cmocka_unit_test(test_hostile_flags),
