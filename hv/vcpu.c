@@ -70,7 +70,10 @@ void vcpu_set_state(struct vcpu *v, enum vcpu_state from, enum vcpu_state to)
 		v->stats.steal_ns += time_now_ns() - v->runnable_since_ns;
 	if (to == VCPU_RUNNING)
 		v->stats.switches++;
-	__atomic_store_n(&v->state, to, __ATOMIC_RELEASE);
+	/* a full barrier: RUNNING is seen before the vCPU reads vm->state
+	 * (vcpu_run), so vm_pause's store of PAUSED and its wait for the
+	 * vCPU to stop running cannot both miss the other */
+	__atomic_store_n(&v->state, to, __ATOMIC_SEQ_CST);
 }
 
 void vcpu_request(struct vcpu *v, uint32_t req)

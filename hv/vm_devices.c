@@ -186,7 +186,10 @@ void vm_nic_tx_resume(struct vm *vm)
 	if (!vm->nic)
 		return;
 	spin_lock(&vm->dev_lock);
-	if (vm->dev && vm->dev->pci)
+	/* as for a frame in: not while a migration copies memory and devices
+	 * last (the used ring it writes would be ahead of the copy) */
+	if (vm->dev && vm->dev->pci &&
+	    __atomic_load_n(&vm->state, __ATOMIC_ACQUIRE) == VM_RUNNING)
 		vnic_tx_resume(vm->dev->pci);
 	unlock_and_wake(vm);
 	nic_flush(vm);
