@@ -57,7 +57,7 @@ VMM_SRCS     := arch/x86/virt.c arch/x86/vmx/caps.c arch/x86/vmx/ept.c arch/x86/
 	arch/x86/svm/caps.c arch/x86/svm/npt.c arch/x86/svm/svm.c \
 	arch/x86/svm/entry.S arch/x86/svm/vmcb.c arch/x86/svm/state.c \
 	arch/x86/svm/exit.c arch/x86/svm/asid.c
-CORE_SRCS    := hv/sched/balance.c hv/console.c hv/version.c hv/modules.c hv/power.c hv/vmm.c hv/vm.c hv/vm_arrival.c \
+CORE_SRCS    := hv/sched/balance.c hv/conwatch.c hv/console.c hv/version.c hv/modules.c hv/power.c hv/vmm.c hv/vm.c hv/vm_arrival.c \
 	hv/vcpu.c hv/exit.c hv/sched.c hv/cpuid.c hv/msr.c hv/vm_devices.c hv/vmstate.c \
 	hv/netif.c hv/gnet.c hv/sched/credit.c hv/kvmclock.c hv/tsc.c
 MIGRATE_SRCS := hv/migrate/stream.c hv/migrate/statecheck.c hv/migrate/sparse.c hv/migrate/policy.c hv/migrate/chan.c \

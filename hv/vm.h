@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "arch/x86/paging.h"
+#include "hv/conwatch.h"
 #include "hv/cpu_state.h"
 #include "hv/lib/spinlock.h"
 #include "hv/vmm.h"
@@ -222,6 +223,7 @@ struct vm {
 					 * can run (incoming); read without a lock */
 
 	struct ring *console;		/* (D) the guest's serial output */
+	struct conwatch conwatch;	/* (D) its panic banner (hv/conwatch.h) */
 	uint8_t *frame_runs;		/* (c) 1 per 2 MiB of RAM backed by one run */
 	bool gpt_ready;			/* (c) vmm->vm_init succeeded */
 	char cmdline[256];		/* (c) */

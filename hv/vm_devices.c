@@ -6,6 +6,7 @@
  * reason; the operator decides what next).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include "hv/lib/guest_layout.h"
 #include "hv/lib/log.h"
@@ -23,11 +24,23 @@
 
 #define EPOCH_FALLBACK	1796256000	/* 2026-12-03 00:00 UTC, if the host RTC is unreadable */
 
+static void stop_later(struct vm *vm, const char *why);
+
+/* dev_lock held.  A Linux panic's last line stops the guest, when no
+ * pvpanic driver reported it first (hv/conwatch.h). */
 static void tx(void *ctx, uint8_t byte)
 {
 	struct vm *vm = ctx;
+	char why[160], reason[112];
 
-	ring_put(vm->console, (const char *)&byte, 1);	/* dev_lock held */
+	ring_put(vm->console, (const char *)&byte, 1);
+	if (conwatch_byte(&vm->conwatch, byte, reason, sizeof(reason)) &&
+	    __atomic_load_n(&vm->state, __ATOMIC_ACQUIRE) == VM_RUNNING) {
+		pr_warn("vm %s: the guest's kernel panicked (seen on its console): %s",
+			vm->name, reason);
+		snprintf(why, sizeof(why), "panic (seen on its console): %s", reason);
+		stop_later(vm, why);
+	}
 }
 
 static void stop_later(struct vm *vm, const char *why)

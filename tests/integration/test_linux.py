@@ -198,7 +198,9 @@ def test_guest_panic_leaves_the_host_unharmed(machine_factory, linux_iso):
     pvpanic-pci), ferry logs it and stops the guest with the reason "panic";
     the host's shell answers, other guests go on, and the panicked guest is
     destroyed with all its memory back.  With panic=1 the report comes
-    before Linux's reboot timer: the guest stops all the same (no reboot)."""
+    before Linux's reboot timer: the guest stops all the same (no reboot).
+    A panic before the initramfs loads pvpanic-pci (no init, no root file
+    system) is seen by the last line of its report on the console."""
     m = machine_factory("qemu", cpus=2, mem=512, iso=linux_iso)
     free = re.search(r"free:\s+(\d+) KiB", m.cmd("mem")).group(1)
     m.cmd('create other kernel=testguest mem=16 cmdline="heartbeat"')
@@ -246,6 +248,16 @@ def test_guest_panic_leaves_the_host_unharmed(machine_factory, linux_iso):
     assert re.search(r"reboots:\s+0$", info, re.M), info
     assert re.search(r"^pvpanic:\s+at pci:00:02\.0, 0 crash-kernel loads reported$", info,
                      re.M), info
+    m.cmd("destroy lx")
+    m.cmd(f'create lx kernel=vmlinuz initrd=initrd mem=256 '
+          f'cmdline="{CMDLINE} rdinit=/none root=/dev/none"')
+    m.cmd("start lx")
+    m.expect(r"vm lx: the guest's kernel panicked \(seen on its console\): VFS: Unable to "
+             r"mount root fs on ", timeout=180)
+    m.expect(PROMPT, timeout=30)
+    info = m.cmd("info lx")
+    assert "stopped:    panic (seen on its console): VFS: Unable to mount root fs" in info, info
+    assert re.search(r"reboots:\s+0$", info, re.M), info
     m.cmd("destroy lx")
     m.cmd("destroy other")
     assert m.cmd("list").count("\n") <= 2, m.cmd("list")
