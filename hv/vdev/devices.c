@@ -279,12 +279,13 @@ bool vdev_console_input(struct vm_devices *d, uint8_t byte)
  * the devices driving them (COM1 a level, the PIT only pulses). */
 static bool wiring_valid(const struct vm_devices *d)
 {
-	bool irq4 = d->pic.lines & (1u << VDEV_COM1_IRQ);
-	bool pin4 = d->ioapic.lines & (1u << VDEV_COM1_IRQ);
+	uint32_t com1 = d->com1.irq_level ? 1u << VDEV_COM1_IRQ : 0;
+	uint32_t nic = d->pci ? 1u << VNIC_IRQ : 0;
 
-	return irq4 == d->com1.irq_level && pin4 == d->com1.irq_level &&
-	       !(d->pic.lines & (1u << VDEV_PIT_IRQ)) &&
-	       !(d->ioapic.lines & (1u << VDEV_IOAPIC_PIT_PIN));
+	/* COM1 drives IRQ 4 on both, the NIC (checked in pci_fields) pin
+	 * VNIC_IRQ; the PIT only pulses its line, and no other device drives
+	 * one: a line high with nothing behind it would stay high for ever */
+	return d->pic.lines == com1 && (d->ioapic.lines & ~nic) == com1;
 }
 
 /* Last, because a restore of the bus is final (vnic_snapshot is all or
@@ -298,7 +299,7 @@ static int pci_fields(struct vm_devices *t, struct snap *s)
 	if (s->restore && !s->err && pci != (t->pci != NULL))
 		return snap_invalid(s);	/* the peer made the guest with a bus too */
 	if (t->pci && !s->err)
-		vnic_snapshot(t->pci, s);
+		vnic_snapshot_on_pin(t->pci, s, t->ioapic.lines & (1u << VNIC_IRQ));
 	return s->err;
 }
 

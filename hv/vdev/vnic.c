@@ -141,7 +141,15 @@ static void no_irq(void *ctx, unsigned int line, int level)
 
 /* Restore into a trial NIC built the same way; only if every part is
  * accepted does the real one take the same bytes (which then pass). */
-int vnic_snapshot(struct vnic *n, struct snap *s)
+/* The level the NIC drives on its INTx pin (low without a NIC). */
+static bool intx_line(const struct vnic *n)
+{
+	return n->cfg.net && vpci_fn_intx_line(&n->net.vp.fn);
+}
+
+/* pin: the level the interrupt controllers hold for the NIC's line, which
+ * the restored NIC must drive; -1: not checked. */
+static int snapshot(struct vnic *n, struct snap *s, int pin)
 {
 	struct vnic_config cfg = n->cfg;
 	struct snap trial = *s;
@@ -157,12 +165,24 @@ int vnic_snapshot(struct vnic *n, struct snap *s)
 	if (!t)
 		return s->err = -ENOMEM;
 	rc = build(t, &cfg) ? -EINVAL : walk(t, &trial);
+	if (!rc && pin >= 0 && intx_line(t) != (pin != 0))
+		rc = -EINVAL;		/* a line stuck, or an interrupt lost */
 	free(t);
 	if (rc) {
 		*s = trial;
 		return s->err ? s->err : snap_invalid(s);
 	}
 	return walk(n, s);
+}
+
+int vnic_snapshot(struct vnic *n, struct snap *s)
+{
+	return snapshot(n, s, -1);
+}
+
+int vnic_snapshot_on_pin(struct vnic *n, struct snap *s, bool pin)
+{
+	return snapshot(n, s, pin);
 }
 
 int vnic_check_mem(const struct vnic *n, char *why, size_t len)

@@ -91,6 +91,9 @@ void vnic_tx_resume(struct vnic *n);
  * set), the bus, the NIC and pvpanic.  A refused restore (-EINVAL, or -ENOMEM
  * for the trial copy) leaves n exactly as it was. */
 int vnic_snapshot(struct vnic *n, struct snap *s);
+/* The same, and a restore also refuses a NIC whose INTx level is not pin,
+ * the level the interrupt controller's copy (restored first) holds. */
+int vnic_snapshot_on_pin(struct vnic *n, struct snap *s, bool pin);
 /* Whether guest memory agrees with the NIC's queues (virtio_pci_check_mem). */
 int vnic_check_mem(const struct vnic *n, char *why, size_t len);
 

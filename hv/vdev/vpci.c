@@ -221,14 +221,14 @@ static void update_intx(struct vpci_fn *fn, bool old_line)
 		fn->bus->irq(fn->bus->ctx, fn->irq, line);
 }
 
-static bool intx_line(const struct vpci_fn *fn)
+bool vpci_fn_intx_line(const struct vpci_fn *fn)
 {
 	return fn->intx && !(vpci_cfg_read(fn, PCI_COMMAND, 2) & PCI_CMD_INTX_DISABLE);
 }
 
 void vpci_fn_set_intx(struct vpci_fn *fn, int level)
 {
-	bool old = intx_line(fn);
+	bool old = vpci_fn_intx_line(fn);
 
 	fn->intx = level != 0;
 	update_intx(fn, old);
@@ -264,7 +264,7 @@ static void cfg_data(struct vpci_bus *bus, unsigned int off, uint8_t size, bool 
 		return;
 	}
 	bus->stats.cfg_writes++;
-	old = intx_line(fn);
+	old = vpci_fn_intx_line(fn);
 	for (unsigned int b = 0; b < VPCI_BARS; b++)
 		if (off < PCI_BAR0 + 4 * b + 4 && off + size > PCI_BAR0 + 4 * b)
 			fn->stats.bar_writes++;

@@ -155,6 +155,8 @@ void vpci_bus_set_msi(struct vpci_bus *bus, void (*msi)(void *ctx, uint64_t addr
 /* fn writes an MSI message: false (nothing sent) when the bus has no MSI
  * route or fn's bus-master bit is clear (it may not write memory). */
 bool vpci_fn_msi(struct vpci_fn *fn, uint64_t addr, uint32_t data);
+/* Whether the function drives its INTx line now (asserted, not disabled). */
+bool vpci_fn_intx_line(const struct vpci_fn *fn);
 
 /* Put fn at 00:slot.0 (1..31).  Returns 0, -EINVAL or -EBUSY. */
 int vpci_attach(struct vpci_bus *bus, struct vpci_fn *fn, unsigned int slot);
