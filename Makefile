@@ -90,7 +90,7 @@ LAYER_LIBS := $(foreach l,$(LAYERS),$(BUILD)/layers/lib$(l).a)
 HV_SRCS := $(TOP_SRCS) $(foreach l,$(LAYERS),$($(l)_SRCS))
 HV_OBJS := $(call objs_of,$(HV_SRCS))
 
-.PHONY: all iso run run-uefi run-bochs test unit integration bench deps clean help
+.PHONY: all iso run run-uefi run-bochs test unit integration bench deps clean help fuzz fuzz-build
 all: $(BUILD)/ferry.elf
 
 help:
@@ -100,8 +100,10 @@ help:
 	@echo "make run        boot ferry in QEMU (AMD SVM), shell on this terminal"
 	@echo "make run-uefi   the same ISO under UEFI firmware (OVMF) in QEMU"
 	@echo "make run-bochs  boot ferry in Bochs (Intel VMX)"
-	@echo "make test       install what is missing, run every test"
+	@echo "make test       install what is missing, run every test (unit, 1 min of"
+	@echo "                fuzzing, integration)"
 	@echo "make unit       host unit tests only (cmocka, ASan, UBSan)"
+	@echo "make fuzz       build and run the libFuzzer targets (FUZZ_SECONDS=20 each)"
 	@echo "make bench      benchmarks (figures, not pass/fail)"
 	@echo "make deps       install the Debian packages the build needs"
 
@@ -220,6 +222,7 @@ $(BUILD)/unit/$(1): $$(unit_$(1)_SRCS) $$(wildcard $$(patsubst %.c,%.h,$$(unit_$
 	$(Q)$$(CC) $$(UNIT_CFLAGS) $$(unit_$(1)_CFLAGS) $$(unit_$(1)_SRCS) -lcmocka $$(unit_$(1)_LIBS) -o $$@
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rule,$(t))))
+-include tests/fuzz/fuzz.mk
 
 unit: $(UNIT_BINS)
 	@tools/run-unit.sh $(UNIT_BINS)
@@ -231,6 +234,7 @@ integration: iso
 
 test: deps
 	$(MAKE) unit
+	$(MAKE) fuzz FUZZ_SECONDS=10
 	$(MAKE) integration
 
 bench: deps iso

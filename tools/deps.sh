@@ -5,7 +5,7 @@ set -eu
 PKGS="gcc make binutils git qemu-system-x86 bochs bochsbios vgabios grub-pc-bin grub-efi-amd64-bin grub-common
 xorriso mtools ovmf newlib-source libcmocka-dev python3 python3-pytest python3-pexpect
 iproute2 socat netcat-openbsd python3-scapy iputils-ping tcpdump busybox-static cpio
-libbearssl-dev python3-cryptography"
+libbearssl-dev python3-cryptography clang libclang-rt-14-dev"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
