@@ -4,24 +4,43 @@
 #include <string.h>
 #include "hv/conwatch.h"
 
-#define BANNER	"---[ end Kernel panic - not syncing: "
+#define OPEN	"Kernel panic - not syncing: "
+#define BANNER	"---[ end " OPEN
 #define TAIL	" ]---"
 
-/* The line ended: the reason between BANNER and TAIL, if it is the banner. */
-static bool banner(const struct conwatch *w, char *why, size_t len)
+/* Where what follows prefix starts in the line, or NULL. */
+static const char *after(const struct conwatch *w, const char *prefix, size_t len)
 {
-	const char *start, *end;
+	const char *p = memmem(w->line, w->n, prefix, len);
+
+	return p ? p + len : NULL;
+}
+
+/* The line ended: an opening line arms the watch with its reason; the end
+ * line with the same reason fires it, its reason (printable, cut) in why. */
+static bool line_done(struct conwatch *w, char *why, size_t len)
+{
+	const char *start = after(w, BANNER, sizeof(BANNER) - 1), *end;
 	size_t n;
 
-	start = memmem(w->line, w->n, BANNER, sizeof(BANNER) - 1);
-	if (!start)
+	if (!start) {
+		start = after(w, OPEN, sizeof(OPEN) - 1);
+		if (start) {
+			n = (size_t)(w->line + w->n - start);
+			w->reason_n = (uint8_t)(n < sizeof(w->reason) ? n : sizeof(w->reason));
+			memcpy(w->reason, start, w->reason_n);
+			if (!w->reason_n)
+				w->reason_n = 1, w->reason[0] = 0;	/* armed, empty */
+		}
 		return false;
-	start += sizeof(BANNER) - 1;
+	}
 	n = (size_t)(w->line + w->n - start);
 	end = memmem(start, n, TAIL, sizeof(TAIL) - 1);
-	if (!end)
+	if (!end || !w->reason_n)
 		return false;
 	n = (size_t)(end - start);
+	if (w->reason[0] ? n < w->reason_n || memcmp(start, w->reason, w->reason_n) : n != 0)
+		return false;		/* not the panic that opened */
 	if (len) {
 		if (n > len - 1)
 			n = len - 1;
@@ -37,7 +56,7 @@ bool conwatch_byte(struct conwatch *w, uint8_t byte, char *why, size_t len)
 	bool hit = false;
 
 	if (byte == '\n') {
-		hit = !w->skip && banner(w, why, len);
+		hit = !w->skip && line_done(w, why, len);
 		w->n = 0;
 		w->skip = false;
 		return hit;

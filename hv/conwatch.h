@@ -5,16 +5,21 @@
  * Debian's kernel reports a panic through pvpanic only once the
  * pvpanic_pci module is loaded (hv/vdev/pvpanic.h); a panic before that
  * (no root file system, an initramfs that fails) leaves the guest spinning
- * with interrupts off for ever, unseen.  Every Linux panic ends its report
- * on the console with one line,
+ * with interrupts off for ever, unseen.  A Linux panic that does not reboot
+ * (panic_timeout 0, Debian's default) opens and ends its report on the
+ * console with
  *
+ *     Kernel panic - not syncing: REASON
+ *     ...
  *     ---[ end Kernel panic - not syncing: REASON ]---
  *
  * so ferry reads the guest's console bytes as they go out and stops the
- * guest when that line is complete, with REASON: the whole report (the
- * stack, the registers) is on the console by then.  A guest that prints the
- * line itself stops itself; nothing else can write its console.  The
- * partial line is not guest state: a migration does not carry it.
+ * guest when the end line completes, with REASON, if the opening line with
+ * the same reason came first: the whole report (the stack, the registers)
+ * is on the console by then.  (With panic=N Linux reboots instead, before
+ * the end line.)  Something in the guest that prints both lines stops its
+ * own guest; nothing outside can write its console.  The watch is not
+ * guest state: a migration does not carry it.
  */
 #ifndef FERRY_HV_CONWATCH_H
 #define FERRY_HV_CONWATCH_H
@@ -24,11 +29,14 @@
 #include <stdint.h>
 
 #define CONWATCH_LINE	256	/* longer lines are not the banner: skipped */
+#define CONWATCH_REASON	64	/* the opening line's reason, compared so far */
 
 struct conwatch {
 	char line[CONWATCH_LINE];
 	uint16_t n;
 	bool skip;			/* the line overflowed: ignore it to its end */
+	char reason[CONWATCH_REASON];	/* the last opening line's reason */
+	uint8_t reason_n;		/* 0: no opening line seen */
 };
 
 /* One byte the guest sent to its console: true when it completes the

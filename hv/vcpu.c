@@ -336,8 +336,19 @@ static bool reset_due(struct vcpu *v)
 	return v->hw.id == 0 && __atomic_load_n(&v->vm->reset_pending, __ATOMIC_ACQUIRE);
 }
 
+/* An AP after the reset line was pulled: it runs no more of the old
+ * system (the line stops every CPU at once) and waits for the BSP's
+ * reboot.  Run on, Linux's AP would go on to its next reset method, a
+ * triple fault, and the guest would stop instead of rebooting. */
+static bool reset_parked(struct vcpu *v)
+{
+	return v->hw.id != 0 && __atomic_load_n(&v->vm->reset_pending, __ATOMIC_ACQUIRE);
+}
+
 bool vcpu_wants_wake(struct vcpu *v)
 {
+	if (reset_parked(v))
+		return false;
 	return (v->halted_if && vm_pending_vector(v) >= 0) || vm_event_pending(v) ||
 	       reset_due(v);
 }
@@ -420,6 +431,8 @@ enum vcpu_state vcpu_run(struct vcpu *v)
 	for (;;) {
 		if (v->vm->state != VM_RUNNING)
 			return halted ? VCPU_HALTED : VCPU_RUNNABLE;
+		if (reset_parked(v))
+			return VCPU_HALTED;
 		if (halted) {
 			if (!vcpu_wants_wake(v))
 				return VCPU_HALTED;
@@ -471,7 +484,8 @@ enum vcpu_state vcpu_run(struct vcpu *v)
 		if (__atomic_load_n(&v->vm->reset_pending, __ATOMIC_ACQUIRE)) {
 			if (v->hw.id == 0)
 				continue;	/* rebooted at the top */
-			vcpu_notify(v->vm->vcpus[0]);	/* an AP's: the BSP reboots */
+			vcpu_notify(v->vm->vcpus[0]);	/* the BSP reboots */
+			return VCPU_HALTED;		/* parked: reset_parked */
 		}
 		if (a == EXIT_STOP)
 			return VCPU_RUNNABLE;

@@ -497,6 +497,9 @@ void vm_reboot(struct vcpu *self)
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		if (vm->vcpus[i] != self)
 			vcpu_kick_and_wait(vm->vcpus[i]);
+	/* an AP's pull of the same reset, after the BSP took it but before
+	 * the AP left: one reboot, not two */
+	__atomic_store_n(&vm->reset_pending, false, __ATOMIC_SEQ_CST);
 	vm_config_of(vm, &cfg);
 	if (vm_load(vm, &cfg, &st, err, sizeof(err))) {
 		vm_stop(vm, "reboot failed: %s", err);

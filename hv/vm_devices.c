@@ -56,7 +56,7 @@ static void reset(void *ctx)
 {
 	struct vm *vm = ctx;
 
-	__atomic_store_n(&vm->reset_pending, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&vm->reset_pending, true, __ATOMIC_SEQ_CST);
 }
 
 static void poweroff(void *ctx)
@@ -181,7 +181,9 @@ static void nic_flush(struct vm *vm)
 		bool stalled, kicked;
 
 		spin_lock(&vm->dev_lock);
-		stalled = vm->dev && vm->dev->pci && vnic_tx_stalled(vm->dev->pci);
+		/* not while a migration copies memory and devices last */
+		stalled = vm->dev && vm->dev->pci && vnic_tx_stalled(vm->dev->pci) &&
+			  __atomic_load_n(&vm->state, __ATOMIC_ACQUIRE) == VM_RUNNING;
 		kicked = vm->dev && vm->dev->pci && vnic_rx_take_kick(vm->dev->pci);
 		if (stalled)
 			vnic_tx_resume(vm->dev->pci);

@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 #include "hv/conwatch.h"
@@ -33,13 +34,21 @@ static void test_early_panic(void **st)
 	assert_string_equal(why, "VFS: Unable to mount root fs on unknown-block(0,0)");
 }
 
-/* Only once the line is complete: its end may never come. */
+/* Only once the end line is complete (its end may never come), and only
+ * after an opening line with the same reason. */
 static void test_needs_the_whole_line(void **st)
 {
 	struct conwatch w = { 0 };
 	char why[64];
 
 	(void)st;
+	assert_int_equal(feed(&w, "---[ end Kernel panic - not syncing: sysrq triggered crash ]---\n",
+			      why, sizeof(why)), 0);	/* no opening line: someone's echo */
+	assert_int_equal(feed(&w, "Kernel panic - not syncing: another\n", why, sizeof(why)), 0);
+	assert_int_equal(feed(&w, "---[ end Kernel panic - not syncing: sysrq triggered crash ]---\n",
+			      why, sizeof(why)), 0);	/* not the panic that opened */
+	assert_int_equal(feed(&w, "Kernel panic - not syncing: sysrq triggered crash\r\n", why,
+			      sizeof(why)), 0);
 	assert_int_equal(feed(&w, "---[ end Kernel panic - not syncing: sysrq triggered crash ]---",
 			      why, sizeof(why)), 0);
 	assert_int_equal(feed(&w, "\n", why, sizeof(why)), 1);
@@ -57,6 +66,7 @@ static void test_reason_cut_and_printable(void **st)
 	char why[8];
 
 	(void)st;
+	assert_int_equal(feed(&w, "Kernel panic - not syncing: ab\033cdefghij\n", why, sizeof(why)), 0);
 	assert_int_equal(feed(&w, "---[ end Kernel panic - not syncing: ab\033cdefghij ]---\n",
 			      why, sizeof(why)), 1);
 	assert_string_equal(why, "ab?cdef");
@@ -72,9 +82,11 @@ static void test_long_line_skipped(void **st)
 	(void)st;
 	memset(line, 'x', sizeof(line));
 	line[sizeof(line) - 1] = 0;
+	assert_int_equal(feed(&w, "Kernel panic - not syncing: late\n", why, sizeof(why)), 0);
 	assert_int_equal(feed(&w, line, why, sizeof(why)), 0);
 	assert_int_equal(feed(&w, "---[ end Kernel panic - not syncing: late ]---\n", why,
 			      sizeof(why)), 0);
+	assert_int_equal(feed(&w, "Kernel panic - not syncing: next\n", why, sizeof(why)), 0);
 	assert_int_equal(feed(&w, "---[ end Kernel panic - not syncing: next ]---\n", why,
 			      sizeof(why)), 1);
 	assert_string_equal(why, "next");
@@ -93,8 +105,25 @@ static void test_full_line(void **st)
 	memcpy(line + pad, b, sizeof(b) - 1);
 	line[CONWATCH_LINE] = '\n';
 	line[CONWATCH_LINE + 1] = 0;
+	assert_int_equal(feed(&w, "Kernel panic - not syncing: z\n", why, sizeof(why)), 0);
 	assert_int_equal(feed(&w, line, why, sizeof(why)), 1);
 	assert_string_equal(why, "z");
+}
+
+/* A reason longer than what is kept: the end line must start the same. */
+static void test_long_reason(void **st)
+{
+	struct conwatch w = { 0 };
+	char why[200], open[200], end[200], r[120];
+
+	(void)st;
+	memset(r, 'r', sizeof(r) - 1);
+	r[sizeof(r) - 1] = 0;
+	snprintf(open, sizeof(open), "Kernel panic - not syncing: %s\n", r);
+	snprintf(end, sizeof(end), "---[ end Kernel panic - not syncing: %s ]---\n", r);
+	assert_int_equal(feed(&w, open, why, sizeof(why)), 0);
+	assert_int_equal(feed(&w, end, why, sizeof(why)), 1);
+	assert_string_equal(why, r);
 }
 
 int main(void)
@@ -105,6 +134,7 @@ int main(void)
 		cmocka_unit_test(test_reason_cut_and_printable),
 		cmocka_unit_test(test_long_line_skipped),
 		cmocka_unit_test(test_full_line),
+		cmocka_unit_test(test_long_reason),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

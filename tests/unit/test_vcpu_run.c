@@ -650,6 +650,43 @@ static void test_reset_reboots_and_cli_hlt_powers_off(void **state)
 	assert_string_equal(fake_stop_reason, "powered off (halted with interrupts off)");
 }
 
+/* An AP pulls the reset line: it runs no more guest code (parked, not
+ * woken by anything until the reboot) and vCPU 0 is the one to reboot,
+ * woken for it even from HLT; the guest is not taken for powered off. */
+static void test_reset_by_an_ap_is_done_by_the_bsp(void **state)
+{
+	static const struct fake_step pull[] = {
+		{ .exit = IO(0x64, 1, false), .regs = true, .rax = 0xfe },
+		{ .exit = { .code = EXIT_HLT, .inst_len = 1 } },	/* never reached */
+	};
+	struct cpu_state init;
+	struct vcpu *ap;
+
+	(void)state;
+	vcpu_init_state(&init);
+	assert_int_equal(vcpu_create(vm, 1, &init, &ap), 0);
+	vm->vcpus[1] = ap;
+	vm->nr_vcpus = 2;
+	vcpu_set_state(ap, VCPU_IDLE, VCPU_RUNNABLE);
+	vcpu_set_state(ap, VCPU_RUNNABLE, VCPU_RUNNING);
+	fake_script(pull, 2);
+	assert_int_equal(vcpu_run(ap), VCPU_HALTED);
+	assert_int_equal(fake.pos, 1);			/* out at the pull */
+	assert_int_equal(fake_reboots, 0);
+	assert_true(vm->reset_pending);
+	assert_false(vcpu_wants_wake(ap));
+	assert_true(vcpu_wants_wake(v));		/* the BSP, even halted */
+	vcpu_set_state(ap, VCPU_RUNNING, VCPU_HALTED);
+	assert_int_equal(run(NULL, 0), VCPU_RUNNABLE);	/* rebooted, then entered */
+	assert_int_equal(fake_reboots, 1);
+	assert_false(vm->reset_pending);
+	assert_int_equal(fake.ran[fake.runs - 1], v);
+	assert_int_equal(vm->state, VM_RUNNING);
+	vm->nr_vcpus = 1;
+	vm->vcpus[1] = NULL;
+	vcpu_free(ap);
+}
+
 static void test_triple_fault(void **state)
 {
 	static const struct fake_step s[] = {
@@ -831,6 +868,7 @@ int main(void)
 		T(test_lapic_mmio),
 		T(test_gpa_fault_stops_the_guest),
 		T(test_reset_reboots_and_cli_hlt_powers_off),
+		T(test_reset_by_an_ap_is_done_by_the_bsp),
 		T(test_triple_fault),
 		T(test_unknown_exit_code),
 		T(test_hypercall_and_virt_insn),
