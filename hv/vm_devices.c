@@ -24,7 +24,18 @@
 
 #define EPOCH_FALLBACK	1796256000	/* 2026-12-03 00:00 UTC, if the host RTC is unreadable */
 
-static void stop_later(struct vm *vm, const char *why);
+static void stop_later(struct vm *vm, const char *why)
+{
+	/* under dev_lock: vm_stop takes vm->lock, which never nests the other way */
+	vm_stop(vm, "%s", why);
+}
+
+/* Whether the guest runs: the devices write its memory only then (not
+ * while a migration copies memory and devices last, nor once stopped). */
+static bool running(struct vm *vm)
+{
+	return __atomic_load_n(&vm->state, __ATOMIC_ACQUIRE) == VM_RUNNING;
+}
 
 /* dev_lock held.  A Linux panic's last line stops the guest, when no
  * pvpanic driver reported it first (hv/conwatch.h). */
@@ -34,19 +45,12 @@ static void tx(void *ctx, uint8_t byte)
 	char why[160], reason[112];
 
 	ring_put(vm->console, (const char *)&byte, 1);
-	if (conwatch_byte(&vm->conwatch, byte, reason, sizeof(reason)) &&
-	    __atomic_load_n(&vm->state, __ATOMIC_ACQUIRE) == VM_RUNNING) {
+	if (conwatch_byte(&vm->conwatch, byte, reason, sizeof(reason)) && running(vm)) {
 		pr_warn("vm %s: the guest's kernel panicked (seen on its console): %s",
 			vm->name, reason);
 		snprintf(why, sizeof(why), "panic (seen on its console): %s", reason);
 		stop_later(vm, why);
 	}
-}
-
-static void stop_later(struct vm *vm, const char *why)
-{
-	/* under dev_lock: vm_stop takes vm->lock, which never nests the other way */
-	vm_stop(vm, "%s", why);
 }
 
 /* The reset line: the BSP reboots the guest (vcpu_run), not under
@@ -181,9 +185,8 @@ static void nic_flush(struct vm *vm)
 		bool stalled, kicked;
 
 		spin_lock(&vm->dev_lock);
-		/* not while a migration copies memory and devices last */
 		stalled = vm->dev && vm->dev->pci && vnic_tx_stalled(vm->dev->pci) &&
-			  __atomic_load_n(&vm->state, __ATOMIC_ACQUIRE) == VM_RUNNING;
+			  running(vm);
 		kicked = vm->dev && vm->dev->pci && vnic_rx_take_kick(vm->dev->pci);
 		if (stalled)
 			vnic_tx_resume(vm->dev->pci);
@@ -201,10 +204,7 @@ void vm_nic_tx_resume(struct vm *vm)
 	if (!vm->nic)
 		return;
 	spin_lock(&vm->dev_lock);
-	/* as for a frame in: not while a migration copies memory and devices
-	 * last (the used ring it writes would be ahead of the copy) */
-	if (vm->dev && vm->dev->pci &&
-	    __atomic_load_n(&vm->state, __ATOMIC_ACQUIRE) == VM_RUNNING)
+	if (vm->dev && vm->dev->pci && running(vm))	/* as for a frame in */
 		vnic_tx_resume(vm->dev->pci);
 	unlock_and_wake(vm);
 	nic_flush(vm);
@@ -448,7 +448,7 @@ int vm_nic_rx_frame(struct vm *vm, const struct vnet_rx_frame *f)
 	int rc = -ENODEV;
 
 	spin_lock(&vm->dev_lock);
-	if (__atomic_load_n(&vm->state, __ATOMIC_ACQUIRE) != VM_RUNNING)
+	if (!running(vm))
 		rc = -EBUSY;	/* paused: a migration may be saving RAM and devices */
 	else if (vm->dev && vm->dev->pci)
 		rc = vnic_rx_frame(vm->dev->pci, f);	/* -ENODEV without the NIC */
