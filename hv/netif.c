@@ -353,10 +353,12 @@ void netif_poll(void)
 	/* the ring's worth many times over, not for ever: a LAN that floods
 	 * faster than this CPU takes frames must not hold the network lock
 	 * (guests' exits wait for it) and the shell for good */
+	net_rx_batch(&host_if.stack, true);
 	for (int i = 0; i < NETIF_POLL_PASSES; i++)
 		if (nic_poll(host_if.nic, rx, &host_if.stack, 64) < 64)
 			break;
-	net_poll(&host_if.stack, time_now_us());
+	net_rx_batch(&host_if.stack, false);
+	net_poll(&host_if.stack, time_now_us());	/* the batch's ACKs */
 	gnet_timers(time_now_us());
 	nic_tx_kick(host_if.nic);
 	netif_unlock();

@@ -167,6 +167,11 @@ void net_input_flags(struct netstack *s, const void *frame, size_t len,
 		s->stats.eth.rx_dropped++;
 }
 
+void net_rx_batch(struct netstack *s, bool on)
+{
+	s->rx_batch = on;
+}
+
 uint64_t net_poll(struct netstack *s, uint64_t now_us)
 {
 	uint64_t a, t;

@@ -181,6 +181,7 @@ struct netstack {
 	uint16_t ip_id;
 	bool tx_tcp_csum;		/* cfg.tx_tcp_csum */
 	unsigned rx_flags;		/* NET_RX_* of the frame being input */
+	bool rx_batch;			/* net_rx_batch: ACKs wait for net_poll */
 	struct net_stats stats;
 	struct arp_cache arp;
 	struct icmp_state icmp;
@@ -204,6 +205,12 @@ void net_input(struct netstack *s, const void *frame, size_t len);
 /* The same with NET_RX_* flags from a NIC that verified checksums. */
 void net_input_flags(struct netstack *s, const void *frame, size_t len,
 		     unsigned flags);
+
+/* Frames input between net_rx_batch(s, true) and (s, false) are one
+ * batch, as one interrupt or poll brought them: the ACKs they call for are
+ * sent by the next net_poll, one per connection, not one per two segments.
+ * Call net_poll right after the batch. */
+void net_rx_batch(struct netstack *s, bool on);
 
 /* Set the time and run due timers; returns the earliest next deadline
  * (absolute microseconds; UINT64_MAX when idle). */

@@ -444,7 +444,12 @@ static void ooo_drain(struct tcp_conn *c)
 }
 
 /* Copy trimmed data into the ring; ACK at once for out-of-order data and
- * filled holes (RFC 5681 4.2), else every second segment or on a timer. */
+ * filled holes (RFC 5681 4.2), else every second segment or on a timer.
+ * Inside a receive batch (net_rx_batch) the every-second-segment ACK waits
+ * for the batch's end, the next net_poll, as Linux's GRO makes one ACK of
+ * the segments that one interrupt brought: the sender gets one stretch ACK
+ * per batch instead of one per two segments, and both sides are spared
+ * the frames between.  Never more than TCP_ACK_STRETCH segments wait. */
 static void rcv_store(struct tcp_conn *c, const struct tcp_seg *g)
 {
 	struct netstack *s = c->s;
@@ -463,8 +468,12 @@ static void rcv_store(struct tcp_conn *c, const struct tcp_seg *g)
 	c->rcv_nxt += g->len;
 	ooo_drain(c);
 	c->bytes_in += c->rcv_nxt - g->seq;
-	if (had_ooo || ++c->acks_pending >= 2)
+	if (had_ooo || ++c->acks_pending >= TCP_ACK_STRETCH)
 		c->ack_now = true;
+	else if (c->acks_pending >= 2 && !s->rx_batch)
+		c->ack_now = true;
+	else if (c->acks_pending >= 2)
+		c->t_delack = s->now_us;	/* due at the batch's end */
 	else if (!c->t_delack)
 		c->t_delack = s->now_us + s->tcp.p.delack_us;
 }

@@ -24,6 +24,9 @@
 
 #define TCP_MSS_DEFAULT		536		/* RFC 9293 3.7.1 */
 #define TCP_MSS_OURS		(ETH_MTU - IP_HLEN - TCP_HLEN)
+/* Segments a receive batch may leave unacknowledged: 64 KiB of full
+ * segments, the most Linux's GRO makes one of. */
+#define TCP_ACK_STRETCH		(65536 / TCP_MSS_OURS)
 #define TCP_MSS_MIN		64		/* floor for a hostile peer */
 #define TCP_SACK_MAX		3		/* blocks we send per ACK */
 #define TCP_SACK_RX_MAX		4		/* blocks we parse */

@@ -160,7 +160,10 @@ void tcp_cc_ack(struct tcp_conn *c, uint32_t ack, uint32_t acked)
 	if (c->undo_valid && c->undo_end && seq_ge(ack, c->undo_end))
 		c->undo_valid = false;	/* too late to tell */
 	if (c->cwnd < c->ssthresh) {
-		c->cwnd += min_u32(acked, 2 * c->mss);
+		/* a stretch ACK (GRO, or net_rx_batch at a ferry receiver)
+		 * counts for the segments it covers, as Linux counts it:
+		 * RFC 3465's L = 2 SMSS would slow the start to a crawl */
+		c->cwnd += min_u32(acked, TCP_ACK_STRETCH * c->mss);
 	} else {
 		c->bytes_acked += acked;
 		if (c->bytes_acked >= c->cwnd) {

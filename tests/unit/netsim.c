@@ -117,7 +117,11 @@ int netsim_xmit(void *ctx, const void *frame, size_t len)
 
 uint64_t netsim_next(const struct netsim *n)
 {
-	return n->q ? n->q->at_us : UINT64_MAX;
+	uint64_t p = n->cfg.poll_us;
+
+	if (!n->q)
+		return UINT64_MAX;
+	return p ? (n->q->at_us + p - 1) / p * p : n->q->at_us;
 }
 
 static void corrupt(struct netsim *n, struct netsim_frame *f)
@@ -130,7 +134,14 @@ static void corrupt(struct netsim *n, struct netsim_frame *f)
 
 void netsim_deliver(struct netsim *n, uint64_t now_us)
 {
+	bool batch = n->cfg.poll_us && now_us % n->cfg.poll_us == 0;
+
 	n->now_us = now_us;
+	if (n->cfg.poll_us && !batch)
+		return;			/* frames wait for the next poll */
+	for (int i = 0; i < 2; i++)
+		if (n->ep[i])
+			net_rx_batch(n->ep[i], batch);
 	while (n->q && n->q->at_us <= now_us) {
 		struct netsim_frame *f = n->q;
 
@@ -146,6 +157,9 @@ void netsim_deliver(struct netsim *n, uint64_t now_us)
 		}
 		free(f);
 	}
+	for (int i = 0; i < 2; i++)	/* netsim_step's net_poll ends it */
+		if (n->ep[i])
+			net_rx_batch(n->ep[i], false);
 }
 
 uint64_t netsim_step(struct netsim *n, uint64_t limit)

@@ -23,6 +23,9 @@ struct netsim_cfg {
 	uint64_t queue_bytes;		/* drop-tail limit per direction; 0: none */
 	uint32_t loss_ppm, dup_ppm, reorder_ppm, corrupt_ppm;
 	uint64_t reorder_us;		/* extra delay of a reordered frame, max */
+	uint64_t poll_us;		/* >0: frames reach a stack only every poll_us,
+					 * all that came as one net_rx_batch, as a
+					 * NIC's interrupt or poll brings them */
 };
 
 struct netsim_frame {

@@ -251,6 +251,33 @@ static void test_transfer_clean(void **state)
 	world_down();
 }
 
+/* Frames taken 200 us at a time, as a NIC's interrupt brings them (about
+ * 16 segments at 1 Gb/s): one stretch ACK per batch, never more than
+ * TCP_ACK_STRETCH segments' worth, and the transfer as fast as with an ACK
+ * every second segment. */
+static void test_transfer_batched_acks(void **state)
+{
+	struct netsim_cfg link = clean_link;
+	uint64_t us, rate, data_segs, acks;
+	uint64_t total = 16 * MiB;
+
+	(void)state;
+	link.poll_us = 200;
+	world_up(&link, &dflt);
+	us = transfer(&X, total, 10 * SEC);
+	rate = nettest_rate(total, us);
+	data_segs = X.p.c->segs_out - X.p.c->retransmits;
+	acks = X.p.s->segs_out;
+	print_message("batched every 200 us: %llu kB/s, %llu data segments, %llu ACKs\n",
+		      (unsigned long long)(rate / 1000), (unsigned long long)data_segs,
+		      (unsigned long long)acks);
+	assert_true(rate > 100000000);
+	assert_int_equal(W.a.stats.tcp.rto_timeouts, 0);
+	assert_true(acks < data_segs / 8);		/* every second: data_segs / 2 */
+	assert_true(acks >= data_segs / TCP_ACK_STRETCH);
+	world_down();
+}
+
 static void lossy(uint32_t loss, uint32_t reorder, uint32_t dup, uint32_t corrupt,
 		  uint64_t total, uint64_t seed, const char *what)
 {
@@ -990,6 +1017,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_handshake, teardown),
 		cmocka_unit_test_teardown(test_transfer_clean, teardown),
+		cmocka_unit_test_teardown(test_transfer_batched_acks, teardown),
 		cmocka_unit_test_teardown(test_transfer_lossy, teardown),
 		cmocka_unit_test_teardown(test_transfer_harsh, teardown),
 		cmocka_unit_test_teardown(test_transfer_seeds, teardown),
