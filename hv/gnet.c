@@ -42,6 +42,9 @@ struct gport {
 	int port;			/* on host_if.sw */
 	struct fq tx, rx;
 	struct gnet_carry *carry;	/* under deliver_lock; NULL: none */
+	uint32_t late_from;		/* under deliver_lock: rx index past what */
+	uint32_t saved_n;		/* the last device save took, and how many */
+	bool saved;
 	struct gnet_stats st;		/* all but st.sw; under the side's lock */
 	struct gro gro;			/* under deliver_lock, as is: */
 	struct vnet_piece pc[GRO_MAX_SEGS + 1];	/* its pieces, for the NIC */
@@ -382,30 +385,36 @@ void gnet_rx_posted(struct vm *vm)
 
 /* ---- frames in flight, with a migrating guest ---------------------------- */
 
-/* Whole frames, in order, as many as fit in GNET_CARRY_BYTES and at most
- * GNET_QLEN (what a destination takes): first the ones that came here with
- * the guest and still wait, then its rx queue. */
-static uint32_t carry_count(struct gport *g)
+/* The frames waiting for a guest, oldest first, numbered from 0: the ones
+ * that came here with it and still wait, then its rx queue. */
+static uint32_t carry_left(const struct gport *g)
 {
-	struct gnet_carry *c = g->carry;
-	uint32_t n = 0, bytes = 0, i;
-	uint32_t tail = __atomic_load_n(&g->rx.tail, __ATOMIC_ACQUIRE);
+	return g->carry ? g->carry->n - g->carry->next : 0;
+}
 
-	for (i = c ? c->next : 0; c && i < c->n && n < GNET_QLEN; i++, n++)
-		if ((bytes += 2u + c->slot[i].len) > GNET_CARRY_BYTES)
-			return n;
-	for (i = g->rx.head; i != tail && n < GNET_QLEN; i++, n++)
-		if ((bytes += 2u + g->rx.slot[i % GNET_QLEN].len) > GNET_CARRY_BYTES)
-			return n;
-	return n;
+static uint32_t waiting(struct gport *g)
+{
+	return carry_left(g) + (__atomic_load_n(&g->rx.tail, __ATOMIC_ACQUIRE) - g->rx.head);
 }
 
 static struct slot *carry_slot(struct gport *g, uint32_t k)
 {
-	struct gnet_carry *c = g->carry;
-	uint32_t left = c ? c->n - c->next : 0;
+	uint32_t left = carry_left(g);
 
-	return k < left ? &c->slot[c->next + k] : &g->rx.slot[(g->rx.head + k - left) % GNET_QLEN];
+	return k < left ? &g->carry->slot[g->carry->next + k] :
+			  &g->rx.slot[(g->rx.head + k - left) % GNET_QLEN];
+}
+
+/* Whole frames from number k0 on, in order, as many as fit in
+ * GNET_CARRY_BYTES and at most max (what a destination takes). */
+static uint32_t carry_count(struct gport *g, uint32_t k0, uint32_t max)
+{
+	uint32_t n = 0, bytes = 0, end = waiting(g);
+
+	for (uint32_t k = k0; k < end && n < max; k++, n++)
+		if ((bytes += 2u + carry_slot(g, k)->len) > GNET_CARRY_BYTES)
+			break;
+	return n;
 }
 
 static int frame_snapshot(struct snap *s, struct slot *f)
@@ -419,25 +428,19 @@ static int frame_snapshot(struct snap *s, struct slot *f)
 	return s->err;
 }
 
-int gnet_rx_snapshot(struct vm *vm, struct snap *s, struct gnet_carry **in)
+/* n frames from number k0 of g's (saving), or into a new *in (restoring). */
+static int frames_walk(struct snap *s, struct gport *g, uint32_t k0, uint32_t n,
+		       struct gnet_carry **in)
 {
-	struct gport *g = s->restore ? NULL : find(vm);
 	struct gnet_carry *c = NULL;
-	uint32_t n = 0;
 
-	if (g) {
-		spin_lock(&deliver_lock);	/* nothing delivered meanwhile */
-		n = carry_count(g);
-	}
 	snap_u32(s, &n);
 	if (s->restore && !s->err && n > GNET_QLEN)
 		snap_invalid(s);
 	if (s->restore && !s->err && !(c = malloc(sizeof(*c) + n * sizeof(c->slot[0]))))
 		s->err = -ENOMEM;
 	for (uint32_t i = 0; i < n && !s->err; i++)
-		frame_snapshot(s, s->restore ? &c->slot[i] : carry_slot(g, i));
-	if (g)
-		spin_unlock(&deliver_lock);
+		frame_snapshot(s, s->restore ? &c->slot[i] : carry_slot(g, k0 + i));
 	if (c && !s->err && n) {
 		c->n = n;
 		c->next = 0;
@@ -446,6 +449,49 @@ int gnet_rx_snapshot(struct vm *vm, struct snap *s, struct gnet_carry **in)
 		free(c);
 	}
 	return s->err;
+}
+
+int gnet_rx_snapshot(struct vm *vm, struct snap *s, struct gnet_carry **in)
+{
+	struct gport *g = s->restore ? NULL : find(vm);
+	uint32_t n = 0, left;
+	int rc;
+
+	if (!g)
+		return frames_walk(s, NULL, 0, 0, in);
+	spin_lock(&deliver_lock);	/* nothing delivered meanwhile */
+	n = carry_count(g, 0, GNET_QLEN);
+	rc = frames_walk(s, g, 0, n, in);
+	/* what gnet_rx_late_snapshot starts after: if the bound cut into
+	 * the frames that came with the guest, the rest of those is lost
+	 * and every queued one is late */
+	left = carry_left(g);
+	g->late_from = g->rx.head + (n > left ? n - left : 0);
+	g->saved_n = n;
+	g->saved = true;
+	spin_unlock(&deliver_lock);
+	return rc;
+}
+
+int gnet_rx_late_snapshot(struct vm *vm, struct snap *s, uint32_t room, struct gnet_carry **in)
+{
+	struct gport *g = s->restore ? NULL : find(vm);
+	uint32_t n = 0, k0;
+	int32_t past;
+	int rc;
+
+	if (!g)
+		return frames_walk(s, NULL, 0, 0, in);
+	spin_lock(&deliver_lock);
+	past = (int32_t)(g->late_from - g->rx.head);	/* < 0: delivered since */
+	k0 = carry_left(g) + (past > 0 ? (uint32_t)past : 0);
+	if (room > GNET_QLEN - g->saved_n)	/* what the destination takes */
+		room = GNET_QLEN - g->saved_n;
+	if (g->saved && room)
+		n = carry_count(g, k0, room);
+	rc = frames_walk(s, g, k0, n, in);
+	spin_unlock(&deliver_lock);
+	return rc;
 }
 
 void gnet_rx_carry(struct vm *vm, struct gnet_carry *c)
@@ -466,6 +512,38 @@ void gnet_rx_carry(struct vm *vm, struct gnet_carry *c)
 	g->carry = c;
 	g->st.rx_carried += c->n;
 	spin_unlock(&deliver_lock);
+}
+
+void gnet_rx_carry_more(struct vm *vm, struct gnet_carry *c)
+{
+	struct gport *g = c ? find(vm) : NULL;
+	struct gnet_carry *both;
+	uint32_t had, take;
+
+	if (!g) {
+		free(c);
+		return;
+	}
+	spin_lock(&deliver_lock);
+	had = g->carry ? g->carry->n : 0;
+	take = had + c->n > GNET_QLEN ? GNET_QLEN - had : c->n;
+	g->st.rx_qfull += c->n - take;		/* a lying peer's excess */
+	both = had ? realloc(g->carry, sizeof(*both) + (had + take) * sizeof(both->slot[0])) : c;
+	if (!both) {
+		g->st.rx_qfull += take;
+	} else if (had) {
+		memcpy(&both->slot[had], c->slot, take * sizeof(c->slot[0]));
+		both->n = had + take;
+		g->carry = both;
+	} else {
+		both->n = take;
+		g->carry = both;
+		c = NULL;
+	}
+	if (both)
+		g->st.rx_carried += take;
+	spin_unlock(&deliver_lock);
+	free(c);
 }
 
 /* ---- announce after migration ------------------------------------------- */

@@ -93,6 +93,14 @@ int gnet_rx_snapshot(struct vm *vm, struct snap *s, struct gnet_carry **in);
 /* vm gets them before any frame still queued for it (c NULL: none; no
  * port: dropped). */
 void gnet_rx_carry(struct vm *vm, struct gnet_carry *c);
+/* The frames that came for paused vm after gnet_rx_snapshot saved its
+ * device state, in the same format, at most room of them and
+ * GNET_CARRY_BYTES (a migration's last word before COMMIT, MIG_FRAMES).
+ * Restoring: *in gets them, as gnet_rx_snapshot.  0 or a negative errno. */
+int gnet_rx_late_snapshot(struct vm *vm, struct snap *s, uint32_t room, struct gnet_carry **in);
+/* vm gets them after what gnet_rx_carry gave it, GNET_QLEN in all (the
+ * rest is dropped and counted; c NULL: none). */
+void gnet_rx_carry_more(struct vm *vm, struct gnet_carry *c);
 
 /* 0, or -ENOENT when vm has no port. */
 int gnet_set_mgmt(struct vm *vm, bool on);

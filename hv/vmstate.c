@@ -124,6 +124,30 @@ long vmstate_save_devices(struct vm *vm, uint8_t *buf, size_t cap)
 	return rc ? rc : (long)s.pos;
 }
 
+long vmstate_save_late_frames(struct vm *vm, uint8_t *buf, size_t cap)
+{
+	struct snap s;
+	int rc;
+
+	snap_save_init(&s, buf, cap);
+	rc = gnet_rx_late_snapshot(vm, &s, GNET_QLEN, NULL);
+	return rc ? rc : (long)s.pos;
+}
+
+int vmstate_load_late_frames(struct vm *vm, const uint8_t *buf, size_t len)
+{
+	struct gnet_carry *c = NULL;
+	struct snap s;
+	int rc;
+
+	snap_restore_init(&s, buf, len);
+	rc = gnet_rx_late_snapshot(NULL, &s, 0, &c);
+	if (!rc && s.pos != len)
+		rc = -EINVAL;		/* bytes left over */
+	gnet_rx_carry_more(rc ? NULL : vm, c);
+	return rc;
+}
+
 int vmstate_load_devices(struct vm *vm, const uint8_t *buf, size_t len, bool console)
 {
 	static char con[CONSOLE_KEEP];

@@ -42,6 +42,13 @@ int vmstate_load_vcpu(struct vm *vm, unsigned int id, const struct cpu_state *cp
  */
 long vmstate_save_devices(struct vm *vm, uint8_t *buf, size_t cap);
 int vmstate_load_devices(struct vm *vm, const uint8_t *buf, size_t len, bool console);
+/* Frames that came for the paused guest after vmstate_save_devices (a
+ * list as the device state ends with): save returns the bytes written, 4
+ * for none, or -errno.  Load, after vmstate_load_devices: the guest gets
+ * them after the ones that came in the device state; vm NULL only checks.
+ * 0 or -EINVAL (bad list), -ENOMEM. */
+long vmstate_save_late_frames(struct vm *vm, uint8_t *buf, size_t cap);
+int vmstate_load_late_frames(struct vm *vm, const uint8_t *buf, size_t len);
 /* Whether guest memory agrees with the devices' view of it (the NIC's
  * ring indices), as it must once the last pages and the device state
  * are in: 0, or -EINVAL with what does not in why. */

@@ -51,6 +51,8 @@ struct in {
 	struct mig_tsc tsc;
 	uint8_t *dev;			/* the device state, loaded again at COMMIT */
 	uint32_t dev_len;
+	uint8_t *late;			/* FRAMES, given to the guest at COMMIT */
+	uint32_t late_len;
 	bool closing;			/* done or refused: flush, then close */
 	bool arrive_paused;		/* COMMIT said the guest was paused */
 	enum mig_point held_at;		/* `debug migrate hold` in progress */
@@ -152,6 +154,7 @@ static void in_free(struct in *in)
 {
 	chan_close(&in->ch, !in->closing);
 	free(in->dev);
+	free(in->late);
 	for (unsigned int i = 0; i < IN_SLOTS; i++)
 		if (L.slot[i] == in)
 			L.slot[i] = NULL;
@@ -414,19 +417,26 @@ static void on_vcpu(struct in *in, const struct mig_vcpu *v)
 		discard(in, MIG_E_STATE, "vCPU %u's state cannot be loaded", v->id);
 }
 
+/* A copy of a record's bytes, for COMMIT (which loads them again). */
+static void keep(struct in *in, const uint8_t *data, uint32_t len, uint8_t **to,
+		 uint32_t *to_len)
+{
+	*to = malloc(len);
+	if (!*to) {
+		discard(in, MIG_E_INTERNAL, "out of memory");
+		return;
+	}
+	memcpy(*to, data, len);
+	*to_len = len;
+}
+
 static void on_devices(struct in *in, const struct mig_devstate *d)
 {
 	if (vmstate_load_devices(in->vm, d->data, d->len, true)) {
 		discard(in, MIG_E_STATE, "the device state was refused");
 		return;
 	}
-	in->dev = malloc(d->len);
-	if (!in->dev) {
-		discard(in, MIG_E_INTERNAL, "out of memory");
-		return;
-	}
-	memcpy(in->dev, d->data, d->len);
-	in->dev_len = d->len;
+	keep(in, d->data, d->len, &in->dev, &in->dev_len);
 }
 
 static void send_ready(struct in *in)
@@ -494,6 +504,7 @@ static void on_commit(struct in *in, const struct mig_commit *c)
 	clock_ns = in->tsc.guest_clock_ns + c->paused_ns + local_ns;
 	vmstate_load_time(in->vm, tsc, clock_ns);
 	if (vmstate_load_devices(in->vm, in->dev, in->dev_len, false) ||
+	    (in->late && vmstate_load_late_frames(in->vm, in->late, in->late_len)) ||
 	    vm_activate(in->vm, !(c->flags & MIG_COMMIT_PAUSED), err, sizeof(err))) {
 		discard(in, MIG_E_INTERNAL, "cannot start the guest");
 		return;
@@ -529,6 +540,18 @@ static void on_query(struct in *in, const struct mig_query *q)
 	in_free(in);
 }
 
+/* Frames that came for the guest at the source after its state: checked
+ * now, so that a bad list is refused while the source still runs it, and
+ * given to it at COMMIT after the device state's. */
+static void on_frames(struct in *in, const struct mig_frames *f)
+{
+	if (vmstate_load_late_frames(NULL, f->data, f->len)) {
+		discard(in, MIG_E_STATE, "the frames that came late were refused");
+		return;
+	}
+	keep(in, f->data, f->len, &in->late, &in->late_len);
+}
+
 /* One record; false when the migration ended (in is freed). */
 static bool on_record(struct in *in, const struct mig_rec *r)
 {
@@ -540,6 +563,7 @@ static bool on_record(struct in *in, const struct mig_rec *r)
 	case MIG_DEVICE_STATE:	on_devices(in, &r->dev); break;
 	case MIG_TSC:		in->tsc = r->tsc; break;
 	case MIG_END:		on_end(in); break;
+	case MIG_FRAMES:	on_frames(in, &r->frames); break;
 	case MIG_COMMIT:	on_commit(in, &r->commit); break;
 	case MIG_QUERY:		on_query(in, &r->query); break;
 	case MIG_ABORT:

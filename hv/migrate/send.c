@@ -17,6 +17,7 @@
 #include "hv/lib/errtext.h"
 #include "arch/x86/cpu.h"
 #include "hv/cpuid.h"
+#include "hv/gnet.h"
 #include "hv/migrate/chan.h"
 #include "hv/migrate/migrate.h"
 #include "hv/migrate/sparse.h"
@@ -69,6 +70,7 @@ struct out {
 	uint64_t t_start, t_pause, last_progress;
 	uint64_t t_state, last_pages;	/* the last round was sent; its pages */
 	uint64_t t_sent, t_ready;	/* END handed to TCP; READY came */
+	uint32_t late_frames;		/* frames for the guest sent in FRAMES */
 	uint64_t t_collect;		/* the dirty log last began a new set */
 	uint64_t t_round0, t_acked;	/* ROUND_END 0 handed to TCP; ROUND_ACK came */
 	bool told_wait;			/* the operator knows we wait for it */
@@ -819,6 +821,27 @@ static int stop_and_copy(struct out *o)
 	return send_state(o, tsc, clock_ns);
 }
 
+_Static_assert(MIG_FRAMES_MAX == 4 + GNET_CARRY_BYTES, "FRAMES holds what gnet writes");
+
+/* Frames that came for the guest since its device state was saved follow
+ * it in FRAMES, so that they are not lost with the source's copy (those
+ * that come after COMMIT still are).  None, or none that could be
+ * written: nothing is sent, and the frames stay for the guest here. */
+static int send_late_frames(struct out *o)
+{
+	struct mig_rec r = { .type = MIG_FRAMES };
+	long n = vmstate_save_late_frames(o->vm, o->dev, MIG_FRAMES_MAX);
+	uint32_t count;
+
+	if (n <= 4)
+		return 0;
+	memcpy(&count, o->dev, sizeof(count));	/* the list's, little-endian */
+	o->late_frames = count;
+	r.frames.len = (uint32_t)n;
+	r.frames.data = o->dev;
+	return send_rec(o, &r);
+}
+
 static int handover(struct out *o)
 {
 	struct mig_rec r = { .type = MIG_COMMIT };
@@ -830,7 +853,7 @@ static int handover(struct out *o)
 	if ((rc = wait_rec(o, MIG_READY, &in)))
 		return rc;
 	o->t_ready = netif_now_us();
-	if ((rc = debug_point(o, MIG_AT_READY)))
+	if ((rc = debug_point(o, MIG_AT_READY)) || (rc = send_late_frames(o)))
 		return rc;
 	r.commit.paused_ns = (netif_now_us() - o->t_pause) * 1000;
 	r.commit.flags = o->was_paused ? MIG_COMMIT_PAUSED : 0;
@@ -916,6 +939,9 @@ static void finish_ok(struct out *o)
 	say(o, "migrate %s: downtime = %lu us last round (%lu pages) + %lu us state + %lu us "
 	    "until READY + %lu us commit", o->vm->name, o->t_state - o->t_pause, o->last_pages,
 	    o->t_sent - o->t_state, o->t_ready - o->t_sent, now - o->t_ready);
+	if (o->late_frames)
+		say(o, "migrate %s: %u frames that came for it after its state was saved went "
+		    "with it", o->vm->name, o->late_frames);
 	release(o, VM_MIG_NONE);
 	vm_destroy(o->vm);
 }

@@ -50,7 +50,7 @@ int mig_error_set(struct mig_error *e, uint32_t code, const char *fmt, ...)
 static const char *const type_names[] = {
 	"HELLO", "HELLO_REPLY", "PAGES", "ROUND_END", "VCPU_STATE", "DEVICE_STATE",
 	"TSC", "END", "READY", "COMMIT", "COMMITTED", "ABORT", "QUERY", "QUERY_REPLY",
-	"ROUND_ACK",
+	"ROUND_ACK", "FRAMES",
 };
 
 const char *mig_type_name(uint16_t type)
@@ -355,6 +355,17 @@ static void walk_dev(struct walk *w, struct mig_rec *r)
 		w_ref(w, &r->dev.data, r->dev.len, "DEVICE_STATE data");
 }
 
+static void walk_frames(struct walk *w, struct mig_rec *r)
+{
+	snap_u32(&w->s, &r->frames.len);
+	if (w->s.err)
+		return;
+	if (r->frames.len < 4 || r->frames.len > MIG_FRAMES_MAX)
+		w_bad(w, "FRAMES: %u bytes, 4..%u allowed", r->frames.len, MIG_FRAMES_MAX);
+	else
+		w_ref(w, &r->frames.data, r->frames.len, "FRAMES data");
+}
+
 static void walk_tsc(struct walk *w, struct mig_rec *r)
 {
 	snap_u64(&w->s, &r->tsc.guest_tsc);
@@ -558,6 +569,17 @@ static int check_dev(const struct mig_stream *s, const struct mig_rec *r, struct
 	return 0;
 }
 
+static int check_frames(const struct mig_stream *s, const struct mig_rec *r,
+			struct mig_error *e)
+{
+	if (s->frames_done)
+		return NOPE(MIG_E_PROTOCOL, "FRAMES twice");
+	if (r->frames.len < 4 || r->frames.len > MIG_FRAMES_MAX || !r->frames.data)
+		return NOPE(MIG_E_PROTOCOL, "FRAMES: %u bytes, 4..%u allowed", r->frames.len,
+			    MIG_FRAMES_MAX);
+	return 0;
+}
+
 static int check_tsc(const struct mig_stream *s, const struct mig_rec *r, struct mig_error *e)
 {
 	(void)r;
@@ -706,6 +728,14 @@ static int apply_dev(struct mig_stream *s, const struct mig_rec *r, enum mig_rol
 	return 0;
 }
 
+static int apply_frames(struct mig_stream *s, const struct mig_rec *r, enum mig_role from)
+{
+	(void)r;
+	(void)from;
+	s->frames_done = true;
+	return 0;
+}
+
 static int apply_tsc(struct mig_stream *s, const struct mig_rec *r, enum mig_role from)
 {
 	(void)r;
@@ -833,6 +863,9 @@ static const struct type_info types[] = {
 	[MIG_ROUND_ACK - MIG_HELLO] = { MIG_DST,
 		PH(MIG_PH_MEMORY) | PH(MIG_PH_STATE) | PH(MIG_PH_LOADING), 12, 12,
 		walk_ack, check_ack, apply_ack },
+	/* after READY, before COMMIT */
+	[MIG_FRAMES - MIG_HELLO] = { MIG_SRC, PH(MIG_PH_READY), 4 + 4, 4 + MIG_FRAMES_MAX,
+		walk_frames, check_frames, apply_frames },
 };
 
 _Static_assert(sizeof(types) / sizeof(types[0]) == MIG_TYPE_LAST - MIG_HELLO + 1 &&

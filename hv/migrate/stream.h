@@ -31,9 +31,9 @@
 #include "hv/cpuid.h"
 
 #define MIG_PORT		7447	/* default TCP port of `migrate listen` */
-#define MIG_PROTO_VERSION	6	/* 2: SPARSE pages, halted vCPUs; 3: HELLO nic, mac;
+#define MIG_PROTO_VERSION	7	/* 2: SPARSE pages, halted vCPUs; 3: HELLO nic, mac;
 					 * 4: HELLO weight, cap; 5: HELLO pvpanic;
-					 * 6: ROUND_ACK */
+					 * 6: ROUND_ACK; 7: FRAMES */
 #define MIG_CPU_STATE_VERSION	1	/* layout of struct cpu_state on the wire */
 
 /* Record header: u16 type, u16 flags, u32 len, u32 seq, u32 crc; LE. */
@@ -49,6 +49,7 @@
 #define MIG_XSAVE_MIN		576u	/* legacy region + XSAVE header */
 #define MIG_XSAVE_MAX		4096u	/* = FPU_AREA_SIZE */
 #define MIG_DEV_STATE_MAX	65536u
+#define MIG_FRAMES_MAX		(4u + 32768u)	/* = 4 + GNET_CARRY_BYTES */
 #define MIG_TSC_HZ_MIN		1000000ull
 #define MIG_TSC_HZ_MAX		10000000000ull
 #define MIG_ROUNDS_MAX		1000u	/* pre-copy rounds, all of them */
@@ -79,7 +80,8 @@ enum mig_type {
 	MIG_QUERY,			/* src -> dst, instead of HELLO: how did it end? */
 	MIG_QUERY_REPLY,		/* dst -> src */
 	MIG_ROUND_ACK,			/* dst -> src: round 0 is written (version 6) */
-	MIG_TYPE_LAST = MIG_ROUND_ACK
+	MIG_FRAMES,			/* src -> dst: frames since the state (version 7) */
+	MIG_TYPE_LAST = MIG_FRAMES
 };
 
 /* Why a migration was refused or ended; on the wire in HELLO_REPLY and
@@ -217,6 +219,17 @@ struct mig_devstate {
 	const uint8_t *data;		/* vdev_snapshot() bytes, checked by it */
 };
 
+/*
+ * Frames that came for the paused guest on the source after its device
+ * state was saved, sent once at most, between READY and COMMIT: the
+ * destination gives them to the guest after the ones the device state
+ * carried (docs/migration.md, "Frames in flight").
+ */
+struct mig_frames {
+	uint32_t len;			/* 4..MIG_FRAMES_MAX */
+	const uint8_t *data;		/* gnet_rx_late_snapshot() bytes, checked by it */
+};
+
 struct mig_tsc {
 	uint64_t guest_tsc;		/* guest TSC when the guest was paused */
 	uint64_t guest_clock_ns;	/* guest device clock (vm_clock_ns) then */
@@ -258,6 +271,7 @@ struct mig_rec {
 		struct mig_round_ack ack;
 		struct mig_vcpu vcpu;
 		struct mig_devstate dev;
+		struct mig_frames frames;
 		struct mig_tsc tsc;
 		struct mig_end end;
 		struct mig_ready ready;
@@ -296,6 +310,7 @@ struct mig_stream {
 	bool round_open;		/* PAGES since the last ROUND_END */
 	uint32_t vcpus_done;		/* (r) VCPU_STATE records so far */
 	bool dev_done, tsc_done;
+	bool frames_done;		/* (r) a FRAMES record came or went */
 	uint8_t *seen;			/* bitmap of gfns sent, guest_pages bits */
 	uint32_t tx_seq, rx_seq;	/* next sequence number each way */
 	int rx_rc;			/* sticky error of mig_stream_feed */

@@ -41,11 +41,11 @@ import zlib
 
 HDR = 16
 MAGIC = 0x4D00
-PROTO = 6             # MIG_PROTO_VERSION
+PROTO = 7             # MIG_PROTO_VERSION
 HELLO_FIXED = "<IIIIQQQQQB6sBII"  # ... guest_tsc, nic, mac (3), pvpanic (5), weight, cap (4)
 TYPES = ["HELLO", "HELLO_REPLY", "PAGES", "ROUND_END", "VCPU_STATE", "DEVICE_STATE",
          "TSC", "END", "READY", "COMMIT", "COMMITTED", "ABORT", "QUERY", "QUERY_REPLY",
-         "ROUND_ACK"]
+         "ROUND_ACK", "FRAMES"]
 T = {name: MAGIC | (i + 1) for i, name in enumerate(TYPES)}
 ANSWER_WAIT = 5.0
 

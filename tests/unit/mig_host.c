@@ -462,6 +462,46 @@ int vmstate_load_devices(struct vm *vm, const uint8_t *buf, size_t len, bool con
 	return 0;
 }
 
+#define MH_LATE_LEN	64
+
+long vmstate_save_late_frames(struct vm *vm, uint8_t *buf, size_t cap)
+{
+	uint32_t n = W.late_frames;
+	uint16_t l = W.late_bad ? 13 : MH_LATE_LEN;	/* 13: no Ethernet header */
+	size_t len = 4 + (size_t)n * (2 + MH_LATE_LEN);
+
+	(void)vm;
+	assert_true(cap >= len);
+	memcpy(buf, &n, 4);
+	for (uint32_t i = 0; i < n; i++) {
+		memcpy(buf + 4 + i * (2 + MH_LATE_LEN), &l, 2);
+		memset(buf + 6 + i * (2 + MH_LATE_LEN), (int)i, MH_LATE_LEN);
+	}
+	return (long)len;
+}
+
+int vmstate_load_late_frames(struct vm *vm, const uint8_t *buf, size_t len)
+{
+	uint32_t n;
+	uint16_t l;
+
+	if (len < 4)
+		return -EINVAL;
+	memcpy(&n, buf, 4);
+	if (len != 4 + (size_t)n * (2 + MH_LATE_LEN))
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++) {
+		memcpy(&l, buf + 4 + i * (2 + MH_LATE_LEN), 2);
+		if (l != MH_LATE_LEN)
+			return -EINVAL;
+	}
+	if (vm) {
+		mh(vm)->late_got += n;
+		mh(vm)->late_after = mh(vm)->dev_loads;
+	}
+	return 0;
+}
+
 int vmstate_check_devices(struct vm *vm, char *why, size_t len)
 {
 	if (!W.dev_at_odds[mh(vm)->host])

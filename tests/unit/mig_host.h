@@ -61,6 +61,8 @@ struct mh_vm {
 	uint8_t dev[MH_DEV_MAX];
 	uint32_t dev_len;
 	unsigned int dev_loads, cpu_loads;
+	uint32_t late_got;		/* frames of a FRAMES record given to it */
+	unsigned int late_after;	/* dev_loads when they were given */
 	uint64_t guest_tsc, clock_ns;
 	bool time_loaded;
 	bool destroyed;
@@ -97,6 +99,9 @@ struct mh_world {
 	uint32_t dst_left_unkicked;
 	struct mig_keyring kr[2];	/* each host's keys and trusted peers */
 	bool dev_at_odds[2];		/* vmstate_check_devices fails there */
+	uint32_t late_frames;		/* the source's guest got these after its
+					 * device state was saved (64 bytes each) */
+	bool late_bad;			/* and their list is malformed */
 	uint64_t doubt_id;		/* the last mig_doubt_note */
 	bool doubt_secure;
 };

@@ -534,6 +534,106 @@ static void test_waiting_frames_travel(void **st)
 	assert_int_equal(rx_last[20], 12);
 }
 
+static void wire_in(const uint8_t *dst, uint8_t tag)
+{
+	uint8_t f[64];
+
+	netif_lock();
+	netif_switch_input(host_if.uplink_port, f, frame(f, dst, PEER, tag), 0);
+	netif_unlock();
+	gnet_deliver();
+}
+
+/* Frames that come for a paused guest after its device state was saved
+ * travel in a record of their own before COMMIT: only those, and on the
+ * destination after the ones the device state brought, before any that
+ * came there. */
+static void test_late_frames_follow(void **st)
+{
+	static uint8_t dev[GNET_CARRY_BYTES + 64], late[GNET_CARRY_BYTES + 64];
+	struct gnet_carry *c = NULL;
+	struct gnet_stats st2;
+	struct snap s, sl;
+
+	(void)st;
+	va.state = VM_PAUSED;
+	wire_in(MA, 10);
+	wire_in(MA, 11);
+	snap_save_init(&s, dev, sizeof(dev));
+	assert_int_equal(gnet_rx_snapshot(&va, &s, NULL), 0);
+	assert_int_equal(s.pos, 4 + 2 * (2 + 64));
+	snap_save_init(&sl, late, sizeof(late));
+	assert_int_equal(gnet_rx_late_snapshot(&va, &sl, GNET_QLEN, NULL), 0);
+	assert_int_equal(sl.pos, 4);				/* none yet */
+	wire_in(MA, 12);
+	wire_in(MA, 13);
+	snap_save_init(&sl, late, sizeof(late));
+	assert_int_equal(gnet_rx_late_snapshot(&va, &sl, 1, NULL), 0);
+	assert_int_equal(sl.pos, 4 + 1 * (2 + 64));		/* room for one */
+	snap_save_init(&sl, late, sizeof(late));
+	assert_int_equal(gnet_rx_late_snapshot(&va, &sl, GNET_QLEN, NULL), 0);
+	assert_int_equal(sl.pos, 4 + 2 * (2 + 64));
+	/* the destination, at COMMIT: the device state, then the late two */
+	vb.state = VM_INCOMING;
+	snap_restore_init(&s, dev, s.pos);
+	assert_int_equal(gnet_rx_snapshot(NULL, &s, &c), 0);
+	gnet_rx_carry(&vb, c);
+	c = NULL;
+	snap_restore_init(&sl, late, sl.pos);
+	assert_int_equal(gnet_rx_late_snapshot(NULL, &sl, 0, &c), 0);
+	assert_non_null(c);
+	gnet_rx_carry_more(&vb, c);
+	wire_in(MB, 20);
+	assert_int_equal(rx_b, 0);
+	vb.state = VM_RUNNING;
+	gnet_wake(&vb);
+	assert_int_equal(rx_b, 5);
+	assert_int_equal(rx_last[20], 20);			/* 10, 11, 12, 13, then 20 */
+	assert_int_equal(gnet_stats(&vb, &st2), 0);
+	assert_int_equal(st2.rx_carried, 4);
+	/* a failed move: the source's guest gets all four, once */
+	va.state = VM_RUNNING;
+	gnet_wake(&va);
+	assert_int_equal(rx_a, 4);
+	assert_int_equal(rx_last[20], 13);
+}
+
+/* Late frames that come to a destination whose carry is full, or with no
+ * carry, are bounded by a queue's worth; the excess is counted. */
+static void test_late_frames_bounded(void **st)
+{
+	static uint8_t buf[GNET_CARRY_BYTES + 64];
+	struct gnet_carry *c = NULL;
+	struct gnet_stats st2;
+	struct snap s;
+
+	(void)st;
+	va.state = vb.state = VM_PAUSED;
+	for (int i = 0; i < GNET_QLEN; i++)
+		wire_in(MA, (uint8_t)i);
+	snap_save_init(&s, buf, sizeof(buf));
+	assert_int_equal(gnet_rx_snapshot(&va, &s, NULL), 0);
+	snap_restore_init(&s, buf, s.pos);
+	assert_int_equal(gnet_rx_snapshot(NULL, &s, &c), 0);
+	gnet_rx_carry(&vb, c);				/* GNET_QLEN came with b */
+	c = NULL;
+	snap_restore_init(&s, buf, 4 + 3 * (2 + 64));
+	memcpy(buf, &(uint32_t){ 3 }, 4);
+	assert_int_equal(gnet_rx_late_snapshot(NULL, &s, 0, &c), 0);
+	gnet_rx_carry_more(&vb, c);			/* three more: no room */
+	assert_int_equal(gnet_stats(&vb, &st2), 0);
+	assert_int_equal(st2.rx_carried, GNET_QLEN);
+	assert_int_equal(st2.rx_qfull, 3);
+	/* without a device save first, nothing is late */
+	gnet_detach(&va);
+	va.state = VM_PAUSED;
+	assert_int_equal(gnet_attach(&va), 0);
+	wire_in(MA, 1);
+	snap_save_init(&s, buf, sizeof(buf));
+	assert_int_equal(gnet_rx_late_snapshot(&va, &s, GNET_QLEN, NULL), 0);
+	assert_int_equal(s.pos, 4);
+}
+
 /* At most GNET_CARRY_BYTES of whole frames travel: the oldest. */
 static void test_carry_is_bounded(void **st)
 {
@@ -812,6 +912,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_carry_is_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_carry_counts_at_most_a_queue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_carry_refuses_bad_frames, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_late_frames_follow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_late_frames_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_announce_rounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_segments_joined, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_waits_for_buffers, setup, teardown),

@@ -266,6 +266,38 @@ static void test_device_state_at_odds_at_the_source(void **st)
 	destination_discarded();
 }
 
+/* Frames that came for the paused guest after its device state was saved
+ * follow it in FRAMES, and the destination gives them to it at COMMIT,
+ * after the device state's (loaded again there). */
+static void test_late_frames_go_with_the_guest(void **st)
+{
+	struct mh_vm *d;
+
+	(void)st;
+	W.late_frames = 3;
+	assert_int_equal(migrate(), 0);
+	d = mh_vm_on(MH_DST, "g1");
+	assert_non_null(d);
+	assert_int_equal(d->late_got, 3);
+	assert_int_equal(d->late_after, 2);
+	assert_true(said("migrate g1: 3 frames that came for it after its state was saved "
+			 "went with it"));
+}
+
+/* A list of them that the destination refuses ends the migration before
+ * COMMIT: the guest runs on at the source. */
+static void test_late_frames_refused(void **st)
+{
+	(void)st;
+	W.late_frames = 2;
+	W.late_bad = true;
+	assert_int_not_equal(migrate(), 0);
+	assert_true(said("the frames that came late were refused"));
+	assert_true(said("g1 runs here as before"));
+	source_kept();
+	destination_discarded();
+}
+
 /* The destination's READY and COMMITTED (and its ACKs of them) go to the
  * NIC before its turn ends, not at its next poll: its loop may sleep in
  * between, and the source's downtime with it. */
@@ -1260,6 +1292,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_clean_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_state_at_odds_with_memory, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_late_frames_go_with_the_guest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_late_frames_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_state_at_odds_at_the_source, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_sealed_record_empty, setup, teardown),

@@ -212,9 +212,14 @@ static bool page_zero(const uint8_t *p)
 }
 static uint8_t xsave[2][MIG_XSAVE_MAX];
 static uint8_t devblob[300];
+static uint8_t frameblob[4 + 2 + 60];	/* a list of one frame, as gnet writes it */
 
 static void guest_init(void)
 {
+	memset(frameblob, 0x5a, sizeof(frameblob));
+	put32(frameblob, 1);
+	frameblob[4] = 60;
+	frameblob[5] = 0;
 	memset(gmem, 0, sizeof(gmem));
 	for (unsigned i = 0; i < G_PAGES; i += 29)
 		for (unsigned j = 0; j < MIG_PAGE_SIZE; j++)
@@ -336,6 +341,10 @@ static void rec_equal(const struct mig_rec *a, const struct mig_rec *b)
 	case MIG_DEVICE_STATE:
 		EQ(dev.len);
 		assert_memory_equal(a->dev.data, b->dev.data, a->dev.len);
+		break;
+	case MIG_FRAMES:
+		EQ(frames.len);
+		assert_memory_equal(a->frames.data, b->frames.data, a->frames.len);
 		break;
 	case MIG_TSC: EQ(tsc.guest_tsc); EQ(tsc.guest_clock_ns); break;
 	case MIG_END: EQ(end.rounds); EQ(end.vcpus); EQ(end.pages); break;
@@ -535,12 +544,14 @@ static void send_state(struct conv *c, uint32_t vcpus)
 	enc(c, &c->src, &c->s2d, &r);
 }
 
-/* HELLO .. COMMITTED with three rounds: all memory, 4 pages, 2 pages. */
+/* HELLO .. COMMITTED with three rounds: all memory, 4 pages, 2 pages, and
+ * frames that came late. */
 static void run_conv(struct conv *c, uint32_t vcpus, uint32_t batch)
 {
 	static const uint64_t round1[] = { 3, 64, 65, 200 }, round2[] = { 64, 7 };
 	uint64_t all[G_PAGES];
 	struct mig_rec r = { .type = MIG_COMMIT, .commit = { 42000000, MIG_COMMIT_PAUSED } };
+	struct mig_rec f = { .type = MIG_FRAMES, .frames = { sizeof(frameblob), frameblob } };
 
 	for (unsigned i = 0; i < G_PAGES; i++)
 		all[i] = (i * 37) % G_PAGES;	/* any order */
@@ -551,6 +562,8 @@ static void run_conv(struct conv *c, uint32_t vcpus, uint32_t batch)
 	send_state(c, vcpus);
 	sync_both(c);
 	assert_int_equal(c->dst.phase, MIG_PH_READY);
+	assert_int_equal(c->src.phase, MIG_PH_READY);
+	enc(c, &c->src, &c->s2d, &f);
 	assert_int_equal(c->src.phase, MIG_PH_READY);
 	enc(c, &c->src, &c->s2d, &r);
 	assert_int_equal(c->src.phase, MIG_PH_COMMITTING);	/* in doubt */
@@ -572,8 +585,10 @@ static void conversation(enum mode m)
 	assert_int_equal(c.dst.total_pages, G_PAGES + 6);
 	assert_int_equal(c.dst.seen_pages, G_PAGES);
 	/* source: HELLO, 3+1+1 PAGES, 3 ROUND_END, 2 VCPU_STATE, DEVICE_STATE,
-	 * TSC, END, COMMIT; destination: HELLO_REPLY, ROUND_ACK, READY, COMMITTED */
-	assert_int_equal(c.records, 15 + 4);
+	 * TSC, END, FRAMES, COMMIT; destination: HELLO_REPLY, ROUND_ACK, READY,
+	 * COMMITTED */
+	assert_int_equal(c.records, 16 + 4);
+	assert_true(c.dst.frames_done);
 	assert_true(c.src.round0_acked && c.dst.round0_acked);
 	assert_int_equal(c.src.round0_pages, G_PAGES);
 	conv_fini(&c);
@@ -1171,6 +1186,8 @@ static void d_replay(int upto)
 	assert_int_equal(mig_stream_init(&D, MIG_DST), 0);
 	dseq = 0;
 	for (int i = 0; i < upto; i++) {
+		if (ref.type[i] == MIG_FRAMES)
+			continue;	/* it follows READY, which D sends itself */
 		assert_int_equal(splice(&D, &dseq, i), 1);
 		if (i == 0)
 			accept_hello(&D);
@@ -1554,6 +1571,58 @@ static void test_round_ack_refused(void **st)
 	mig_stream_fini(&D);
 }
 
+/* FRAMES: the source's, once, after READY and before COMMIT, 4 bytes at
+ * least and a carry's worth at most. */
+static void test_frames_refused(void **st)
+{
+	static uint8_t buf[MIG_FRAMES_MAX + 64];
+	struct mig_rec f = { .type = MIG_FRAMES, .frames = { sizeof(frameblob), frameblob } };
+	struct mig_rec y = { .type = MIG_READY };
+
+	(void)st;
+	/* not before READY: the source cannot send it, the destination refuses it */
+	d_replay(ref_find(MIG_COMMIT, 0));	/* END came: loading */
+	assert_int_equal(D.phase, MIG_PH_LOADING);
+	pb_reset();
+	pb_u32(sizeof(frameblob));
+	pb_bytes(frameblob, sizeof(frameblob));
+	d_refuses(MIG_FRAMES, MIG_E_PROTOCOL, "not expected");
+	src_after_hello(&K.src, 1);
+	assert_int_equal(mig_stream_encode(&K.src, &f, buf, sizeof(buf)), -EINVAL);
+	mig_stream_fini(&K.src);
+
+	/* after READY: once */
+	d_replay(ref_find(MIG_COMMIT, 0));
+	y.ready.pages = D.total_pages;
+	assert_true(mig_stream_encode(&D, &y, buf, sizeof(buf)) > 0);
+	assert_int_equal(D.phase, MIG_PH_READY);
+	assert_int_equal(splice(&D, &dseq, ref_find(MIG_FRAMES, 0)), 1);
+	assert_true(D.frames_done);
+	assert_int_equal(D.phase, MIG_PH_READY);
+	expect_refusal(&D, splice(&D, &dseq, ref_find(MIG_FRAMES, 0)), MIG_E_PROTOCOL,
+		       "FRAMES twice");
+	mig_stream_fini(&D);
+
+	/* lengths: the list's count at least, a carry at most, and all there */
+	for (int k = 0; k < 3; k++) {
+		static const uint32_t lens[] = { 3, MIG_FRAMES_MAX + 1, 100 };
+
+		d_replay(ref_find(MIG_COMMIT, 0));
+		y.ready.pages = D.total_pages;
+		assert_true(mig_stream_encode(&D, &y, buf, sizeof(buf)) > 0);
+		pb_reset();
+		pb_u32(lens[k]);
+		pb_bytes(frameblob, k == 2 ? sizeof(frameblob) : lens[k] < 4 ? lens[k] : 4);
+		d_refuses(MIG_FRAMES, MIG_E_PROTOCOL, "FRAMES");
+	}
+	/* and never the destination's */
+	d_replay(ref_find(MIG_COMMIT, 0));
+	y.ready.pages = D.total_pages;
+	assert_true(mig_stream_encode(&D, &y, buf, sizeof(buf)) > 0);
+	assert_int_equal(mig_stream_encode(&D, &f, buf, sizeof(buf)), -EINVAL);
+	mig_stream_fini(&D);
+}
+
 /* A source refuses READY from a destination that never acked round 0. */
 static void test_ready_needs_ack(void **st)
 {
@@ -1775,6 +1844,7 @@ int main(void)
 		cmocka_unit_test(test_abort_both_ways),
 		cmocka_unit_test(test_fate),
 		cmocka_unit_test(test_round_ack_refused),
+		cmocka_unit_test(test_frames_refused),
 	};
 	const struct CMUnitTest fuzzed[] = {
 		cmocka_unit_test(test_fuzz_mutations),
