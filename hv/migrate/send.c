@@ -940,8 +940,8 @@ static void finish_ok(struct out *o)
 	    "until READY + %lu us commit", o->vm->name, o->t_state - o->t_pause, o->last_pages,
 	    o->t_sent - o->t_state, o->t_ready - o->t_sent, now - o->t_ready);
 	if (o->late_frames)
-		say(o, "migrate %s: %u frames that came for it after its state was saved went "
-		    "with it", o->vm->name, o->late_frames);
+		say(o, "migrate %s: %u frame%s that came for it after its state was saved "
+		    "went with it", o->vm->name, o->late_frames, o->late_frames == 1 ? "" : "s");
 	release(o, VM_MIG_NONE);
 	vm_destroy(o->vm);
 }
