@@ -232,7 +232,10 @@ unit: $(UNIT_BINS)
 integration: iso
 	$(PYTHON) -m pytest -v --durations=12 tests/integration $(PYTEST_ARGS)
 
+# Debian's kernel first (cached under build/linux; the Linux tests need it
+# too): test_linux_boot.c probes the real image and skips without it
 test: deps
+	tools/fetch-linux.sh
 	$(MAKE) unit
 	$(MAKE) fuzz FUZZ_SECONDS=10
 	$(MAKE) integration
