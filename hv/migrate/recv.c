@@ -503,9 +503,17 @@ static void on_commit(struct in *in, const struct mig_commit *c)
 	tsc = mig_tsc_resume(in->tsc.guest_tsc, in->ch.st.hello.tsc_hz, c->paused_ns, local_ns);
 	clock_ns = in->tsc.guest_clock_ns + c->paused_ns + local_ns;
 	vmstate_load_time(in->vm, tsc, clock_ns);
-	if (vmstate_load_devices(in->vm, in->dev, in->dev_len, false) ||
-	    (in->late && vmstate_load_late_frames(in->vm, in->late, in->late_len)) ||
-	    vm_activate(in->vm, !(c->flags & MIG_COMMIT_PAUSED), err, sizeof(err))) {
+	if (vmstate_load_devices(in->vm, in->dev, in->dev_len, false)) {
+		discard(in, MIG_E_INTERNAL, "cannot start the guest");
+		return;
+	}
+	/* after the device state's (which that load put back): they were
+	 * checked when they came, so only memory can fail them now, and a
+	 * few frames lost is no reason to lose the guest */
+	if (in->late && vmstate_load_late_frames(in->vm, in->late, in->late_len))
+		pr_warn("migrate in %s: the frames that came late are lost (out of memory)",
+			in->name);
+	if (vm_activate(in->vm, !(c->flags & MIG_COMMIT_PAUSED), err, sizeof(err))) {
 		discard(in, MIG_E_INTERNAL, "cannot start the guest");
 		return;
 	}
