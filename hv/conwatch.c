@@ -29,17 +29,16 @@ static bool line_done(struct conwatch *w, char *why, size_t len)
 			n = (size_t)(w->line + w->n - start);
 			w->reason_n = (uint8_t)(n < sizeof(w->reason) ? n : sizeof(w->reason));
 			memcpy(w->reason, start, w->reason_n);
-			if (!w->reason_n)
-				w->reason_n = 1, w->reason[0] = 0;	/* armed, empty */
+			w->armed = true;
 		}
 		return false;
 	}
 	n = (size_t)(w->line + w->n - start);
 	end = memmem(start, n, TAIL, sizeof(TAIL) - 1);
-	if (!end || !w->reason_n)
+	if (!end || !w->armed)
 		return false;
 	n = (size_t)(end - start);
-	if (w->reason[0] ? n < w->reason_n || memcmp(start, w->reason, w->reason_n) : n != 0)
+	if (w->reason_n ? n < w->reason_n || memcmp(start, w->reason, w->reason_n) : n != 0)
 		return false;		/* not the panic that opened */
 	if (len) {
 		if (n > len - 1)

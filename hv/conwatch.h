@@ -36,7 +36,8 @@ struct conwatch {
 	uint16_t n;
 	bool skip;			/* the line overflowed: ignore it to its end */
 	char reason[CONWATCH_REASON];	/* the last opening line's reason */
-	uint8_t reason_n;		/* 0: no opening line seen */
+	uint8_t reason_n;		/* its length, up to CONWATCH_REASON */
+	bool armed;			/* an opening line was seen */
 };
 
 /* One byte the guest sent to its console: true when it completes the
