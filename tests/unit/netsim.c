@@ -134,10 +134,10 @@ static void corrupt(struct netsim *n, struct netsim_frame *f)
 
 void netsim_deliver(struct netsim *n, uint64_t now_us)
 {
-	bool batch = n->cfg.poll_us && now_us % n->cfg.poll_us == 0;
+	bool batch = n->cfg.poll_us != 0;
 
 	n->now_us = now_us;
-	if (n->cfg.poll_us && !batch)
+	if (batch && now_us % n->cfg.poll_us)
 		return;			/* frames wait for the next poll */
 	for (int i = 0; i < 2; i++)
 		if (n->ep[i])
