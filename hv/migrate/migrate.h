@@ -65,6 +65,14 @@ struct mig_out_args {
  * here in doubt: the last line said which). */
 int mig_out_run(const struct mig_out_args *a);
 
+/* mig_out_run in two steps, for a migration that runs in the background:
+ * begin claims the guest and opens its `migrations` entry at once (NULL:
+ * refused, *rc says why and the sink heard it); finish does the rest and
+ * frees the migration.  a must outlive the migration. */
+struct mig_out;
+struct mig_out *mig_out_begin(const struct mig_out_args *a, int *rc);
+int mig_out_finish(struct mig_out *o);
+
 /* ---- listener and receiver ---- */
 
 struct mig_listen_cfg {

@@ -43,7 +43,7 @@ struct out_fail {
 	char msg[MIG_MSG_MAX + 1];
 };
 
-struct out {
+struct mig_out {
 	const struct mig_out_args *a;
 	struct vm *vm;
 	struct mig_chan ch;
@@ -83,10 +83,10 @@ struct out {
 	} batch;
 };
 
-static int failf(struct out *o, uint32_t code, const char *fmt, ...)
+static int failf(struct mig_out *o, uint32_t code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int failf(struct out *o, uint32_t code, const char *fmt, ...)
+static int failf(struct mig_out *o, uint32_t code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -100,9 +100,9 @@ static int failf(struct out *o, uint32_t code, const char *fmt, ...)
 }
 
 /* A line of progress or of the outcome, to wherever the migration reports. */
-static void say(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct mig_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static void say(struct out *o, const char *fmt, ...)
+static void say(struct mig_out *o, const char *fmt, ...)
 {
 	char line[512];
 	va_list ap;
@@ -114,9 +114,9 @@ static void say(struct out *o, const char *fmt, ...)
 }
 
 /* The migration could not start: nothing moved. */
-static void refuse(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void refuse(struct mig_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static void refuse(struct out *o, const char *fmt, ...)
+static void refuse(struct mig_out *o, const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
@@ -127,7 +127,7 @@ static void refuse(struct out *o, const char *fmt, ...)
 	o->a->sink->error(o->a->sink->ctx, msg);
 }
 
-static int conn_error(struct out *o, int rc)
+static int conn_error(struct mig_out *o, int rc)
 {
 	if (rc == -EBADMSG || rc == -ECONNREFUSED)
 		return failf(o, o->ch.hs_err.code, "%s: %s", o->peer, o->ch.hs_err.msg);
@@ -140,7 +140,7 @@ static int conn_error(struct out *o, int rc)
 }
 
 /* The destination has written round 0 (the stream checked the claim). */
-static void note_ack(struct out *o, const struct mig_rec *r)
+static void note_ack(struct mig_out *o, const struct mig_rec *r)
 {
 	uint64_t us;
 
@@ -152,7 +152,7 @@ static void note_ack(struct out *o, const struct mig_rec *r)
 
 /* A record came while we were sending: only an ABORT may (ROUND_ACK is
  * taken before this is asked). */
-static int unexpected(struct out *o, const struct mig_rec *r)
+static int unexpected(struct mig_out *o, const struct mig_rec *r)
 {
 	if (r->type == MIG_ABORT)
 		return failf(o, r->abort.code, "%s aborted: %s: %s", o->peer,
@@ -163,7 +163,7 @@ static int unexpected(struct out *o, const struct mig_rec *r)
 
 /* The sink asks to cancel (the shell: Ctrl-C): cancel, unless
  * COMMIT is out; then the migration must run to its end. */
-static int cancelled(struct out *o)
+static int cancelled(struct mig_out *o)
 {
 	if (o->a->sink->cancelled(o->a->sink->ctx) && !o->commit_sent)
 		return failf(o, MIG_E_CANCELLED, "cancelled by the operator");
@@ -176,7 +176,7 @@ static int cancelled(struct out *o)
  * peer's ABORT ends it, and silence times out.  idle: the last step moved
  * nothing, so wait for the network rather than spin.
  */
-static int step(struct out *o, bool idle)
+static int step(struct mig_out *o, bool idle)
 {
 	const struct mig_rec *r;
 	int rc;
@@ -204,7 +204,7 @@ static int step(struct out *o, bool idle)
 }
 
 /* Send the queued record to the end, paced. */
-static int flush(struct out *o)
+static int flush(struct mig_out *o)
 {
 	for (;;) {
 		uint64_t now = netif_now_us();
@@ -234,7 +234,7 @@ static int flush(struct out *o)
  * is the network's, not a copy into the send buffer; and the guest is only
  * paused once nothing of the last round is still queued.
  */
-static int drain(struct out *o)
+static int drain(struct mig_out *o)
 {
 	size_t last = SIZE_MAX;
 	int rc;
@@ -256,7 +256,7 @@ static int drain(struct out *o)
 	}
 }
 
-static int send_rec(struct out *o, const struct mig_rec *r)
+static int send_rec(struct mig_out *o, const struct mig_rec *r)
 {
 	int rc = chan_queue(&o->ch, r);
 
@@ -269,7 +269,7 @@ static int send_rec(struct out *o, const struct mig_rec *r)
 /* Wait for the peer's next record, which must be of type want (a
  * ROUND_ACK before it is noted: a paused guest's source does not wait for
  * it). */
-static int wait_rec(struct out *o, uint16_t want, const struct mig_rec **out)
+static int wait_rec(struct mig_out *o, uint16_t want, const struct mig_rec **out)
 {
 	int rc;
 
@@ -301,7 +301,7 @@ static int wait_rec(struct out *o, uint16_t want, const struct mig_rec **out)
 }
 
 /* `debug migrate`: hold or abort here (tests inject faults this way). */
-static int debug_point(struct out *o, enum mig_point p)
+static int debug_point(struct mig_out *o, enum mig_point p)
 {
 	uint32_t hold = mig_debug_hold(p);
 	int rc;
@@ -325,7 +325,7 @@ static int debug_point(struct out *o, enum mig_point p)
 
 /* ---- connecting and HELLO ---- */
 
-static int connect_peer(struct out *o)
+static int connect_peer(struct mig_out *o)
 {
 	struct tcp_conn *c = NULL;
 	int rc;
@@ -358,7 +358,7 @@ static int connect_peer(struct out *o)
 
 /* The trusted peer to pin: by name, else by the address.  Nothing moves
  * (nothing is even sent) to a host that is not trusted. */
-static int pin_peer(struct out *o)
+static int pin_peer(struct mig_out *o)
 {
 	struct mig_keyring *kr = mig_keyring();
 	const struct mig_peer *p;
@@ -378,7 +378,7 @@ static int pin_peer(struct out *o)
 }
 
 /* The Noise handshake: the destination proves o->pin, or nothing moves. */
-static int handshake(struct out *o)
+static int handshake(struct mig_out *o)
 {
 	int rc;
 
@@ -418,7 +418,7 @@ static uint64_t random_id(void)
 	return x ^ (x >> 33);
 }
 
-static void fill_hello(struct out *o, struct mig_hello *h)
+static void fill_hello(struct mig_out *o, struct mig_hello *h)
 {
 	struct vm *vm = o->vm;
 
@@ -443,7 +443,7 @@ static void fill_hello(struct out *o, struct mig_hello *h)
 	snprintf(h->cmdline, sizeof(h->cmdline), "%s", vm->cmdline);
 }
 
-static int hello(struct out *o)
+static int hello(struct mig_out *o)
 {
 	struct mig_rec r = { .type = MIG_HELLO };
 	const struct mig_rec *in;
@@ -473,7 +473,7 @@ static int hello(struct out *o)
 
 /* ---- memory ---- */
 
-static int flush_batch(struct out *o, uint64_t *bytes)
+static int flush_batch(struct mig_out *o, uint64_t *bytes)
 {
 	struct mig_rec r = { .type = MIG_PAGES };
 	int rc;
@@ -490,7 +490,7 @@ static int flush_batch(struct out *o, uint64_t *bytes)
 
 /* How many pages the guest dirtied in the round's first MIG_EARLY_US, for
  * a round that turns out saturated (mig_round). */
-static void sample_early(struct out *o, struct mig_round *m)
+static void sample_early(struct mig_out *o, struct mig_round *m)
 {
 	uint64_t us = netif_now_us() - o->t_collect;
 
@@ -501,7 +501,7 @@ static void sample_early(struct out *o, struct mig_round *m)
 }
 
 /* Send the pages in set; count them and the zero ones into *m. */
-static int send_set(struct out *o, const uint64_t *set, struct mig_round *m)
+static int send_set(struct mig_out *o, const uint64_t *set, struct mig_round *m)
 {
 	size_t g, n = o->vm->nr_frames;
 	int rc;
@@ -540,7 +540,7 @@ static int send_set(struct out *o, const uint64_t *set, struct mig_round *m)
 }
 
 /* Steps S6..S8: the pages written since the last collection, into out. */
-static int collect(struct out *o, uint64_t *out, uint64_t *count)
+static int collect(struct mig_out *o, uint64_t *out, uint64_t *count)
 {
 	bool need_flush = false;
 	int n = dirty_log_collect_begin(&o->vm->dirty, &o->vm->hw.gpt, out, o->words, &need_flush);
@@ -555,7 +555,7 @@ static int collect(struct out *o, uint64_t *out, uint64_t *count)
 	return 0;
 }
 
-static int round_end(struct out *o, uint64_t pages, uint64_t remaining)
+static int round_end(struct mig_out *o, uint64_t pages, uint64_t remaining)
 {
 	struct mig_rec r = { .type = MIG_ROUND_END };
 
@@ -574,7 +574,7 @@ static int round_end(struct out *o, uint64_t pages, uint64_t remaining)
 	return send_rec(o, &r);
 }
 
-static void print_round(struct out *o, const struct mig_round *m, const struct mig_decision *d)
+static void print_round(struct mig_out *o, const struct mig_round *m, const struct mig_decision *d)
 {
 	uint64_t rate = mig_rate(m->bytes_sent, m->elapsed_us);	/* B/s */
 	uint64_t drate = o->pol.dirty_pps * MIG_PAGE_SIZE;
@@ -590,7 +590,7 @@ static void print_round(struct out *o, const struct mig_round *m, const struct m
 	    drate / 10000 % 100, (d->downtime_us + 999) / 1000, o->pol.throttle_pct);
 }
 
-static int start_log(struct out *o)
+static int start_log(struct mig_out *o)
 {
 	bool need_flush = false;
 	int rc = dirty_log_start(&o->vm->dirty, &o->vm->hw.gpt, &need_flush);
@@ -612,7 +612,7 @@ static int start_log(struct out *o)
  * destination taking the guest's frames; TCP's smoothed RTT knows better
  * once data has flowed.
  */
-static void learn_handover(struct out *o)
+static void learn_handover(struct mig_out *o)
 {
 	struct tcp_info ti;
 
@@ -629,7 +629,7 @@ static void learn_handover(struct out *o)
  * round 0: the silence allowed, and 1 s per 100 MB of the guest's memory,
  * which the destination zeroes as round 0 comes (an emulated host manages
  * about 400 MB/s). */
-static uint64_t ack_limit_us(const struct out *o)
+static uint64_t ack_limit_us(const struct mig_out *o)
 {
 	return o->silence_us + o->vm->mem_size / 100;
 }
@@ -642,7 +642,7 @@ static uint64_t ack_limit_us(const struct out *o)
  * meanwhile in another round and asks the policy again.  Past
  * ack_limit_us() after round 0 the migration fails (the guest runs on).
  */
-static int await_ack(struct out *o, uint64_t slice_us)
+static int await_ack(struct mig_out *o, uint64_t slice_us)
 {
 	uint64_t start = netif_now_us();
 	const struct mig_rec *r;
@@ -681,7 +681,7 @@ static int await_ack(struct out *o, uint64_t slice_us)
 /* How long to wait for ROUND_ACK before another round: as long as we have
  * waited so far, within ACK_SLICE_MIN..ACK_SLICE_MAX, so that a long wait
  * costs few rounds and a short one leaves little dirtied behind. */
-static uint64_t ack_slice_us(const struct out *o)
+static uint64_t ack_slice_us(const struct mig_out *o)
 {
 	uint64_t waited = netif_now_us() - o->t_round0;
 
@@ -694,7 +694,7 @@ static uint64_t ack_slice_us(const struct out *o)
  * written round 0 (ROUND_ACK); rounds go on while it has not.  set holds
  * the next round.
  */
-static int precopy(struct out *o)
+static int precopy(struct mig_out *o)
 {
 	struct mig_decision d;
 	uint64_t waited_from = 0;	/* the last round began after waiting from then */
@@ -742,7 +742,7 @@ static int precopy(struct out *o)
 
 /* ---- stop and copy, hand-over ---- */
 
-static int pause_guest(struct out *o)
+static int pause_guest(struct mig_out *o)
 {
 	char err[96];
 
@@ -754,7 +754,7 @@ static int pause_guest(struct out *o)
 	return 0;
 }
 
-static int send_state(struct out *o, uint64_t tsc, uint64_t clock_ns)
+static int send_state(struct mig_out *o, uint64_t tsc, uint64_t clock_ns)
 {
 	uint8_t *xsave = o->xsave->bytes;
 	struct mig_rec r;
@@ -789,7 +789,7 @@ static int send_state(struct out *o, uint64_t tsc, uint64_t clock_ns)
 	return send_rec(o, &r);
 }
 
-static int stop_and_copy(struct out *o)
+static int stop_and_copy(struct mig_out *o)
 {
 	struct mig_round m = { 0 };
 	uint64_t tsc, clock_ns, more;
@@ -827,7 +827,7 @@ _Static_assert(MIG_FRAMES_MAX == 4 + GNET_CARRY_BYTES, "FRAMES holds what gnet w
  * it in FRAMES, so that they are not lost with the source's copy (those
  * that come after COMMIT still are).  None, or none that could be
  * written: nothing is sent, and the frames stay for the guest here. */
-static int send_late_frames(struct out *o)
+static int send_late_frames(struct mig_out *o)
 {
 	struct mig_rec r = { .type = MIG_FRAMES };
 	long n = vmstate_save_late_frames(o->vm, o->dev, MIG_FRAMES_MAX);
@@ -842,7 +842,7 @@ static int send_late_frames(struct out *o)
 	return send_rec(o, &r);
 }
 
-static int handover(struct out *o)
+static int handover(struct mig_out *o)
 {
 	struct mig_rec r = { .type = MIG_COMMIT };
 	const struct mig_rec *in;
@@ -870,7 +870,7 @@ static int handover(struct out *o)
 
 /* ---- the whole migration ---- */
 
-static int claim(struct out *o)
+static int claim(struct mig_out *o)
 {
 	struct vm *vm = vm_find(o->a->name);
 	int rc = 0;
@@ -905,7 +905,7 @@ static int claim(struct out *o)
 	return rc;
 }
 
-static void release(struct out *o, enum vm_mig_kind kind)
+static void release(struct mig_out *o, enum vm_mig_kind kind)
 {
 	bool need_flush = false;
 
@@ -921,7 +921,7 @@ static void release(struct out *o, enum vm_mig_kind kind)
 	spin_unlock(&o->vm->lock);
 }
 
-static void finish_ok(struct out *o)
+static void finish_ok(struct mig_out *o)
 {
 	uint64_t now = netif_now_us(), total = now - o->t_start, down = now - o->t_pause;
 	uint64_t sent = o->ch.bytes_out, mem = o->vm->mem_size;
@@ -946,7 +946,7 @@ static void finish_ok(struct out *o)
 	vm_destroy(o->vm);
 }
 
-static void finish_failed(struct out *o)
+static void finish_failed(struct mig_out *o)
 {
 	char err[96];
 	bool doubt = o->commit_sent && o->fail.code != MIG_OK &&
@@ -979,7 +979,7 @@ static void finish_failed(struct out *o)
 	    o->vm->name, o->was_paused ? "stays paused" : "runs");
 }
 
-static int run(struct out *o)
+static int run(struct mig_out *o)
 {
 	struct mig_policy_cfg cfg = o->a->policy;
 	int rc;
@@ -1030,29 +1030,37 @@ static int run(struct out *o)
 	return handover(o);
 }
 
-int mig_out_run(const struct mig_out_args *a)
+struct mig_out *mig_out_begin(const struct mig_out_args *a, int *rc)
 {
-	struct out *o = calloc(1, sizeof(*o));
+	struct mig_out *o = calloc(1, sizeof(*o));
 	char ip[16];
-	int rc;
 
-	if (!o)
-		return -ENOMEM;
+	if (!o) {
+		a->sink->error(a->sink->ctx, "no memory for a migration");
+		*rc = -ENOMEM;
+		return NULL;
+	}
 	o->a = a;
 	o->id = random_id();
 	o->t_start = netif_now_us();
 	net_format_ipv4(a->ip, ip);
 	snprintf(o->peer, sizeof(o->peer), "%s:%u", ip, a->port);
-	if ((rc = claim(o))) {
+	if ((*rc = claim(o))) {
 		free(o);
-		return rc;
+		return NULL;
 	}
 	o->silence_us = a->timeout_s ? a->timeout_s * 1000000ull :
 			mig_silence_us(o->vm->mem_size, 0);	/* refined by learn_handover */
 	o->hist = mig_history_add(o->id, true, o->vm->name, o->peer, o->vm->mem_size);
 	o->hist->live.start_us = o->t_start;
 	o->hist->live.phase = "connecting";
-	rc = run(o);
+	return o;
+}
+
+int mig_out_finish(struct mig_out *o)
+{
+	int rc = run(o);
+
 	if (rc == 0)
 		finish_ok(o);
 	else
@@ -1064,4 +1072,12 @@ int mig_out_run(const struct mig_out_args *a)
 	free(o->xsave);
 	free(o);
 	return rc ? -ECANCELED : 0;
+}
+
+int mig_out_run(const struct mig_out_args *a)
+{
+	int rc;
+	struct mig_out *o = mig_out_begin(a, &rc);
+
+	return o ? mig_out_finish(o) : rc;
 }

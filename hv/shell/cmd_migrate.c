@@ -331,6 +331,7 @@ struct bg_mig {
 	char peer_name[32];		/* a copy: `untrust` may remove the original */
 	struct mig_out_args a;
 	struct mig_sink sink;
+	struct mig_out *mig;		/* NULL: refused before it began */
 };
 
 static struct bg_mig bg[BG_MAX];
@@ -362,7 +363,8 @@ static void bg_run(void *arg)
 {
 	struct bg_mig *b = arg;
 
-	mig_out_run(&b->a);		/* its last line said how it ended */
+	if (b->mig)
+		mig_out_finish(b->mig);	/* its last line said how it ended */
 	b->used = false;
 }
 
@@ -377,16 +379,8 @@ static struct bg_mig *bg_find(const char *guest)
 static int bg_start(const struct mig_out_args *a, const char *host)
 {
 	struct bg_mig *b = NULL;
-	struct vm *vm = vm_find(a->name);
+	int rc;
 
-	if (!vm) {
-		shell_error("migrate", "no guest named '%s'", a->name);
-		return -ENOENT;
-	}
-	if (vm->mig_owned) {
-		shell_error("migrate", "'%s' is migrating already", a->name);
-		return -EBUSY;
-	}
 	for (unsigned int i = 0; i < BG_MAX && !b; i++)
 		if (!bg[i].used)
 			b = &bg[i];
@@ -402,13 +396,22 @@ static int bg_start(const struct mig_out_args *a, const char *host)
 		snprintf(b->peer_name, sizeof(b->peer_name), "%s", a->peer_name);
 		b->a.peer_name = b->peer_name;
 	}
-	b->sink = (struct mig_sink){ bg_print, bg_error, bg_cancelled, b };
-	b->a.sink = &b->sink;
 	if (!task_spawn(bg_run, b, TASK_STACK_DEFAULT)) {
 		shell_error("migrate", "no memory for a background migration");
 		return -ENOMEM;
 	}
+	/*
+	 * The task runs from the shell's next background step, so the guest
+	 * is claimed, and listed in `migrations`, before the prompt returns;
+	 * a refusal is this command's own error.
+	 */
 	b->used = true;
+	b->a.sink = &console_sink;
+	b->mig = mig_out_begin(&b->a, &rc);
+	b->sink = (struct mig_sink){ bg_print, bg_error, bg_cancelled, b };
+	b->a.sink = &b->sink;
+	if (!b->mig)
+		return rc;		/* the task ends at its first step */
 	shell_printf("migrate: %s to %s in the background (`migrations` shows it, "
 		     "`migrate cancel %s` stops it)\n", b->guest, host, b->guest);
 	return 0;

@@ -472,8 +472,13 @@ def test_background_migrations_run_side_by_side_and_leave_the_prompt_free(ab):
     assert "weight 512, cap 50%" in a.cmd("sched bg1 weight=512 cap=50")
     since = mark(a)
     bg_migrate(a, "bg1", b, "bandwidth=3")
+    # the guest is claimed before the prompt returns: a second try, or a
+    # guest that does not exist, is that command's own error
+    assert "'bg1' is migrating already" in a.cmd(f"migrate -b bg1 {b.ip}")
+    assert "no guest named 'nosuch'" in a.cmd(f"migrate -b nosuch {b.ip}")
     bg_migrate(a, "bg2", b, "bandwidth=3")
-    # the shell answers while they run, and both run at once, on both ends
+    # the shell answers while they run, and both run at once, on both ends;
+    # each is listed from the moment its command returned
     rows = running(a)
     assert set(rows) >= {"bg1", "bg2"}, a.cmd("migrations")
     assert all(rows[n]["dir"] == "out" and rows[n]["peer"] == f"{b.ip}:7447"
