@@ -19,7 +19,7 @@ import pytest
 from ferry_harness import Machine
 from hostkeys import QEMU_RDRAND, IsoMaker, keygen
 from netns import NetNS, qemu_nic
-from test_migrate import (LOGLINE, create, is_running, mark, migrate, migrate_ok,
+from test_migrate import (LOGLINE, create, free_kib, is_running, mark, migrate, migrate_ok,
                           migrations, progress, state, wait_log)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
@@ -303,3 +303,92 @@ def test_python_peer_speaks_the_channel(hosts):
     wait_log(b, r"migrate in: 10\.200\.0\.1 proved the key of 'py'", since)
     wait_log(b, r"migrate in: 10\.200\.0\.1 asks about migration 5059504545520001: unknown", since)
     b.cmd("migrate untrust py")
+
+
+def relay(ns, mode, at, lport=7460, dst="10.200.0.3:7447"):
+    p = subprocess.Popen(["ip", "netns", "exec", ns.name, "/usr/bin/python3",
+                          os.path.join(os.path.dirname(__file__), "tamper_relay.py"),
+                          str(lport), dst, mode, str(at)],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert p.stdout.readline().strip() == "listening"
+    return p
+
+
+def test_tampering_on_the_wire_is_caught(hosts):
+    """A relay between the hosts, knowing only the channel's framing, flips
+    a bit in a sealed record, replays one, drops one, cuts one in half, or
+    flips a bit in the destination's answer.  Each time the migration
+    fails before COMMIT with the reason on both hosts, the guest runs on at
+    the source, and the destination gives back what it took.  A bit flipped
+    in COMMITTED leaves the source in doubt until its sealed QUERY learns
+    that the destination runs the guest.  The same relay passing everything
+    through lets a migration complete."""
+    a, b = hosts
+    hop = "10.200.0.1"              # the namespace's side of the bridge
+    try:
+        # the peers now meet through the relay's address
+        for h, name, other in ((a, "b", b), (b, "a", a)):
+            h.cmd(f"migrate untrust {name}")
+            assert f"trusting '{name}'" in h.cmd(f"migrate trust {name} {other.pub} {hop}")
+        create(a, "tt", "dirty")
+        p = progress(a, "tt", "dirty")
+        free_b = free_kib(b)
+        cases = (("flip", 256 << 10, "a sealed record did not open"),
+                 ("replay", 256 << 10, "a sealed record did not open"),
+                 ("drop", 256 << 10, "a sealed record did not open"),
+                 ("cut", 256 << 10, "closed the connection in the middle of a record"),
+                 ("flip-back", 1, None))
+        for mode, at, dst_words in cases:
+            since = mark(b)
+            rl = relay(a.ns, mode, at)
+            r = migrate(a, "tt", b, host="b:7460", timeout=90)
+            out = rl.communicate(timeout=60)[0]
+            assert re.search(rf"tamper: {mode} at (forward|back) record \d+", out), out
+            assert r.what in ("failed", "error"), f"{mode}: {r.line_out}\n{out}"
+            if r.what == "failed":
+                assert "tt runs here as before" in r.rest, r.line_out
+            if mode == "flip-back":      # the source could not open the answer
+                assert "a sealed record did not open" in r.rest, r.line_out
+            else:
+                wait_log(b, rf"migrate in tt: failed: .*{dst_words}", since)
+            assert is_running(state(a, "tt")), (mode, state(a, "tt"))
+            p = progress(a, "tt", "dirty", above=p)
+            end = time.time() + 30
+            while "tt" in b.cmd("list") or free_kib(b) != free_b:
+                assert time.time() < end, f"{mode}: B kept the guest: {b.cmd('list')}"
+                time.sleep(0.5)
+            assert [x["outcome"] for x in migrations(a) if x["guest"] == "tt"][-1] in \
+                ("failed", "refused"), a.cmd("migrations")
+        # after COMMIT: the destination's COMMITTED (no payload: 34 bytes
+        # sealed) altered.  B runs the guest; A cannot know it, keeps its
+        # copy paused, in doubt, and its QUERY, sealed too, through a relay
+        # that passes it, learns that B runs it and frees the copy.
+        since = mark(a)
+        rl = relay(a.ns, "flip-back-len", 34)
+        r = migrate(a, "tt", b, host="b:7460", timeout=90)
+        out = rl.communicate(timeout=60)[0]
+        assert re.search(r"tamper: flip-back-len at back record \d+ \(offset \d+, 34 bytes\)",
+                         out), out
+        assert r.what == "in doubt" and "a sealed record did not open" in r.rest, r.line_out
+        assert "in doubt" in state(a, "tt")
+        p = progress(b, "tt", "dirty", above=p)
+        rl = relay(a.ns, "none", 0)
+        wait_log(a, r"vm tt: migration [0-9a-f]{16} completed on 10\.200\.0\.1:7460: freeing "
+                 r"the copy here", since, timeout=30)
+        out = rl.communicate(timeout=60)[0]
+        assert "no record reached" in out and "forward 1 records" in out, out
+        assert "tt" not in a.cmd("list")
+        # the control: the relay that changes nothing is no obstacle
+        rl = relay(a.ns, "none", 0, dst="10.200.0.2:7447")
+        r = migrate(b, "tt", a, host="a:7460", timeout=90)
+        out = rl.communicate(timeout=60)[0]
+        assert r.what == "done", r.line_out + "\n" + out
+        assert "no record reached" in out and "forward" in out, out
+        progress(a, "tt", "dirty", above=p)
+        a.cmd("destroy tt")
+    finally:
+        for h, name, other in ((a, "b", b), (b, "a", a)):
+            h.cmd(f"migrate untrust {name}")
+            h.cmd(f"migrate trust {name} {other.pub} {other.ip}")
+            if "tt" in h.cmd("list"):
+                h.cmd("destroy tt")
