@@ -143,13 +143,20 @@ static int map_regs(struct e1000 *n, const struct pci_dev *d)
 	return n->regs ? 0 : -ENOMEM;
 }
 
+/* The NIC takes a ring length in multiples of 128 bytes (8 descriptors). */
+_Static_assert(E1000_RX_DESC % 8 == 0 && E1000_TX_DESC % 8 == 0, "ring lengths");
+#define RX_RING_BYTES	(E1000_RX_DESC * sizeof(struct e1000_rx_desc))
+#define TX_RING_BYTES	(E1000_TX_DESC * sizeof(struct e1000_tx_desc))
+
 /* Rings and buffers in contiguous frames reached through the direct map. */
 static int alloc_rings(struct e1000 *n)
 {
 	size_t rx_pages = (E1000_RX_DESC * NIC_BUF) / 4096, tx_pages = (E1000_TX_DESC * NIC_BUF) / 4096;
 
-	n->rx_ring_pa = frame_alloc_contig(1, 1);
-	n->tx_ring_pa = frame_alloc_contig(1, 1);
+	/* (sized from the descriptor counts: a ring of more than 256 used to
+	 * overrun the one page it was given) */
+	n->rx_ring_pa = frame_alloc_contig((RX_RING_BYTES + 4095) / 4096, 1);
+	n->tx_ring_pa = frame_alloc_contig((TX_RING_BYTES + 4095) / 4096, 1);
 	n->rx_buf_pa = frame_alloc_contig(rx_pages, 1);
 	n->tx_buf_pa = frame_alloc_contig(tx_pages, 1);
 	if (!n->rx_ring_pa || !n->tx_ring_pa || !n->rx_buf_pa || !n->tx_buf_pa)
@@ -158,8 +165,8 @@ static int alloc_rings(struct e1000 *n)
 	n->tx = phys_to_virt(n->tx_ring_pa);
 	n->rx_buf = phys_to_virt(n->rx_buf_pa);
 	n->tx_buf = phys_to_virt(n->tx_buf_pa);
-	memset(n->rx, 0, 4096);
-	memset(n->tx, 0, 4096);
+	memset(n->rx, 0, RX_RING_BYTES);
+	memset(n->tx, 0, TX_RING_BYTES);
 	return 0;
 }
 
@@ -171,7 +178,7 @@ static void setup_rx(struct e1000 *n)
 		wr(n, MTA + 4 * i, 0);
 	wr(n, RDBAL, (uint32_t)n->rx_ring_pa);
 	wr(n, RDBAH, n->rx_ring_pa >> 32);
-	wr(n, RDLEN, E1000_RX_DESC * sizeof(struct e1000_rx_desc));
+	wr(n, RDLEN, RX_RING_BYTES);
 	wr(n, RDH, 0);
 	wr(n, RDT, E1000_RX_DESC - 1);
 	n->rx_next = 0;
@@ -207,7 +214,7 @@ static void setup_tx(struct e1000 *n)
 						   .upper = TX_DD };
 	wr(n, TDBAL, (uint32_t)n->tx_ring_pa);
 	wr(n, TDBAH, n->tx_ring_pa >> 32);
-	wr(n, TDLEN, E1000_TX_DESC * sizeof(struct e1000_tx_desc));
+	wr(n, TDLEN, TX_RING_BYTES);
 	wr(n, TDH, 0);
 	wr(n, TDT, 0);
 	n->tx_tail = n->tx_clean = 0;

@@ -85,11 +85,13 @@ static void test_probe(void **state)
 	assert_string_equal(nic->driver, "e1000");
 	assert_string_equal(nic->model, "82540EM");
 	assert_true(nic->ops->link_up(nic));
-	assert_int_equal(R(RDLEN), 256 * 16);
-	assert_int_equal(R(TDLEN), 256 * 16);
-	assert_int_equal(R(RDT), 255);
+	assert_int_equal(R(RDLEN), E1000_RX_DESC * 16);
+	assert_int_equal(R(TDLEN), E1000_TX_DESC * 16);
+	assert_int_equal(R(RDT), E1000_RX_DESC - 1);
 	assert_true(R(RCTL) & 2);			/* receiver on */
 	assert_int_equal(rx_ring()[7].addr, rx_ring()[0].addr + 7 * NIC_BUF);
+	assert_int_equal(rx_ring()[E1000_RX_DESC - 1].addr,
+			 rx_ring()[0].addr + (E1000_RX_DESC - 1) * NIC_BUF);
 	assert_int_equal(R(TDT), 1);			/* the offload context went out */
 	assert_true(e1000e_driver.match(&(struct pci_dev){ .vendor = 0x8086, .device = 0x10d3 },
 					e1000e_driver.arg));
@@ -129,9 +131,9 @@ static void test_tx_ring_full(void **state)
 	(void)state;
 	while (nic->ops->xmit(nic, f, sizeof(f)) == 0)
 		sent++;
-	assert_int_equal(sent, 254);		/* 256, less the context, less one gap */
+	assert_int_equal(sent, E1000_TX_DESC - 2);	/* less the context, less one gap */
 	assert_int_equal(nic->stats.tx_busy, 1);
-	assert_int_equal(R(TDT), 255);		/* a full ring is kicked */
+	assert_int_equal(R(TDT), E1000_TX_DESC - 1);	/* a full ring is kicked */
 	assert_null(nic->ops->tx_frame(nic));
 	for (int i = 0; i < 10; i++)		/* the NIC sends the context and 9 */
 		t[i].upper |= 1;
@@ -245,13 +247,15 @@ static void test_rx_budget_and_flags(void **state)
 	assert_int_equal(nic->stats.rx_missed, 7);
 }
 
-/* The ring wraps: 600 frames through 256 descriptors. */
+/* The ring wraps: more than two rings' worth of frames through it. */
 static void test_rx_wrap(void **state)
 {
+	const int frames = 2 * E1000_RX_DESC + 88;
+
 	(void)state;
 	got = 0;
-	for (int n = 0; n < 600; n++) {
-		int i = n % 256;
+	for (int n = 0; n < frames; n++) {
+		int i = n % E1000_RX_DESC;
 
 		dev_rx(i, (uint16_t)(60 + n % 100), 0x03, 0);
 		got = 0;
@@ -259,7 +263,7 @@ static void test_rx_wrap(void **state)
 		assert_int_equal(got_len[0], 60 + n % 100);
 		assert_int_equal(R(RDT), (uint32_t)i);
 	}
-	assert_int_equal(nic->stats.rx_frames, 600);
+	assert_int_equal(nic->stats.rx_frames, (uint64_t)frames);
 }
 
 int main(void)
