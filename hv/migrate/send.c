@@ -65,6 +65,7 @@ struct mig_out {
 	bool was_paused;		/* the operator had paused it */
 	bool logging;			/* dirty log started */
 	bool paused;			/* we paused it for stop and copy */
+	bool in_downtime;		/* counted in downtime_now */
 	bool accepted;			/* HELLO_REPLY said yes: memory may move */
 	bool commit_sent;
 	uint64_t t_start, t_pause, last_progress;
@@ -203,6 +204,32 @@ static int step(struct mig_out *o, bool idle)
 	return 0;
 }
 
+/*
+ * Migrations that run side by side (`migrate -b`) share the link.  While
+ * one of them has paused its guest, its downtime runs: the others then
+ * hand nothing new to TCP, so that its last round and state do not queue
+ * behind their pre-copy.  (All of them run on the shell CPU, in turn: a
+ * plain counter does.)  A guest the operator had paused has no downtime
+ * to protect and takes no precedence.
+ */
+static unsigned int downtime_now;
+
+static void downtime_begin(struct mig_out *o)
+{
+	if (!o->in_downtime) {
+		o->in_downtime = true;
+		downtime_now++;
+	}
+}
+
+static void downtime_end(struct mig_out *o)
+{
+	if (o->in_downtime) {
+		o->in_downtime = false;
+		downtime_now--;
+	}
+}
+
 /* Send the queued record to the end, paced. */
 static int flush(struct mig_out *o)
 {
@@ -210,13 +237,14 @@ static int flush(struct mig_out *o)
 		uint64_t now = netif_now_us();
 		size_t left = o->ch.tx_len - o->ch.tx_off;
 		size_t want = left < PUSH_CHUNK ? left : PUSH_CHUNK;
-		size_t allow = mig_pace_allow(&o->pace, now, want);
+		bool held = downtime_now && !o->in_downtime;
+		size_t allow = held ? 0 : mig_pace_allow(&o->pace, now, want);
 		size_t before = o->ch.tx_off;
 		int rc = allow ? chan_push(&o->ch, allow) : 0;
 
 		mig_pace_take(&o->pace, o->ch.tx_off - before);
-		if (o->ch.tx_off != before)
-			o->last_progress = now;
+		if (o->ch.tx_off != before || held)
+			o->last_progress = now;		/* held back is not silence */
 		o->hist->bytes = o->ch.bytes_out;	/* live, for `migrations` */
 		if (rc == 1)
 			return 0;
@@ -751,6 +779,7 @@ static int pause_guest(struct mig_out *o)
 	if (vm_pause(o->vm, err, sizeof(err)))
 		return failf(o, MIG_E_STATE, "%s", err);
 	o->paused = true;
+	downtime_begin(o);
 	return 0;
 }
 
@@ -1061,6 +1090,7 @@ int mig_out_finish(struct mig_out *o)
 {
 	int rc = run(o);
 
+	downtime_end(o);
 	if (rc == 0)
 		finish_ok(o);
 	else

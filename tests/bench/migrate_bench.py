@@ -14,10 +14,15 @@ a network namespace (needs root):
     round 0 after it was sent (protocol 6 on).
 
   python3 tests/bench/run.py migrate
+
+`run.py migrate-parallel` (main_parallel): two guests migrated at once
+against one after the other (issue 16), wall time and each one's figures.
 """
 import os
 import re
+import statistics
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
 from ferry_harness import ISO, Machine  # noqa: E402
@@ -149,6 +154,87 @@ def run_all(a, b, build):
     for pct in (10, 50, 90):
         rate = max(1, int(link * pct / 100))
         one(a, b, f"dirty{pct}", f"dirty mb=64 rate={rate} hb={HB_TICKS}", 256, link)
+
+
+DONE = r"migrate {}: (?:done in ([\d.]+) s, downtime ([\d.]+) ms|failed[^\n]*|in doubt[^\n]*)"
+
+
+def outcomes(m, start, names, timeout=900):
+    """{name: (total s, downtime ms) or None} from the closing log lines
+    printed since offset start."""
+    end = time.time() + timeout
+    while True:
+        got = {n: re.search(DONE.format(re.escape(n)), m.buf[start:]) for n in names}
+        if all(got.values()) or time.time() > end:
+            return {n: (float(g[1]), float(g[2])) if g and g[1] else None
+                    for n, g in got.items()}
+        m.drain(0.5)
+
+
+def parallel_pair(a, b, link, rounds):
+    """Two guests moved at once (`migrate -b` twice) against one after the
+    other, alternated; each move takes both from one host to the other."""
+    rate = max(1, int(link * 0.1))
+    cmdline = f"dirty mb=32 rate={rate}"
+    names = ("p1", "p2")
+    for n in names:
+        a.cmd(f'create {n} kernel=testguest mem=64 cmdline="{cmdline}"')
+        a.cmd(f"start {n}")
+    a.drain(3)
+    print(f"two guests migrated at once against one after the other, QEMU to QEMU, "
+          f"`{cmdline}` in 64 MiB each (10 % of the raw {link:.1f} MB/s), {rounds} rounds "
+          f"alternated:")
+    walls = {"serial": [], "parallel": []}
+    src, dst = a, b
+    for _ in range(rounds):
+        for how in ("serial", "parallel"):
+            start = len(src.buf)
+            if how == "serial":
+                for n in names:
+                    src.cmd(f"migrate {n} {dst.ip} insecure", timeout=900)
+            else:
+                for n in names:
+                    src.cmd(f"migrate -b {n} {dst.ip} insecure")
+            got = outcomes(src, start, names)
+            if not all(got.values()):
+                print(f"  {how}: a migration failed: {got}; stopping")
+                return
+            # by the migrations' own clocks: one after the other, the sum;
+            # at once (the second started as the first's command returned),
+            # the longer
+            times = [t for t, _ in got.values()]
+            wall = sum(times) if how == "serial" else max(times)
+            walls[how].append(wall)
+            each = "; ".join(f"{n} {t:.2f} s, downtime {d:.1f} ms" for n, (t, d) in got.items())
+            print(f"  {how:<8} both moved in {wall:6.2f} s ({each})")
+            src.drain(2)
+            src, dst = dst, src
+    s, p = statistics.median(walls["serial"]), statistics.median(walls["parallel"])
+    print(f"  medians: one after the other {s:.2f} s, at once {p:.2f} s: {p / s:.2f}x the time")
+    for n in names:
+        src.cmd(f"destroy {n}")
+
+
+def main_parallel(argv=()):
+    """With FERRY_BASE_ISO=other.iso, that build and this one alternate
+    (FERRY_ROUNDS pairs of hosts each, one round each), else FERRY_ROUNDS
+    rounds on one pair of hosts."""
+    if os.geteuid() != 0:
+        print("migrate-parallel: needs root (network namespace)")
+        return
+    base = os.environ.get("FERRY_BASE_ISO")
+    rounds = int(os.environ.get("FERRY_ROUNDS", "2"))
+    builds = [("this build", None)] + ([(f"base {os.path.basename(base)}", base)] if base else [])
+    for r in range(rounds if base else 1):
+        for i, (build, iso) in enumerate(builds):
+            print(f"{build}:")
+            with NetNS() as ns:
+                a, b = boot_pair(ns, iso, f"bench-par-r{r}b{i}")
+                try:
+                    parallel_pair(a, b, raw_rate(a, b), 1 if base else rounds)
+                finally:
+                    a.close()
+                    b.close()
 
 
 def main(argv=()):

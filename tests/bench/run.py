@@ -38,6 +38,11 @@ sched: the scheduler (issue 13): fairness at weights 1:1, 2:1, 4:1 on one
        (tests/bench/sched_bench.py).
 migrate: live-migration downtime, time, rounds, bytes and stream rate
        (two QEMU hosts; an idle guest and the dirty guest at 10/50/90%).
+migrate-parallel: two guests migrated at once against one after the
+       other, alternated (tests/bench/migrate_bench.py).
+pml:   PML against write-protect dirty logging on Bochs: the guest's
+       write rate while logged, the log's exits, total time and downtime,
+       alternated (tests/bench/pml_bench.py).
 """
 import os
 import re
@@ -264,6 +269,8 @@ BENCHES = {"boot": bench_boot, "boot-uefi": bench_boot_uefi, "guest": bench_gues
            "exits": bench_exits,
            "net": lambda: __import__("net_vs_linux").main([]),
            "migrate": lambda: __import__("migrate_bench").main([]),
+           "migrate-parallel": lambda: __import__("migrate_bench").main_parallel([]),
+           "pml": lambda: __import__("pml_bench").main([]),
            "channel": lambda: __import__("channel_bench").main([]),
            "linux": lambda: __import__("linux_bench").main([]),
            "guestnet": lambda: __import__("guestnet_bench").main([]),
