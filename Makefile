@@ -90,7 +90,7 @@ LAYER_LIBS := $(foreach l,$(LAYERS),$(BUILD)/layers/lib$(l).a)
 HV_SRCS := $(TOP_SRCS) $(foreach l,$(LAYERS),$($(l)_SRCS))
 HV_OBJS := $(call objs_of,$(HV_SRCS))
 
-.PHONY: all iso run run-uefi run-bochs test unit integration bench deps clean help fuzz fuzz-build
+.PHONY: all iso run run-uefi run-bochs test unit integration bench bench-tools deps clean help fuzz fuzz-build
 all: $(BUILD)/ferry.elf
 
 help:
@@ -240,7 +240,15 @@ test: deps
 	$(MAKE) fuzz FUZZ_SECONDS=10
 	$(MAKE) integration
 
-bench: deps iso
+# host tools the benchmarks run beside the emulators (their own CPU's figures)
+BENCH_TOOLS := $(BUILD)/bench/seal_native
+$(BUILD)/bench/seal_native: tests/bench/seal_native.c hv/crypto/noise.c hv/crypto/noise.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@ (host)"
+	$(Q)$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -I. $(filter %.c,$^) -lbearssl -o $@
+bench-tools: $(BENCH_TOOLS)
+
+bench: deps iso bench-tools
 	$(PYTHON) tests/bench/run.py
 
 clean:
