@@ -28,6 +28,8 @@ struct vcpu_sample {
 struct top_sample {
 	uint64_t t_ns, tsc;
 	const struct vm *vm[VM_MAX];		/* which guest each slot held */
+	uint64_t serial[VM_MAX];		/* ... told apart by serial: a new
+						 * guest may reuse a freed one's memory */
 	struct vcpu_sample v[VM_MAX][VM_MAX_VCPUS];
 	uint64_t idle_tsc[MAX_CPUS];
 };
@@ -55,6 +57,7 @@ static void take(struct top_sample *s)
 		if (!vm)
 			continue;
 		s->vm[i] = vm;
+		s->serial[i] = vm->serial;
 		for (unsigned int j = 0; j < vm->nr_vcpus; j++) {
 			const struct vcpu *v = vm->vcpus[j];
 			s->v[i][j] = (struct vcpu_sample){
@@ -105,7 +108,7 @@ static void print_vcpus(const struct top_sample *a, const struct top_sample *b)
 		     "%CPU", "EXITS/S", "STEAL%", "SW/S");
 	for (unsigned int i = 0; i < VM_MAX; i++) {
 		const struct vm *vm = b->vm[i];
-		if (!vm || a->vm[i] != vm)
+		if (!vm || !a->vm[i] || a->serial[i] != b->serial[i])
 			continue;	/* created or destroyed during the interval */
 		for (unsigned int j = 0; j < vm->nr_vcpus; j++) {
 			const struct vcpu_sample *x = &a->v[i][j], *y = &b->v[i][j];
