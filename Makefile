@@ -242,7 +242,7 @@ test: deps
 
 # host tools the benchmarks run beside the emulators (their own CPU's figures)
 BENCH_TOOLS := $(BUILD)/bench/seal_native
-$(BUILD)/bench/seal_native: tests/bench/seal_native.c hv/crypto/noise.c hv/crypto/noise.h
+$(BUILD)/bench/seal_native: tests/bench/seal_native.c hv/crypto/noise.c $(wildcard hv/crypto/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@ (host)"
 	$(Q)$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -I. $(filter %.c,$^) -lbearssl -o $@

@@ -68,10 +68,12 @@ int mig_out_run(const struct mig_out_args *a);
 /* mig_out_run in two steps, for a migration that runs in the background:
  * begin claims the guest and opens its `migrations` entry at once (NULL:
  * refused, *rc says why and the sink heard it); finish does the rest and
- * frees the migration.  a must outlive the migration. */
+ * frees the migration; abandon, instead of finish, gives the guest back
+ * untouched, the entry failed for why.  a must outlive the migration. */
 struct mig_out;
 struct mig_out *mig_out_begin(const struct mig_out_args *a, int *rc);
 int mig_out_finish(struct mig_out *o);
+void mig_out_abandon(struct mig_out *o, const char *why);
 
 /* ---- listener and receiver ---- */
 

@@ -331,7 +331,7 @@ struct bg_mig {
 	char peer_name[32];		/* a copy: `untrust` may remove the original */
 	struct mig_out_args a;
 	struct mig_sink sink;
-	struct mig_out *mig;		/* NULL: refused before it began */
+	struct mig_out *mig;
 };
 
 static struct bg_mig bg[BG_MAX];
@@ -363,8 +363,7 @@ static void bg_run(void *arg)
 {
 	struct bg_mig *b = arg;
 
-	if (b->mig)
-		mig_out_finish(b->mig);	/* its last line said how it ended */
+	mig_out_finish(b->mig);		/* its last line said how it ended */
 	b->used = false;
 }
 
@@ -396,22 +395,23 @@ static int bg_start(const struct mig_out_args *a, const char *host)
 		snprintf(b->peer_name, sizeof(b->peer_name), "%s", a->peer_name);
 		b->a.peer_name = b->peer_name;
 	}
+	/*
+	 * Claimed, and listed in `migrations`, before the prompt returns; a
+	 * refusal is this command's own error.  The task runs from the
+	 * shell's next background step.
+	 */
+	b->a.sink = &console_sink;
+	b->mig = mig_out_begin(&b->a, &rc);
+	if (!b->mig)
+		return rc;
+	b->sink = (struct mig_sink){ bg_print, bg_error, bg_cancelled, b };
+	b->a.sink = &b->sink;
 	if (!task_spawn(bg_run, b, TASK_STACK_DEFAULT)) {
+		mig_out_abandon(b->mig, "no memory for a background migration");
 		shell_error("migrate", "no memory for a background migration");
 		return -ENOMEM;
 	}
-	/*
-	 * The task runs from the shell's next background step, so the guest
-	 * is claimed, and listed in `migrations`, before the prompt returns;
-	 * a refusal is this command's own error.
-	 */
 	b->used = true;
-	b->a.sink = &console_sink;
-	b->mig = mig_out_begin(&b->a, &rc);
-	b->sink = (struct mig_sink){ bg_print, bg_error, bg_cancelled, b };
-	b->a.sink = &b->sink;
-	if (!b->mig)
-		return rc;		/* the task ends at its first step */
 	shell_printf("migrate: %s to %s in the background (`migrations` shows it, "
 		     "`migrate cancel %s` stops it)\n", b->guest, host, b->guest);
 	return 0;

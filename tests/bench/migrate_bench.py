@@ -156,22 +156,23 @@ def run_all(a, b, build):
         one(a, b, f"dirty{pct}", f"dirty mb=64 rate={rate} hb={HB_TICKS}", 256, link)
 
 
-DONE = r"migrate {}: (?:done in ([\d.]+) s, downtime ([\d.]+) ms|failed[^\n]*|in doubt[^\n]*)"
+DONE = (r"migrate {}: (?:done in ([\d.]+) s, downtime ([\d.]+) ms|failed[^\n]*|in doubt[^\n]*)"
+        r"|error: migrate: [^\n]*")
 
 
 def outcomes(m, start, names, timeout=900):
-    """{name: (total s, downtime ms) or None} from the closing log lines
-    printed since offset start."""
+    """({name: (total s, downtime ms) or None}, when the last closing line
+    came, host clock) from the closing lines printed since offset start."""
     end = time.time() + timeout
     while True:
         got = {n: re.search(DONE.format(re.escape(n)), m.buf[start:]) for n in names}
         if all(got.values()) or time.time() > end:
             return {n: (float(g[1]), float(g[2])) if g and g[1] else None
-                    for n, g in got.items()}
-        m.drain(0.5)
+                    for n, g in got.items()}, time.time()
+        m.drain(0.05)
 
 
-def parallel_pair(a, b, link, rounds):
+def parallel_pair(a, b, link, rounds, first=0):
     """Two guests moved at once (`migrate -b` twice) against one after the
     other, alternated; each move takes both from one host to the other."""
     rate = max(1, int(link * 0.1))
@@ -186,27 +187,28 @@ def parallel_pair(a, b, link, rounds):
           f"alternated:")
     walls = {"serial": [], "parallel": []}
     src, dst = a, b
-    for _ in range(rounds):
-        for how in ("serial", "parallel"):
+    for r in range(rounds):
+        # which goes first, and so which direction each takes, alternates
+        for how in (("serial", "parallel") if (r + first) % 2 == 0 else ("parallel", "serial")):
             start = len(src.buf)
+            t0 = time.time()
             if how == "serial":
                 for n in names:
                     src.cmd(f"migrate {n} {dst.ip} insecure", timeout=900)
             else:
                 for n in names:
                     src.cmd(f"migrate -b {n} {dst.ip} insecure")
-            got = outcomes(src, start, names)
+            got, t1 = outcomes(src, start, names)
             if not all(got.values()):
-                print(f"  {how}: a migration failed: {got}; stopping")
+                print(f"  {how}: a migration failed: {src.buf[start:][-1500:]}; stopping")
                 return
-            # by the migrations' own clocks: one after the other, the sum;
-            # at once (the second started as the first's command returned),
-            # the longer
-            times = [t for t, _ in got.values()]
-            wall = sum(times) if how == "serial" else max(times)
+            # host clock, from the first command to the last closing line
+            # (polled every 50 ms)
+            wall = t1 - t0
             walls[how].append(wall)
             each = "; ".join(f"{n} {t:.2f} s, downtime {d:.1f} ms" for n, (t, d) in got.items())
-            print(f"  {how:<8} both moved in {wall:6.2f} s ({each})")
+            print(f"  {how:<8} {src is a and 'A to B' or 'B to A'}: both moved in {wall:6.2f} s "
+                  f"({each})")
             src.drain(2)
             src, dst = dst, src
     s, p = statistics.median(walls["serial"]), statistics.median(walls["parallel"])
@@ -217,8 +219,9 @@ def parallel_pair(a, b, link, rounds):
 
 def main_parallel(argv=()):
     """With FERRY_BASE_ISO=other.iso, that build and this one alternate
-    (FERRY_ROUNDS pairs of hosts each, one round each), else FERRY_ROUNDS
-    rounds on one pair of hosts."""
+    (FERRY_ROUNDS pairs of hosts each, one round each, which of serial and
+    parallel goes first alternating too), else FERRY_ROUNDS rounds on one
+    pair of hosts."""
     if os.geteuid() != 0:
         print("migrate-parallel: needs root (network namespace)")
         return
@@ -231,7 +234,8 @@ def main_parallel(argv=()):
             with NetNS() as ns:
                 a, b = boot_pair(ns, iso, f"bench-par-r{r}b{i}")
                 try:
-                    parallel_pair(a, b, raw_rate(a, b), 1 if base else rounds)
+                    parallel_pair(a, b, raw_rate(a, b), 1 if base else rounds,
+                                  first=r % 2 if base else 0)
                 finally:
                     a.close()
                     b.close()

@@ -7,7 +7,8 @@ with `converge=off` (no throttle: the guest's own rate is the figure) and
 back; the two dirty-log methods alternate (`debug dirtylog wp`, `debug
 dirtylog pml`).  For each migration from Bochs: the guest's write rate
 unlogged (just before) and during the pre-copy (its console followed until
-it leaves), the dirty log's exits (write faults; PML log-full exits) and
+it leaves; the seconds before logging starts, connecting and HELLO, count
+as logged, so a method's cost is slightly understated), the dirty log's exits (write faults; PML log-full exits) and
 drains, total time, downtime, rounds.
 
 The stream is `insecure` (sealing on the emulated CPU would only slow
@@ -82,8 +83,8 @@ def leave(x, a, how):
         if s:
             break
         m.drain(1)
-    if not d or not s:
-        print(f"  {how:<4} migration failed: {line}")
+    if not d or not s or not free > 0:
+        print(f"  {how:<4} migration failed or no rate read: {line}")
         return None
     total = float(d[1])
     print(f"  {how:<4} guest writes {free:6.0f} pages/s unlogged, {logged:6.0f} during pre-copy "

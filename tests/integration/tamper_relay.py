@@ -74,6 +74,8 @@ def main():
     src, _ = ls.accept()
     ls.close()
     dstc = socket.create_connection((host, int(port)), timeout=30)
+    dstc.settimeout(None)
+    src.settimeout(None)
     fwd, back = Way("forward"), Way("back")
     done, did = False, f"tamper: {mode}: no record reached"
     ends = {src: (fwd, dstc), dstc: (back, src)}
@@ -121,8 +123,11 @@ def main():
                 for u in send:
                     try:
                         other.sendall(u)
-                    except OSError:
-                        pass
+                    except OSError as e:       # a loss of our own would be a fault
+                        if not (done and mode == "cut"):
+                            print(f"tamper: {way.name} send failed: {e}", flush=True)
+                        open_ends.clear()
+                        break
                 if not open_ends:
                     break
             if not open_ends:

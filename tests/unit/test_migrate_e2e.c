@@ -192,6 +192,35 @@ static void destination_discarded(void)
 	assert_int_equal(last_entry(false)->outcome, MIG_FAILED);
 }
 
+/* ---- begun in the shell, run or given back ---- */
+
+/* mig_out_begin claims the guest and lists it at once; a second begin of
+ * it is refused; abandon gives it back untouched, the entry failed. */
+static void test_begin_then_abandon(void **st)
+{
+	struct mig_out_args a = { .name = "g1", .sink = &sink, .net = &W.src, .ip = MH_DST_IP,
+				  .port = MIG_PORT };
+	struct mig_out *o;
+	int rc = 0;
+
+	(void)st;
+	W.running = MH_SRC;
+	o = mig_out_begin(&a, &rc);
+	assert_non_null(o);
+	assert_true(src_vm->vm.mig_owned);
+	assert_int_equal(last_entry(true)->outcome, MIG_RUNNING);
+	assert_string_equal(last_entry(true)->live.phase, "connecting");
+	assert_null(mig_out_begin(&a, &rc));
+	assert_int_equal(rc, -EBUSY);
+	assert_true(said("'g1' is migrating already"));
+	mig_out_abandon(o, "no memory for a background migration");
+	source_kept();
+	assert_int_equal(last_entry(true)->outcome, MIG_FAILED);
+	assert_string_equal(last_entry(true)->why, "no memory for a background migration");
+	assert_int_equal(migrate(), 0);		/* and it can go after all */
+	assert_true(src_vm->destroyed);
+}
+
 /* ---- a clean run ---- */
 
 static void test_clean_run(void **st)
@@ -1290,6 +1319,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_records_leave_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clean_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_begin_then_abandon, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_state_at_odds_with_memory, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_late_frames_go_with_the_guest, setup, teardown),
