@@ -65,9 +65,6 @@ struct mig_out {
 	bool was_paused;		/* the operator had paused it */
 	bool logging;			/* dirty log started */
 	bool paused;			/* we paused it for stop and copy */
-	bool in_downtime;		/* its guest paused by us: it goes first */
-	uint64_t held_since;		/* held back by another's downtime since */
-	uint64_t held_us;		/* held back, in all (not the link's time) */
 	bool accepted;			/* HELLO_REPLY said yes: memory may move */
 	bool commit_sent;
 	uint64_t t_start, t_pause, last_progress;
@@ -206,69 +203,27 @@ static int step(struct mig_out *o, bool idle)
 	return 0;
 }
 
-/*
- * Migrations that run side by side (`migrate -b`) share the link.  While
- * one of them has paused its guest and pushes its last round or state,
- * the others hand nothing new to TCP, so that its downtime does not queue
- * behind their pre-copy.  Only while it pushes (not while it waits for
- * READY or COMMITTED), and for at most HOLD_MAX_US at a stretch, so that a
- * held migration never looks silent to its own destination.  All of them
- * run on the shell CPU, in turn: a plain counter does.  A guest the
- * operator had paused has no downtime to protect and takes no precedence.
- */
-#define HOLD_MAX_US	1000000u
-static unsigned int downtime_pushing;
-
-static bool held_back(struct mig_out *o, uint64_t now)
-{
-	if (!downtime_pushing || o->in_downtime) {
-		o->held_since = 0;
-		return false;
-	}
-	if (!o->held_since)
-		o->held_since = now;
-	return now - o->held_since < HOLD_MAX_US;
-}
-
-static int flush_all(struct mig_out *o);
-
 /* Send the queued record to the end, paced. */
 static int flush(struct mig_out *o)
-{
-	int rc;
-
-	if (!o->in_downtime)
-		return flush_all(o);
-	downtime_pushing++;
-	rc = flush_all(o);
-	downtime_pushing--;
-	return rc;
-}
-
-static int flush_all(struct mig_out *o)
 {
 	for (;;) {
 		uint64_t now = netif_now_us();
 		size_t left = o->ch.tx_len - o->ch.tx_off;
 		size_t want = left < PUSH_CHUNK ? left : PUSH_CHUNK;
-		bool held = held_back(o, now);
-		size_t allow = held ? 0 : mig_pace_allow(&o->pace, now, want);
+		size_t allow = mig_pace_allow(&o->pace, now, want);
 		size_t before = o->ch.tx_off;
 		int rc = allow ? chan_push(&o->ch, allow) : 0;
 
 		mig_pace_take(&o->pace, o->ch.tx_off - before);
-		if (o->ch.tx_off != before || held)
-			o->last_progress = now;		/* held back is not silence */
+		if (o->ch.tx_off != before)
+			o->last_progress = now;
 		o->hist->bytes = o->ch.bytes_out;	/* live, for `migrations` */
 		if (rc == 1)
 			return 0;
 		if (rc < 0)
 			return conn_error(o, rc);
 		netif_poll();
-		rc = step(o, o->ch.tx_off == before);
-		if (held)
-			o->held_us += netif_now_us() - now;
-		if (rc)
+		if ((rc = step(o, o->ch.tx_off == before)))
 			return rc;
 	}
 }
@@ -749,19 +704,16 @@ static int precopy(struct mig_out *o)
 	o->hist->live.phase = "precopy";
 	for (;;) {
 		struct mig_round m = { 0 };
-		uint64_t t0 = netif_now_us(), held0 = o->held_us, wall;
+		uint64_t t0 = netif_now_us();
 
 		if ((rc = send_set(o, o->set, &m)) || (rc = collect(o, o->set, &m.dirtied)))
 			return rc;
 		if ((rc = round_end(o, m.pages_sent, m.dirtied)) || (rc = drain(o)))
 			return rc;
-		/* the link's time: not what another migration's downtime held
-		 * this one back */
-		wall = netif_now_us() - t0;
-		m.elapsed_us = wall - (o->held_us - held0);
+		m.elapsed_us = netif_now_us() - t0;
 		/* the guest dirtied this set during the wait too; the link only
 		 * carried it during the round */
-		m.dirty_us = waited_from ? wall + (t0 - waited_from) : wall;
+		m.dirty_us = waited_from ? m.elapsed_us + (t0 - waited_from) : 0;
 		waited_from = 0;
 		learn_handover(o);
 		mig_policy_round(&o->pol, &m, &d);
@@ -799,7 +751,6 @@ static int pause_guest(struct mig_out *o)
 	if (vm_pause(o->vm, err, sizeof(err)))
 		return failf(o, MIG_E_STATE, "%s", err);
 	o->paused = true;
-	o->in_downtime = true;
 	return 0;
 }
 
