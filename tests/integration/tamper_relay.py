@@ -123,8 +123,10 @@ def main():
                 for u in send:
                     try:
                         other.sendall(u)
-                    except OSError as e:       # a loss of our own would be a fault
-                        if not (done and mode == "cut"):
+                    except OSError as e:
+                        # after the fault the peer that caught it hangs up;
+                        # before it, a loss of our own would be a fault
+                        if not done:
                             print(f"tamper: {way.name} send failed: {e}", flush=True)
                         open_ends.clear()
                         break
