@@ -80,6 +80,7 @@ def main():
     done, did = False, f"tamper: {mode}: no record reached"
     ends = {src: (fwd, dstc), dstc: (back, src)}
     open_ends = set(ends)
+    gone = set()                    # peers that can no longer be written
     end = time.time() + 180
     while open_ends and time.time() < end:
         r, _, _ = select.select(list(open_ends), [], [], 1.0)
@@ -121,14 +122,18 @@ def main():
                             send = [unit[:len(unit) // 2]]
                             open_ends.clear()      # and nothing after it
                 for u in send:
+                    if other in gone:
+                        break
                     try:
                         other.sendall(u)
                     except OSError as e:
-                        # after the fault the peer that caught it hangs up;
-                        # before it, a loss of our own would be a fault
+                        # after the fault the peer that caught it hangs up
+                        # (what it says back still goes through); before
+                        # it, a loss of our own would be a fault
                         if not done:
                             print(f"tamper: {way.name} send failed: {e}", flush=True)
-                        open_ends.clear()
+                            open_ends.clear()
+                        gone.add(other)
                         break
                 if not open_ends:
                     break

@@ -338,12 +338,16 @@ def test_tampering_on_the_wire_is_caught(hosts):
         p = progress(a, "tt", "dirty")
         free_b = free_kib(b)
         # (mode, where, the source's words, the destination's words); the
-        # forward faults come 256 KiB in, after HELLO was accepted
+        # forward faults come 256 KiB in, after HELLO was accepted.  The
+        # destination's sealed ABORT may reach the source after the relay
+        # has seen the destination hang up: then the source sees the
+        # connection end instead
         opened = "a sealed record did not open"
-        cases = (("flip", "forward", opened, opened),
-                 ("replay", "forward", opened, opened),
-                 ("drop", "forward", opened, opened),
-                 ("cut", "forward", r"closed the connection|lost: connection reset",
+        gone = "|lost: connection reset|closed the connection"
+        cases = (("flip", "forward", opened + gone, opened),
+                 ("replay", "forward", opened + gone, opened),
+                 ("drop", "forward", opened + gone, opened),
+                 ("cut", "forward", gone[1:],
                   "closed the connection in the middle of a record"),
                  ("flip-back", "back", opened, r"migrate in: refused 10\.200\.0\.1|"
                   r"migrate in tt: failed"))
