@@ -51,14 +51,17 @@ def run(src, dst, secure):
     return rate, float(hs[1]) if hs else None
 
 
-def native():
+def native(runs=3):
     """The same sealing and opening on this machine's own CPU
-    (tests/bench/seal_native.c), built if missing."""
+    (tests/bench/seal_native.c, built if missing): [(seal, open) ms/MiB]."""
     root = os.path.join(os.path.dirname(__file__), "..", "..")
     subprocess.run(["make", "-s", "-C", root, "bench-tools"], check=True, timeout=300)
-    out = subprocess.run([os.path.join(root, "build", "bench", "seal_native"), "64"],
-                         capture_output=True, text=True, timeout=300, check=True).stdout
-    return [float(x) for x in re.findall(r"([\d.]+) ms/MiB", out)], out.strip()
+    out = []
+    for _ in range(runs):
+        text = subprocess.run([os.path.join(root, "build", "bench", "seal_native"), "64"],
+                              capture_output=True, text=True, timeout=300, check=True).stdout
+        out.append(tuple(float(x) for x in re.findall(r"([\d.]+) ms/MiB", text)))
+    return out
 
 
 def main(argv=()):
@@ -96,9 +99,9 @@ def main(argv=()):
             print(f"  ratio sealed/insecure {s / p:.2f}; sealing costs "
                   f"{(1 / s - 1 / p) * 1.048576e3:.1f} ms more per MiB sent")
             print(f"  handshake (source's view) ms {hs}, median {statistics.median(hs):.1f}")
-            runs = [native() for _ in range(3)]
-            seal = statistics.median(r[0][0] for r in runs)
-            opn = statistics.median(r[0][1] for r in runs)
+            runs = native()
+            seal = statistics.median(r[0] for r in runs)
+            opn = statistics.median(r[1] for r in runs)
             print(f"  the same code on this machine's own CPU (seal_native, 3 runs, medians): "
                   f"sealing {seal:.2f} ms/MiB ({1.048576e3 / seal:.0f} MB/s), opening "
                   f"{opn:.2f} ms/MiB; a 1 Gb/s link takes 8.4 ms/MiB")
