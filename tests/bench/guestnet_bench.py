@@ -6,7 +6,7 @@ sides alternated round by round in one run so machine noise hits both alike.
 
   python3 tests/bench/run.py guestnet
   python3 tests/bench/guestnet_bench.py [--rounds 3] [--mb 64] [--vcpus 1] [--no-plain]
-                                        [--vs ELF]
+                                        [--vs ELF] [--qemu64]
 
 Needs root (a network namespace with a bridge, tests/integration/netns.py).
 The guest is the same on both sides: Debian 12's kernel with the project's
@@ -17,12 +17,16 @@ virtio-net NIC (virtio 1.x), QEMU TCG:
     bridge; the guest made with `create lx ... nic=on mac=...`, its frames
     switched by ferry onto the e1000 (as test_guestnet.py);
   - bare: the kernel, initrd and command line booted by QEMU itself
-    (-kernel/-initrd/-append, as linux_bench.py) with -smp --vcpus and a
+    (-kernel/-initrd/-append, as linux_bench.py) on the CPU that ferry
+    presents to its guests (linux_bench.FERRY_CPU), with -smp --vcpus and a
     virtio-net-pci (disable-legacy=on) on its own tap on the same bridge,
     with the features QEMU offers (offloads, MSI-X...);
   - bare-plain (unless --no-plain): the same, the NIC offering only what
     ferry's does (MAC, STATUS, INTx), to tell the features' share of the
     gap from the cost of going through ferry.
+  - bare-qemu64 (with --qemu64): bare on QEMU's own -cpu qemu64, as this
+    bench ran until December 2026: an AuthenticAMD CPU, on which Linux
+    runs without page-table isolation, so it tells the CPU's share.
   - ferry-vs (with --vs ELF): a second ferry host like the first, booted
     from another build's ferry.elf, for a change measured against the
     build before it in one run (its guest at 10.200.0.53).
@@ -64,7 +68,7 @@ from netns import BRIDGE_IP, NetNS, qemu_nic  # noqa: E402
 from test_boot_shell import make_iso  # noqa: E402
 from test_linux import CMDLINE, LINUX, SHELL  # noqa: E402
 from test_guestnet import attach, detach  # noqa: E402
-from linux_bench import Direct, cpu_s, stats  # noqa: E402
+from linux_bench import FERRY_CPU, Direct, cpu_s, stats  # noqa: E402
 
 PEER = ["/usr/bin/python3", os.path.join(INTEG, "netpeer.py")]
 MEM = 256
@@ -83,8 +87,12 @@ PLAIN = ("vectors=0,csum=off,guest_csum=off,gso=off,guest_tso4=off,guest_tso6=of
 FERRIES = {"ferry": (HOST_MAC, HOST_IP, FERRY_MAC),
            "ferry-vs": ("52:54:00:12:00:03", "10.200.0.3", "52:54:00:aa:00:04")}
 FERRY_IPS = {"ferry": FERRY_IP, "ferry-vs": "10.200.0.53"}
-BARES = {"bare": ("10.200.0.51", "52:54:00:aa:00:02", ""),
-         "bare-plain": ("10.200.0.52", "52:54:00:aa:00:03", PLAIN)}
+# (address, MAC, NIC properties, -cpu): the CPU is ferry's guest CPU
+# (linux_bench.FERRY_CPU: Linux picks its code paths, page-table isolation
+# among them, by the CPU's identity), or qemu64 for the figures before it
+BARES = {"bare": ("10.200.0.51", "52:54:00:aa:00:02", "", FERRY_CPU),
+         "bare-plain": ("10.200.0.52", "52:54:00:aa:00:03", PLAIN, FERRY_CPU),
+         "bare-qemu64": ("10.200.0.54", "52:54:00:aa:00:05", "", "qemu64")}
 TX_PORT, RX_PORT = 5101, 5102
 XFER_TIMEOUT = 600     # seconds for one transfer
 BOOT_TIMEOUT = 300     # seconds for a guest to its shell
@@ -97,7 +105,7 @@ class BenchError(RuntimeError):
 class Bare(Direct):
     """linux_bench's Direct with a virtio-net NIC on tap, in the namespace."""
 
-    def __init__(self, ns, tap, name, vcpus, mac, props):
+    def __init__(self, ns, tap, name, vcpus, mac, props, cpu):
         self.buf, self.cv = "", threading.Condition()
         self.logpath = os.path.join(LOGDIR, f"{name}.log")
         self.log = open(self.logpath, "w", errors="replace")
@@ -107,7 +115,7 @@ class Bare(Direct):
             nic[-1] += "," + props
         self.proc = subprocess.Popen(
             ["ip", "netns", "exec", ns.name, "qemu-system-x86_64", "-accel", "tcg",
-             "-cpu", "qemu64", "-smp", str(vcpus), "-m", str(MEM),
+             "-cpu", cpu, "-smp", str(vcpus), "-m", str(MEM),
              "-kernel", os.path.join(LINUX, "vmlinuz"), "-initrd", os.path.join(LINUX, "initrd"),
              "-append", CMDLINE, "-serial", "stdio", "-display", "none", "-monitor", "none",
              "-no-reboot"] + nic,
@@ -190,8 +198,8 @@ def boot_ferry(ns, iso, vcpus, name="ferry"):
 
 
 def boot_bare(ns, vcpus, name):
-    _, mac, props = BARES[name]
-    d = Bare(ns, ns.add_tap(), f"bench-guestnet-{name}", vcpus, mac, props)
+    _, mac, props, cpu = BARES[name]
+    d = Bare(ns, ns.add_tap(), f"bench-guestnet-{name}", vcpus, mac, props, cpu)
     d.expect("FERRY-LINUX: init ready", 0, BOOT_TIMEOUT)
     d.expect(re.escape(SHELL), 0, 60)
     return d
@@ -379,7 +387,9 @@ def report(res, mb, vcpus, rounds):
           f"order rotated every round (ferry: QEMU -smp 2 host, the guest switched onto "
           f"ferry's e1000; bare: QEMU -smp {vcpus}, virtio-net-pci on a tap, as QEMU gives it"
           + ("; bare-plain: the same with only ferry's virtio features, INTx"
-             if "bare-plain" in res else "") + ")")
+             if "bare-plain" in res else "")
+          + ("; bare-qemu64: bare on -cpu qemu64" if "bare-qemu64" in res else "")
+          + f"; the bare guests' CPU: {FERRY_CPU}, ferry's guest CPU as QEMU gives it)")
     for d, label in (("tx", "guest -> peer"), ("rx", "peer -> guest")):
         rate_line(label + ", timed by the peer", res, d, "peer", mb)
         rate_line(label + ", timed by the guest", res, d, "guest", mb)
@@ -463,6 +473,9 @@ def main(argv=None):
                     help="also a ferry host booted from this ferry.elf (another build)")
     ap.add_argument("--no-plain", action="store_true",
                     help="leave out bare-plain (bare QEMU with only ferry's virtio features)")
+    ap.add_argument("--qemu64", action="store_true",
+                    help="also bare-qemu64: bare QEMU's guest on -cpu qemu64 (AuthenticAMD), "
+                         "not on ferry's guest CPU")
     a = ap.parse_args(argv)
     if os.geteuid() != 0:
         sys.exit("guestnet: needs root (network namespace)")
@@ -472,7 +485,8 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("guestnet: terminated"))
     if a.vs and not os.path.isfile(a.vs):
         sys.exit(f"guestnet: --vs {a.vs}: no such file")
-    bench(a.rounds, a.mb, a.vcpus, ["bare"] if a.no_plain else ["bare", "bare-plain"],
+    bares = ["bare"] + ([] if a.no_plain else ["bare-plain"]) + (["bare-qemu64"] if a.qemu64 else [])
+    bench(a.rounds, a.mb, a.vcpus, bares,
           os.path.abspath(a.vs) if a.vs else None)
 
 

@@ -21,12 +21,12 @@ net:   ferry's nettest send vs Linux sending on the same NIC and bridge, for
        ferry->Linux, with the ratios ferry->ferry / Linux->Linux and
        Linux->ferry / ferry->Linux; all sides alternated round by round
        (tests/bench/net_vs_linux.py).
-linux: Debian's kernel under ferry vs booted directly by QEMU: time to the
-       shell prompt, exits during boot, sha256sum of 64 MiB, idle host CPU,
+linux: Debian's kernel under ferry vs booted directly by QEMU (on the CPU
+       ferry presents to guests, and on qemu64): time to the shell prompt, exits during boot, sha256sum of 64 MiB, idle host CPU,
        migration downtime seen from inside (tests/bench/linux_bench.py).
 guestnet: a Linux guest's TCP throughput (64 MiB each way to a Linux peer
        on the bridge) under ferry, switched onto its e1000, vs the same
-       guest on bare QEMU with virtio-net on a tap; sides alternated round
+       guest on bare QEMU (on ferry's guest CPU) with virtio-net on a tap; sides alternated round
        by round, with ferry's exits and vCPU time per MiB
        (tests/bench/guestnet_bench.py).
 tcpmove: the stall a Linux guest's TCP connections (an echo, a paced
