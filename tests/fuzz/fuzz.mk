@@ -33,6 +33,9 @@ fuzz_snap_SRCS := tests/fuzz/fuzz_snap.c $(VDEV_SRCS)
 FUZZ_ALL += migrate_stream
 fuzz_migrate_stream_SRCS := tests/fuzz/fuzz_migrate_stream.c hv/migrate/stream.c \
 	hv/migrate/statecheck.c hv/migrate/sparse.c hv/vdev/snap.c hv/lib/crc32.c hv/cpuid.c
+FUZZ_ALL += loader
+fuzz_loader_SRCS := tests/fuzz/fuzz_loader.c hv/loader/probe.c hv/loader/bzimage.c \
+	hv/loader/mb1elf.c hv/loader/e820.c
 -include tests/fuzz/fuzz_net.mk
 
 FUZZ_TARGETS ?= $(FUZZ_ALL)
