@@ -66,7 +66,7 @@ MIGRATE_SRCS := hv/migrate/stream.c hv/migrate/statecheck.c hv/migrate/sparse.c 
 SHELL_SRCS   := hv/shell/lineedit.c hv/shell/parse.c hv/shell/shell.c \
 	hv/shell/script.c hv/shell/repl.c hv/shell/commands.c hv/shell/cmd_vm.c \
 	hv/shell/cmd_net.c hv/shell/cmd_migrate.c hv/shell/cmd_top.c hv/shell/cmd_sched.c \
-	hv/shell/cmd_dirtylog.c
+	hv/shell/cmd_dirtylog.c hv/shell/attach.c
 # Not in any archive: the entry points and kmain, which reach every layer.
 TOP_SRCS     := boot/boot.S arch/x86/entry.S arch/x86/trampoline.S hv/main.c
 

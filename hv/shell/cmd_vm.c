@@ -13,6 +13,7 @@
 #include "hv/migrate/migrate.h"
 #include "hv/shell/cmd_dirtylog.h"
 #include "hv/shell/cmd_net.h"
+#include "hv/shell/attach.h"
 #include "hv/shell/cmd_vm.h"
 #include "hv/shell/parse.h"
 #include "hv/shell/repl.h"
@@ -24,7 +25,6 @@
 #include "hv/vm.h"
 #include "hv/vm_devices.h"
 
-#define ESCAPE_CHAR 0x1d	/* Ctrl-] */
 
 static struct vm *named_vm(const char *cmd, int argc, char **argv)
 {
@@ -134,77 +134,6 @@ int cmd_create(int argc, char **argv)
 	return 0;
 }
 
-/* The guest an attached console followed has gone: say where, from the
- * newest migration of that name. */
-static void gone(const char *name)
-{
-	const struct mig_entry *e, *last = NULL;
-
-	for (unsigned int i = 0; (e = mig_history_at(i)); i++)
-		if (!strcmp(e->guest, name))
-			last = e;
-	if (last && last->out && last->outcome == MIG_DONE)
-		shell_printf("%s left this host: migrated to %s\n", name, last->peer);
-	else if (last && !last->out && last->outcome != MIG_DONE)
-		shell_printf("%s did not arrive: the migration from %s %s%s%s\n", name,
-			     last->peer, mig_outcome_name(last->outcome), last->why[0] ? ": " : "",
-			     last->why);
-	else
-		shell_printf("%s is gone (destroyed)\n", name);
-}
-
-/*
- * Interactive console: guest output shown, keys sent, Ctrl-] leaves.  The
- * guest may leave meanwhile (a background migration frees it during
- * repl_idle), so it is found again by serial after every idle step.  An
- * incoming guest's console is empty until its history arrives with its
- * state; from then on it shows like any other.
- */
-static int attach(struct vm *vm)
-{
-	char buf[256], name[VM_NAME_MAX];
-	uint64_t serial = vm->serial, pos = vm_console_tail(vm, 4096);
-	uint64_t quiet_since = time_now_us();
-	bool line_start = true;
-	int held = -1;
-
-	snprintf(name, sizeof(name), "%s", vm->name);
-	shell_printf("Connected to %s (escape character is ^])\n", name);
-	if (vm->state == VM_INCOMING)
-		shell_printf("(%s is arriving by migration: its output shows once it is here)\n",
-			     name);
-	/* host messages wait for the end of the guest's line (or 1 s of quiet) */
-	log_console_hold(true);
-	for (;;) {
-		size_t n = vm_console_read(vm, &pos, buf, sizeof(buf));
-		if (n) {
-			console_write(buf, n);
-			line_start = buf[n - 1] == '\n';
-			quiet_since = time_now_us();
-		}
-		if (line_start || time_now_us() - quiet_since > 1000000)
-			log_console_flush();
-		if (held < 0)
-			held = console_getc();
-		if (held == ESCAPE_CHAR)
-			break;
-		if (held >= 0 && vm_console_input(vm, (uint8_t)held))
-			held = -1;
-		if (!n && held < 0) {
-			repl_idle();	/* the network and migrations go on meanwhile */
-			if (!(vm = vm_by_serial(serial)))
-				break;
-		}
-	}
-	if (!line_start)
-		console_write("\n", 1);
-	log_console_hold(false);
-	if (!vm)
-		gone(name);
-	shell_printf("Disconnected from %s\n", name);
-	return 0;
-}
-
 int cmd_start(int argc, char **argv)
 {
 	bool attach_console = argc == 3 && !strcmp(argv[1], "-c");
@@ -224,7 +153,7 @@ int cmd_start(int argc, char **argv)
 		return rc;
 	}
 	if (attach_console)
-		return attach(vm);
+		return console_attach(vm);
 	shell_printf("started %s\n", vm->name);
 	return 0;
 }
@@ -319,7 +248,7 @@ int cmd_console(int argc, char **argv)
 {
 	struct vm *vm = named_vm("console", argc, argv);
 
-	return vm ? attach(vm) : -ENOENT;
+	return vm ? console_attach(vm) : -ENOENT;
 }
 
 static uint64_t vm_guest_ns(const struct vm *vm)

@@ -67,6 +67,12 @@ void repl_idle(void)
 	}
 }
 
+void repl_poll(void)
+{
+	if (background)
+		(void)background();
+}
+
 static void script_echo(unsigned int lineno, const char *line)
 {
 	pr_info("ferry.rc:%u: %s", lineno, line);

@@ -15,6 +15,8 @@ void repl_set_background(enum repl_work (*fn)(void));
 bool repl_in_command(void);
 /* Run it once; sleep until the next interrupt unless it is busy. */
 void repl_idle(void);
+/* Run it once and return: for a loop that has work of its own. */
+void repl_poll(void);
 __attribute__((noreturn)) void repl_loop(void);
 
 #endif

@@ -534,6 +534,25 @@ def test_console_both_directions(host):
     m.send(b"\x1d")
     m.expect(r"Disconnected from e")
     m.expect(PROMPT)
+    # A paused guest takes 16 keys into its FIFO and then none: the rest
+    # wait, and Ctrl-] still leaves (the console used to hold the 17th key
+    # and spin, the shell CPU lost for good).
+    m.cmd("pause e")
+    m.send("console e\r")
+    m.expect(r"Connected to e")
+    m.send("x" * 40)
+    m.send(b"\x1d")
+    m.expect(r"Disconnected from e", timeout=30)
+    m.expect(PROMPT)
+    assert "running" not in state_of(m, "e")
+    m.cmd("resume e")
+    m.send("console e\r")
+    m.expect(r"Connected to e")
+    m.send("\r")
+    m.expect(r"TG echo line=2 text=x{16}\r?\n", timeout=30)
+    m.send(b"\x1d")
+    m.expect(r"Disconnected from e")
+    m.expect(PROMPT)
 
 
 def test_spinning_guest_cannot_starve_a_one_cpu_host(machine_factory):
