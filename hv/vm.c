@@ -701,20 +701,30 @@ static int set_state(struct vm *vm, enum vm_state from, enum vm_state to,
 	return rc;
 }
 
-/* from -> to and onto a CPU; back to from if no CPU can take it. */
-static int place(struct vm *vm, enum vm_state from, enum vm_state to, const char *verb,
-		 char *err, size_t errlen)
+/*
+ * Onto a CPU, in two steps: every vCPU placed while the guest is still
+ * `from` (not runnable, so none of it runs yet), and if every one found a
+ * CPU, the guest becomes `to` and its vCPUs are woken.  A guest for which
+ * no CPU has room stays as it was and has run nothing: a start that fails
+ * starts nothing, an arrival that fails has not run beside its source.
+ */
+static int place_vcpus(struct vm *vm, enum vm_state from, const char *verb, char *err,
+		       size_t errlen)
 {
-	int rc = set_state(vm, from, to, verb, err, errlen);
+	bool ok;
+	int rc = 0;
 
-	if (rc)
-		return rc;
+	spin_lock(&vm->lock);
+	ok = vm->state == from;
+	if (!ok)
+		snprintf(err, errlen, "cannot %s '%s': it is %s", verb, vm->name,
+			 vm_state_name(vm->state));
+	spin_unlock(&vm->lock);
+	if (!ok)
+		return -EBUSY;
 	for (unsigned int i = 0; i < vm->nr_vcpus && !rc; i++)
 		rc = sched_add(vm->vcpus[i]);
 	if (rc) {
-		spin_lock(&vm->lock);
-		vm->state = from;
-		spin_unlock(&vm->lock);
 		for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 			sched_remove(vm->vcpus[i]);
 		snprintf(err, errlen, "no CPU can run its vCPUs (run queues full)");
@@ -722,10 +732,26 @@ static int place(struct vm *vm, enum vm_state from, enum vm_state to, const char
 	return rc;
 }
 
+static int go(struct vm *vm, enum vm_state from, enum vm_state to, const char *verb,
+	      char *err, size_t errlen)
+{
+	int rc = set_state(vm, from, to, verb, err, errlen);
+
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		if (rc)
+			sched_remove(vm->vcpus[i]);
+		else
+			sched_wake(vm->vcpus[i]);
+	}
+	return rc;
+}
+
 int vm_start(struct vm *vm, char *err, size_t errlen)
 {
-	int rc = place(vm, VM_CREATED, VM_RUNNING, "start", err, errlen);
+	int rc = place_vcpus(vm, VM_CREATED, "start", err, errlen);
 
+	if (!rc)
+		rc = go(vm, VM_CREATED, VM_RUNNING, "start", err, errlen);
 	if (!rc)
 		pr_info("vm %s: started on CPU %d", vm->name, vm->vcpus[0]->cpu);
 	return rc;
@@ -733,16 +759,18 @@ int vm_start(struct vm *vm, char *err, size_t errlen)
 
 int vm_activate(struct vm *vm, bool run, char *err, size_t errlen)
 {
-	int rc;
+	int rc = place_vcpus(vm, VM_INCOMING, "activate", err, errlen);
 
-	/* This host's TSC may run at another rate: the guest's TSC keeps its
-	 * own, scaled if need be since vmstate_load_time, and its kvmclock
-	 * says so before its first instruction here (its memory is all in). */
-	if (vm->state == VM_INCOMING)
+	if (!rc) {
+		/* This host's TSC may run at another rate: the guest's TSC keeps
+		 * its own, scaled if need be since vmstate_load_time, and its
+		 * kvmclock says so before its first instruction here (its memory
+		 * is all in). */
 		kvmclock_update_all(vm);
-	if (vm->state == VM_INCOMING && vm->nic)
-		gnet_arrived(vm);	/* the LAN learns where its MAC went */
-	rc = place(vm, VM_INCOMING, run ? VM_RUNNING : VM_PAUSED, "activate", err, errlen);
+		if (vm->nic)
+			gnet_arrived(vm);	/* the LAN learns where its MAC went */
+		rc = go(vm, VM_INCOMING, run ? VM_RUNNING : VM_PAUSED, "activate", err, errlen);
+	}
 	vm_arrival_note(vm, VM_ARR_ACTIVE);
 	if (!rc && run)
 		gnet_wake(vm);		/* the frames that came with it, then any since */

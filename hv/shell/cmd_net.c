@@ -12,6 +12,7 @@
 #include "hv/netif.h"
 #include "hv/sched.h"
 #include "hv/shell/cmd_net.h"
+#include "hv/shell/cmd_vm.h"
 #include "hv/shell/parse.h"
 #include "hv/shell/shell.h"
 #include "hv/vm.h"
@@ -209,6 +210,9 @@ static int net_link(int argc, char **argv)
 
 	if (up < 0)
 		return up;
+	/* the cable moves with the guest: a change now would be lost */
+	if (vm && shell_vm_migrating("net", vm))
+		return -EBUSY;
 	if (!vm || vm_nic_set_link(vm, up))
 		return no_guest_nic(argv[2]);
 	shell_printf("guest %s: link %s\n", vm->name, up ? "up" : "down");

@@ -158,8 +158,7 @@ int cmd_start(int argc, char **argv)
 	return 0;
 }
 
-/* A migration owns the guest: the shell keeps its hands off. */
-static bool migrating(const char *cmd, const struct vm *vm)
+bool shell_vm_migrating(const char *cmd, const struct vm *vm)
 {
 	if (!vm->mig_owned)
 		return false;
@@ -189,7 +188,7 @@ static int lifecycle(int argc, char **argv,
 
 	if (!vm)
 		return -ENOENT;
-	if (migrating(argv[0], vm))
+	if (shell_vm_migrating(argv[0], vm))
 		return -EBUSY;
 	rc = op(vm, err, sizeof(err));
 	if (!rc && op == vm_resume)
@@ -212,7 +211,7 @@ int cmd_destroy(int argc, char **argv)
 
 	if (!vm)
 		return -ENOENT;
-	if (migrating("destroy", vm))
+	if (shell_vm_migrating("destroy", vm))
 		return -EBUSY;
 	settle_doubt(vm, "destroyed here");
 	memcpy(name, vm->name, sizeof(name));
@@ -230,7 +229,7 @@ int cmd_debug_bad_entry(int argc, char **argv)
 
 	if (!vm)
 		return -ENOENT;
-	if (migrating("debug", vm))
+	if (shell_vm_migrating("debug", vm))
 		return -EBUSY;
 	if (vm->state == VM_STOPPED) {
 		shell_error("debug", "'%s' is stopped: it never enters again", vm->name);

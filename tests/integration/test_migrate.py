@@ -969,6 +969,9 @@ def test_hostile_streams_leave_the_listener_working(net, ab, tmp_path):
     a.cmd("debug migrate hold precopy 6")
     mig = Migration(b, "hs", a, "insecure")
     wait_log(a, r"migrate in hs: held at precopy", since)
+    # the incoming guest's cable comes with its state: no change meanwhile
+    out = a.cmd("net link hs down")
+    assert "error: net: 'hs' is arriving by migration" in out, out
     out = peer(ns, "replay", a.ip, PORT, stream, "--rename", "hs5")
     assert re.search(r"replay-hello: answer=REPLY code=13", out), out
     r = mig.finish(120)
