@@ -11,9 +11,9 @@
 #include "hv/lib/log.h"
 #include "hv/sched.h"
 #include "hv/migrate/migrate.h"
+#include "hv/shell/attach.h"
 #include "hv/shell/cmd_dirtylog.h"
 #include "hv/shell/cmd_net.h"
-#include "hv/shell/attach.h"
 #include "hv/shell/cmd_vm.h"
 #include "hv/shell/parse.h"
 #include "hv/shell/repl.h"
@@ -24,7 +24,6 @@
 #include "hv/tsc.h"
 #include "hv/vm.h"
 #include "hv/vm_devices.h"
-
 
 static struct vm *named_vm(const char *cmd, int argc, char **argv)
 {
