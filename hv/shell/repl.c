@@ -87,6 +87,9 @@ void repl_run_boot_script(void)
 		return;
 	pr_info("boot: running boot script ferry.rc (%zu bytes)", m->size);
 	shell_set_output(out_console, NULL);
+	/* a long line (nettest, ping, migrate) stops at Ctrl-C, and the
+	 * network and migrations go on meanwhile, as at the prompt */
+	shell_set_interrupt(ctrl_c_pending);
 	in_command = true;
 	failed = script_run(shell_commands, shell_commands_count, m->data, m->size, script_echo);
 	in_command = false;

@@ -13,13 +13,13 @@ def machine_factory(request):
     """Start machines for a test; close them all at its end, keeping logs."""
     started = []
 
-    def make(kind="qemu", **kw):
+    def make(kind="qemu", prompt=True, **kw):
         name = request.node.name.replace("/", "_").replace("[", "-").replace("]", "")
         if started:
             name += f"-{len(started)}"
         m = Machine(name, kind=kind, **kw)
         started.append(m)
-        return m.start()
+        return m.start(prompt=prompt)
 
     yield make
     for m in started:

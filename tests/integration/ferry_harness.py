@@ -77,14 +77,16 @@ class Machine:
         self.log = open(self.logpath, "w", encoding="utf-8", errors="replace")
 
     # ---- start and stop ----------------------------------------------
-    def start(self, boot_timeout=None):
+    def start(self, boot_timeout=None, prompt=True):
+        """Boot; unless prompt is False, wait for the first prompt."""
         _LIVE.append(self)
         if self.kind == "qemu":
             self._start_qemu()
         else:
             self._start_bochs()
         threading.Thread(target=self._pump, daemon=True).start()
-        self.expect(PROMPT, timeout=boot_timeout or (60 if self.kind == "qemu" else 300))
+        if prompt:
+            self.expect(PROMPT, timeout=boot_timeout or (60 if self.kind == "qemu" else 300))
         return self
 
     def _start_qemu(self):

@@ -6,6 +6,7 @@ import os
 import random
 import re
 import subprocess
+import time
 
 import pytest
 
@@ -157,6 +158,24 @@ def test_boot_script_runs_and_survives_errors(machine_factory, tmp_path):
     assert re.search(r"^rcguest\s+created\b", m.cmd("list"), re.M)
     size = os.path.getsize(rc)
     assert re.search(MODULE_ROW.format(name=r"ferry\.rc", size=size), m.cmd("modules"), re.M)
+
+
+def test_boot_script_line_stops_at_ctrl_c(machine_factory, tmp_path):
+    """A waiting line in ferry.rc (nettest listen waits for ever) stops at
+    Ctrl-C as it does at the prompt; the script then goes on.  The script
+    used to run with Ctrl-C and the background work off: a line like this
+    one held the shell CPU until a reset."""
+    rc = tmp_path / "ferry.rc"
+    rc.write_text("nettest listen 5001\nversion\n")
+    m = machine_factory("qemu", prompt=False, iso=make_iso(tmp_path, script=str(rc)))
+    m.expect(r"nettest: listening on port 5001", timeout=60)
+    time.sleep(1)
+    m.send(b"\x03")
+    m.expect(r"nettest: stopped", timeout=30)
+    m.expect(PROMPT, timeout=30)
+    log = m.cmd("log")
+    assert "ferry.rc:2: version" in log
+    assert "ferry.rc done, 0 lines failed" in log
 
 
 def test_bad_console_option_is_a_warning(machine_factory, tmp_path):
