@@ -27,6 +27,8 @@
 #include "hv/vmstate.h"
 
 #define RX_RECORDS_PER_POLL	32	/* then let the shell have the CPU */
+#define RX_PAGES_PER_POLL	32768	/* or once this many pages are written
+					 * (zero runs cover many per record) */
 #define IN_INTRO_US		1000000	/* to say who it is when slots run short */
 #define IN_SLOTS		(MIG_IN_MAX * 2) /* connections at once: migrations, and short
 					 * ones (QUERY, a HELLO refused busy) */
@@ -54,6 +56,7 @@ struct in {
 	uint8_t *late;			/* FRAMES, given to the guest at COMMIT */
 	uint32_t late_len;
 	bool closing;			/* done or refused: flush, then close */
+	uint64_t poll_pages;		/* pages written in this poll */
 	bool arrive_paused;		/* COMMIT said the guest was paused */
 	enum mig_point held_at;		/* `debug migrate hold` in progress */
 	uint64_t hold_end_us;
@@ -347,6 +350,7 @@ static void on_pages(struct in *in, const struct mig_pages *p)
 				memset(vm_page_hva(in->vm, pg->gfn + k), 0, MIG_PAGE_SIZE);
 			in->round_zero += mig_page_span(pg);
 		}
+		in->poll_pages += mig_page_span(pg);
 	}
 }
 
@@ -677,7 +681,8 @@ static bool in_step(struct in *in)
 		unhold(in);
 		return true;
 	}
-	for (i = 0; i < RX_RECORDS_PER_POLL; i++) {
+	in->poll_pages = 0;
+	for (i = 0; i < RX_RECORDS_PER_POLL && in->poll_pages < RX_PAGES_PER_POLL; i++) {
 		rc = chan_pull(&in->ch, &r);
 		if (rc <= 0)
 			break;

@@ -34,6 +34,10 @@
 #define REC_CAP		(MIG_HDR_SIZE + 4 + PAGES_PER_REC * (9 + MIG_PAGE_SIZE))
 #define PUSH_CHUNK	(64u * 1024)	/* bytes offered to TCP per step */
 #define RUN_MAX		(1u << 16)	/* pages per zero run (256 MiB): records stay lively */
+#define REC_SPAN_MAX	(1u << 15)	/* pages a record covers, zero runs counted
+					 * whole: the receiver zeroes them in one go */
+#define SCAN_STEP	4096u		/* pages scanned between looks at the shell
+					 * CPU's other work and at Ctrl-C */
 #define ACK_SLICE_MIN	50000u		/* waiting for ROUND_ACK: a round at least this often */
 #define ACK_SLICE_MAX	1000000u	/* ... and at most this seldom */
 
@@ -80,6 +84,7 @@ struct mig_out {
 		struct mig_page page[PAGES_PER_REC];
 		uint8_t sparse[PAGES_PER_REC][MIG_SPARSE_MAX];	/* encoded sparse pages */
 		uint32_t n;
+		uint32_t span;		/* pages the entries cover */
 	} batch;
 };
 
@@ -485,6 +490,7 @@ static int flush_batch(struct mig_out *o, uint64_t *bytes)
 	rc = send_rec(o, &r);
 	*bytes += o->ch.tx_len;
 	o->batch.n = 0;
+	o->batch.span = 0;
 	return rc;
 }
 
@@ -503,17 +509,21 @@ static void sample_early(struct mig_out *o, struct mig_round *m)
 /* Send the pages in set; count them and the zero ones into *m. */
 static int send_set(struct mig_out *o, const uint64_t *set, struct mig_round *m)
 {
-	size_t g, n = o->vm->nr_frames;
+	size_t g, n = o->vm->nr_frames, scanned = 0;
 	int rc;
 
 	dirty_bitmap_for_each(g, set, n) {
 		const uint8_t *data = vm_page_hva(o->vm, g);	/* RAM page g, not GPA */
 
-		if (o->batch.n == PAGES_PER_REC) {
+		/* a large zero guest makes few records: the shell goes on meanwhile */
+		if (++scanned % SCAN_STEP == 0 && (rc = cancelled(o)))
+			return rc;
+		if (o->batch.n == PAGES_PER_REC || o->batch.span >= REC_SPAN_MAX) {
 			if ((rc = flush_batch(o, &m->bytes_sent)))
 				return rc;
 			sample_early(o, m);
 		}
+		o->batch.span++;
 		struct mig_page *last = o->batch.n ? &o->batch.page[o->batch.n - 1] : NULL;
 		uint8_t *sp = o->batch.sparse[o->batch.n];
 		/* mostly-zero pages go as their non-zero words; all-zero ones as a flag */

@@ -405,6 +405,7 @@ void *vm_gpa_to_hva(struct vm *vm, uint64_t gpa)
  * and the gfn are the same (hv/mm/gpmap.h). */
 void *vm_page_hva(struct vm *vm, uint64_t page)
 {
+	mh(vm)->page_lookups++;
 	return page < vm->nr_frames ? vm_gpa_to_hva(vm, page * MIG_PAGE_SIZE) : NULL;
 }
 

@@ -67,6 +67,7 @@ struct mh_vm {
 	bool time_loaded;
 	bool destroyed;
 	unsigned int flushes;		/* vm_flush_gpt calls */
+	uint64_t page_lookups;		/* vm_page_hva calls: pages read or written */
 };
 
 struct mh_world {
