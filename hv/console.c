@@ -7,39 +7,94 @@
  * (console_poll) and from every write.  So a CPU that logs never waits
  * for the baud rate (a 100-character line is ~9 ms at 115200 baud, time a
  * migration's receiver or a vCPU exit handler should not spend), unless
- * the ring is full: then the writer drains it itself, and nothing is lost.
+ * the ring is full: then the writer drains it itself, and nothing is lost
+ * unless the UART takes nothing at all for TX_STALL_US (a virtual UART whose
+ * other end stopped reading, a BMC's with no one attached): then what does
+ * not fit is dropped and counted, and a line says so once it moves again,
+ * so that no CPU waits for ever with interrupts off.
  */
 #include "hv/console.h"
+#include <stdio.h>
 #include "hv/lib/heap.h"
 #include "hv/lib/panic.h"
 #include "hv/lib/spinlock.h"
+#include "hv/lib/time.h"
 #include "drivers/serial.h"
 #include "arch/x86/cpu.h"
 
 #define TX_RING 16384		/* a power of two */
+#define TX_STALL_US 1000000	/* a UART that takes nothing this long: drop */
 
 static struct serial con;
 static spinlock_t con_lock = SPINLOCK_INIT;
 static char tx[TX_RING];
 static uint32_t tx_head, tx_tail;	/* (con_lock) bytes in: head - tail */
 static char tx_last;			/* last byte queued, for LF -> CRLF */
+static uint64_t tx_moved_us;		/* (con_lock) the UART last took a byte */
+static bool tx_stuck;			/* (con_lock) it took none for TX_STALL_US */
+static uint64_t tx_dropped, tx_noted;	/* (con_lock) bytes dropped, said so */
 
 /* Move what the UART takes now; interrupt when it has room again. */
 static void tx_kick(void)
 {
+	uint32_t tail = tx_tail;
+
 	while (tx_tail != tx_head && serial_tx_ready(&con))
 		serial_tx_byte(&con, tx[tx_tail++ % TX_RING]);
+	if (tx_tail != tail) {
+		tx_moved_us = time_now_us();
+		tx_stuck = false;
+	}
 	serial_tx_irq(&con, tx_tail != tx_head);
+}
+
+/* Whether the UART took nothing in the TX_STALL_US since `since` (a wait's
+ * start) or since it last took a byte, whichever is later.  Never before
+ * the clock runs: time_now_us() is 0 until then. */
+static bool tx_stalled(uint64_t since)
+{
+	uint64_t now = time_now_us();
+
+	if (tx_moved_us > since)
+		since = tx_moved_us;
+	return now > since && now - since > TX_STALL_US;
 }
 
 static void tx_put(char c)
 {
+	uint64_t since = 0;
+
 	while (tx_head - tx_tail == TX_RING) {	/* full: drain it ourselves */
 		tx_kick();
+		if (tx_head - tx_tail < TX_RING)
+			break;
+		if (!since)
+			since = time_now_us();
+		if (tx_stuck || tx_stalled(since)) {
+			tx_stuck = true;	/* until it takes a byte again */
+			tx_dropped++;
+			return;
+		}
 		cpu_relax();
 	}
 	tx[tx_head++ % TX_RING] = c;
 	tx_last = c;
+}
+
+/* Bytes were dropped and the ring has room again: say how many. */
+static void tx_note_drops(void)
+{
+	char line[96];
+	int n;
+
+	if (tx_dropped == tx_noted || TX_RING - (tx_head - tx_tail) < sizeof(line))
+		return;
+	n = snprintf(line, sizeof(line), "\r\n[console: %lu bytes dropped: the serial line "
+		     "took nothing for %u s]\r\n", (unsigned long)(tx_dropped - tx_noted),
+		     TX_STALL_US / 1000000);
+	tx_noted = tx_dropped;
+	for (int i = 0; i < n && i < (int)sizeof(line) - 1; i++)
+		tx_put(line[i]);
 }
 
 /* panic(): what is queued first, then the message, waiting as needed. */
@@ -64,6 +119,7 @@ void console_write(const char *s, size_t n)
 	uint64_t f = irq_save();
 
 	spin_lock(&con_lock);
+	tx_note_drops();
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '\n' && tx_last != '\r')
 			tx_put('\r');
@@ -89,7 +145,9 @@ void console_poll(void)
 
 void console_flush(void)
 {
-	while (tx_tail != tx_head) {
+	uint64_t since = time_now_us();
+
+	while (tx_tail != tx_head && !tx_stuck && !tx_stalled(since)) {
 		console_poll();
 		cpu_relax();
 	}

@@ -71,6 +71,8 @@ class Machine:
         self._raw = bytearray()    # read by the pump thread, not yet in buf
         self._eof = False
         self._cv = threading.Condition()
+        self.reading = threading.Event()   # cleared: the console is not read
+        self.reading.set()
         self.tmp = tempfile.mkdtemp(prefix="ferry-")
         os.makedirs(LOGDIR, exist_ok=True)
         self.logpath = os.path.join(LOGDIR, f"{name}.log")
@@ -212,6 +214,7 @@ error: action=report
         included) while a test talks to another machine."""
         sock = self.sock
         while True:
+            self.reading.wait()
             try:
                 data = sock.recv(65536)
             except (socket.timeout, BlockingIOError, InterruptedError):

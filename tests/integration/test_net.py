@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -74,6 +75,26 @@ def test_ping_both_ways(ns, hosts):
     assert re.search(r"MAC 52:54:00:12:00:02, link up", net)
     assert re.search(r"ipv4:\s+10\.200\.0\.2/24", net)
     assert BRIDGE_IP in m.cmd("arp")
+
+
+def test_host_lives_when_nobody_reads_its_console(ns, hosts):
+    """A serial line that takes nothing (here: QEMU's, once nobody reads
+    its socket) must not stop ferry: its console ring fills, then what does
+    not fit is dropped and counted.  It used to wait for room with
+    interrupts off: the shell CPU stopped, its network and console input
+    with it (the keys below were not accepted)."""
+    m = hosts("qemu")
+    m.reading.clear()
+    try:
+        for _ in range(150):            # ~5 KiB each: far past the socket's buffer
+            m.send("help\rlog\r", timeout=30)
+        time.sleep(8)                   # the ring fills, then 1 s of nothing
+        r = ns.ex("ping", "-c", "3", "-W", "2", m.ip, check=False)
+        assert " 0% packet loss" in r.stdout, r.stdout
+    finally:
+        m.reading.set()
+    r = ns.ex("ping", "-c", "3", "-W", "2", m.ip, check=False)
+    assert " 0% packet loss" in r.stdout, r.stdout
 
 
 def test_linux_sends_64mib_to_nettest(ns, hosts):
