@@ -591,11 +591,44 @@ static bool on_record(struct in *in, const struct mig_rec *r)
 
 /* The handshake was refused (or a plaintext listener was asked for one):
  * no guest exists yet; the source has heard why. */
+/*
+ * Whether to log one more refused handshake: at most HS_LOG_PER_S a second,
+ * so that junk connections from the network cannot keep the console (and
+ * so the shell CPU) busy; the lines left out are counted in the next one.
+ * `migrations` keeps every refusal.
+ */
+#define HS_LOG_PER_S	5
+
+static bool hs_log_ok(unsigned long *skipped)
+{
+	static uint64_t window_us;
+	static unsigned int in_window;
+	static unsigned long held;
+	uint64_t now = netif_now_us();
+
+	if (now - window_us >= 1000000) {
+		window_us = now;
+		in_window = 0;
+	}
+	if (in_window >= HS_LOG_PER_S) {
+		held++;
+		return false;
+	}
+	in_window++;
+	*skipped = held;
+	held = 0;
+	return true;
+}
+
 static void hs_refused(struct in *in)
 {
 	struct mig_entry *e = mig_history_add(0, false, "-", in->peer, 0);
+	unsigned long skipped;
 
-	pr_info("migrate in: refused %s: %s", in->peer, in->ch.hs_err.msg);
+	if (hs_log_ok(&skipped))
+		pr_info("migrate in: refused %s: %s%s%lu%s", in->peer, in->ch.hs_err.msg,
+			skipped ? " (" : "", skipped,
+			skipped ? " refusals before it not shown: see `migrations`)" : "");
 	e->outcome = MIG_REFUSED;
 	snprintf(e->why, sizeof(e->why), "%s", in->ch.hs_err.msg);
 	in->closing = true;

@@ -25,6 +25,7 @@
 #include "hv/crypto/crypto.h"
 #include "hv/crypto/random.h"
 #include "hv/migrate/chan.h"
+#include "hv/lib/log.h"
 #include "hv/migrate/migrate.h"
 #include "hv/migrate/stream.h"
 #include "hv/net/tcp.h"
@@ -1322,6 +1323,45 @@ static void hostile_handshake(const uint8_t *bytes, size_t n, const char *words)
 	mh_run_for(10000);
 }
 
+/* Log lines "migrate in: refused", counted through the log's sink. */
+static unsigned int refused_lines;
+static char last_refused[512];
+
+static void count_refused(const char *buf, size_t len)
+{
+	char line[512];
+
+	snprintf(line, sizeof(line), "%.*s", (int)len, buf);
+	if (strstr(line, "migrate in: refused")) {
+		refused_lines++;
+		memcpy(last_refused, line, sizeof(line));
+	}
+}
+
+/* Junk from the network, as fast as it comes: each is refused and noted in
+ * `migrations` as always (hostile_handshake checks), but the log (the console) says at most 5 a second, and
+ * the next line says how many it left out. */
+static void test_a_handshake_flood_does_not_flood_the_log(void **st)
+{
+	static const uint8_t http[] = "GET / HTTP/1.0\r\n\r\n";
+	uint64_t t0, seconds;
+
+	(void)st;
+	refused_lines = 0;
+	log_set_sink(count_refused);
+	mh_run_for(1100000);		/* a fresh second of the log's budget */
+	t0 = W.sim.now_us;
+	for (int i = 0; i < 20; i++)
+		hostile_handshake(http, sizeof(http) - 1, "not a handshake");
+	seconds = (W.sim.now_us - t0) / 1000000 + 1;	/* budgets the flood spanned */
+	assert_true(refused_lines >= 1 && refused_lines <= 5 * (seconds + 1));
+	assert_true(refused_lines < 20);
+	mh_run_for(1100000);
+	hostile_handshake(http, sizeof(http) - 1, "not a handshake");
+	assert_non_null(strstr(last_refused, "refusals before it not shown"));
+	log_set_sink(NULL);
+}
+
 static void test_hostile_handshakes(void **st)
 {
 	static const uint8_t http[] = "GET / HTTP/1.0\r\n\r\n";
@@ -1402,6 +1442,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_insecure_listener_refused, setup_insecure,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_untrusted_source, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_handshake_flood_does_not_flood_the_log, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_trusted_from_elsewhere, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_destination_with_the_wrong_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_destination_not_trusted, setup, teardown),
