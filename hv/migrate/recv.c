@@ -589,8 +589,6 @@ static bool on_record(struct in *in, const struct mig_rec *r)
 	return alive(in) && !in->held_at;
 }
 
-/* The handshake was refused (or a plaintext listener was asked for one):
- * no guest exists yet; the source has heard why. */
 /*
  * Whether to log one more refused handshake: at most HS_LOG_PER_S a second,
  * so that junk connections from the network cannot keep the console (and
@@ -620,15 +618,20 @@ static bool hs_log_ok(unsigned long *skipped)
 	return true;
 }
 
+/* The handshake was refused (or a plaintext listener was asked for one):
+ * no guest exists yet; the source has heard why. */
 static void hs_refused(struct in *in)
 {
 	struct mig_entry *e = mig_history_add(0, false, "-", in->peer, 0);
 	unsigned long skipped;
 
-	if (hs_log_ok(&skipped))
-		pr_info("migrate in: refused %s: %s%s%lu%s", in->peer, in->ch.hs_err.msg,
-			skipped ? " (" : "", skipped,
-			skipped ? " refusals before it not shown: see `migrations`)" : "");
+	if (hs_log_ok(&skipped)) {
+		if (skipped)
+			pr_info("migrate in: refused %s: %s (%lu refusals before it not shown: "
+				"see `migrations`)", in->peer, in->ch.hs_err.msg, skipped);
+		else
+			pr_info("migrate in: refused %s: %s", in->peer, in->ch.hs_err.msg);
+	}
 	e->outcome = MIG_REFUSED;
 	snprintf(e->why, sizeof(e->why), "%s", in->ch.hs_err.msg);
 	in->closing = true;

@@ -1356,9 +1356,14 @@ static void test_a_handshake_flood_does_not_flood_the_log(void **st)
 	seconds = (W.sim.now_us - t0) / 1000000 + 1;	/* budgets the flood spanned */
 	assert_true(refused_lines >= 1 && refused_lines <= 5 * (seconds + 1));
 	assert_true(refused_lines < 20);
+	assert_non_null(strstr(last_refused, "not a handshake"));
 	mh_run_for(1100000);
 	hostile_handshake(http, sizeof(http) - 1, "not a handshake");
 	assert_non_null(strstr(last_refused, "refusals before it not shown"));
+	mh_run_for(1100000);
+	hostile_handshake(http, sizeof(http) - 1, "not a handshake");
+	assert_null(strstr(last_refused, "not shown"));	/* none left out since */
+	assert_null(strstr(last_refused, "handshake0"));	/* nothing stray after it */
 	log_set_sink(NULL);
 }
 
