@@ -139,6 +139,10 @@ void console_poll(void)
 	f = irq_save();
 	spin_lock(&con_lock);
 	tx_kick();
+	if (!tx_stuck && tx_dropped != tx_noted) {	/* it moves again: say so */
+		tx_note_drops();
+		tx_kick();
+	}
 	spin_unlock(&con_lock);
 	irq_restore(f);
 }

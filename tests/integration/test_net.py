@@ -93,8 +93,12 @@ def test_host_lives_when_nobody_reads_its_console(ns, hosts):
         assert " 0% packet loss" in r.stdout, r.stdout
     finally:
         m.reading.set()
+    # read again: what the ring held comes, then the count of what did not fit
+    m.expect(r"\[console: \d+ bytes dropped: the serial line took nothing for 1 s\]",
+             timeout=60)
     r = ns.ex("ping", "-c", "3", "-W", "2", m.ip, check=False)
     assert " 0% packet loss" in r.stdout, r.stdout
+    assert "ferry" in m.cmd("version", timeout=60)
 
 
 def test_linux_sends_64mib_to_nettest(ns, hosts):
