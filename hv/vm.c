@@ -711,17 +711,10 @@ static int set_state(struct vm *vm, enum vm_state from, enum vm_state to,
 static int place_vcpus(struct vm *vm, enum vm_state from, const char *verb, char *err,
 		       size_t errlen)
 {
-	bool ok;
-	int rc = 0;
+	int rc = set_state(vm, from, from, verb, err, errlen);	/* only the check */
 
-	spin_lock(&vm->lock);
-	ok = vm->state == from;
-	if (!ok)
-		snprintf(err, errlen, "cannot %s '%s': it is %s", verb, vm->name,
-			 vm_state_name(vm->state));
-	spin_unlock(&vm->lock);
-	if (!ok)
-		return -EBUSY;
+	if (rc)
+		return rc;
 	for (unsigned int i = 0; i < vm->nr_vcpus && !rc; i++)
 		rc = sched_add(vm->vcpus[i]);
 	if (rc) {
