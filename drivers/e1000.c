@@ -430,24 +430,20 @@ static void tx_put_data(struct e1000 *n, const uint8_t *src, size_t len,
 	n->tx_unkicked++;
 }
 
-static unsigned int tso_descs(const size_t len[2])
-{
-	return 2 + (unsigned int)((len[0] + NIC_BUF - 1) / NIC_BUF +
-				  (len[1] + NIC_BUF - 1) / NIC_BUF);
-}
-
 static int e1000_xmit_tso(struct nic *nic, const uint8_t *hdr, size_t hlen,
-			  const uint8_t *const data[2], const size_t len[2], unsigned int mss)
+			  const struct nic_iov *iov, unsigned int niov, unsigned int mss)
 {
 	struct e1000 *n = E(nic);
-	size_t total = len[0] + len[1];
+	size_t total = nic_iov_len(iov, niov), segs;
+	struct nic_iov_cur cur = { .iov = iov, .n = niov };
 	uint8_t tmp[256];
 
-	if (!n->nic.tso || hlen > 255 || total > NIC_TSO_MAX || !total || !mss ||
-	    hlen + mss > NIC_BUF || !nic_frame_is_tcp4(hdr, hlen))
+	if (!n->nic.tso || hlen > 255 || !total || !mss || hlen + mss > NIC_BUF ||
+	    !nic_frame_is_tcp4(hdr, hlen))
 		return -EINVAL;
 	tx_reclaim(n);
-	if (tx_free(n) < tso_descs(len)) {
+	/* the context, the headers, the payload a buffer at a time */
+	if (tx_free(n) < 2 + (total + NIC_BUF - 1) / NIC_BUF) {
 		tx_kick(n);
 		n->nic.stats.tx_busy++;
 		return -EAGAIN;
@@ -455,17 +451,17 @@ static int e1000_xmit_tso(struct nic *nic, const uint8_t *hdr, size_t hlen,
 	memcpy(tmp, hdr, hlen);		/* hdr may be the next slot's buffer */
 	tx_put_context(n, (uint32_t)total, (uint32_t)hlen, mss);
 	tx_put_data(n, tmp, hlen, TX_CMD_TSE, TX_POPTS_IXSM | TX_POPTS_TXSM);
-	for (int i = 0; i < 2; i++)
-		for (size_t off = 0; off < len[i]; off += NIC_BUF) {
-			size_t k = len[i] - off < NIC_BUF ? len[i] - off : NIC_BUF;
+	for (size_t off = 0; off < total;) {
+		size_t k = nic_iov_copy(&cur, tx_slot_buf(n), NIC_BUF);
 
-			tx_put_data(n, data[i] + off, k,
-				    TX_CMD_TSE | (off + k == len[i] && (i || !len[1]) ? TX_CMD_EOP : 0),
-				    TX_POPTS_IXSM | TX_POPTS_TXSM);
-		}
+		off += k;
+		tx_put_data(n, tx_slot_buf(n), k, TX_CMD_TSE | (off == total ? TX_CMD_EOP : 0),
+			    TX_POPTS_IXSM | TX_POPTS_TXSM);
+	}
+	segs = (total + mss - 1) / mss;
 	n->nic.stats.tx_tso++;
-	n->nic.stats.tx_frames += (total + mss - 1) / mss;
-	n->nic.stats.tx_bytes += total + hlen * ((total + mss - 1) / mss);
+	n->nic.stats.tx_frames += segs;
+	n->nic.stats.tx_bytes += total + hlen * segs;
 	if (n->tx_unkicked >= 32)
 		tx_kick(n);
 	return 0;

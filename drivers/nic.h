@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "drivers/nicsel.h"
 #include "drivers/pci.h"
 
@@ -39,6 +40,14 @@ struct nic_stats {
 
 typedef void (*nic_rx_fn)(void *ctx, const void *frame, size_t len, unsigned flags);
 
+/* A piece of a TSO frame's payload: the stack's send ring gives two, a
+ * guest's super-frame cut into segments one per segment (hv/gnet.c). */
+struct nic_iov {
+	const uint8_t *base;
+	size_t len;
+};
+#define NIC_TSO_IOV_MAX	64	/* pieces per TSO frame, at most */
+
 struct nic;
 struct nic_ops {
 	/* Queue one frame (copied unless built in tx_frame's buffer);
@@ -49,10 +58,12 @@ struct nic_ops {
 	int (*xmit)(struct nic *n, const void *frame, size_t len);
 	/* The buffer of the next transmit slot (NULL: ring full). */
 	void *(*tx_frame)(struct nic *n);
-	/* One TSO frame (hv/net/net.h struct net_tso): headers hdr, payload
-	 * data[0] then data[1], cut into mss-byte segments; NULL without TSO. */
+	/* One TSO frame: headers hdr (an IPv4 TCP frame's, as nic_tso_hdr
+	 * leaves them), then the payload iov[0..niov) in order, up to
+	 * NIC_TSO_MAX bytes, cut into mss-byte segments; PSH and FIN go on
+	 * the last segment only.  NULL without TSO. */
 	int (*xmit_tso)(struct nic *n, const uint8_t *hdr, size_t hlen,
-			const uint8_t *const data[2], const size_t len[2], unsigned int mss);
+			const struct nic_iov *iov, unsigned int niov, unsigned int mss);
 	void (*tx_kick)(struct nic *n);	/* hand queued frames to the NIC */
 	/* Hand up to budget received frames to rx; returns how many. */
 	int (*poll)(struct nic *n, nic_rx_fn rx, void *ctx, int budget);
@@ -120,6 +131,51 @@ static inline bool nic_frame_is_tcp4(const uint8_t *f, size_t len)
 {
 	return len >= 14 + 20 + 20 && f[12] == 0x08 && f[13] == 0x00 && f[14] == 0x45 &&
 	       f[14 + 9] == 6;
+}
+
+/* The payload bytes of iov[0..n), or 0 when n is 0 or over
+ * NIC_TSO_IOV_MAX, a piece is empty or the sum is over NIC_TSO_MAX:
+ * xmit_tso refuses all of those. */
+static inline size_t nic_iov_len(const struct nic_iov *iov, unsigned int n)
+{
+	size_t total = 0;
+
+	if (!n || n > NIC_TSO_IOV_MAX)
+		return 0;
+	for (unsigned int i = 0; i < n; i++) {
+		if (!iov[i].len || !iov[i].base || iov[i].len > NIC_TSO_MAX)
+			return 0;
+		total += iov[i].len;
+	}
+	return total <= NIC_TSO_MAX ? total : 0;
+}
+
+/* Where a driver stands in a TSO frame's payload as it fills its buffers. */
+struct nic_iov_cur {
+	const struct nic_iov *iov;
+	unsigned int n, i;
+	size_t off;			/* into iov[i] */
+};
+
+/* Copy the next bytes of the payload, up to max, into dst: how many. */
+static inline size_t nic_iov_copy(struct nic_iov_cur *c, uint8_t *dst, size_t max)
+{
+	size_t done = 0;
+
+	while (done < max && c->i < c->n) {
+		size_t k = c->iov[c->i].len - c->off;
+
+		if (k > max - done)
+			k = max - done;
+		memcpy(dst + done, c->iov[c->i].base + c->off, k);
+		done += k;
+		c->off += k;
+		if (c->off == c->iov[c->i].len) {
+			c->i++;
+			c->off = 0;
+		}
+	}
+	return done;
 }
 
 static inline int nic_xmit(struct nic *n, const void *f, size_t len) { return n->ops->xmit(n, f, len); }

@@ -441,31 +441,18 @@ static int vnet_xmit(struct nic *nic, const void *frame, size_t len)
 	return 0;
 }
 
-/* Copy data (len bytes) into the buffers of ids[*k...], one segment each. */
-static void tso_payload(struct vnet *v, const uint16_t *ids, struct virtq_seg *segs,
-			unsigned int *k, const uint8_t *data, size_t len)
-{
-	for (size_t off = 0; off < len; off += NIC_BUF, (*k)++) {
-		size_t n = len - off < NIC_BUF ? len - off : NIC_BUF;
-
-		memcpy(tx_buf(v, ids[*k]), data + off, n);
-		segs[*k] = (struct virtq_seg){ v->buf_pa[TXQ] + (uint64_t)ids[*k] * NIC_BUF,
-					       (uint32_t)n, false };
-	}
-}
-
 static int vnet_xmit_tso(struct nic *nic, const uint8_t *hdr, size_t hlen,
-			 const uint8_t *const data[2], const size_t len[2], unsigned int mss)
+			 const struct nic_iov *iov, unsigned int niov, unsigned int mss)
 {
 	struct vnet *v = V(nic);
-	size_t total = len[0] + len[1];
-	unsigned int n = 1 + (unsigned int)((len[0] + NIC_BUF - 1) / NIC_BUF +
-					    (len[1] + NIC_BUF - 1) / NIC_BUF), k = 1;
+	size_t total = nic_iov_len(iov, niov);
+	unsigned int n = 1 + (unsigned int)((total + NIC_BUF - 1) / NIC_BUF);
+	struct nic_iov_cur cur = { .iov = iov, .n = niov };
 	uint16_t ids[TSO_SEGS];
 	struct virtq_seg segs[TSO_SEGS];
 	uint8_t *b;
 
-	if (!nic->tso || hlen > 255 || !total || total > NIC_TSO_MAX || !mss || mss > 0xffff ||
+	if (!nic->tso || hlen > 255 || !total || !mss || mss > 0xffff ||
 	    !nic_frame_is_tcp4(hdr, hlen) || n > TSO_SEGS)
 		return -EINVAL;
 	tx_reclaim(v);
@@ -478,11 +465,14 @@ static int vnet_xmit_tso(struct nic *nic, const uint8_t *hdr, size_t hlen,
 		       (uint16_t)mss);
 	segs[0] = (struct virtq_seg){ v->buf_pa[TXQ] + (uint64_t)ids[0] * NIC_BUF,
 				      (uint32_t)hlen + VNET_HDR_LEN, false };
-	tso_payload(v, ids, segs, &k, data[0], len[0]);
-	tso_payload(v, ids, segs, &k, data[1], len[1]);
-	virtq_publish(&v->q[TXQ], ids, segs, k);
+	/* the payload into the buffers of ids[1..n), one segment each */
+	for (unsigned int k = 1; k < n; k++)
+		segs[k] = (struct virtq_seg){ v->buf_pa[TXQ] + (uint64_t)ids[k] * NIC_BUF,
+					      (uint32_t)nic_iov_copy(&cur, tx_buf(v, ids[k]),
+								     NIC_BUF), false };
+	virtq_publish(&v->q[TXQ], ids, segs, n);
 	v->nic.stats.tx_tso++;
-	tx_queued(v, k, (total + mss - 1) / mss, total + hlen * ((total + mss - 1) / mss));
+	tx_queued(v, n, (total + mss - 1) / mss, total + hlen * ((total + mss - 1) / mss));
 	return 0;
 }
 

@@ -19,6 +19,11 @@
 struct slot {
 	uint16_t len;
 	bool partial;			/* tx: NETIF_CSUM_PARTIAL */
+	/* tx: the first of group segments of one TCP super-frame (1: a
+	 * frame of its own), each with hlen bytes of headers and mss of
+	 * payload but the last: what netif_switch_tso may send as TSO */
+	uint16_t group, mss;
+	uint8_t hlen;
 	bool valid;			/* rx: its checksums are known good */
 	uint8_t data[FRAME_MAX];
 };
@@ -228,13 +233,42 @@ int gnet_guest_tx(struct vm *vm, const uint8_t *frame, size_t len, const struct 
 		return -EAGAIN;		/* the NIC waits for gnet_flush */
 	}
 	for (unsigned int k = 0; k < p.segs; k++) {
-		struct slot *s = &g->tx.slot[g->tx.tail % GNET_QLEN];
+		struct slot *s = &g->tx.slot[(g->tx.tail + k) % GNET_QLEN];
 
 		s->len = (uint16_t)gso_segment(frame, r, &p, k, s->data);
 		s->partial = p.partial;
-		fq_push(&g->tx);
+		s->group = (uint16_t)(k ? 0 : p.segs);
+		s->mss = r->mss;
+		s->hlen = p.hlen <= 255 ? (uint8_t)p.hlen : 0;
 	}
+	/* all at once: gnet_flush sees a super-frame whole */
+	__atomic_store_n(&g->tx.tail, g->tx.tail + p.segs, __ATOMIC_RELEASE);
 	return 0;
+}
+
+/* The group of segments at the head of g's tx queue as TSO frames, if
+ * they may go so, NIC_TSO_IOV_MAX segments at a time: how many went. */
+static unsigned int tx_tso(struct gport *g, const struct slot *s)
+{
+	struct netif_seg seg[NIC_TSO_IOV_MAX];
+	unsigned int n = s->group, done = 0;
+
+	if (n < 2 || !s->partial || !s->hlen || !s->mss)
+		return 0;
+	while (n - done >= 2) {
+		unsigned int k = n - done < NIC_TSO_IOV_MAX ? n - done : NIC_TSO_IOV_MAX, sent;
+
+		for (unsigned int i = 0; i < k; i++) {
+			const struct slot *x = &g->tx.slot[(g->tx.head + done + i) % GNET_QLEN];
+
+			seg[i] = (struct netif_seg){ x->data, x->len };
+		}
+		sent = netif_switch_tso(g->port, seg, k, s->hlen, s->mss);
+		done += sent;
+		if (sent < k)
+			break;
+	}
+	return done;
 }
 
 void gnet_flush(struct vm *vm)
@@ -247,6 +281,12 @@ void gnet_flush(struct vm *vm)
 	vm_arrival_note(vm, VM_ARR_TX);
 	netif_lock();
 	while ((s = fq_peek(&g->tx))) {
+		unsigned int n = tx_tso(g, s);
+
+		if (n) {
+			__atomic_store_n(&g->tx.head, g->tx.head + n, __ATOMIC_RELEASE);
+			continue;
+		}
 		netif_switch_input(g->port, s->data, s->len, s->partial ? NETIF_CSUM_PARTIAL : 0);
 		fq_pop(&g->tx);
 	}

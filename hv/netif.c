@@ -10,6 +10,7 @@
 #include "hv/lib/bytes.h"
 #include "hv/lib/log.h"
 #include "hv/net/cksum.h"
+#include "hv/net/gso.h"
 #include "hv/netif.h"
 #include "hv/sched.h"
 #include "hv/lib/spinlock.h"
@@ -129,6 +130,55 @@ int netif_switch_input(int port, const void *frame, size_t len, unsigned flags)
 	return n;
 }
 
+/* One TSO frame of seg[0..k) (k >= 2): 0, or the driver's error. */
+static int tso_one(struct nic *n, const struct netif_seg *seg, unsigned int k, uint32_t hlen,
+		   uint32_t mss)
+{
+	struct nic_iov iov[NIC_TSO_IOV_MAX];
+	uint8_t hdr[256];
+	size_t payload = 0;
+	int rc;
+
+	for (unsigned int i = 0; i < k; i++) {
+		iov[i] = (struct nic_iov){ seg[i].f + hlen, seg[i].len - hlen };
+		payload += seg[i].len - hlen;
+	}
+	gso_tso_hdr(hdr, seg[0].f, seg[k - 1].f, hlen, (uint32_t)payload);
+	rc = n->ops->xmit_tso(n, hdr, hlen, iov, k, mss);
+	if (rc == -EAGAIN) {
+		nic_tx_kick(n);
+		rc = n->ops->xmit_tso(n, hdr, hlen, iov, k, mss);
+	}
+	return rc;
+}
+
+unsigned int netif_switch_tso(int port, const struct netif_seg *seg, unsigned int n,
+			      uint32_t hlen, uint32_t mss)
+{
+	struct nic *nic = host_if.nic;
+	unsigned int per, done = 0;
+
+	if (!nic || !nic->tso || !nic->ops->xmit_tso || n < 2 || !mss || hlen > 255 ||
+	    sw_unicast_port(&host_if.sw, port, seg[0].f, seg[0].len) != host_if.uplink_port)
+		return 0;
+	for (unsigned int i = 0; i < n; i++)	/* what gso_segment makes; else not ours */
+		if (seg[i].len <= hlen || (i + 1 < n && seg[i].len - hlen != mss))
+			return 0;
+	per = NIC_TSO_MAX / mss < NIC_TSO_IOV_MAX ? NIC_TSO_MAX / mss : NIC_TSO_IOV_MAX;
+	while (per >= 2 && n - done >= 2) {
+		unsigned int k = n - done < per ? n - done : per;
+		uint64_t bytes = 0;
+
+		if (tso_one(nic, seg + done, k, hlen, mss))
+			break;		/* the rest go one by one (and count if dropped) */
+		for (unsigned int i = 0; i < k; i++)
+			bytes += seg[done + i].len;
+		sw_forwarded(&host_if.sw, port, host_if.uplink_port, k, bytes);
+		done += k;
+	}
+	return done;
+}
+
 void netif_uplink_kick(void)
 {
 	if (host_if.nic)
@@ -147,8 +197,9 @@ static int xmit(void *ctx, const void *frame, size_t len)
 static int xmit_tso(void *ctx, const struct net_tso *t)
 {
 	struct nic *n = ctx;
+	const struct nic_iov iov[2] = { { t->data[0], t->len[0] }, { t->data[1], t->len[1] } };
 
-	return n->ops->xmit_tso(n, t->hdr, t->hlen, t->data, t->len, t->mss);
+	return n->ops->xmit_tso(n, t->hdr, t->hlen, iov, t->len[1] ? 2 : 1, t->mss);
 }
 
 static void *tx_frame(void *ctx)

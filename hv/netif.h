@@ -69,6 +69,21 @@ void netif_idle(void);
  */
 #define NETIF_CSUM_PARTIAL	(1u << 8)
 int netif_switch_input(int port, const void *frame, size_t len, unsigned flags);
+/*
+ * The segments seg[0..n) of one TCP super-frame from a guest's port, as
+ * hv/net/gso.c cut them (hlen bytes of headers each, mss of payload but
+ * the last, partial checksums): when the switch would send the first to
+ * the wire and the NIC has TSO, they go as TSO frames of up to
+ * NIC_TSO_MAX bytes (so a NIC behind which Linux's GSO runs, as QEMU's
+ * virtio-net and e1000e on a tap, hands on one frame, not dozens).  How
+ * many went (under the lock); the caller switches the rest one by one.
+ */
+struct netif_seg {
+	const uint8_t *f;
+	size_t len;
+};
+unsigned int netif_switch_tso(int port, const struct netif_seg *seg, unsigned int n,
+			      uint32_t hlen, uint32_t mss);
 /* During netif_switch_input: does the frame being switched have
  * NETIF_CSUM_PARTIAL?  (For the switch's out() callbacks.) */
 bool netif_csum_partial(void);

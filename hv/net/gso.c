@@ -108,3 +108,17 @@ size_t gso_segment(const uint8_t *f, const struct gso_req *r, const struct gso_p
 		csum_store(tcp + 16, csum_finish(csum_add(sum, tcp, p->hlen - r->csum_start + plen)));
 	return p->hlen + plen;
 }
+
+void gso_tso_hdr(uint8_t *out, const uint8_t *first, const uint8_t *last, uint32_t hlen,
+		 uint32_t payload)
+{
+	uint8_t *ip = out + IP_OFF, *tcp = out + IP_OFF + 20;
+
+	memcpy(out, first, hlen);
+	put_be16(ip + 2, (uint16_t)(hlen - IP_OFF + payload));
+	put_be16(ip + 10, 0);
+	tcp[13] = (uint8_t)((tcp[13] & ~(TCP_FIN | TCP_PSH)) |
+			    (last[IP_OFF + 20 + 13] & (TCP_FIN | TCP_PSH)));
+	put_be16(tcp + 16, 0);
+	csum_store(tcp + 16, csum_fold(csum_pseudo(get_be32(ip + 12), get_be32(ip + 16), 6, 0)));
+}

@@ -3,7 +3,9 @@
  * Offloads a guest's NIC asks of the device on a frame it sends (virtio-net's
  * NEEDS_CSUM and GSO TCPv4, virtio 1.1 5.1.6.2): finished here in software,
  * before the frame meets the switch, so that everything behind the switch
- * (the wire, other guests, ferry's stack) sees ordinary frames.
+ * (the wire, other guests, ferry's stack) sees ordinary frames.  Segments
+ * bound for a NIC with TSO may be joined again for it (gso_tso_hdr): the
+ * NIC cuts them as they were cut here.
  *
  *   checksum only:  the field at csum_start + csum_offset holds the
  *	pseudo-header sum (as Linux leaves it); the sum from csum_start to
@@ -56,5 +58,18 @@ int gso_plan(const uint8_t *f, size_t len, const struct gso_req *r, struct gso_p
  * the frame with its checksum finished. */
 size_t gso_segment(const uint8_t *f, const struct gso_req *r, const struct gso_plan *p,
 		   unsigned int k, uint8_t *out);
+
+/*
+ * Consecutive segments of one super-frame, as gso_segment built them with
+ * a partial checksum, sent on as one TSO frame by a NIC that has TSO
+ * (drivers/nic.h xmit_tso; the NIC cuts at the same MSS, so the wire sees
+ * the same segments).  Their headers (hlen bytes) for it, built in out:
+ * first's, with the IP total length for payload bytes of payload, no IP
+ * checksum (the NIC's), the TCP checksum field holding the pseudo-header
+ * sum without the length (as ferry's stack leaves it, hv/net/tcp_out.c),
+ * and last's FIN and PSH.
+ */
+void gso_tso_hdr(uint8_t *out, const uint8_t *first, const uint8_t *last, uint32_t hlen,
+		 uint32_t payload);
 
 #endif

@@ -165,10 +165,12 @@ static int flood(struct sw *sw, int from, const uint8_t *f, size_t len)
 	return n;
 }
 
-/* Unicast: the port with the destination MAC, else the uplink. */
-static int unicast(struct sw *sw, int from, const uint8_t *f, size_t len, enum sw_drop *why)
+/* Where unicast from `from` goes: the port with the destination MAC, else
+ * the uplink; -EPERM with *why when it may not go, -ENOENT with no uplink
+ * yet. */
+static int route(const struct sw *sw, int from, const uint8_t *f, enum sw_drop *why)
 {
-	struct sw_port *src = &sw->port[from];
+	const struct sw_port *src = &sw->port[from];
 	int to = sw_lookup(sw, f + ETH_O_DST);
 
 	if (to < 0 && src->kind == SW_UPLINK) {
@@ -182,13 +184,41 @@ static int unicast(struct sw *sw, int from, const uint8_t *f, size_t len, enum s
 		return -EPERM;
 	}
 	if (to < 0)
-		return 0;			/* no uplink yet: nowhere to go */
+		return -ENOENT;		/* no uplink yet: nowhere to go */
 	if (!may_reach(src, &sw->port[to])) {
 		*why = SW_DROP_MGMT;
 		return -EPERM;
 	}
+	return to;
+}
+
+static int unicast(struct sw *sw, int from, const uint8_t *f, size_t len, enum sw_drop *why)
+{
+	int to = route(sw, from, f, why);
+
+	if (to < 0)
+		return to == -EPERM ? -EPERM : 0;
 	deliver(&sw->port[to], f, len);
 	return 1;
+}
+
+int sw_unicast_port(const struct sw *sw, int port, const uint8_t *frame, size_t len)
+{
+	enum sw_drop why;
+
+	if (port < 0 || port >= SW_MAX_PORTS || !sw->port[port].used ||
+	    check(sw, &sw->port[port], frame, len) != SW_NR_DROP ||
+	    is_multicast(frame + ETH_O_DST))
+		return -1;
+	return route(sw, port, frame, &why);
+}
+
+void sw_forwarded(struct sw *sw, int from, int to, uint64_t frames, uint64_t bytes)
+{
+	sw->port[from].stats.in_frames += frames;
+	sw->port[from].stats.in_bytes += bytes;
+	sw->port[to].stats.out_frames += frames;
+	sw->port[to].stats.out_bytes += bytes;
 }
 
 int sw_input(struct sw *sw, int port, const uint8_t *frame, size_t len)

@@ -104,6 +104,14 @@ int sw_set_flags(struct sw *sw, int port, uint8_t flags);
  * handed to, or -EINVAL for a bad port, or the drop (counted) as -EPERM. */
 int sw_input(struct sw *sw, int port, const uint8_t *frame, size_t len);
 
+/* The one port sw_input would hand this unicast frame from port to, or
+ * negative when it would drop it, flood it or hold it (no uplink yet).
+ * Counts nothing: for a caller that sends the frame another way (a
+ * guest's TCP super-frame as TSO, hv/netif.c), then counts it with
+ * sw_forwarded. */
+int sw_unicast_port(const struct sw *sw, int port, const uint8_t *frame, size_t len);
+void sw_forwarded(struct sw *sw, int from, int to, uint64_t frames, uint64_t bytes);
+
 /* The port with that MAC, or -ENOENT. */
 int sw_lookup(const struct sw *sw, const uint8_t mac[6]);
 

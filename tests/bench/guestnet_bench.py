@@ -6,7 +6,7 @@ sides alternated round by round in one run so machine noise hits both alike.
 
   python3 tests/bench/run.py guestnet
   python3 tests/bench/guestnet_bench.py [--rounds 3] [--mb 64] [--vcpus 1] [--no-plain]
-                                        [--vs ELF] [--qemu64]
+                                        [--vs ELF] [--qemu64] [--host-nic MODEL]
 
 Needs root (a network namespace with a bridge, tests/integration/netns.py).
 The guest is the same on both sides: Debian 12's kernel with the project's
@@ -14,7 +14,8 @@ busybox initramfs (tools/fetch-linux.sh, build/linux/), its command line
 tests/integration/test_linux.py's CMDLINE, 256 MiB, --vcpus vCPUs, a
 virtio-net NIC (virtio 1.x), QEMU TCG:
   - ferry: a QEMU host (2 CPUs, SVM) running ferry on its e1000 on the
-    bridge; the guest made with `create lx ... nic=on mac=...`, its frames
+    bridge (--host-nic e1000e or virtio-net for another of the NICs ferry
+    drives); the guest made with `create lx ... nic=on mac=...`, its frames
     switched by ferry onto the e1000 (as test_guestnet.py);
   - bare: the kernel, initrd and command line booted by QEMU itself
     (-kernel/-initrd/-append, as linux_bench.py) on the CPU that ferry
@@ -64,7 +65,7 @@ INTEG = os.path.join(HERE, "..", "integration")
 sys.path.insert(0, INTEG)
 sys.path.insert(0, HERE)
 from ferry_harness import LOGDIR, ROOT, Machine  # noqa: E402
-from netns import BRIDGE_IP, NetNS, qemu_nic  # noqa: E402
+from netns import BRIDGE_IP, QEMU_NICS, NetNS, qemu_nic  # noqa: E402
 from test_boot_shell import make_iso  # noqa: E402
 from test_linux import CMDLINE, LINUX, SHELL  # noqa: E402
 from test_guestnet import attach, detach  # noqa: E402
@@ -178,10 +179,11 @@ def setup_guest(side, ip, mb):
         raise BenchError(f"guest at {ip} does not reach the peer: {ping!r}")
 
 
-def boot_ferry(ns, iso, vcpus, name="ferry"):
+def boot_ferry(ns, iso, vcpus, name="ferry", host_nic="e1000"):
     host_mac, host_ip, mac = FERRIES[name]
     m = Machine(f"bench-guestnet-{name}", kind="qemu", cpus=2, mem=768, iso=iso,
-                extra=qemu_nic(ns.add_tap(), host_mac), netns=ns.name).start(boot_timeout=120)
+                extra=qemu_nic(ns.add_tap(), host_mac, host_nic),
+                netns=ns.name).start(boot_timeout=120)
     if "ipv4 address" not in m.cmd(f"net ip {host_ip}/24", timeout=60):
         raise BenchError(f"{name}: net ip failed; see {m.logpath}")
     out = m.cmd(f"create lx kernel=vmlinuz initrd=initrd mem={MEM} vcpus={vcpus} nic=on "
@@ -381,11 +383,11 @@ def ferry_lines(res, d, mb, side="ferry"):
           f"; interrupts ended by PV EOI, no exit: {pv:.0f} per MiB")
 
 
-def report(res, mb, vcpus, rounds):
+def report(res, mb, vcpus, rounds, host_nic="e1000"):
     print(f"guest network throughput: Debian 12 kernel + busybox initramfs, {MEM} MiB, {vcpus} "
           f"vCPU(s), virtio-net; {mb} MiB per transfer; QEMU TCG; {rounds} rounds, the sides' "
           f"order rotated every round (ferry: QEMU -smp 2 host, the guest switched onto "
-          f"ferry's e1000; bare: QEMU -smp {vcpus}, virtio-net-pci on a tap, as QEMU gives it"
+          f"ferry's {host_nic}; bare: QEMU -smp {vcpus}, virtio-net-pci on a tap, as QEMU gives it"
           + ("; bare-plain: the same with only ferry's virtio features, INTx"
              if "bare-plain" in res else "")
           + ("; bare-qemu64: bare on -cpu qemu64" if "bare-qemu64" in res else "")
@@ -409,7 +411,7 @@ def linux_iso(prefix):
     return make_iso(tmp, guests=[os.path.join(LINUX, "vmlinuz"), os.path.join(LINUX, "initrd")])
 
 
-def bench(rounds, mb, vcpus, bares, vs=None):
+def bench(rounds, mb, vcpus, bares, vs=None, host_nic="e1000"):
     iso = linux_iso("bench-guestnet-")
     ferries = ["ferry"] + (["ferry-vs"] if vs else [])
     isos = {"ferry": iso}
@@ -425,7 +427,7 @@ def bench(rounds, mb, vcpus, bares, vs=None):
         try:
             sides = []
             for f in ferries:
-                ms.append(boot_ferry(ns, isos[f], vcpus, f))
+                ms.append(boot_ferry(ns, isos[f], vcpus, f, host_nic))
                 setup_guest(FerrySide(ms[-1]), FERRY_IPS[f], mb)
                 sides.append((f, FerrySide(ms[-1]), FERRY_IPS[f], CpuSampler(ms[-1].proc.pid),
                               ms[-1]))
@@ -445,7 +447,7 @@ def bench(rounds, mb, vcpus, bares, vs=None):
                 vm.close()
             for m in ms:
                 m.close()
-    report(res, mb, vcpus, rounds)
+    report(res, mb, vcpus, rounds, host_nic)
 
 
 def one_side(ns, side, mb, res, r):
@@ -476,6 +478,8 @@ def main(argv=None):
     ap.add_argument("--qemu64", action="store_true",
                     help="also bare-qemu64: bare QEMU's guest on -cpu qemu64 (AuthenticAMD), "
                          "not on ferry's guest CPU")
+    ap.add_argument("--host-nic", default="e1000", choices=sorted(QEMU_NICS),
+                    help="the ferry host's NIC, the guest's uplink (e1000)")
     a = ap.parse_args(argv)
     if os.geteuid() != 0:
         sys.exit("guestnet: needs root (network namespace)")
@@ -487,7 +491,7 @@ def main(argv=None):
         sys.exit(f"guestnet: --vs {a.vs}: no such file")
     bares = ["bare"] + ([] if a.no_plain else ["bare-plain"]) + (["bare-qemu64"] if a.qemu64 else [])
     bench(a.rounds, a.mb, a.vcpus, bares,
-          os.path.abspath(a.vs) if a.vs else None)
+          os.path.abspath(a.vs) if a.vs else None, a.host_nic)
 
 
 if __name__ == "__main__":

@@ -158,14 +158,15 @@ static void test_tx_in_place(void **state)
 static void test_tso(void **state)
 {
 	static uint8_t hdr[54], payload[5000];
-	const uint8_t *data[2] = { payload, NULL };
-	size_t len[2] = { 5000, 0 }, big[2] = { 30000, 3000 };
+	const struct nic_iov one[1] = { { payload, 5000 } };
+	const struct nic_iov two[2] = { { payload, 3000 }, { payload + 3000, 2000 } };
+	const struct nic_iov big[2] = { { payload, 30000 }, { payload, 3000 } };
 	struct txd *t = tx_ring();
 
 	(void)state;
 	drv_host_tcp4(hdr, sizeof(hdr));
 	memset(payload, 0x5a, sizeof(payload));
-	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, data, len, 1448), 0);
+	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, one, 1, 1448), 0);
 	/* context: TSE and PAYLEN 5000; HDRLEN 54, MSS 1448 */
 	assert_int_equal(t[1].lower, 1u << 29 | 1u << 27 | 1u << 25 | 1u << 24 | 1u << 26 | 5000);
 	assert_int_equal(t[1].upper, 54u << 8 | 1448u << 16);
@@ -179,11 +180,21 @@ static void test_tso(void **state)
 	assert_memory_equal(phys_to_virt(t[5].addr), payload + 4096, 904);
 	assert_int_equal(nic->stats.tx_tso, 1);
 	assert_int_equal(nic->stats.tx_frames, 4);
-	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, data, big, 1448), -EINVAL);
-	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, data, len, 0), -EINVAL);
-	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 256, data, len, 1448), -EINVAL);
+	/* two pieces: the buffers fill across them, whole but the last */
+	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, two, 2, 1448), 0);
+	assert_int_equal(t[6].lower & 0xffff, 5000);		/* the context */
+	assert_int_equal(t[8].lower & 0xffff, 2048);
+	assert_int_equal(t[9].lower & 0xffff, 2048);
+	assert_int_equal(t[10].lower & 0xffff, 904);
+	assert_true(t[10].lower & 1u << 24);
+	assert_memory_equal(phys_to_virt(t[9].addr), payload + 2048, 2048);
+	assert_int_equal(nic->stats.tx_tso, 2);
+	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, big, 2, 1448), -EINVAL);
+	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, one, 0, 1448), -EINVAL);
+	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, one, 1, 0), -EINVAL);
+	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 256, one, 1, 1448), -EINVAL);
 	hdr[14] = 0x46;						/* IP options */
-	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, data, len, 1448), -EINVAL);
+	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, one, 1, 1448), -EINVAL);
 }
 
 /* ---- receive ---- */

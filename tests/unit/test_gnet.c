@@ -88,6 +88,39 @@ int netif_switch_input(int port, const void *frame, size_t len, unsigned flags)
 	return n;
 }
 
+/* A NIC with TSO behind the stand-in (tso_nic): it takes a super-frame's
+ * segments bound for the wire, tso_take of them at most per call, and
+ * records them; netif.c's own checks are its integration tests'. */
+static bool tso_nic;
+static unsigned int tso_take, tso_calls, tso_segs[4];
+static uint32_t tso_hlen, tso_mss;
+static size_t tso_bytes;
+static uint8_t tso_payload[GSO_FRAME_MAX];
+
+unsigned int netif_switch_tso(int port, const struct netif_seg *seg, unsigned int n,
+			      uint32_t hlen, uint32_t mss)
+{
+	unsigned int k = n < tso_take ? n : tso_take;
+
+	assert_int_equal(locked, 1);
+	assert_true(n >= 2 && n <= NIC_TSO_IOV_MAX);
+	if (!tso_nic ||
+	    sw_unicast_port(&host_if.sw, port, seg[0].f, seg[0].len) != host_if.uplink_port)
+		return 0;
+	for (unsigned int i = 0; i < k; i++) {
+		assert_memory_equal(seg[i].f, seg[0].f, 12);	/* one flow's */
+		assert_true(seg[i].len > hlen && tso_bytes + seg[i].len - hlen <= sizeof(tso_payload));
+		memcpy(tso_payload + tso_bytes, seg[i].f + hlen, seg[i].len - hlen);
+		tso_bytes += seg[i].len - hlen;
+	}
+	if (tso_calls < 4)
+		tso_segs[tso_calls] = k;
+	tso_calls++;
+	tso_hlen = hlen;
+	tso_mss = mss;
+	return k;
+}
+
 void log_printf(enum log_level level, const char *fmt, ...)
 {
 	(void)level;
@@ -211,6 +244,10 @@ static int setup(void **st)
 	gso_on = too_small = false;
 	supers = super_segs = 0;
 	partial_frames = 0;
+	tso_nic = false;
+	tso_take = ~0u;
+	tso_calls = 0;
+	tso_bytes = 0;
 	now_us = 1000000;
 	assert_int_equal(gnet_attach(&va), 0);
 	assert_int_equal(gnet_attach(&vb), 0);
@@ -448,6 +485,58 @@ static void test_tso_from_a_guest(void **st)
 	assert_int_equal(gnet_guest_tx(&va, big, tso_frame(PEER, 8 * (GNET_QLEN + 1)), &tiny), -EINVAL);
 	gnet_flush(&va);
 	assert_int_equal(wire.frames, 11 + GNET_QLEN - 5 + 6);
+}
+
+/* A super-frame for the wire, when the NIC has TSO, reaches it whole (in
+ * NIC_TSO_IOV_MAX segments at a time), its payload in order; what the NIC
+ * does not take, frames that may not keep a partial checksum and frames
+ * for another guest go segment by segment. */
+static void test_tso_to_a_nic(void **st)
+{
+	struct gso_req tso = { .csum = true, .csum_start = 34, .csum_offset = 16, .mss = 500,
+			       .partial_ok = true };
+	size_t len = tso_frame(PEER, 100 * 500 + 3);
+	uint8_t f[64];
+
+	(void)st;
+	tso_nic = true;
+	assert_int_equal(gnet_guest_tx(&va, big, len, &tso), 0);
+	frame(f, PEER, MA, 7);				/* and a frame of its own after it */
+	assert_int_equal(gnet_guest_tx(&va, f, 64, &PLAIN), 0);
+	gnet_flush(&va);
+	assert_int_equal(tso_calls, 2);
+	assert_int_equal(tso_segs[0], NIC_TSO_IOV_MAX);
+	assert_int_equal(tso_segs[1], 101 - NIC_TSO_IOV_MAX);
+	assert_int_equal(tso_hlen, 54);
+	assert_int_equal(tso_mss, 500);
+	assert_int_equal(tso_bytes, 100 * 500 + 3);
+	assert_memory_equal(tso_payload, big + 54, tso_bytes);
+	assert_int_equal(wire.frames, 1);		/* only the plain frame */
+	assert_int_equal(wire.last[20], 7);
+	/* the NIC takes ten: the other 91 go one by one, in order */
+	tso_take = 10;
+	tso_calls = 0;
+	tso_bytes = 0;
+	assert_int_equal(gnet_guest_tx(&va, big, len, &tso), 0);
+	gnet_flush(&va);
+	assert_int_equal(tso_calls, 1);
+	assert_int_equal(tso_bytes, 10 * 500);
+	assert_int_equal(wire.frames, 1 + 91);
+	assert_int_equal(wire.len, 54 + 3);
+	/* without a partial checksum: all one by one */
+	tso_take = ~0u;
+	tso_calls = 0;
+	tso.partial_ok = false;
+	assert_int_equal(gnet_guest_tx(&va, big, tso_frame(PEER, 2000), &tso), 0);
+	gnet_flush(&va);
+	assert_int_equal(tso_calls, 0);
+	assert_int_equal(wire.frames, 1 + 91 + 4);
+	/* for guest B: segments, not TSO */
+	tso.partial_ok = true;
+	assert_int_equal(gnet_guest_tx(&va, big, tso_frame(MB, 3000), &tso), 0);
+	gnet_flush(&va);
+	assert_int_equal(tso_calls, 0);
+	assert_int_equal(rx_b, 6);
 }
 
 /* A NIC with no buffer drops; a guest still arriving keeps a queue's worth
@@ -903,6 +992,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_guest_to_guest_queued, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_from_the_wire, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tso_from_a_guest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tso_to_a_nic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spoof_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_management, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ports_and_macs, setup, teardown),

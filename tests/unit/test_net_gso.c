@@ -199,6 +199,43 @@ static void test_partial_for_the_nic(void **state)
 	assert_false(p.partial);			/* UDP: finished here */
 }
 
+/* Segments sent on as one TSO frame: the headers for it are the first
+ * segment's with the whole length, no IP checksum, the pseudo-header sum
+ * without the length, and the last segment's PSH and FIN; a NIC that cuts
+ * them at the MSS again makes the same segments. */
+static void test_tso_headers(void **state)
+{
+	struct gso_req r = TSO;
+	struct gso_plan p;
+	size_t len = build(5000, 12, 0x19), l0, l3;	/* ACK PSH FIN, timestamps */
+	uint8_t s0[GSO_PLAIN_MAX], s3[GSO_PLAIN_MAX], h[256], want[2];
+	const uint8_t *ip = h + 14, *tcp = h + 34;
+
+	(void)state;
+	r.partial_ok = true;
+	assert_int_equal(gso_plan(frame, len, &r, &p), 0);
+	assert_int_equal(p.segs, 4);
+	l0 = gso_segment(frame, &r, &p, 0, s0);
+	l3 = gso_segment(frame, &r, &p, 3, s3);
+	assert_int_equal(s0[47] & 0x09, 0);		/* not on the first */
+	gso_tso_hdr(h, s0, s3, p.hlen, 5000);
+	assert_int_equal(get_be16(ip + 2), 20 + 32 + 5000);
+	assert_int_equal(get_be16(ip + 4), ID0);
+	assert_int_equal(get_be16(ip + 10), 0);
+	assert_int_equal(get_be32(tcp + 4), SEQ0);
+	assert_int_equal(tcp[13], 0x19);
+	csum_store(want, csum_fold(csum_pseudo(SRC_IP, DST_IP, 6, 0)));
+	assert_memory_equal(tcp + 16, want, 2);
+	assert_memory_equal(tcp + 20, frame + 54, 12);	/* the options */
+	assert_memory_equal(h, frame, 14);
+	/* the last segment's flags only: a middle run has neither */
+	gso_tso_hdr(h, s0, s0, p.hlen, 2 * 1448 - 24);
+	assert_int_equal(tcp[13], 0x10);
+	assert_int_equal(get_be16(ip + 2), 20 + 32 + 2 * 1448 - 24);
+	(void)l0;
+	(void)l3;
+}
+
 static struct gso_plan plan;
 #define refused(len, r)	assert_int_equal(gso_plan(frame, (len), (r), &plan), -EINVAL)
 
@@ -258,6 +295,7 @@ int main(void)
 		cmocka_unit_test(test_payload_within_one_segment),
 		cmocka_unit_test(test_checksum_only),
 		cmocka_unit_test(test_partial_for_the_nic),
+		cmocka_unit_test(test_tso_headers),
 		cmocka_unit_test(test_liars_refused),
 	};
 

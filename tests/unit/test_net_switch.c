@@ -140,6 +140,41 @@ static void test_unicast(void **state)
 	free(r);
 }
 
+/* Where a unicast frame would go, asked without sending it: as sw_input
+ * would send it, nothing counted until sw_forwarded says it went. */
+static void test_unicast_port(void **state)
+{
+	struct rig *r = rig_new();
+	uint8_t f[1600];
+
+	(void)state;
+	assert_int_equal(sw_unicast_port(&r->sw, r->ga, f, frame(f, PEER, GA, 60)), r->up);
+	assert_int_equal(sw_unicast_port(&r->sw, r->ga, f, frame(f, GB, GA, 60)), r->gb);
+	assert_int_equal(sw_unicast_port(&r->sw, r->local, f, frame(f, PEER, HOST, 60)), r->up);
+	/* what sw_input would drop or flood: nowhere */
+	assert_true(sw_unicast_port(&r->sw, r->ga, f, frame(f, PEER, GB, 60)) < 0);	/* spoof */
+	assert_true(sw_unicast_port(&r->sw, r->ga, f, frame(f, HOST, GA, 60)) < 0);	/* mgmt */
+	assert_true(sw_unicast_port(&r->sw, r->ga, f, frame(f, GA, GA, 60)) < 0);	/* self */
+	assert_true(sw_unicast_port(&r->sw, r->ga, f, frame(f, BCAST, GA, 60)) < 0);
+	assert_true(sw_unicast_port(&r->sw, r->ga, f, frame(f, PEER, GA, 1515)) < 0);
+	assert_true(sw_unicast_port(&r->sw, r->up, f,
+				    frame(f, (uint8_t[6]){ 2, 0, 0, 0, 0, 9 }, PEER, 60)) < 0);
+	assert_true(sw_unicast_port(&r->sw, 9, f, frame(f, PEER, GA, 60)) < 0);
+	assert_true(sw_unicast_port(&r->sw, -1, f, frame(f, PEER, GA, 60)) < 0);
+	expect(r, 0, 0, 0, 0);
+	for (int i = 0; i < SW_NR_DROP; i++)
+		assert_int_equal(r->sw.port[r->ga].stats.drops[i], 0);
+	sw_forwarded(&r->sw, r->ga, r->up, 3, 4000);
+	assert_int_equal(r->sw.port[r->ga].stats.in_frames, 3);
+	assert_int_equal(r->sw.port[r->ga].stats.in_bytes, 4000);
+	assert_int_equal(r->sw.port[r->up].stats.out_frames, 3);
+	assert_int_equal(r->sw.port[r->up].stats.out_bytes, 4000);
+	/* no uplink: nowhere */
+	sw_del_port(&r->sw, r->up);
+	assert_true(sw_unicast_port(&r->sw, r->ga, f, frame(f, PEER, GA, 60)) < 0);
+	free(r);
+}
+
 static void test_flood(void **state)
 {
 	struct rig *r = rig_new();
@@ -286,6 +321,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ports),
 		cmocka_unit_test(test_unicast),
+		cmocka_unit_test(test_unicast_port),
 		cmocka_unit_test(test_flood),
 		cmocka_unit_test(test_mgmt),
 		cmocka_unit_test(test_spoof),

@@ -339,9 +339,10 @@ static uint16_t sum16(const uint8_t *p, size_t n)
 
 static void test_tso(void **state)
 {
-	static uint8_t hdr[54], p0[3000], p1[2000];
-	const uint8_t *data[2] = { p0, p1 };
-	size_t len[2] = { sizeof(p0), sizeof(p1) }, big[2] = { 32768, 1 };
+	static uint8_t hdr[54], p0[3000], p1[2000], many[NIC_TSO_IOV_MAX + 1];
+	const struct nic_iov iov[2] = { { p0, sizeof(p0) }, { p1, sizeof(p1) } };
+	const struct nic_iov big[2] = { { p0, 32768 }, { p1, 1 } }, empty[2] = { { p0, 1 }, { p1, 0 } };
+	struct nic_iov bytes[NIC_TSO_IOV_MAX + 1];
 	const uint8_t *b;
 	int id, k = 0;
 
@@ -350,7 +351,7 @@ static void test_tso(void **state)
 	put_be16(hdr + 16, 40 + 5000);
 	memset(p0, 0x11, sizeof(p0));
 	memset(p1, 0x22, sizeof(p1));
-	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, data, len, 1448), 0);
+	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, iov, 2, 1448), 0);
 	id = dq_take(&txq);
 	b = phys_to_virt(txq.desc[id].addr);
 	assert_int_equal(txq.desc[id].len, 54 + VNET_HDR_LEN);
@@ -358,20 +359,32 @@ static void test_tso(void **state)
 	assert_int_equal(get_le16(b + 2), 54);
 	assert_int_equal(get_le16(b + 4), 1448);
 	assert_int_equal(sum16(b + VNET_HDR_LEN + 14, 20), 0xffff);	/* IPv4 checksum set */
-	size_t want[4] = { 54 + VNET_HDR_LEN, 2048, 952, 2000 };
+	/* the payload fills whole buffers across the pieces, in order */
+	size_t want[4] = { 54 + VNET_HDR_LEN, 2048, 2048, 904 };
 	for (uint16_t d = (uint16_t)id;; d = txq.desc[d].next, k++) {
 		assert_true(k < 4);
 		assert_int_equal(txq.desc[d].len, want[k]);
+		b = phys_to_virt(txq.desc[d].addr);
+		if (k == 2) {
+			assert_int_equal(b[951], 0x11);
+			assert_int_equal(b[952], 0x22);
+		}
 		if (!(txq.desc[d].flags & VIRTQ_DESC_F_NEXT))
 			break;
 	}
 	assert_int_equal(k, 3);
 	assert_int_equal(nic->stats.tx_tso, 1);
 	assert_int_equal(nic->stats.tx_frames, 4);
-	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, data, big, 1448), -EINVAL);
-	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, data, len, 0), -EINVAL);
+	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, big, 2, 1448), -EINVAL);
+	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, empty, 2, 1448), -EINVAL);
+	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, iov, 0, 1448), -EINVAL);
+	for (unsigned int i = 0; i < NIC_TSO_IOV_MAX + 1; i++)
+		bytes[i] = (struct nic_iov){ many + i, 1 };
+	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, bytes, NIC_TSO_IOV_MAX + 1, 1448),
+			 -EINVAL);
+	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, iov, 2, 0), -EINVAL);
 	hdr[14 + 9] = 17;
-	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, data, len, 1448), -EINVAL);
+	assert_int_equal(nic->ops->xmit_tso(nic, hdr, 54, iov, 2, 1448), -EINVAL);
 }
 
 int main(void)
