@@ -306,8 +306,13 @@ static bool inject_pending(struct vcpu *v)
 	bool ok = vmm->intr_allowed(&v->hw);
 	int vec;
 
-	if (inject_event(v, ok))
+	if (inject_event(v, ok)) {
+		/* an NMI (or ExtINT) went in: an interrupt that waits asks for
+		 * its window, not for the next unrelated exit (its handler
+		 * runs with IF clear; its IRET opens the window) */
+		vmm->want_intr_window(&v->hw, vm_pending_vector(v) >= 0);
 		return false;
+	}
 	vec = vm_pending_vector(v);
 	if (vec < 0) {
 		vmm->want_intr_window(&v->hw, false);

@@ -43,6 +43,7 @@ static void fake_run(struct vmm_vcpu *hw, struct vm_exit *e)
 	if (fake.runs < FAKE_MAX) {
 		fake.ran[fake.runs] = v;
 		fake.state_in_run[fake.runs] = vcpu_state(v);
+		fake.window_in_run[fake.runs] = fake.window;
 	}
 	fake.runs++;
 	fake.irq_off_runs += !fake.irq_on;

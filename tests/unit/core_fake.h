@@ -39,6 +39,7 @@ struct fake_backend {
 	uint8_t skipped[FAKE_MAX];		/* skip_insn lengths */
 	unsigned int nr_skipped;
 	bool window;				/* last want_intr_window */
+	bool window_in_run[FAKE_MAX];		/* ... as each vmm->run began */
 	struct cpu_state state;			/* what get/set_state move */
 	unsigned int get_state, set_state;
 	uint64_t tsc_offset, tsc_mult;		/* the last set_tsc */

@@ -380,6 +380,27 @@ static void test_hlt_with_interrupts_off(void **state)
 	assert_true(vm_pending_vector(v) >= 0);	/* the timer could not wake it */
 }
 
+/* An NMI and an interrupt due together: the NMI goes in, and the
+ * interrupt asks for its window at the same entry (it goes in once the
+ * NMI handler's IRET sets IF), not at the next unrelated exit. */
+static void test_nmi_then_the_interrupt_window(void **state)
+{
+	uint64_t icr = 4u << 8;			/* NMI to APIC id 0: itself */
+	uint64_t base = 0xFEE00000 | 1u << 11 | 1u << 10 | 1u << 8;
+
+	(void)state;
+	fake_guest_timer(vm);
+	assert_int_equal(vm_apic_msr(v, 0x1B, true, &base, 0), 0);	/* x2APIC */
+	assert_int_equal(vm_apic_msr(v, 0x830, true, &icr, 0), 0);
+	fake_now_ns += 20000000;		/* a timer interrupt is due too */
+	fake.window = false;
+	assert_int_equal(run(NULL, 0), VCPU_RUNNABLE);
+	assert_int_equal(fake.nr_injected, 1);
+	assert_int_equal(fake.injected[0].type, EVENT_NMI);
+	assert_true(vm_pending_vector(v) >= 0);
+	assert_true(fake.window_in_run[0]);
+}
+
 static void test_hlt_with_an_interrupt_due_runs_on(void **state)
 {
 	static const struct fake_step s[] = {
@@ -859,6 +880,7 @@ int main(void)
 		T(test_hlt_sleeps_and_an_interrupt_wakes),
 		T(test_console_bytes_wake_a_halted_guest),
 		T(test_hlt_with_interrupts_off), T(test_hlt_single_stepped), T(test_cr8_is_the_tpr),
+		T(test_nmi_then_the_interrupt_window),
 		T(test_hlt_with_an_interrupt_due_runs_on),
 		T(test_pending_vector_quiet_time),
 		T(test_interrupt_window),
