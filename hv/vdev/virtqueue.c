@@ -68,15 +68,21 @@ static bool ram(const struct vq_mem *m, uint64_t gpa, uint64_t len)
 	return !m->read(m->ctx, gpa, &b, 1) && !m->read(m->ctx, gpa + len - 1, &b, 1);
 }
 
+/* Do the three rings lie in RAM? */
+static bool rings_in_ram(const struct vq *q, const struct vq_mem *m)
+{
+	return ram(m, q->desc, (uint64_t)DESC_SIZE * q->size) &&
+	       ram(m, q->avail, AVAIL_RING + 2ull * q->size) &&
+	       ram(m, q->used, USED_RING + (uint64_t)USED_ELEM * q->size);
+}
+
 int vq_enable(struct vq *q, const struct vq_mem *m)
 {
 	enum vq_err e = layout_err(q);
 
 	if (e)
 		return vq_fail(q, e);
-	if (!ram(m, q->desc, (uint64_t)DESC_SIZE * q->size) ||
-	    !ram(m, q->avail, AVAIL_RING + 2ull * q->size) ||
-	    !ram(m, q->used, USED_RING + (uint64_t)USED_ELEM * q->size))
+	if (!rings_in_ram(q, m))
 		return vq_fail(q, VQ_ERR_RING);
 	q->ready = true;
 	return 0;
@@ -204,7 +210,9 @@ int vq_check_mem(const struct vq *q, const struct vq_mem *m, uint16_t *avail, ui
 	*avail = *used = 0;
 	if (!q->ready || q->err)
 		return 0;
-	if (read16(m, q->avail + 2, avail) || read16(m, q->used + 2, used))
+	/* as vq_enable checked them: a restored queue was never enabled here */
+	if (!rings_in_ram(q, m) || read16(m, q->avail + 2, avail) ||
+	    read16(m, q->used + 2, used))
 		return -EIO;
 	if ((uint16_t)(*avail - q->last_avail) > q->size || *used != q->used_idx)
 		return -ERANGE;
@@ -346,9 +354,11 @@ int vq_snapshot(struct vq *q, struct snap *s)
 	if (!s->restore || s->err)
 		return s->err;
 	/* A working queue has nothing in flight: the devices return every
-	 * chain before they return to the caller. */
+	 * chain before they return to the caller.  One not enabled yet has
+	 * taken nothing (only vq_reset makes a queue not ready). */
 	if (t.err >= VQ_NR_ERR || (!t.err && t.used_idx != t.last_avail) ||
-	    (t.ready && !t.err && layout_err(&t)))
+	    (t.ready && !t.err && layout_err(&t)) ||
+	    (!t.ready && !t.err && (t.last_avail || t.used_idx)))
 		return snap_invalid(s);
 	*q = t;
 	return 0;

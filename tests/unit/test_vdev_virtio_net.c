@@ -1257,6 +1257,22 @@ static void test_rings_checked_against_memory(void **state)
 	put_le16(r->ram + r->q[1].used + 2, 1);			/* not what it published */
 	assert_int_equal(virtio_pci_check_mem(&r->net.vp, why, sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "queue 1: "));
+	put_le16(r->ram + r->q[1].used + 2, 0);
+	assert_int_equal(virtio_pci_check_mem(&r->net.vp, why, sizeof(why)), 0);
+	/* rings a peer put outside RAM (a queue restored, never enabled
+	 * here): the descriptor table, or an avail ring whose index can be
+	 * read but whose entries cannot */
+	{
+		struct vq keep = r->net.vp.vq[1];
+
+		r->net.vp.vq[1].desc = RAM_SIZE - 16;
+		assert_int_equal(virtio_pci_check_mem(&r->net.vp, why, sizeof(why)), -EINVAL);
+		assert_string_equal(why, "queue 1: its rings cannot be read");
+		r->net.vp.vq[1] = keep;
+		r->net.vp.vq[1].avail = RAM_SIZE - 4;
+		assert_int_equal(virtio_pci_check_mem(&r->net.vp, why, sizeof(why)), -EINVAL);
+		r->net.vp.vq[1] = keep;
+	}
 	/* a broken queue is the guest's own doing: nothing to check */
 	r->net.vp.vq[1].err = VQ_ERR_IDX;
 	assert_int_equal(virtio_pci_check_mem(&r->net.vp, why, sizeof(why)), 0);
@@ -1699,6 +1715,7 @@ static void test_snapshot_hostile(void **state)
 #define OFF_ISR		(OFF_STATUS + 1)
 #define OFF_VQ0		(OFF_STATUS + 5)
 #define OFF_VQ0_SIZE	(OFF_VQ0 + 1)
+#define OFF_VQ0_READY	(OFF_VQ0 + 3)
 #define OFF_VQ0_LAST	(OFF_VQ0 + 28)
 #define OFF_VQ0_ERR	(OFF_VQ0 + 32)
 
@@ -1728,6 +1745,13 @@ static void test_snapshot_fields(void **state)
 	REFUSED(bad[OFF_VQ0_ERR] = VQ_NR_ERR);
 	REFUSED(bad[OFF_VNET] = 2);				/* version */
 	REFUSED(bad[OFF_VQ0_ERR] = VQ_ERR_LOOP);		/* no NEEDS_RESET */
+	/* a queue not enabled yet has taken nothing */
+	REFUSED(bad[OFF_VQ0_READY] = 0; put_le16(bad + OFF_VQ0_LAST, 5);
+		put_le16(bad + OFF_VQ0_LAST + 2, 5));
+	memcpy(bad, buf, n);
+	bad[OFF_VQ0_READY] = 0;
+	assert_int_equal(restore(b, bad, n), 0);
+	assert_false(b->net.vp.vq[0].ready);
 	memcpy(bad, buf, n);
 	bad[OFF_VQ0_ERR] = VQ_ERR_LOOP;				/* broken is a state */
 	bad[OFF_STATUS] |= VIRTIO_S_NEEDS_RESET;
