@@ -22,6 +22,7 @@ static const char *const drop_names[SW_NR_DROP] = {
 	[SW_DROP_NO_PORT] = "no such port",
 	[SW_DROP_LOOP] = "looped back",
 	[SW_DROP_SELF] = "to itself",
+	[SW_DROP_NO_UPLINK] = "no uplink (ferry has no NIC)",
 };
 
 const char *sw_drop_name(enum sw_drop d)
@@ -166,8 +167,8 @@ static int flood(struct sw *sw, int from, const uint8_t *f, size_t len)
 }
 
 /* Where unicast from `from` goes: the port with the destination MAC, else
- * the uplink; -EPERM with *why when it may not go, -ENOENT with no uplink
- * yet. */
+ * the uplink; negative with *why when it may not go (-ENOENT: there is no
+ * uplink). */
 static int route(const struct sw *sw, int from, const uint8_t *f, enum sw_drop *why)
 {
 	const struct sw_port *src = &sw->port[from];
@@ -183,8 +184,10 @@ static int route(const struct sw *sw, int from, const uint8_t *f, enum sw_drop *
 		*why = SW_DROP_SELF;
 		return -EPERM;
 	}
-	if (to < 0)
-		return -ENOENT;		/* no uplink yet: nowhere to go */
+	if (to < 0) {
+		*why = SW_DROP_NO_UPLINK;	/* for the wire, and ferry has no NIC */
+		return -ENOENT;
+	}
 	if (!may_reach(src, &sw->port[to])) {
 		*why = SW_DROP_MGMT;
 		return -EPERM;
@@ -197,7 +200,7 @@ static int unicast(struct sw *sw, int from, const uint8_t *f, size_t len, enum s
 	int to = route(sw, from, f, why);
 
 	if (to < 0)
-		return to == -EPERM ? -EPERM : 0;
+		return -EPERM;
 	deliver(&sw->port[to], f, len);
 	return 1;
 }

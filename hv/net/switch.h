@@ -63,6 +63,7 @@ enum sw_drop {
 	SW_DROP_NO_PORT,	/* unicast from the uplink for no port here */
 	SW_DROP_LOOP,		/* from the uplink with a port's own source MAC */
 	SW_DROP_SELF,		/* unicast for the port it came from */
+	SW_DROP_NO_UPLINK,	/* unicast for the wire, with no NIC */
 	SW_NR_DROP
 };
 
@@ -105,7 +106,7 @@ int sw_set_flags(struct sw *sw, int port, uint8_t flags);
 int sw_input(struct sw *sw, int port, const uint8_t *frame, size_t len);
 
 /* The one port sw_input would hand this unicast frame from port to, or
- * negative when it would drop it, flood it or hold it (no uplink yet).
+ * negative when it would drop it or flood it.
  * Counts nothing: for a caller that sends the frame another way (a
  * guest's TCP super-frame as TSO, hv/netif.c), then counts it with
  * sw_forwarded. */

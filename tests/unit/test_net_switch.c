@@ -169,9 +169,13 @@ static void test_unicast_port(void **state)
 	assert_int_equal(r->sw.port[r->ga].stats.in_bytes, 4000);
 	assert_int_equal(r->sw.port[r->up].stats.out_frames, 3);
 	assert_int_equal(r->sw.port[r->up].stats.out_bytes, 4000);
-	/* no uplink: nowhere */
+	/* no uplink: nowhere, and sw_input drops it as such, not as sent */
 	sw_del_port(&r->sw, r->up);
 	assert_true(sw_unicast_port(&r->sw, r->ga, f, frame(f, PEER, GA, 60)) < 0);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, frame(f, PEER, GA, 60)), -EPERM);
+	assert_int_equal(r->sw.port[r->ga].stats.drops[SW_DROP_NO_UPLINK], 1);
+	assert_int_equal(r->sw.port[r->ga].stats.in_frames, 3);
+	assert_string_equal(sw_drop_name(SW_DROP_NO_UPLINK), "no uplink (ferry has no NIC)");
 	free(r);
 }
 
