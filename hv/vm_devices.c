@@ -170,11 +170,14 @@ static void unlock_and_wake(struct vm *vm)
 
 /* After an exit: the frames it queued go through the switch.  A NIC that
  * stopped on a full queue then takes up where it stopped; each round
- * empties the queue, so each one moves it on (the bound is only there in
- * case other vCPUs keep filling the queue: they flush it themselves).
- * A driver that posted receive buffers gets the frames that waited for
- * them (gnet_rx_posted). */
-#define NIC_RESUME_ROUNDS	4096
+ * empties the queue, so each one moves it on.  A whole ring of 64 KiB
+ * super-frames takes about 50 rounds (GNET_QLEN slots, 45 segments each);
+ * the bound stops a guest whose other vCPU refills the ring without end
+ * from holding this CPU in one exit.  What is left waits, stalled, for
+ * the guest's next doorbell (ferry never tells a driver not to ring) or
+ * any exit that touches a device.  A driver that posted receive buffers
+ * gets the frames that waited for them (gnet_rx_posted). */
+#define NIC_RESUME_ROUNDS	128
 
 static void nic_flush(struct vm *vm)
 {
