@@ -356,6 +356,19 @@ static void test_console_bytes_wake_a_halted_guest(void **state)
 	}
 }
 
+/* An NMI the guest sent itself (x2APIC ICR), and a timer interrupt due. */
+static void nmi_and_timer_due(void)
+{
+	uint64_t icr = 4u << 8;			/* NMI to APIC id 0: itself */
+	uint64_t base = 0xFEE00000 | 1u << 11 | 1u << 10 | 1u << 8;
+
+	fake_guest_timer(vm);
+	assert_int_equal(vm_apic_msr(v, 0x1B, true, &base, 0), 0);	/* x2APIC */
+	assert_int_equal(vm_apic_msr(v, 0x830, true, &icr, 0), 0);
+	assert_true(vm_event_pending(v));
+	fake_now_ns += 20000000;
+}
+
 /* HLT with interrupts off: only an NMI could wake it.  One pending goes
  * in first; with none left, the guest has powered off. */
 static void test_hlt_with_interrupts_off(void **state)
@@ -363,15 +376,9 @@ static void test_hlt_with_interrupts_off(void **state)
 	static const struct fake_step hlt[] = {
 		{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = -1 },
 	};
-	uint64_t icr = 4u << 8;			/* NMI to APIC id 0: itself */
-	uint64_t base = 0xFEE00000 | 1u << 11 | 1u << 10 | 1u << 8;
 
 	(void)state;
-	fake_guest_timer(vm);
-	assert_int_equal(vm_apic_msr(v, 0x1B, true, &base, 0), 0);	/* x2APIC */
-	assert_int_equal(vm_apic_msr(v, 0x830, true, &icr, 0), 0);
-	assert_true(vm_event_pending(v));
-	fake_now_ns += 20000000;		/* a timer interrupt is due too */
+	nmi_and_timer_due();
 	assert_int_equal(run(hlt, 1), VCPU_RUNNABLE);
 	assert_int_equal(fake.nr_injected, 1);	/* the NMI went in before the HLT */
 	assert_int_equal(fake.injected[0].type, EVENT_NMI);
@@ -385,14 +392,8 @@ static void test_hlt_with_interrupts_off(void **state)
  * NMI handler's IRET sets IF), not at the next unrelated exit. */
 static void test_nmi_then_the_interrupt_window(void **state)
 {
-	uint64_t icr = 4u << 8;			/* NMI to APIC id 0: itself */
-	uint64_t base = 0xFEE00000 | 1u << 11 | 1u << 10 | 1u << 8;
-
 	(void)state;
-	fake_guest_timer(vm);
-	assert_int_equal(vm_apic_msr(v, 0x1B, true, &base, 0), 0);	/* x2APIC */
-	assert_int_equal(vm_apic_msr(v, 0x830, true, &icr, 0), 0);
-	fake_now_ns += 20000000;		/* a timer interrupt is due too */
+	nmi_and_timer_due();
 	fake.window = false;
 	assert_int_equal(run(NULL, 0), VCPU_RUNNABLE);
 	assert_int_equal(fake.nr_injected, 1);
