@@ -58,8 +58,10 @@ struct nic_ops {
 	int (*xmit)(struct nic *n, const void *frame, size_t len);
 	/* The buffer of the next transmit slot (NULL: ring full). */
 	void *(*tx_frame)(struct nic *n);
-	/* One TSO frame: headers hdr (an IPv4 TCP frame's, as nic_tso_hdr
-	 * leaves them), then the payload iov[0..niov) in order, up to
+	/* One TSO frame: headers hdr (an IPv4 TCP frame's, with the
+	 * pseudo-header sum without the length in the TCP checksum, as
+	 * hv/net/tcp_out.c and gso_tso_hdr leave them), then the payload
+	 * iov[0..niov) in order, up to
 	 * NIC_TSO_MAX bytes, cut into mss-byte segments; PSH and FIN go on
 	 * the last segment only.  NULL without TSO. */
 	int (*xmit_tso)(struct nic *n, const uint8_t *hdr, size_t hlen,
