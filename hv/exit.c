@@ -310,6 +310,16 @@ static enum exit_action do_gpa_fault(struct vcpu *v, struct vm_exit *e)
 			return EXIT_STOP;
 		}
 	}
+	/* Delivering an event touched memory outside RAM (an IDT, stack or
+	 * TSS there): the instruction at RIP did not, and emulating it would
+	 * run it with a device access it never made (KVM stops such a guest
+	 * too).  Nothing a working system does. */
+	if (e->u.gpa_fault.vectoring && !vm_gpa_to_hva(v->vm, e->u.gpa_fault.gpa)) {
+		vm_stop(v->vm, "delivering an interrupt or exception touched guest-physical %#lx "
+			"outside its memory (its IDT, stack or TSS) at rip %#lx",
+			e->u.gpa_fault.gpa, e->rip);
+		return EXIT_STOP;
+	}
 	if (!e->u.gpa_fault.exec && !vm_gpa_to_hva(v->vm, e->u.gpa_fault.gpa) &&
 	    (e->u.gpa_fault.read || e->u.gpa_fault.write))
 		return do_mmio(v, e);

@@ -92,6 +92,10 @@ struct vm_exit {
 			uint64_t gpa;
 			bool read, write, exec;
 			bool present;		/* the mapping exists (permission fault) */
+			/* while the CPU delivered an event (its IDT entry,
+			 * stack or TSS): re-queued for the next entry, and no
+			 * instruction of the guest's made the access */
+			bool vectoring;
 		} gpa_fault;
 		struct {
 			bool write;		/* MOV to CR8 (else from) */

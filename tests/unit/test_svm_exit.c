@@ -349,7 +349,13 @@ static void test_npf_bits(void **state)
 	assert_true(f->exit.u.gpa_fault.present);
 	run_exit(f, SVM_EXIT_NPF, 0x200000006ull, 0x3000);		/* guest table walk */
 	assert_true(f->exit.u.gpa_fault.write);
+	assert_false(f->exit.u.gpa_fault.vectoring);
 	assert_int_equal(f->reads, 0);
+	/* while an external interrupt was delivered (EXITINTINFO valid) */
+	f->vmcb->ctl.exit_int_info = VMCB_EVT_V | 0x20;
+	run_exit(f, SVM_EXIT_NPF, 0x100000004ull, 0x400000000ull);
+	assert_true(f->exit.u.gpa_fault.vectoring);
+	f->vmcb->ctl.exit_int_info = 0;
 }
 
 /* ---- codes without payload -------------------------------------------------------------- */

@@ -595,6 +595,31 @@ static void test_gpa_fault_stops_the_guest(void **state)
 			    "execution of guest-physical 0x40000000 outside its memory at rip 0x40000000");
 }
 
+/* An event's delivery that reads its IDT entry (or pushes on a stack)
+ * outside RAM: the instruction at RIP, an ordinary load that the MMIO
+ * emulator would happily run, made no such access.  The guest stops;
+ * nothing is emulated, RIP does not move. */
+static void test_event_delivery_outside_ram_stops(void **state)
+{
+	static const uint8_t load[] = { 0x8b, 0x03 };
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_GPA_FAULT, .rip = 0x2000, .inst_len = 2,
+			    .u.gpa_fault = { .gpa = 0x40000000, .read = true,
+					     .vectoring = true } } },
+	};
+
+	(void)state;
+	guest_insn(load, sizeof(load), 0x40000000);
+	assert_int_equal(run(s, 1), VCPU_RUNNABLE);
+	assert_int_equal(vm->state, VM_STOPPED);
+	assert_string_equal(fake_stop_reason, "delivering an interrupt or exception touched "
+			    "guest-physical 0x40000000 outside its memory (its IDT, stack or TSS) "
+			    "at rip 0x2000");
+	assert_int_equal(fake.nr_skipped, 0);
+	assert_int_equal(v->hw.gpr[GPR_RAX], 0x1234);
+	assert_int_equal(vm->mmio_unhandled_reads, 0);
+}
+
 /* CR8 is the local APIC's TPR: a write through one is read through the
  * other, a priority at or above an interrupt's class holds it back, and
  * a value above 15 is #GP with nothing changed. */
@@ -890,6 +915,7 @@ int main(void)
 		T(test_mmio_under_pae_paging),
 		T(test_lapic_mmio),
 		T(test_gpa_fault_stops_the_guest),
+		T(test_event_delivery_outside_ram_stops),
 		T(test_reset_reboots_and_cli_hlt_powers_off),
 		T(test_reset_by_an_ap_is_done_by_the_bsp),
 		T(test_triple_fault),

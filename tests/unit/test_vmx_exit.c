@@ -183,6 +183,11 @@ static void test_ept_violation(void **state)
 	decode(&x, &e);
 	assert_true(e.u.gpa_fault.exec);
 	assert_false(e.u.gpa_fault.present);
+	assert_false(e.u.gpa_fault.vectoring);
+	/* during an event's delivery (IDT-vectoring information valid) */
+	x.idt_info = INTR_INFO_VALID | 0x20;
+	decode(&x, &e);
+	assert_true(e.u.gpa_fault.vectoring);
 }
 
 static void test_misconfig_and_unknown(void **state)

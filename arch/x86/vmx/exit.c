@@ -223,6 +223,7 @@ static void decode_ept_violation(const struct vmx_exit_info *x, struct vm_exit *
 {
 	e->code = EXIT_GPA_FAULT;
 	e->u.gpa_fault.gpa = x->gpa;
+	e->u.gpa_fault.vectoring = x->idt_info & INTR_INFO_VALID;
 	if ((x->reason & EXIT_REASON_BASIC_MASK) == VMX_EXIT_EPT_MISCONFIG)
 		return;
 	e->u.gpa_fault.read = x->qual & EPT_QUAL_READ;
