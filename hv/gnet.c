@@ -516,7 +516,7 @@ int gnet_rx_snapshot(struct vm *vm, struct snap *s, struct gnet_carry **in)
 int gnet_rx_late_snapshot(struct vm *vm, struct snap *s, uint32_t room, struct gnet_carry **in)
 {
 	struct gport *g = s->restore ? NULL : find(vm);
-	uint32_t n = 0, k0;
+	uint32_t n = 0, k0, behind;
 	int32_t past;
 	int rc;
 
@@ -530,6 +530,13 @@ int gnet_rx_late_snapshot(struct vm *vm, struct snap *s, uint32_t room, struct g
 	if (g->saved && room)
 		n = carry_count(g, k0, room);
 	rc = frames_walk(s, g, k0, n, in);
+	/* the rest stays here: the migration's last word before COMMIT, so
+	 * they are lost if it completes; said, since nothing else counts them */
+	behind = waiting(g) - g->saved_n - n;
+	if (!rc && g->saved && waiting(g) > g->saved_n + n)
+		pr_warn("vm %s: %u received frame%s waiting for it do%s not fit in what a "
+			"migration carries (%u bytes of them): lost if it completes", g->vm->name,
+			behind, behind == 1 ? "" : "s", behind == 1 ? "es" : "", GNET_CARRY_BYTES);
 	spin_unlock(&deliver_lock);
 	return rc;
 }
