@@ -209,14 +209,15 @@ static bool all_halted_for_good(struct vcpu *v)
 
 static enum exit_action do_hlt(struct vcpu *v, struct vm_exit *e)
 {
+	struct cpu_state s;
+
 	vmm->skip_insn(&v->hw, e->inst_len);
 	v->halted_if = vmm->intr_allowed(&v->hw);	/* past HLT: no shadow */
+	vmm->get_state(&v->hw, &s);
+	v->halted_nmi_blocked = s.interruptibility & INTR_NMI_BLOCKED;
 	if (!v->halted_if) {
-		struct cpu_state s;
-
 		/* interrupts off, or an event goes in first: the single-step
 		 * #DB of a HLT run with TF, which wakes it at once */
-		vmm->get_state(&v->hw, &s);
 		if (s.pending.valid)
 			return EXIT_RESUME;
 		__atomic_store_n(&v->halt_cli, true, __ATOMIC_SEQ_CST);

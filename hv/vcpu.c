@@ -205,6 +205,7 @@ void vcpu_reset(struct vcpu *v, const struct cpu_state *s)
 	vmm->set_state(&v->hw, s);
 	vmm->want_intr_window(&v->hw, false);
 	v->halted_if = false;
+	v->halted_nmi_blocked = false;
 	__atomic_store_n(&v->halt_cli, false, __ATOMIC_SEQ_CST);
 	v->irq_quiet_until_ns = 0;
 }
@@ -315,7 +316,9 @@ static bool inject_pending(struct vcpu *v)
 	}
 	vec = vm_pending_vector(v);
 	if (vec < 0) {
-		vmm->want_intr_window(&v->hw, false);
+		/* an ExtINT message put back for want of IF waits for the
+		 * window as a vector would */
+		vmm->want_intr_window(&v->hw, !ok && vm_extint_waiting(v));
 		return false;
 	}
 	if (!ok) {
@@ -354,7 +357,11 @@ bool vcpu_wants_wake(struct vcpu *v)
 {
 	if (reset_parked(v))
 		return false;
-	return (v->halted_if && vm_pending_vector(v) >= 0) || vm_event_pending(v) ||
+	/* only what can go in now: waking for an NMI the guest blocks (or an
+	 * ExtINT with interrupts off) would find it refused at entry, and the
+	 * guest would run HLT again and again */
+	return (v->halted_if && vm_pending_vector(v) >= 0) ||
+	       (vm_event_pending(v) && vm_event_wakes(v, !v->halted_nmi_blocked, v->halted_if)) ||
 	       reset_due(v);
 }
 

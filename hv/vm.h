@@ -137,6 +137,8 @@ struct vcpu {
 	bool pv_eoi_hint;		/* (v) an interrupt may be in service: try PV EOI */
 	bool halted_if;			/* (v) halted with interrupts enabled; read by
 					 * its CPU's scheduler and racily by `list` */
+	bool halted_nmi_blocked;	/* (v) halted in an NMI handler: another NMI
+					 * waits (as halted_if, for the scheduler) */
 	bool halt_cli;			/* (a) in HLT with interrupts off: set by its
 					 * exit before it looks at the others, cleared
 					 * at its next entry (exit.c do_hlt) */

@@ -372,6 +372,18 @@ bool vm_event_pending(struct vcpu *v)
 	return __atomic_load_n(&v->vm->dev->lapic[v->hw.id].events, __ATOMIC_ACQUIRE);
 }
 
+bool vm_event_wakes(struct vcpu *v, bool nmi_ok, bool extint_ok)
+{
+	return __atomic_load_n(&v->vm->dev->lapic[v->hw.id].events, __ATOMIC_ACQUIRE) &
+	       lapic_event_wake_mask(nmi_ok, extint_ok);
+}
+
+bool vm_extint_waiting(struct vcpu *v)
+{
+	return __atomic_load_n(&v->vm->dev->lapic[v->hw.id].events, __ATOMIC_ACQUIRE) &
+	       LAPIC_EVB_EXTINT;
+}
+
 bool vm_waits_for_sipi(struct vcpu *v)
 {
 	return __atomic_load_n(&v->vm->dev->wait_sipi[v->hw.id], __ATOMIC_ACQUIRE);

@@ -47,6 +47,10 @@ int vm_ack_vector(struct vcpu *v);
 uint64_t vm_pv_eoi_arm(struct vcpu *v);
 void vm_pv_eoi_sync(struct vcpu *v, uint64_t gpa);
 bool vm_event_pending(struct vcpu *v);	/* cheap, may say true spuriously */
+/* Would one of them end v's HLT (lapic_event_wake_mask)? */
+bool vm_event_wakes(struct vcpu *v, bool nmi_ok, bool extint_ok);
+/* An ExtINT message waits (put back while interrupts were off). */
+bool vm_extint_waiting(struct vcpu *v);
 enum lapic_event vm_take_event(struct vcpu *v, uint8_t *vector, bool extint_ok);
 void vm_return_nmi(struct vcpu *v);	/* an NMI that could not go in yet */
 bool vm_waits_for_sipi(struct vcpu *v);	/* after INIT, until a SIPI */

@@ -89,6 +89,7 @@ int vmstate_load_vcpu(struct vm *vm, unsigned int id, const struct cpu_state *cp
 	 * (HLT ends any interrupt shadow), else it sleeps on as it would here */
 	set_halted(v, halted);
 	v->halted_if = halted && (cpu->rflags & RFLAGS_IF);
+	v->halted_nmi_blocked = halted && (cpu->interruptibility & INTR_NMI_BLOCKED);
 	v->halt_cli = halted && !(cpu->rflags & RFLAGS_IF);
 	return 0;
 }

@@ -48,11 +48,6 @@ enum {
 #define ESR_ILLEGAL_REG	0x80u
 #define ESR_BITS	(ESR_SEND_ILLEGAL | ESR_RECV_ILLEGAL | ESR_ILLEGAL_REG)
 
-#define EV_INIT		0x1u
-#define EV_SIPI		0x2u
-#define EV_NMI		0x4u
-#define EV_EXTINT	0x8u
-#define EV_ALL		0xFu
 
 /* Writable bits of each LVT (10.5.1, Figure 10-8). */
 static const uint32_t lvt_writable[LAPIC_LVT_COUNT] = {
@@ -240,17 +235,17 @@ static int accept(struct lapic *a, uint8_t mode, uint8_t vector, bool level_trig
 	case LAPIC_DM_LOWEST:
 		return accept_fixed(a, vector, level_trig);
 	case LAPIC_DM_NMI:
-		a->events |= EV_NMI;
+		a->events |= LAPIC_EVB_NMI;
 		return 0;
 	case LAPIC_DM_INIT:		/* a SIPI before it is void */
-		a->events = (uint8_t)((a->events | EV_INIT) & ~EV_SIPI);
+		a->events = (uint8_t)((a->events | LAPIC_EVB_INIT) & ~LAPIC_EVB_SIPI);
 		return 0;
 	case LAPIC_DM_SIPI:
-		a->events |= EV_SIPI;
+		a->events |= LAPIC_EVB_SIPI;
 		a->sipi_vector = vector;
 		return 0;
 	case LAPIC_DM_EXTINT:
-		a->events |= EV_EXTINT;
+		a->events |= LAPIC_EVB_EXTINT;
 		return 0;
 	default:			/* SMI, reserved encodings */
 		return -EINVAL;
@@ -795,22 +790,22 @@ int lapic_ack(struct lapic *a, uint8_t vector)
 
 enum lapic_event lapic_take_event(struct lapic *a, uint8_t *sipi_vector)
 {
-	if (a->events & EV_INIT) {	/* 10.4.7.3: INIT resets the APIC */
-		a->events &= (uint8_t)~EV_INIT;
+	if (a->events & LAPIC_EVB_INIT) {	/* 10.4.7.3: INIT resets the APIC */
+		a->events &= (uint8_t)~LAPIC_EVB_INIT;
 		regs_reset(a);		/* later events stay */
 		return LAPIC_EV_INIT;
 	}
-	if (a->events & EV_SIPI) {
-		a->events &= (uint8_t)~EV_SIPI;
+	if (a->events & LAPIC_EVB_SIPI) {
+		a->events &= (uint8_t)~LAPIC_EVB_SIPI;
 		*sipi_vector = a->sipi_vector;
 		return LAPIC_EV_SIPI;
 	}
-	if (a->events & EV_NMI) {
-		a->events &= (uint8_t)~EV_NMI;
+	if (a->events & LAPIC_EVB_NMI) {
+		a->events &= (uint8_t)~LAPIC_EVB_NMI;
 		return LAPIC_EV_NMI;
 	}
-	if (a->events & EV_EXTINT) {
-		a->events &= (uint8_t)~EV_EXTINT;
+	if (a->events & LAPIC_EVB_EXTINT) {
+		a->events &= (uint8_t)~LAPIC_EVB_EXTINT;
 		return LAPIC_EV_EXTINT;
 	}
 	return LAPIC_EV_NONE;
@@ -877,7 +872,7 @@ bool lapic_valid(const struct lapic *a)
 		return false;
 	if ((a->ldr & 0x00FFFFFFu) || (a->dfr & 0x0FFFFFFFu) != 0x0FFFFFFFu ||
 	    (a->svr & ~SVR_WRITABLE) || (a->esr | a->esr_pending) & ~ESR_BITS ||
-	    (a->icr_lo & ~ICR_LO_WRITABLE) || (a->events & ~EV_ALL))
+	    (a->icr_lo & ~ICR_LO_WRITABLE) || (a->events & ~LAPIC_EVB_ALL))
 		return false;
 	if (!lapic_x2apic(a) && (a->icr_hi & 0x00FFFFFFu))
 		return false;

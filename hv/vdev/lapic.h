@@ -258,6 +258,22 @@ enum lapic_event lapic_take_event(struct lapic *a, uint8_t *sipi_vector);
 /* Whether the 8259's INTR reaches the CPU: the APIC is globally disabled,
  * or LVT0 is ExtINT and unmasked (virtual wire). */
 bool lapic_accepts_pic(const struct lapic *a);
+/* The bits of a->events, one per kind of event waiting for the vCPU. */
+#define LAPIC_EVB_INIT		0x1u
+#define LAPIC_EVB_SIPI		0x2u
+#define LAPIC_EVB_NMI		0x4u
+#define LAPIC_EVB_EXTINT	0x8u
+#define LAPIC_EVB_ALL		0xFu
+
+/* Those that end a HLT: INIT and SIPI always, an NMI only if the vCPU
+ * does not block NMIs, an ExtINT only if it has interrupts on.  (A CPU
+ * halted in its NMI handler sleeps through another NMI, which stays
+ * pending.) */
+static inline uint8_t lapic_event_wake_mask(bool nmi_ok, bool extint_ok)
+{
+	return (uint8_t)(LAPIC_EVB_INIT | LAPIC_EVB_SIPI | (nmi_ok ? LAPIC_EVB_NMI : 0) |
+			 (extint_ok ? LAPIC_EVB_EXTINT : 0));
+}
 
 /* When a halted vCPU must wake for this APIC: now_ns if a vector or event
  * is pending already, the next unmasked timer expiry, or LAPIC_NO_EVENT. */

@@ -16,6 +16,7 @@
 #include "hv/tsc.h"
 #include "hv/vcpu.h"
 #include "hv/vm_devices.h"
+#include "hv/vdev/devices.h"
 #include "hv/vdev/pvclock.h"
 #include "tests/unit/core_fake.h"
 
@@ -385,6 +386,47 @@ static void test_hlt_with_interrupts_off(void **state)
 	assert_int_equal(vm->state, VM_STOPPED);
 	assert_string_equal(fake_stop_reason, "powered off (halted with interrupts off)");
 	assert_true(vm_pending_vector(v) >= 0);	/* the timer could not wake it */
+}
+
+/* An ExtINT message that finds interrupts off goes back to wait, and asks
+ * for the interrupt window like any interrupt, rather than waiting for the
+ * next unrelated exit. */
+static void test_extint_waits_for_its_window(void **state)
+{
+	(void)state;
+	/* as an I/O APIC entry in ExtINT mode sends it */
+	assert_int_equal(lapic_deliver(&vm->dev->lapic[0], LAPIC_DM_EXTINT, 0, false), 0);
+	assert_true(vm_extint_waiting(v));
+	fake.intr_allowed = false;
+	fake.window = false;
+	assert_int_equal(run(NULL, 0), VCPU_RUNNABLE);
+	assert_int_equal(fake.nr_injected, 0);
+	assert_true(vm_extint_waiting(v));
+	assert_true(fake.window_in_run[0]);
+}
+
+/* HLT in an NMI handler (NMIs blocked, interrupts on): another NMI stays
+ * pending and does not wake it, as on a CPU (waking would find the NMI
+ * refused at entry and run the HLT again and again); an interrupt does. */
+static void test_hlt_in_an_nmi_handler_sleeps_through_an_nmi(void **state)
+{
+	static const struct fake_step hlt[] = {
+		{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = 1 },
+	};
+	uint64_t icr = 4u << 8;			/* NMI to APIC id 0: itself */
+	uint64_t base = 0xFEE00000 | 1u << 11 | 1u << 10 | 1u << 8;
+
+	(void)state;
+	fake_guest_timer(vm);
+	fake.state.interruptibility = INTR_NMI_BLOCKED;
+	assert_int_equal(run(hlt, 1), VCPU_HALTED);
+	vcpu_set_state(v, VCPU_RUNNING, VCPU_HALTED);
+	assert_int_equal(vm_apic_msr(v, 0x1B, true, &base, 0), 0);	/* x2APIC */
+	assert_int_equal(vm_apic_msr(v, 0x830, true, &icr, 0), 0);
+	assert_true(vm_event_pending(v));
+	assert_false(vcpu_wants_wake(v));
+	fake_now_ns += 20000000;		/* the timer's interrupt wakes it */
+	assert_true(vcpu_wants_wake(v));
 }
 
 /* An NMI and an interrupt due together: the NMI goes in, and the
@@ -907,6 +949,8 @@ int main(void)
 		T(test_console_bytes_wake_a_halted_guest),
 		T(test_hlt_with_interrupts_off), T(test_hlt_single_stepped), T(test_cr8_is_the_tpr),
 		T(test_nmi_then_the_interrupt_window),
+		T(test_hlt_in_an_nmi_handler_sleeps_through_an_nmi),
+		T(test_extint_waits_for_its_window),
 		T(test_hlt_with_an_interrupt_due_runs_on),
 		T(test_pending_vector_quiet_time),
 		T(test_interrupt_window),
