@@ -285,17 +285,21 @@ static int write_span(struct vnet *dev, const struct vq_chain *c, const uint8_t 
  * needs, num_buffers in the header says how many.  Not enough of them
  * posted: none taken (a super-frame then goes as its segments).  At most
  * a ring's worth is taken, however fast the driver posts meanwhile from
- * another CPU (dev->used has room for that many): a frame that does not
- * fit in them is dropped. */
+ * another CPU (dev->used has room for that many), and at most a ring's
+ * worth of descriptors is read, however the driver nests them in
+ * indirect tables (this runs under the switch's delivery lock, which
+ * every guest's frames share): a frame that does not fit in them is
+ * dropped. */
 static int rx_put_merged(struct vnet *dev, uint8_t *h, const struct vnet_rx_frame *f, size_t len)
 {
 	struct vq *q = &dev->vp.vq[VNET_RXQ];
 	const struct vq_mem *m = &dev->vp.c.mem;
 	size_t total = VNET_HDR_LEN + len, off = 0;
+	uint32_t walked = 0;		/* descriptors read */
 	uint16_t n = 0;
 	int rc = 1;
 
-	while (off < total && rc == 1 && n < q->size) {
+	while (off < total && rc == 1 && n < q->size && walked < q->size) {
 		struct vq_chain *c = n ? &dev->chain : &dev->first;
 		size_t k;
 
@@ -311,6 +315,7 @@ static int rx_put_merged(struct vnet *dev, uint8_t *h, const struct vnet_rx_fram
 			virtio_pci_used(&dev->vp, VNET_RXQ);
 			return -EAGAIN;
 		}
+		walked += c->nr_in;
 		k = c->in_len < total - off ? (size_t)c->in_len : total - off;
 		if (n && write_span(dev, c, h, f, off, k))	/* the first goes last */
 			rc = -EIO;
