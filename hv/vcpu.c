@@ -361,7 +361,7 @@ bool vcpu_wants_wake(struct vcpu *v)
 	 * ExtINT with interrupts off) would find it refused at entry, and the
 	 * guest would run HLT again and again */
 	return (v->halted_if && vm_pending_vector(v) >= 0) ||
-	       (vm_event_pending(v) && vm_event_wakes(v, !v->halted_nmi_blocked, v->halted_if)) ||
+	       vm_event_wakes(v, !v->halted_nmi_blocked, v->halted_if) ||
 	       reset_due(v);
 }
 

@@ -365,23 +365,31 @@ void vm_pv_eoi_sync(struct vcpu *v, uint64_t gpa)
 	v->stats.pv_eois++;
 }
 
+/* v's local APIC's event bits (LAPIC_EVB_*), read without the lock. */
+static uint8_t events_of(struct vcpu *v)
+{
+	return __atomic_load_n(&v->vm->dev->lapic[v->hw.id].events, __ATOMIC_ACQUIRE);
+}
+
+/* Nothing was sent to v since it was last found quiet. */
+static bool quiet(struct vcpu *v)
+{
+	return __atomic_load_n(&v->irq_quiet_until_ns, __ATOMIC_ACQUIRE) > vm_clock_ns(v->vm);
+}
+
 bool vm_event_pending(struct vcpu *v)
 {
-	if (__atomic_load_n(&v->irq_quiet_until_ns, __ATOMIC_ACQUIRE) > vm_clock_ns(v->vm))
-		return false;	/* nothing was sent since it was last quiet */
-	return __atomic_load_n(&v->vm->dev->lapic[v->hw.id].events, __ATOMIC_ACQUIRE);
+	return !quiet(v) && events_of(v);
 }
 
 bool vm_event_wakes(struct vcpu *v, bool nmi_ok, bool extint_ok)
 {
-	return __atomic_load_n(&v->vm->dev->lapic[v->hw.id].events, __ATOMIC_ACQUIRE) &
-	       lapic_event_wake_mask(nmi_ok, extint_ok);
+	return !quiet(v) && (events_of(v) & lapic_event_wake_mask(nmi_ok, extint_ok));
 }
 
 bool vm_extint_waiting(struct vcpu *v)
 {
-	return __atomic_load_n(&v->vm->dev->lapic[v->hw.id].events, __ATOMIC_ACQUIRE) &
-	       LAPIC_EVB_EXTINT;
+	return events_of(v) & LAPIC_EVB_EXTINT;
 }
 
 bool vm_waits_for_sipi(struct vcpu *v)

@@ -47,7 +47,7 @@ int vm_ack_vector(struct vcpu *v);
 uint64_t vm_pv_eoi_arm(struct vcpu *v);
 void vm_pv_eoi_sync(struct vcpu *v, uint64_t gpa);
 bool vm_event_pending(struct vcpu *v);	/* cheap, may say true spuriously */
-/* Would one of them end v's HLT (lapic_event_wake_mask)? */
+/* Would one of them end v's HLT (lapic_event_wake_mask)?  As cheap. */
 bool vm_event_wakes(struct vcpu *v, bool nmi_ok, bool extint_ok);
 /* An ExtINT message waits (put back while interrupts were off). */
 bool vm_extint_waiting(struct vcpu *v);
