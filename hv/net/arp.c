@@ -49,10 +49,20 @@ static void entry_free(struct netstack *s, struct arp_entry *e)
 	e->state = ARP_FREE;
 }
 
-/* A free entry, or the one closest to expiry (incomplete ones first). */
-static struct arp_entry *arp_alloc(struct netstack *s, uint32_t ip)
+/* A free entry, or, when every one is taken and evict is set, the least
+ * recently used incomplete one, else the least recently used: an entry
+ * ferry sends through (a migration's peer) stays however many hosts ask
+ * for us or send from addresses no one answers for. */
+static bool older(const struct arp_entry *a, const struct arp_entry *b)
 {
-	struct arp_entry *victim = &s->arp.e[0];
+	bool ia = a->state == ARP_INCOMPLETE, ib = b->state == ARP_INCOMPLETE;
+
+	return ia != ib ? ia : a->used_us < b->used_us;
+}
+
+static struct arp_entry *arp_alloc(struct netstack *s, uint32_t ip, bool evict)
+{
+	struct arp_entry *victim = NULL;
 
 	for (int i = 0; i < ARP_CACHE_SIZE; i++) {
 		struct arp_entry *e = &s->arp.e[i];
@@ -61,13 +71,16 @@ static struct arp_entry *arp_alloc(struct netstack *s, uint32_t ip)
 			victim = e;
 			break;
 		}
-		if (e->expires_us < victim->expires_us)
+		if (evict && (!victim || older(e, victim)))
 			victim = e;
 	}
+	if (!victim)
+		return NULL;
 	if (victim->state != ARP_FREE)
 		entry_free(s, victim);
 	memset(victim, 0, sizeof(*victim));
 	victim->ip = ip;
+	victim->used_us = s->now_us;
 	return victim;
 }
 
@@ -166,12 +179,14 @@ void arp_input(struct netstack *s, const uint8_t *a, size_t len)
 		return;
 	}
 	/* Learn only on-link unicast senders; create entries only when the
-	 * packet is about us (RFC 826 "merge" rule). */
+	 * packet is about us (RFC 826 "merge" rule), and only in a free slot:
+	 * the reply below needs none, and a flood of askers must not push
+	 * out the entries ferry sends through. */
 	e = ip_is_unicast(s, spa) && (spa & s->netmask) == (s->ip & s->netmask)
 	    ? arp_find(s, spa) : NULL;
 	if (!e && tpa == s->ip && ip_is_unicast(s, spa) &&
 	    (spa & s->netmask) == (s->ip & s->netmask))
-		e = arp_alloc(s, spa);
+		e = arp_alloc(s, spa, false);
 	if (e)
 		arp_learn(s, e, a + ARP_O_SHA);
 	if (op == ARP_OP_REQUEST && tpa == s->ip)
@@ -209,6 +224,7 @@ int arp_output(struct netstack *s, uint32_t nexthop, uint8_t *frame,
 		uint64_t left = e->expires_us > s->now_us ?
 				e->expires_us - s->now_us : 0;
 
+		e->used_us = s->now_us;
 		rc = eth_output(s, frame, len, e->mac, ETH_P_IP);
 		if (left < s->arp.timeout_us / 4 && s->now_us >= e->next_req_us)
 			arp_request(s, e);	/* refresh while still valid */
@@ -218,7 +234,7 @@ int arp_output(struct netstack *s, uint32_t nexthop, uint8_t *frame,
 		return -EINVAL;
 	if (e)
 		return pending_add(s, nexthop, frame, len);
-	e = arp_alloc(s, nexthop);
+	e = arp_alloc(s, nexthop, true);
 	e->state = ARP_INCOMPLETE;
 	e->tries = 1;
 	e->expires_us = s->now_us;
@@ -270,6 +286,7 @@ int arp_lookup(struct netstack *s, uint32_t ip, uint8_t *mac)
 
 	if (!e || e->state != ARP_REACHABLE)
 		return -ENOENT;
+	e->used_us = s->now_us;		/* looked up to send (TSO) */
 	mac_copy(mac, e->mac);
 	return 0;
 }

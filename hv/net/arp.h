@@ -26,6 +26,7 @@ struct arp_entry {
 	uint8_t state;			/* enum arp_state */
 	uint8_t tries;			/* requests sent while incomplete */
 	uint64_t expires_us;		/* reachable: drop after this */
+	uint64_t used_us;		/* made, or last sent through */
 	uint64_t next_req_us;		/* earliest next request */
 };
 

@@ -148,6 +148,7 @@ struct net_tcp_stats {
 	uint64_t active_opens, passive_opens;
 	uint64_t syn_dropped;	/* backlog, accept queue or table full */
 	uint64_t syn_evicted;	/* half-open connections pushed out */
+	uint64_t orphans_reset;	/* closed ones reset for a slot */
 	uint64_t rx_resets, tx_resets;
 	uint64_t challenge_acks;	/* RFC 5961 */
 	uint64_t conn_timeouts;

@@ -105,8 +105,24 @@ static struct tcp_conn *oldest(struct netstack *s, uint8_t state)
 	return best;
 }
 
-/* A free slot; when full, recycle the oldest orphaned TIME-WAIT, and for a
- * SYN the oldest half-open connection. */
+/* The oldest connection that its owner closed and that still waits for
+ * the peer to finish (FIN-WAIT-1/2, CLOSING, LAST-ACK). */
+static struct tcp_conn *oldest_orphan(struct netstack *s)
+{
+	static const uint8_t states[] = { TCP_FIN_WAIT_1, TCP_FIN_WAIT_2, TCP_CLOSING,
+					  TCP_LAST_ACK };
+	struct tcp_conn *best = NULL, *c;
+
+	for (unsigned int i = 0; i < sizeof(states); i++)
+		if ((c = oldest(s, states[i])) && (!best || c->serial < best->serial))
+			best = c;
+	return best;
+}
+
+/* A free slot; when full, recycle the oldest orphaned TIME-WAIT, then the
+ * oldest other orphan (reset: a peer that never finishes closing must not
+ * hold the table, which migrations share), and for a SYN the oldest
+ * half-open connection. */
 struct tcp_conn *tcp_conn_alloc(struct netstack *s, bool for_syn)
 {
 	struct tcp_conn *c = NULL;
@@ -116,6 +132,11 @@ struct tcp_conn *tcp_conn_alloc(struct netstack *s, bool for_syn)
 			c = &s->tcp.conns[i];
 	if (!c && (c = oldest(s, TCP_TIME_WAIT)))
 		tcp_conn_free(c);
+	if (!c && (c = oldest_orphan(s))) {
+		s->stats.tcp.orphans_reset++;
+		tcp_send_rst(c);
+		tcp_conn_free(c);
+	}
 	if (!c && for_syn && (c = oldest(s, TCP_SYN_RCVD))) {
 		s->stats.tcp.syn_evicted++;
 		tcp_conn_free(c);

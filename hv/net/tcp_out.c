@@ -381,8 +381,11 @@ void tcp_send_ack(struct tcp_conn *c)
 
 void tcp_send_syn(struct tcp_conn *c)
 {
-	if (tcp_xmit(c, c->iss, 0, TCP_SYN) < 0)
+	if (tcp_xmit(c, c->iss, 0, TCP_SYN) < 0) {
+		if (!c->t_rexmt)	/* ring full: the timer sends it again */
+			c->t_rexmt = c->s->now_us + c->rto_us;
 		return;
+	}
 	c->snd_nxt = c->iss + 1;
 	if (seq_lt(c->snd_max, c->snd_nxt))
 		c->snd_max = c->snd_nxt;
@@ -421,11 +424,18 @@ void tcp_send_rst_reply(struct netstack *s, const struct tcp_seg *g)
 }
 
 /* An ACK that tells a possibly blind attacker nothing new (RFC 5961 3.2,
- * 4.2, 5.2), limited to TCP_CHALLENGE_PER_SEC per stack. */
+ * 4.2, 5.2): one per connection per TCP_CHALLENGE_GAP_US, and at most
+ * TCP_CHALLENGE_PER_SEC per stack.  The limit per connection comes first,
+ * so the stack's budget is not a counter that an attacker could read
+ * through challenges on its own connection to learn whether a guess hit
+ * another (CVE-2016-5696): at the default table size it cannot run out. */
 void tcp_challenge_ack(struct tcp_conn *c)
 {
 	struct tcp_table *t = &c->s->tcp;
 
+	if (c->chal_last_us && c->s->now_us - c->chal_last_us < TCP_CHALLENGE_GAP_US)
+		return;
+	c->chal_last_us = c->s->now_us ? c->s->now_us : 1;
 	if (c->s->now_us - t->chal_window_us >= 1000000) {
 		t->chal_window_us = c->s->now_us;
 		t->chal_count = 0;

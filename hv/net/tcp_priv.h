@@ -41,6 +41,7 @@
 #define TCP_BUF_MIN		4096u
 #define TCP_INIT_CWND_SEGS	10		/* RFC 6928 */
 #define TCP_CHALLENGE_PER_SEC	100		/* RFC 5961 7 */
+#define TCP_CHALLENGE_GAP_US	500000ull	/* one per connection per gap */
 #define TCP_DUPTHRESH		3		/* RFC 5681 3.2 */
 #define TCP_DUPTHRESH_MAX	16		/* after spurious recoveries */
 
@@ -124,6 +125,7 @@ struct tcp_conn {
 	uint8_t dupthresh;		/* grows when reordering is seen */
 	int err;			/* negative errno once failed */
 	uint64_t serial;		/* creation order */
+	uint64_t chal_last_us;		/* its last challenge ACK, 0: none */
 	struct tcp_conn *parent;	/* listener, until accepted */
 	uint16_t backlog;		/* listeners: limit of each queue */
 

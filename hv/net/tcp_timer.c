@@ -312,7 +312,7 @@ static void rexmt_timeout(struct tcp_conn *c)
 	}
 	if (c->snd_una == c->snd_max)
 		return;
-	if (!c->snd_wnd) {		/* closed window: probe instead */
+	if (!c->snd_wnd && seq_lt(c->snd_una, c->sb_seq + c->sb_len)) {	/* data behind a closed window: probe */
 		tcp_arm_persist(c);
 		return;
 	}

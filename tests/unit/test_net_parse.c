@@ -17,6 +17,7 @@
 #include "hv/net/cksum.h"
 #include "hv/net/net.h"
 #include "hv/net/tcp_priv.h"
+#include "tests/unit/net_frames.h"
 #include "tests/unit/net_free.h"
 
 #define CAP_MAX 64
@@ -82,23 +83,6 @@ static size_t eth_hdr(uint8_t *f, const uint8_t *dst, const uint8_t *src, uint16
 	memcpy(f + 6, src, 6);
 	put_be16(f + 12, type);
 	return ETH_HLEN;
-}
-
-static size_t arp_frame(uint8_t *f, uint16_t op, const uint8_t *sha, uint32_t spa,
-			const uint8_t *tha, uint32_t tpa, const uint8_t *dst)
-{
-	uint8_t *a = f + eth_hdr(f, dst, sha, ETH_P_ARP);
-
-	put_be16(a, 1);
-	put_be16(a + 2, ETH_P_IP);
-	a[4] = 6;
-	a[5] = 4;
-	put_be16(a + 6, op);
-	memcpy(a + 8, sha, 6);
-	put_be32(a + 14, spa);
-	memcpy(a + 18, tha, 6);
-	put_be32(a + 24, tpa);
-	return ETH_HLEN + ARP_LEN;
 }
 
 static size_t ip_frame(uint8_t *f, uint32_t src, uint32_t dst, uint8_t proto,

@@ -18,6 +18,7 @@
 #include "hv/net/cksum.h"
 #include "hv/net/net.h"
 #include "hv/net/tcp_priv.h"
+#include "tests/unit/net_frames.h"
 #include "tests/unit/net_free.h"
 
 #define MY_IP	0x0a000001u
@@ -75,7 +76,7 @@ static void tick(uint64_t us)
 static int setup_cfg(const struct net_config *base)
 {
 	struct net_config cfg = *base;
-	uint8_t f[64], *a = f + ETH_HLEN;
+	uint8_t f[ETH_ZLEN];
 
 	cfg.xmit = cap_xmit;
 	cfg.seed = 5;
@@ -87,19 +88,7 @@ static int setup_cfg(const struct net_config *base)
 	net_set_time(&ns, now_us);
 	assert_int_equal(net_set_ipv4(&ns, MY_IP, 24, 0), 0);
 	/* teach it the peer's MAC */
-	memcpy(f, my_mac, 6);
-	memcpy(f + 6, peer_mac, 6);
-	put_be16(f + 12, ETH_P_ARP);
-	put_be16(a, 1);
-	put_be16(a + 2, ETH_P_IP);
-	a[4] = 6;
-	a[5] = 4;
-	put_be16(a + 6, ARP_OP_REPLY);
-	memcpy(a + 8, peer_mac, 6);
-	put_be32(a + 14, PEER_IP);
-	memcpy(a + 18, my_mac, 6);
-	put_be32(a + 24, MY_IP);
-	net_input(&ns, f, ETH_HLEN + ARP_LEN);
+	net_input(&ns, f, arp_frame(f, ARP_OP_REPLY, peer_mac, PEER_IP, my_mac, MY_IP, my_mac));
 	cap.n = 0;
 	return 0;
 }
@@ -420,7 +409,9 @@ static void test_rst_rules(void **state)
 	inject(h.pseq + 1000000, 0, TCP_RST, 0, NULL, 0);	/* outside: silent */
 	inject(h.pseq - 1, 0, TCP_RST, 0, NULL, 0);
 	assert_int_equal(cap.n, 1);
-	/* SYN on an established connection: challenge ACK, nothing else */
+	/* SYN on an established connection: challenge ACK, nothing else
+	 * (after the gap the connection's challenges keep) */
+	tick(TCP_CHALLENGE_GAP_US);
 	inject(h.pseq + 5, 0, TCP_SYN, 65535, NULL, 0);
 	assert_int_equal(cap.n, 2);
 	assert_int_equal(last().flags, TCP_ACK);
@@ -445,10 +436,10 @@ static void test_challenge_ack_limit(void **state)
 	open_conn(&h, 1460, 0, true);
 	for (int i = 0; i < 1000; i++)
 		inject(h.pseq + 1 + (uint32_t)i, 0, TCP_RST, 0, NULL, 0);
-	assert_int_equal(cap.n, TCP_CHALLENGE_PER_SEC);
-	tick(SEC);
+	assert_int_equal(cap.n, 1);			/* one per connection per gap */
+	tick(TCP_CHALLENGE_GAP_US);
 	inject(h.pseq + 1, 0, TCP_RST, 0, NULL, 0);
-	assert_int_equal(cap.n, TCP_CHALLENGE_PER_SEC + 1);
+	assert_int_equal(cap.n, 2);
 	assert_int_equal(tcp_get_state(h.c), TCP_ESTABLISHED);
 }
 
@@ -808,6 +799,163 @@ static void test_fuzz_segments(void **state)
 	}
 }
 
+
+/* Only a FIN outstanding and the peer's window zero: the FIN is sent
+ * again on the retransmission timer (no data waits, so nothing for the
+ * persist timer), and the orphan ends after the user timeout. */
+static void test_fin_resent_into_zero_window(void **state)
+{
+	struct hs h;
+	int fins = 0;
+
+	(void)state;
+	open_conn(&h, 1460, 0, true);
+	inject(h.pseq, h.sseq, TCP_ACK, 0, NULL, 0);	/* window closes, nothing queued */
+	tcp_close(h.c);					/* orphan: FIN goes out anyway */
+	assert_true(last().flags & TCP_FIN);
+	cap.n = 0;
+	for (int t = 0; t < 600; t++)			/* ten minutes, peer silent */
+		tick(SEC);
+	for (int i = 0; i < cap.n && i < CAP_MAX; i++)
+		fins += (seg_at(i).flags & TCP_FIN) != 0;
+	assert_true(fins >= 2);				/* retransmitted, backing off */
+	assert_int_equal(count_used(), 1);		/* only the listener is left */
+}
+
+
+/* Orphans that a peer keeps in FIN-WAIT-2 fill the table: the oldest is
+ * reset to make way for a connect, and for a new client's SYN. */
+static void test_orphans_yield_their_slots(void **state)
+{
+	struct tcp_conn *l, *c, *out = NULL;
+	struct seg sa, f;
+	int rc;
+
+	(void)state;
+	assert_int_equal(tcp_listen(&ns, PORT, 4, &l), 0);
+	for (int i = 0; i < 15; i++) {
+		uint16_t sp = (uint16_t)(PPORT + i);
+
+		cap.n = 0;
+		inject_from(PEER_IP, sp, PORT, 1000, 0, TCP_SYN, 65535, NULL, NULL, 0);
+		sa = last();
+		inject_from(PEER_IP, sp, PORT, 1001, sa.seq + 1, TCP_ACK, 65535, NULL, NULL, 0);
+		assert_int_equal(tcp_accept(l, &c), 0);
+		tcp_close(c);				/* the app is done with it */
+		f = last();
+		assert_true(f.flags & TCP_FIN);
+		inject_from(PEER_IP, sp, PORT, 1001, f.seq + 1, TCP_ACK, 65535, NULL, NULL, 0);
+	}
+	assert_int_equal(count_state(TCP_FIN_WAIT_2), 15);	/* the table is full */
+	cap.n = 0;
+	rc = tcp_connect(&ns, PEER_IP, 7000, &out);
+	assert_int_equal(rc, 0);			/* the oldest orphan made way */
+	assert_int_equal(ns.stats.tcp.orphans_reset, 1);
+	assert_true(seg_at(0).flags & TCP_RST);		/* and its peer was told */
+	assert_int_equal(seg_at(0).dport, PPORT);	/* the oldest */
+	cap.n = 0;
+	inject_from(PEER_IP, 9999, PORT, 5000, 0, TCP_SYN, 65535, NULL, NULL, 0);
+	assert_true(last().flags & TCP_SYN);		/* a new client is answered */
+	assert_int_equal(ns.stats.tcp.syn_dropped, 0);
+	assert_int_equal(ns.stats.tcp.orphans_reset, 2);
+	tcp_abort(out);
+}
+
+
+/* The NIC's ring is full the moment the SYN goes out: the retransmission
+ * timer sends it again. */
+static int busy_left;
+static int busy_xmit(void *ctx, const void *frame, size_t len)
+{
+	if (busy_left > 0) {
+		busy_left--;
+		return -EAGAIN;
+	}
+	return cap_xmit(ctx, frame, len);
+}
+
+static void test_syn_retried_after_full_ring(void **state)
+{
+	struct tcp_conn *c;
+	int syns = 0;
+
+	(void)state;
+	ns.xmit = busy_xmit;
+	busy_left = 1;
+	assert_int_equal(tcp_connect(&ns, PEER_IP, 7000, &c), 0);
+	assert_int_equal(cap.n, 0);			/* refused by the ring */
+	for (int t = 0; t < 300; t++)
+		tick(SEC);
+	for (int i = 0; i < cap.n && i < CAP_MAX; i++)
+		syns += (seg_at(i).flags & TCP_SYN) != 0;
+	ns.xmit = cap_xmit;
+	assert_true(syns >= 2);				/* sent again, backing off */
+	assert_true(tcp_connected(c) < 0);		/* and given up on in the end */
+	tcp_abort(c);
+}
+
+
+/* The challenge-ACK budget an attacker sees on its own connection does not
+ * depend on whether its spoofed RST hit another connection (the side
+ * channel of CVE-2016-5696). */
+static void test_challenge_acks_per_connection(void **state)
+{
+	struct hs a;
+	struct tcp_conn *b;
+	struct seg sa;
+	int seen[2];
+
+	(void)state;
+	open_conn(&a, 1460, 0, true);		/* the attacker's own connection */
+	inject_from(PEER_IP, PPORT + 1, PORT, 5000, 0, TCP_SYN, 65535, NULL, NULL, 0);
+	sa = last();
+	inject_from(PEER_IP, PPORT + 1, PORT, 5001, sa.seq + 1, TCP_ACK, 65535, NULL, NULL, 0);
+	assert_int_equal(tcp_accept(a.l, &b), 0);	/* the victim connection */
+	for (int hit = 0; hit < 2; hit++) {
+		tick(SEC);
+		cap.n = 0;
+		if (hit) {	/* a spoofed in-window RST on the victim: challenged */
+			inject_from(PEER_IP, PPORT + 1, PORT, 5001 + 10, 0, TCP_RST, 0,
+				    NULL, NULL, 0);
+			assert_int_equal(cap.n, 1);
+			cap.n = 0;
+		}
+		for (int i = 0; i < 100; i++)	/* then 100 on its own */
+			inject(a.pseq + 1 + (uint32_t)i, 0, TCP_RST, 0, NULL, 0);
+		seen[hit] = cap.n;
+	}
+	assert_int_equal(seen[0], seen[1]);
+	assert_int_equal(seen[0], 1);
+	assert_int_equal(tcp_get_state(b), TCP_ESTABLISHED);
+	tcp_abort(b);
+}
+
+
+/* Requests for us from as many new hosts as the cache holds leave the
+ * entry of the peer ferry is sending to (they are answered, and cached only
+ * in free slots). */
+static void test_arp_keeps_entries_in_use(void **state)
+{
+	struct hs h;
+	uint8_t f[ETH_ZLEN], mac[6];
+	uint8_t d[100];
+
+	(void)state;
+	open_conn(&h, 1460, 0, true);
+	fill(d, sizeof(d), 0);
+	assert_int_equal(tcp_send(h.c, d, 100), 100);	/* the peer is in use */
+	for (int i = 0; i < ARP_CACHE_SIZE; i++) {
+		static const uint8_t zero[6], bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+		uint8_t smac[6] = { 0x02, 0, 0, 0, 1, (uint8_t)i };
+
+		tick(1000);
+		net_input(&ns, f, arp_frame(f, ARP_OP_REQUEST, smac,
+					    0x0a000000u | (uint32_t)(100 + i), zero, MY_IP, bcast));
+	}
+	assert_int_equal(arp_lookup(&ns, PEER_IP, mac), 0);
+	assert_int_equal(ns.stats.arp.tx_replies >= ARP_CACHE_SIZE, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -825,6 +973,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_syn_flood, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_accept_queue_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fuzz_segments, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fin_resent_into_zero_window, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_orphans_yield_their_slots, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_syn_retried_after_full_ring, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_challenge_acks_per_connection, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_arp_keeps_entries_in_use, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
