@@ -10,6 +10,7 @@
 
 #define ETH_P_RARP	0x8035
 #define ETH_P_8021Q	0x8100
+#define ETH_P_8021AD	0x88a8		/* 802.1ad (QinQ) outer tag */
 #define VLAN_HLEN	4
 #define RARP_OP_REQUEST	3		/* RFC 903: request reverse */
 
@@ -23,6 +24,8 @@ static const char *const drop_names[SW_NR_DROP] = {
 	[SW_DROP_LOOP] = "looped back",
 	[SW_DROP_SELF] = "to itself",
 	[SW_DROP_NO_UPLINK] = "no uplink (ferry has no NIC)",
+	[SW_DROP_TAGGED] = "VLAN-tagged",
+	[SW_DROP_ARP_SPOOF] = "ARP with another sender MAC",
 };
 
 const char *sw_drop_name(enum sw_drop d)
@@ -120,10 +123,12 @@ static enum sw_drop check(const struct sw *sw, const struct sw_port *src,
 			  const uint8_t *f, size_t len)
 {
 	size_t max = ETH_FRAME_MAX;
+	uint16_t type;
 
 	if (len < ETH_HLEN)
 		return SW_DROP_RUNT;
-	if (get_be16(f + ETH_O_TYPE) == ETH_P_8021Q)
+	type = get_be16(f + ETH_O_TYPE);
+	if (type == ETH_P_8021Q)
 		max += VLAN_HLEN;
 	if (len > max)
 		return SW_DROP_OVERSIZE;
@@ -133,6 +138,14 @@ static enum sw_drop check(const struct sw *sw, const struct sw_port *src,
 		return sw_lookup(sw, f + ETH_O_SRC) >= 0 ? SW_DROP_LOOP : SW_NR_DROP;
 	if (memcmp(f + ETH_O_SRC, src->mac, ETH_ALEN))
 		return SW_DROP_SPOOF;
+	/* A guest is on one untagged LAN: a tag would hop into another VLAN
+	 * where the NIC's port is a trunk.  Its ARP speaks for its own MAC
+	 * only, or it could draw another host's traffic to itself. */
+	if (type == ETH_P_8021Q || type == ETH_P_8021AD)
+		return SW_DROP_TAGGED;
+	if (type == ETH_P_ARP &&
+	    (len < ETH_HLEN + ARP_LEN || memcmp(f + ETH_HLEN + ARP_O_SHA, src->mac, ETH_ALEN)))
+		return SW_DROP_ARP_SPOOF;
 	return SW_NR_DROP;
 }
 

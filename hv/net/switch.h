@@ -24,6 +24,11 @@
  *   - a multicast or all-zero source MAC;
  *   - from a guest or the local port: a source MAC that is not the port's
  *     (anti-spoofing);
+ *   - from a guest: a VLAN tag (802.1Q or 802.1ad: a guest is on the
+ *     untagged LAN, and a tag could hop into another VLAN on a trunk), and
+ *     an ARP packet whose sender MAC is not the port's (or too short to
+ *     tell).  IP addresses are not bound to ports: a guest may still claim
+ *     another's IP with its own MAC, as on a plain LAN;
  *   - from the uplink: a source MAC that belongs to a port here (a loop, or
  *     someone on the LAN posing as a guest).
  *
@@ -64,6 +69,8 @@ enum sw_drop {
 	SW_DROP_LOOP,		/* from the uplink with a port's own source MAC */
 	SW_DROP_SELF,		/* unicast for the port it came from */
 	SW_DROP_NO_UPLINK,	/* unicast for the wire, with no NIC */
+	SW_DROP_TAGGED,		/* VLAN-tagged frame from a guest */
+	SW_DROP_ARP_SPOOF,	/* guest's ARP with another sender MAC */
 	SW_NR_DROP
 };
 
