@@ -73,15 +73,17 @@ static bool send_to(struct vm_devices *d, unsigned int cpu, uint8_t mode, uint8_
 	return true;
 }
 
-/* Lowest priority: among the matching APICs, the lowest PPR; the search
- * starts after the last one chosen so that equals take turns. */
+/* Lowest priority: among the matching APICs that can take a fixed
+ * interrupt (software-enabled, not waiting for a SIPI), the lowest PPR;
+ * the search starts after the last one chosen so that equals take turns.
+ * A disabled or parked APIC's PPR of 0 would win and lose the interrupt. */
 static int lowest_of(struct vm_devices *d, uint64_t match)
 {
 	int best = -1;
 
 	for (unsigned int i = 0; i < d->nr_cpus; i++) {
 		unsigned int c = (d->lowest_next + i) % d->nr_cpus;
-		if (!(match & bit(c)))
+		if (!(match & bit(c)) || !lapic_sw_enabled(&d->lapic[c]) || d->wait_sipi[c])
 			continue;
 		if (best < 0 || lapic_ppr(&d->lapic[c]) < lapic_ppr(&d->lapic[best]))
 			best = (int)c;

@@ -112,7 +112,7 @@ static bool xapic_mode(const struct lapic *a)
 	return lapic_hw_enabled(a) && !(a->apic_base & APIC_BASE_EXTD);
 }
 
-static bool sw_enabled(const struct lapic *a)
+bool lapic_sw_enabled(const struct lapic *a)
 {
 	return a->svr & SVR_ENABLE;
 }
@@ -218,7 +218,7 @@ static int accept_fixed(struct lapic *a, uint8_t vector, bool level_trig)
 		raise_error(a, ESR_RECV_ILLEGAL);
 		return -EINVAL;
 	}
-	if (!sw_enabled(a))
+	if (!lapic_sw_enabled(a))
 		return -EINVAL;
 	vset(a->irr, vector);
 	if (level_trig)
@@ -421,7 +421,7 @@ static int write_lvt(struct lapic *a, int i, uint64_t val, bool x2)
 			return LAPIC_GP;
 		v &= ~(3u << 17);	/* reserved mode: taken as one-shot */
 	}
-	if (!sw_enabled(a))
+	if (!lapic_sw_enabled(a))
 		v |= LVT_MASKED;	/* 10.4.7.2: masks cannot be cleared */
 	a->lvt[i] = v;
 	if (i == LAPIC_LVT_TIMER && timer_mode(a) != old_mode) {
@@ -436,7 +436,7 @@ static int write_svr(struct lapic *a, uint64_t val, bool x2)
 	if (x2 && (val & ~(uint64_t)SVR_WRITABLE))
 		return LAPIC_GP;
 	a->svr = (uint32_t)val & SVR_WRITABLE;
-	if (!sw_enabled(a))
+	if (!lapic_sw_enabled(a))
 		for (int i = 0; i < LAPIC_LVT_COUNT; i++)
 			a->lvt[i] |= LVT_MASKED;
 	return 0;
@@ -846,7 +846,7 @@ static bool lvts_valid(const struct lapic *a)
 	for (int i = 0; i < LAPIC_LVT_COUNT; i++) {
 		if (a->lvt[i] & ~lvt_writable[i])
 			return false;
-		if (!sw_enabled(a) && !(a->lvt[i] & LVT_MASKED))
+		if (!lapic_sw_enabled(a) && !(a->lvt[i] & LVT_MASKED))
 			return false;
 	}
 	return true;

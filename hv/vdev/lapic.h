@@ -187,6 +187,8 @@ void lapic_init(struct lapic *a, const struct lapic_config *cfg);
 uint64_t lapic_mmio_base(const struct lapic *a);
 bool lapic_x2apic(const struct lapic *a);
 bool lapic_hw_enabled(const struct lapic *a);
+/* Software-enabled (SVR bit 8): it accepts fixed interrupts. */
+bool lapic_sw_enabled(const struct lapic *a);
 
 /*
  * An access to the xAPIC page at offset (0..0xFFF) of size 1, 2 or 4

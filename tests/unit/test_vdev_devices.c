@@ -418,6 +418,22 @@ static void test_apic_bus_ipis(void **state)
 	apic_w(d, 1, 0x80, 0x40);			/* now vCPU 1 is busier */
 	ioapic_set_irq(&d->ioapic, 9, 1);
 	assert_int_equal(take_apic(d, 0), 0x60);
+	/* vCPU 0 busier again, but vCPU 1 cannot take a fixed interrupt:
+	 * software-disabled, then waiting for a SIPI (PPR 0 both times) */
+	apic_w(d, 1, 0x80, 0);
+	apic_w(d, 0, 0x80, 0x20);
+	apic_w(d, 1, 0xF0, 0xFF);			/* SVR: disabled */
+	ioapic_set_irq(&d->ioapic, 9, 0);
+	ioapic_set_irq(&d->ioapic, 9, 1);
+	assert_int_equal(take_apic(d, 0), 0x60);
+	apic_w(d, 1, 0xF0, 0x1FF);
+	d->wait_sipi[1] = true;
+	ioapic_set_irq(&d->ioapic, 9, 0);
+	ioapic_set_irq(&d->ioapic, 9, 1);
+	assert_int_equal(take_apic(d, 0), 0x60);
+	assert_int_equal(take_apic(d, 1), -1);
+	d->wait_sipi[1] = false;
+	apic_w(d, 0, 0x80, 0);
 	/* x2APIC: enable by APIC_BASE, an ICR write is one MSR. */
 	assert_int_equal(vdev_rdmsr(d, 1, MSR_IA32_APIC_BASE, &base, 0), 0);
 	assert_int_equal(vdev_wrmsr(d, 1, MSR_IA32_APIC_BASE, base | APIC_BASE_EXTD, 0, 0), 0);
