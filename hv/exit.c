@@ -87,8 +87,9 @@ static enum exit_action do_io(struct vcpu *v, struct vm_exit *e)
 		return EXIT_STOP;
 	}
 	vm_io(v->vm, e->u.io.port, e->u.io.size, e->u.io.in, &val);
-	if (e->u.io.in)
-		v->hw.gpr[GPR_RAX] = (v->hw.gpr[GPR_RAX] & ~(uint64_t)mask) | (val & mask);
+	if (e->u.io.in)	/* AL and AX merge; EAX, a 32-bit register, clears 63:32 */
+		v->hw.gpr[GPR_RAX] = e->u.io.size == 4 ? val :
+				     (v->hw.gpr[GPR_RAX] & ~(uint64_t)mask) | (val & mask);
 	vmm->skip_insn(&v->hw, e->inst_len);
 	return v->vm->state == VM_RUNNING ? EXIT_RESUME : EXIT_STOP;
 }

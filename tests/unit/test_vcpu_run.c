@@ -292,6 +292,19 @@ static void test_port_read_merges_into_rax(void **state)
 	assert_true(v->hw.gpr[GPR_RAX] == 0x111122223333ffffull);
 }
 
+/* IN EAX writes a 32-bit register: bits 63:32 are cleared, as for any
+ * 32-bit destination. */
+static void test_port_read_of_four_bytes_clears_the_top(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = IO(0x1234, 4, true), .regs = true, .rax = 0x1111222233334444ull },
+	};
+
+	(void)state;
+	run(s, 1);
+	assert_true(v->hw.gpr[GPR_RAX] == 0xffffffffull);
+}
+
 static void test_string_io_stops_the_guest(void **state)
 {
 	struct fake_step s[] = { { .exit = IO(0x3f8, 1, false) } };
@@ -943,7 +956,7 @@ int main(void)
 		T(test_msr_tsc_write_moves_the_offset),
 		T(test_rdtsc_exit_answers_the_scaled_tsc),
 		T(test_port_io),
-		T(test_port_read_merges_into_rax),
+		T(test_port_read_merges_into_rax), T(test_port_read_of_four_bytes_clears_the_top),
 		T(test_string_io_stops_the_guest),
 		T(test_hlt_sleeps_and_an_interrupt_wakes),
 		T(test_console_bytes_wake_a_halted_guest),
