@@ -107,8 +107,8 @@ static bool value_ok(uint32_t index, uint64_t v)
 		return v >> 32 == 0;
 	case MSR_IA32_PAT:
 		return pat_valid(v);
-	case MSR_IA32_MTRR_DEF_TYPE:
-		return !(v & ~0xcffull) && pat_valid(v & 0xff);
+	case MSR_IA32_MTRR_DEF_TYPE:	/* MTRR types: PAT's without UC- (7) */
+		return !(v & ~0xcffull) && pat_valid(v & 0xff) && (v & 0xff) != 7;
 	}
 	return true;
 }

@@ -162,6 +162,7 @@ static void device_reset(struct virtio_pci *vp)
 	vp->isr = 0;
 	vp->queue_sel = 0;
 	vp->msix_config = VIRTIO_NO_VECTOR;	/* the table is PCI's: it stays */
+	vp->msix_pending = 0;			/* the causes went with the queues */
 	for (unsigned int i = 0; i < VIRTIO_MAX_QUEUES; i++) {
 		vq_reset(&vp->vq[i]);
 		vp->queue_vector[i] = VIRTIO_NO_VECTOR;

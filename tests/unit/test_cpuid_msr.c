@@ -163,6 +163,8 @@ static void test_msr_value_checks(void **state)
 	assert_int_equal(msr_write(&s, MSR_LSTAR, 0xffff800000001000ull, &tw, &tsc), MSR_DONE);
 	assert_int_equal(s.lstar, 0xffff800000001000ull);
 	assert_int_equal(msr_write(&s, MSR_IA32_MTRR_DEF_TYPE, 0x1000, &tw, &tsc), MSR_GP);
+	assert_int_equal(msr_write(&s, MSR_IA32_MTRR_DEF_TYPE, 0xc07, &tw, &tsc), MSR_GP);
+	assert_int_equal(msr_write(&s, MSR_IA32_MTRR_DEF_TYPE, 0xc02, &tw, &tsc), MSR_GP);
 	assert_int_equal(msr_write(&s, MSR_FSBASE, 0x1234, &tw, &tsc), MSR_DONE);
 	assert_int_equal(s.fs.base, 0x1234);
 	assert_int_equal(msr_write(&s, MSR_IA32_SYSENTER_CS, 1ull << 32, &tw, &tsc), MSR_GP);

@@ -1060,10 +1060,20 @@ static void test_msix(void **state)
 	send(r, 8, f, sizeof(f));
 	assert_int_equal(r->irq_level, 1);
 	assert_int_equal(mrd(r, r->isr, 1), VIRTIO_ISR_QUEUE | VIRTIO_ISR_CONFIG);
-	/* a reset forgets the vectors, not the table */
+	/* a message held by a mask when the driver resets the device: the
+	 * reset takes its cause away, so no stale message once unmasked */
+	msix_ctl(r, true, false);
+	mwr(r, r->common + 0x1A, 2, 2);			/* tx: vector 2 again */
+	mwr(r, r->msix_table + 16 * 2 + 12, 4, 1);
+	send(r, 10, f, sizeof(f));
+	assert_int_equal(mrd(r, r->msix_pba, 4), 1u << 2);
+	/* a reset forgets the vectors and what was pending, not the table */
 	mwr(r, r->common + 0x14, 1, 0);
 	assert_int_equal(mrd(r, r->common + 0x10, 2), VIRTIO_NO_VECTOR);
 	assert_int_equal(mrd(r, r->msix_table + 8, 4), 0x40);
+	assert_int_equal(mrd(r, r->msix_pba, 4), 0);
+	mwr(r, r->msix_table + 16 * 2 + 12, 4, 0);
+	assert_int_equal(r->msis, 5);
 	free(r);
 }
 
