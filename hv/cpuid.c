@@ -69,7 +69,8 @@ static void basic_leaf(uint32_t leaf, uint32_t subleaf, const struct cpuid_vcpu 
 			r->ebx = 1;
 			r->ecx = subleaf | (subleaf + 1) << 8;	/* SMT, then core */
 			r->edx = c->vcpu_id;
-		} else {
+		} else {	/* invalid level: type 0, ECX[7:0] the subleaf */
+			r->ecx = subleaf & 0xff;
 			r->edx = c->vcpu_id;
 		}
 		break;

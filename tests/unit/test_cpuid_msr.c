@@ -73,6 +73,10 @@ static void test_cpuid_tsc_rate_and_kvm_leaves(void **state)
 	assert_true(r.eax & (1u << 2));			/* ARAT */
 	cpuid_guest(0xb, 0, &odd, &r);
 	assert_int_equal(r.edx, 1);			/* x2APIC id */
+	cpuid_guest(0xb, 5, &odd, &r);			/* past the levels: invalid */
+	assert_int_equal(r.ecx, 5);			/* type 0, the subleaf echoed */
+	assert_int_equal(r.eax | r.ebx, 0);
+	assert_int_equal(r.edx, 1);
 	cpuid_guest(KVM_CPUID_BASE, 0, &vcpu0, &r);
 	assert_int_equal(r.eax, KVM_CPUID_BASE + 1);
 	assert_memory_equal(&r.ebx, "KVMK", 4);
