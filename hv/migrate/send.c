@@ -34,8 +34,8 @@
 #define REC_CAP		(MIG_HDR_SIZE + 4 + PAGES_PER_REC * (9 + MIG_PAGE_SIZE))
 #define PUSH_CHUNK	(64u * 1024)	/* bytes offered to TCP per step */
 #define RUN_MAX		(1u << 16)	/* pages per zero run (256 MiB): records stay lively */
-#define REC_SPAN_MAX	(1u << 15)	/* pages a record covers, zero runs counted
-					 * whole: the receiver zeroes them in one go */
+#define REC_SPAN_MAX	MIG_REC_SPAN_MAX	/* pages a record covers (the receiver
+						 * refuses more) */
 #define SCAN_STEP	4096u		/* pages scanned between looks at the shell
 					 * CPU's other work and at Ctrl-C */
 #define ACK_SLICE_MIN	50000u		/* waiting for ROUND_ACK: a round at least this often */

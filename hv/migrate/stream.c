@@ -491,9 +491,9 @@ static int check_pages(const struct mig_stream *s, const struct mig_rec *r, stru
 				    (unsigned long long)pg->gfn, MIG_ZERO_RUN_MAX);
 		span += mig_page_span(pg);
 	}
-	if (span > MIG_ZERO_RUN_MAX)	/* work per record stays bounded */
+	if (span > MIG_REC_SPAN_MAX)	/* work per record stays bounded */
 		return NOPE(MIG_E_PROTOCOL, "PAGES: %llu pages in one record (at most %u)",
-			    (unsigned long long)span, MIG_ZERO_RUN_MAX);
+			    (unsigned long long)span, MIG_REC_SPAN_MAX);
 	/* and per round: a round sends each page once at most, so a peer
 	 * cannot have the same memory zeroed or written over and over */
 	if (span > s->guest_pages - s->round_pages)

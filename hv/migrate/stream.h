@@ -169,6 +169,9 @@ enum mig_page_kind {
 	MIG_PAGE_SPARSE = 3,		/* u16 len, then len bytes (hv/migrate/sparse.h) */
 };
 #define MIG_ZERO_RUN_MAX	(1u << 24)	/* pages in one ZERO_RUN entry (64 GiB) */
+#define MIG_REC_SPAN_MAX	(1u << 15)	/* pages one PAGES record covers, runs
+						 * counted whole (128 MiB): the receiver
+						 * writes or zeroes them in one go */
 
 struct mig_page {
 	uint64_t gfn;			/* < guest pages */
