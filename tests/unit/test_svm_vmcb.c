@@ -252,6 +252,36 @@ static void test_roundtrip_every_field(void **state)
 	assert_int_equal(warnings, 0);
 }
 
+/* A state set from outside (a reset, a reboot's entry state, an arrival)
+ * is a new address space: the next run must not use the old ASID's
+ * translations. */
+static void test_set_state_drops_the_asid(void **state)
+{
+	struct fix *f = *state;
+	struct svm_asid_cpu c;
+	struct cpu_state s;
+	uint32_t asid;
+
+	svm_asid_cpu_init(&c, 16, true);
+	svm_asid_prepare(&c, 0, &f->sv.asid, 1);
+	asid = f->sv.asid.asid;
+	assert_int_equal(svm_asid_prepare(&c, 0, &f->sv.asid, 1), VMCB_TLB_NONE);
+	assert_int_equal(f->sv.asid.asid, asid);	/* nothing changed: kept */
+	full_state(&s);
+	svm_set_state(&f->v, &s);
+	svm_asid_prepare(&c, 0, &f->sv.asid, 1);
+	assert_int_not_equal(f->sv.asid.asid, asid);
+	/* the guest's own state written back (an MSR's, an emulated
+	 * instruction's flags) keeps the ASID */
+	asid = f->sv.asid.asid;
+	svm_get_state(&f->v, &s);
+	s.rflags ^= 1u << 0;				/* CF */
+	s.lstar = 0xffffffff81000000ull;
+	svm_set_state(&f->v, &s);
+	assert_int_equal(svm_asid_prepare(&c, 0, &f->sv.asid, 1), VMCB_TLB_NONE);
+	assert_int_equal(f->sv.asid.asid, asid);
+}
+
 static void test_set_state_raw_vmcb(void **state)
 {
 	struct fix *f = *state;
@@ -668,6 +698,7 @@ int main(void)
 		cmocka_unit_test(test_msrpm_intercepts_rest),
 		cmocka_unit_test_setup_teardown(test_roundtrip_every_field, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_set_state_raw_vmcb, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_state_drops_the_asid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_efer_svme_hidden, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reserved_bits_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cpl_derivation, setup, teardown),

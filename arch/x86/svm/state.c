@@ -186,6 +186,8 @@ void svm_set_state(struct vmm_vcpu *v, const struct cpu_state *s)
 	struct svm_vcpu *sv = svm_vcpu_of(v);
 	struct vmcb *vmcb = sv->vmcb;
 	struct vmcb_save *vs = &vmcb->save;
+	bool paging_changed = vs->cr0 != s->cr0 || vs->cr3 != s->cr3 || vs->cr4 != s->cr4 ||
+			      vs->efer != (s->efer | EFER_SVME);
 
 	memcpy(v->gpr, s->gpr, sizeof(v->gpr));
 	vs->rip = s->rip;
@@ -211,6 +213,12 @@ void svm_set_state(struct vmm_vcpu *v, const struct cpu_state *s)
 	vmcb->ctl.event_inj = svm_event_encode(&s->pending, s->cr0 & CR0_PE);
 	svm_nmi_block(sv, (s->interruptibility & INTR_NMI_BLOCKED) ||
 			  (s->pending.valid && s->pending.type == EVENT_NMI));
+	/* a new CR0, CR3, CR4 or EFER from outside the guest (a reset, a
+	 * reboot's entry state): the old ASID's translations, global ones
+	 * included, must not serve it (VMX flushes the VPID likewise); an
+	 * MSR write or an emulated instruction's flags keep them */
+	if (paging_changed)
+		svm_asid_flush(&sv->asid);
 }
 
 static void reset_seg(struct seg *s, uint16_t attr)
