@@ -21,7 +21,6 @@
 #include "hv/vdev/devices.h"
 
 #define KVM_ENOSYS 1000		/* hypercall answer Linux guests understand */
-#define XCR0_GUEST_OK 0x7ull	/* x87, SSE, AVX at most */
 
 typedef enum exit_action (*exit_fn)(struct vcpu *v, struct vm_exit *e);
 
@@ -356,7 +355,7 @@ static enum exit_action do_xsetbv(struct vcpu *v, struct vm_exit *e)
 		return EXIT_RESUME;
 	}
 	if (((s.ss.attr >> 5) & 3) != 0 || (uint32_t)v->hw.gpr[GPR_RCX] != 0 || !(val & 1) ||
-	    (val & ~(XCR0_GUEST_OK & host)) || ((val & 4) && !(val & 2))) {
+	    (val & ~(VMM_GUEST_XCR0_BITS & host)) || ((val & 4) && !(val & 2))) {
 		inject_exception(v, 13, true, 0);
 		return EXIT_RESUME;
 	}

@@ -7,8 +7,10 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include "hv/cpuid.h"
 #include "hv/lib/bytes.h"
 #include "hv/migrate/statecheck.h"
+#include "hv/vmm.h"
 
 #define RFLAGS_RESERVED	(~0x3f7fd7ull)	/* SDM Vol. 1 3.4.3: 3, 5, 15, 22-63 */
 #define RFLAGS_FIXED1	(1ull << 1)
@@ -17,7 +19,12 @@
 #define CR0_CD		(1ull << 30)
 #define CR0_PG		(1ull << 31)
 #define CR4_PAE		(1ull << 5)
-#define CR4_ALLOWED	0x01ff1fffull	/* SDM Vol. 3A 2.5 less VMXE, SMXE (13, 14) */
+#define CR4_ALLOWED	VMM_GUEST_CR4_BITS	/* what a guest's own MOV CR4 may set */
+#define RFLAGS_IF	(1ull << 9)
+#define SEG_TYPE_TSS_AVAIL16 1u
+#define SEG_TYPE_TSS_BUSY16 3u
+#define SEG_TYPE_TSS_AVAIL 9u
+#define SEG_TYPE_TSS_BUSY 11u
 #define EFER_LME	(1ull << 8)
 #define EFER_LMA	(1ull << 10)
 #define EFER_GUEST	0xd01ull	/* SCE LME LMA NXE: hv/msr.c */
@@ -33,7 +40,9 @@ static const char *cr_problem(const struct cpu_state *c)
 	if ((c->cr0 & CR0_NW) && !(c->cr0 & CR0_CD))
 		return "CR0.NW without CR0.CD";
 	if (c->cr4 & ~CR4_ALLOWED)
-		return "CR4 reserved or host-only bits set";
+		return "CR4 bits a guest cannot own (reserved, host-only or hidden features)";
+	if (c->cr3 >> CPUID_GUEST_PHYS_BITS)
+		return "CR3 beyond the guest's physical address width";
 	if (c->cr8 > 15)
 		return "CR8 above 15";
 	if (c->efer & ~EFER_GUEST)
@@ -58,6 +67,8 @@ static const char *xcr0_problem(uint64_t x, uint64_t mask)
 		return "XCR0 AVX without SSE";
 	if ((x & 0xe0) && ((x & 0xe0) != 0xe0 || !(x & 4)))
 		return "XCR0 AVX-512 bits inconsistent";
+	if (x & ~VMM_GUEST_XCR0_BITS)
+		return "XCR0 has components a guest cannot enable";
 	if (x & ~mask)
 		return "XCR0 has components the destination cannot load";
 	return NULL;
@@ -110,8 +121,25 @@ static const char *misc_problem(const struct cpu_state *c)
 	if ((c->interruptibility & ~INTR_ALL) ||
 	    ((c->interruptibility & INTR_SHADOW_STI) && (c->interruptibility & INTR_SHADOW_MOV_SS)))
 		return "interruptibility bits invalid";
+	if ((c->efer & EFER_LMA) && (c->cs.attr & SEG_ATTR_L) && (c->cs.attr & SEG_ATTR_DB))
+		return "CS with both L and D in long mode";
+	if (!(c->tr.attr & SEG_ATTR_P) ||
+	    ((c->efer & EFER_LMA) ? (c->tr.attr & 0xf) != SEG_TYPE_TSS_AVAIL &&
+				    (c->tr.attr & 0xf) != SEG_TYPE_TSS_BUSY
+				  : (c->tr.attr & 0xf) != SEG_TYPE_TSS_AVAIL16 &&
+				    (c->tr.attr & 0xf) != SEG_TYPE_TSS_BUSY16 &&
+				    (c->tr.attr & 0xf) != SEG_TYPE_TSS_AVAIL &&
+				    (c->tr.attr & 0xf) != SEG_TYPE_TSS_BUSY))
+		return "TR not a present TSS";
 	if (!ev->valid)
 		return NULL;
+	/* SDM 26.3.1.5: an external interrupt goes in only with IF set and
+	 * outside a shadow; an NMI not in a MOV SS shadow */
+	if (ev->type == EVENT_EXTINT &&
+	    (!(c->rflags & RFLAGS_IF) || (c->interruptibility & (INTR_SHADOW_STI | INTR_SHADOW_MOV_SS))))
+		return "external interrupt pending while interrupts are blocked";
+	if (ev->type == EVENT_NMI && (c->interruptibility & INTR_SHADOW_MOV_SS))
+		return "NMI pending in a MOV SS shadow";
 	if (ev->type != EVENT_EXTINT && ev->type != EVENT_NMI &&
 	    ev->type != EVENT_EXCEPTION && ev->type != EVENT_SOFTINT)
 		return "pending event type unknown";
@@ -120,6 +148,8 @@ static const char *misc_problem(const struct cpu_state *c)
 		return "pending event vector invalid for its type";
 	if (ev->has_error && ev->type != EVENT_EXCEPTION)
 		return "error code on an event that is not an exception";
+	if (ev->has_error && ev->error >> 16)
+		return "exception error code beyond 16 bits";
 	return NULL;
 }
 

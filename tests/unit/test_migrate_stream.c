@@ -704,7 +704,7 @@ static void test_cpu_state_every_field(void **st)
 		cpu_init(&c, k * 0x10001);
 		c.pending = (struct event){ .valid = k & 1, .type = k & 1 ? EVENT_NMI : 0,
 					    .vector = k & 1 ? 2 : 0 };
-		c.interruptibility = k & 2 ? INTR_SHADOW_MOV_SS | INTR_NMI_BLOCKED : 0;
+		c.interruptibility = k & 2 ? INTR_SHADOW_STI | INTR_NMI_BLOCKED : 0;
 		assert_int_equal(mig_cpu_state_check(&c, XCR0_DST, &e), 0);
 		d_in_state(1);
 		xsave_init(xsave[0], 3);
@@ -753,9 +753,22 @@ static void cpu_mut(struct cpu_state *c, int i)
 	case 28: c->pending.vector = 32; break;
 	case 29: c->pending = (struct event){ true, EVENT_EXTINT, 0x30, true, 0 }; break;
 	case 30: c->kernel_gs_base = 0x0000900000000000ull; break;
+	/* what a VM entry or VMRUN refuses, and what no guest can set */
+	case 31: c->cr3 = 1ull << 62 | 0x1000; break;
+	case 32: c->cs.attr |= SEG_ATTR_DB; break;	/* L and D in long mode */
+	case 33: c->tr.attr &= ~SEG_ATTR_P; break;
+	case 34: c->tr.attr = (c->tr.attr & ~0xfu) | 3; break;	/* 16-bit TSS, long mode */
+	case 35: c->pending = (struct event){ true, EVENT_EXTINT, 0x30, false, 0 };
+		 c->rflags &= ~(1ull << 9); c->interruptibility = 0; break;	/* IF=0 */
+	case 36: c->pending = (struct event){ true, EVENT_EXTINT, 0x30, false, 0 }; break;
+	case 37: c->pending = (struct event){ true, EVENT_NMI, 2, false, 0 };
+		 c->interruptibility = INTR_SHADOW_MOV_SS; break;
+	case 38: c->pending.error = 0x10002; break;
+	case 39: c->cr4 |= 1ull << 18; break;		/* OSXSAVE: CPUID hides XSAVE */
+	case 40: c->cr4 |= 1ull << 17; break;		/* PCIDE */
 	}
 }
-#define CPU_MUTS 31
+#define CPU_MUTS 41
 
 /* Each broken field: refused by the check, by the encoder, and on the wire. */
 static void test_cpu_state_refused(void **st)
