@@ -265,7 +265,13 @@ uint64_t vdev_next_event_ns(struct vm_devices *d, unsigned int cpu, uint64_t now
 
 uint64_t vdev_time_of_day_ns(const struct vm_devices *d, uint64_t now_ns)
 {
-	return d->rtc.base_s * 1000000000ull + (now_ns - d->rtc.base_ns);
+	uint64_t s = d->rtc.base_s, ns = now_ns - d->rtc.base_ns;
+
+	/* the RTC goes to the year 9999, nanoseconds since 1970 only to 2554:
+	 * past that the wall clock stays at its end rather than wrap */
+	if (s > (UINT64_MAX - ns) / 1000000000ull)
+		return UINT64_MAX;
+	return s * 1000000000ull + ns;
 }
 
 bool vdev_console_input(struct vm_devices *d, uint8_t byte)

@@ -385,6 +385,24 @@ static void test_apic_bus_msi(void **state)
 	vdev_destroy(d);
 }
 
+/* The wall clock kvmclock publishes: the RTC's time plus the guest clock
+ * since; past what 64-bit nanoseconds hold (the RTC goes to 9999) it stays
+ * at the end instead of wrapping. */
+static void test_time_of_day(void **state)
+{
+	struct vm_devices *d = make();
+
+	(void)state;
+	d->rtc.base_s = 1700000000ull;
+	d->rtc.base_ns = 5000;
+	assert_true(vdev_time_of_day_ns(d, 7000) == 1700000000ull * 1000000000ull + 2000);
+	d->rtc.base_s = 253402300799ull;		/* 9999-12-31 23:59:59 */
+	assert_true(vdev_time_of_day_ns(d, 7000) == UINT64_MAX);
+	d->rtc.base_s = UINT64_MAX / 1000000000ull;
+	assert_true(vdev_time_of_day_ns(d, UINT64_MAX) == UINT64_MAX);
+	vdev_destroy(d);
+}
+
 /* IPIs by the ICR (xAPIC page and x2APIC MSR), NMI as an event,
  * lowest priority by TPR, and the kvmclock MSRs' checks. */
 static void test_apic_bus_ipis(void **state)
@@ -744,6 +762,7 @@ int main(void)
 		cmocka_unit_test(test_apic_bus_ioapic_routing),
 		cmocka_unit_test(test_apic_bus_msi),
 		cmocka_unit_test(test_apic_bus_ipis),
+		cmocka_unit_test(test_time_of_day),
 		cmocka_unit_test(test_pv_eoi),
 		cmocka_unit_test(test_ipi_flood_merges),
 		cmocka_unit_test(test_ipis_to_absent_apics),
