@@ -232,10 +232,10 @@ int vdev_rdmsr(struct vm_devices *d, unsigned int cpu, uint32_t msr, uint64_t *v
  * -ENOENT otherwise. */
 static int pvclock_wrmsr(struct vm_devices *d, unsigned int cpu, uint32_t msr, uint64_t val)
 {
-	uint8_t bits = d->cfg.phys_bits ? d->cfg.phys_bits : LAPIC_PHYS_BITS_DEFAULT;
+	uint8_t bits = vdev_phys_bits(d);
 
 	if (msr == MSR_KVM_WALL_CLOCK_NEW) {
-		if (val & 3 || val >> bits || (val & 0xfff) + sizeof(struct pvclock_wall) > 0x1000)
+		if (!vdev_wall_clock_msr_valid(val, bits))
 			return LAPIC_GP;
 		d->kvm_wall_clock = val;
 		return VDEV_MSR_PVCLOCK;
@@ -320,6 +320,17 @@ int vdev_ack(struct vm_devices *d, unsigned int cpu, uint64_t now_ns)
 		return pic_ack(&d->pic);
 	lapic_ack(&d->lapic[cpu], (uint8_t)v);
 	return v;
+}
+
+uint8_t vdev_phys_bits(const struct vm_devices *d)
+{
+	return d->cfg.phys_bits ? d->cfg.phys_bits : LAPIC_PHYS_BITS_DEFAULT;
+}
+
+bool vdev_wall_clock_msr_valid(uint64_t v, uint8_t phys_bits)
+{
+	return !(v & 3) && !(v >> phys_bits) &&
+	       (v & 0xfff) + sizeof(struct pvclock_wall) <= 0x1000;
 }
 
 bool vdev_pv_eoi_msr_valid(uint64_t v, uint8_t phys_bits)

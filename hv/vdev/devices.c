@@ -328,12 +328,19 @@ static int devices_fields(struct vm_devices *t, struct snap *s, uint64_t now)
 	for (unsigned int c = 0; c < t->nr_cpus && !s->err; c++)
 		lapic_snapshot(&t->lapic[c], s, now);
 	snap_u64(s, &t->kvm_wall_clock);
+	if (s->restore && !s->err && !vdev_wall_clock_msr_valid(t->kvm_wall_clock, vdev_phys_bits(t)))
+		return snap_invalid(s);
 	for (unsigned int c = 0; c < t->nr_cpus && !s->err; c++) {
 		snap_bool(s, &t->wait_sipi[c]);
 		snap_u64(s, &t->kvm_system_time[c]);
 		snap_u64(s, &t->kvm_pv_eoi[c]);
-		if (s->restore && !s->err && (!pvclock_msr_valid(t->kvm_system_time[c], 64) ||
-					      !vdev_pv_eoi_msr_valid(t->kvm_pv_eoi[c], 64)))
+		/* held to what the guest's own WRMSR would be (its MAXPHYADDR) */
+		if (s->restore && !s->err &&
+		    (!pvclock_msr_valid(t->kvm_system_time[c], vdev_phys_bits(t)) ||
+		     !vdev_pv_eoi_msr_valid(t->kvm_pv_eoi[c], vdev_phys_bits(t))))
+			return snap_invalid(s);
+		/* one TSC rate for the guest: CPUID leaf 0x15 tells vCPU 0's */
+		if (s->restore && !s->err && t->lapic[c].cfg.tsc_hz != t->lapic[0].cfg.tsc_hz)
 			return snap_invalid(s);
 	}
 	if (s->restore && !s->err && !wiring_valid(t))
@@ -355,8 +362,10 @@ int vdev_snapshot(struct vm_devices *d, struct snap *s, uint64_t now_ns)
 		return s->err;
 	}
 	memcpy(t, d, sizeof(*t));
-	if (!devices_fields(t, s, now_ns))
+	if (!devices_fields(t, s, now_ns)) {
 		memcpy(d, t, sizeof(*d));
+		ioapic_resample(&d->ioapic);	/* once the APICs are in place */
+	}
 	free(t);
 	return s->err;
 }

@@ -85,6 +85,13 @@ void ioapic_eoi(struct ioapic *io, uint8_t vector)
 	}
 }
 
+void ioapic_resample(struct ioapic *io)
+{
+	for (unsigned int pin = 0; pin < IOAPIC_PINS; pin++)
+		if (is_level(io->rte[pin]))
+			service_level(io, pin);
+}
+
 /* ---- registers ---------------------------------------------------------- */
 
 static uint32_t reg_read(const struct ioapic *io, uint8_t reg)

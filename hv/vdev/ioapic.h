@@ -83,6 +83,11 @@ int ioapic_set_irq(struct ioapic *io, unsigned int pin, int level);
 /* A local APIC's EOI of a level-triggered vector (broadcast to all). */
 void ioapic_eoi(struct ioapic *io, uint8_t vector);
 
+/* Deliver what the level pins call for now (asserted, unmasked, no remote
+ * IRR), as the I/O APIC would have: after a restore, whose state may hold
+ * such a pin that nothing else would serve. */
+void ioapic_resample(struct ioapic *io);
+
 /*
  * An access at offset (0..0xFFF) of the I/O APIC page.  IOREGSEL and
  * IOWIN take 32-bit accesses (IOREGSEL a byte too); anything else reads 0

@@ -544,6 +544,51 @@ static void test_pv_eoi(void **state)
 	vdev_destroy(d);
 }
 
+/* A peer's device state is held to what the guest itself could have set:
+ * the kvmclock and PV EOI addresses within its MAXPHYADDR, one TSC rate
+ * for every APIC; a refused restore changes nothing.  An accepted one
+ * delivers what a level pin calls for (asserted, unmasked, no remote IRR),
+ * which nothing else would. */
+static void test_snapshot_checks_and_resample(void **state)
+{
+	static uint8_t buf[16384];
+	struct vm_devices *d = make(), *e = make();
+	struct snap s;
+
+	(void)state;
+	for (int k = 0; k < 3; k++) {
+		struct vm_devices *t = make();
+
+		if (k == 0)
+			t->kvm_system_time[0] = 1ull << 40 | 1;	/* past 36 bits */
+		if (k == 1)
+			t->kvm_wall_clock = 0x1ffe;		/* misaligned, crosses */
+		if (k == 2)
+			t->lapic[1].cfg.tsc_hz = t->lapic[0].cfg.tsc_hz + 1000;
+		snap_save_init(&s, buf, sizeof(buf));
+		assert_int_equal(vdev_snapshot(t, &s, 0), 0);
+		snap_restore_init(&s, buf, s.pos);
+		assert_int_equal(vdev_snapshot(e, &s, 0), -EINVAL);
+		assert_int_equal(e->kvm_wall_clock, 0);
+		vdev_destroy(t);
+	}
+	testguest_boot(d, 0);
+	out(d, 0x21, 1, 0xff, 0);			/* 8259 off */
+	rte(d, 4, 0x42ull | 1ull << 15 | IOAPIC_RTE_MASKED);	/* level, to APIC 0 */
+	out(d, 0x3F9, 1, 0x01, 0);			/* COM1 asserts pin 4 ... */
+	assert_true(vdev_console_input(d, 'b'));
+	assert_true(d->ioapic.lines & 1u << 4);
+	d->ioapic.rte[4] &= ~IOAPIC_RTE_MASKED;		/* ... unmasked, not served */
+	snap_save_init(&s, buf, sizeof(buf));
+	assert_int_equal(vdev_snapshot(d, &s, 0), 0);
+	snap_restore_init(&s, buf, s.pos);
+	assert_int_equal(vdev_snapshot(e, &s, 0), 0);
+	assert_true(e->ioapic.rte[4] & IOAPIC_RTE_REMOTE_IRR);
+	assert_int_equal(vdev_pending_vector(e, 0, 0), 0x42);
+	vdev_destroy(d);
+	vdev_destroy(e);
+}
+
 /* A flood of the same fixed IPI: accepted once into IRR, the rest merge
  * with it and kick nobody until the target has taken the vector. */
 static void test_ipi_flood_merges(void **state)
@@ -763,6 +808,7 @@ int main(void)
 		cmocka_unit_test(test_apic_bus_msi),
 		cmocka_unit_test(test_apic_bus_ipis),
 		cmocka_unit_test(test_time_of_day),
+		cmocka_unit_test(test_snapshot_checks_and_resample),
 		cmocka_unit_test(test_pv_eoi),
 		cmocka_unit_test(test_ipi_flood_merges),
 		cmocka_unit_test(test_ipis_to_absent_apics),
