@@ -460,6 +460,15 @@ static void channel_fields(struct pit_channel *c, struct snap *s, uint64_t now)
 	snap_u8(s, &c->status);
 }
 
+/* Restored: channel 0's next edge is at most a period (and the second
+ * time_fields leaves out of done_ticks) ahead of the count, which
+ * done_ticks holds then: never an IRQ 0 put off for ever. */
+static bool edge_valid(const struct pit_channel *c)
+{
+	return c->next_edge == NO_EDGE || c->next_edge <= c->done_ticks ||
+	       c->next_edge - c->done_ticks <= first_edge(c) + PIT_HZ;
+}
+
 static bool channel_valid(const struct pit_channel *c, int idx)
 {
 	return c->mode <= 7 && c->access >= PIT_ACCESS_LO && c->access <= PIT_ACCESS_LOHI &&
@@ -485,7 +494,7 @@ int pit_snapshot(struct pit *p, struct snap *s, uint64_t now_ns)
 	snap_u8(s, &t.port_b);
 	if (!s->restore || s->err)
 		return s->err;
-	if (!pit_valid(&t))
+	if (!pit_valid(&t) || !edge_valid(&t.ch[0]))
 		return snap_invalid(s);
 	*p = t;
 	return 0;

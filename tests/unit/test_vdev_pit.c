@@ -424,6 +424,14 @@ static void test_snapshot_keeps_phase(void **state)
 	outb(&b, 0x41, 0x12, restore_at);
 	assert_int_equal(latch_read(&a, 1, save_at + MS), latch_read(&b, 1, restore_at + MS));
 	assert_int_equal(latch_read(&b, 1, restore_at), 0x1234);
+	/* a peer's channel 0 whose next edge lies ages ahead: its timer
+	 * would stop for good; refused, b unchanged */
+	a.ch[0].next_edge = a.ch[0].done_ticks + (1ull << 60);
+	snap_save_init(&s, buf, sizeof(buf));
+	assert_int_equal(pit_snapshot(&a, &s, save_at), 0);
+	snap_restore_init(&s, buf, s.pos);
+	assert_int_equal(pit_snapshot(&b, &s, restore_at), -EINVAL);
+	assert_true(pit_next_event_ns(&b, restore_at + 40 * MS) < restore_at + 60 * MS);
 }
 
 /* Random writes and reads with time moving forward: never invalid, IRQ
