@@ -311,6 +311,12 @@ static enum exit_action do_gpa_fault(struct vcpu *v, struct vm_exit *e)
 			return EXIT_STOP;
 		}
 	}
+	/* Not present, yet RAM that is mapped now: a stale walk through a
+	 * table a merge unlinked, before its flush.  The guest retries. */
+	if (!e->u.gpa_fault.present && vm_gpa_to_hva(v->vm, e->u.gpa_fault.gpa) &&
+	    dirty_log_stale(&v->vm->dirty, &v->vm->hw.gpt, e->u.gpa_fault.gpa,
+			    e->u.gpa_fault.write) > 0)
+		return EXIT_RESUME;
 	/* Delivering an event touched memory outside RAM (an IDT, stack or
 	 * TSS there): the instruction at RIP did not, and emulating it would
 	 * run it with a device access it never made (KVM stops such a guest

@@ -274,9 +274,11 @@ static bool table_empty(const struct page_table *pt, uint64_t pa)
 }
 
 /*
- * Queue an unlinked table and the tables below it for pt_flush_done: a CPU
- * may still walk them until the flush.  Entry 0 becomes the chain link; a
- * 4 KiB-aligned address reads as "not present" in every format.
+ * Queue an unlinked table that maps nothing any more (unmapped, or found
+ * empty), and the tables below it, for pt_flush_done: a CPU may still walk
+ * them until the flush.  Entry 0 becomes the chain link; a 4 KiB-aligned
+ * address reads as "not present" in every format, as everything there now
+ * should.  A merge keeps its table intact instead (kept_add).
  */
 static void defer_tree(struct page_table *pt, uint64_t pa, unsigned level)
 {
@@ -292,6 +294,52 @@ static void defer_tree(struct page_table *pt, uint64_t pa, unsigned level)
 	pt->deferred = pa;
 	pt->ndeferred++;
 	pt->flush_pending = true;
+}
+
+/*
+ * A table that a merge unlinked still maps what it did: a CPU may walk it
+ * through a cached entry above it until the flush, and its entries must
+ * then give the same frames (a link in entry 0 would read as not present,
+ * a fault on RAM).  It is listed in a page of its own; kept_reserve makes
+ * room first (-ENOMEM when it cannot).
+ */
+static int kept_reserve(struct page_table *pt)
+{
+	uint64_t pa;
+	int err;
+
+	if (pt->kept && pt->kept_n < PT_ENTRIES)
+		return 0;
+	err = table_alloc(pt, &pa);
+	if (err)
+		return err;
+	table_of(pt, pa)[0] = pt->kept;
+	pt->kept = pa;
+	pt->kept_n = 1;
+	pt->ndeferred++;
+	return 0;
+}
+
+static void kept_add(struct page_table *pt, uint64_t pa)
+{
+	table_of(pt, pt->kept)[pt->kept_n++] = pa;
+	pt->ndeferred++;
+	pt->flush_pending = true;
+}
+
+static void free_kept(struct page_table *pt)
+{
+	while (pt->kept) {
+		uint64_t *list = table_of(pt, pt->kept), page = pt->kept;
+
+		for (unsigned i = 1; i < pt->kept_n; i++)
+			table_free(pt, list[i]);
+		pt->ndeferred -= pt->kept_n;
+		pt->kept = list[0];
+		pt->kept_n = PT_ENTRIES;	/* the pages behind the first are full */
+		table_free(pt, page);
+	}
+	pt->kept_n = 0;
 }
 
 /* Free a linked tree (pt_destroy only: no CPU uses the table any more). */
@@ -310,6 +358,7 @@ static void free_tree(struct page_table *pt, uint64_t pa, unsigned level)
 
 static void free_deferred(struct page_table *pt)
 {
+	free_kept(pt);
 	while (pt->ndeferred) {
 		uint64_t pa = pt->deferred;
 
@@ -787,8 +836,17 @@ static int merge_entry(struct op *op, uint64_t *p, unsigned level,
 	leaf = merged_leaf(pt, child, level);
 	if (!leaf)
 		return 0;
-	pte_write(p, leaf);
-	defer_tree(pt, child, level - 1);
+	if (kept_reserve(pt)) {
+		/* no page to list it in (out of memory, as when a failed
+		 * dirty-log start undoes its splits): chained through its
+		 * entry 0 after all; a stale walk there faults, and
+		 * do_gpa_fault resumes a fault on mapped RAM */
+		pte_write(p, leaf);
+		defer_tree(pt, child, level - 1);
+	} else {
+		pte_write(p, leaf);
+		kept_add(pt, child);	/* only leaves below it: merged bottom-up */
+	}
 	note_flush(op);
 	return 0;
 }

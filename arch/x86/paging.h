@@ -133,9 +133,16 @@ struct page_table {
 	uint64_t root_pa;		/* PML4; set by pt_init, never changes */
 	struct pt_ops ops;		/* copied by pt_init */
 	uint64_t max_page;		/* largest leaf: 4 KiB, 2 MiB or 1 GiB */
-	uint64_t deferred;		/* unlinked tables awaiting pt_flush_done,
-					 * chained through their entry 0 */
-	unsigned long ndeferred;	/* length of that chain */
+	uint64_t deferred;		/* unlinked tables awaiting pt_flush_done
+					 * that map nothing any more, chained
+					 * through their entry 0 */
+	uint64_t kept;			/* tables a merge unlinked, which must map
+					 * as before until the flush: listed in
+					 * pages of their own (entry 0 links the
+					 * next, 1..kept_n - 1 the tables) */
+	unsigned kept_n;		/* entries used in the first list page */
+	unsigned long ndeferred;	/* pages awaiting the flush: both kinds
+					 * and the list pages */
 	unsigned long tables;		/* table pages held (root and deferred too) */
 	bool flush_pending;		/* see "TLB flushes"; set by every change
 					 * that needs one (also ept.c's) */

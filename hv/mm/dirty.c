@@ -477,6 +477,23 @@ int dirty_log_fault(struct dirty_log *log, struct page_table *pt, uint64_t gpa)
 	return ret;
 }
 
+int dirty_log_stale(struct dirty_log *log, struct page_table *pt, uint64_t gpa, bool write)
+{
+	unsigned attr;
+	int ret = DIRTY_NOT_OURS;
+
+	if (page_of(gpa) >= log->nr_pages)
+		return DIRTY_NOT_OURS;
+	spin_lock(&log->lock);
+	if (!pt_lookup(pt, gpa & ~(PT_SIZE_4K - 1), NULL, &attr, NULL) &&
+	    (attr & PT_R) && (!write || (attr & PT_W))) {
+		stat_add(&log->stats.spurious, 1);
+		ret = DIRTY_SPURIOUS;
+	}
+	spin_unlock(&log->lock);
+	return ret;
+}
+
 int dirty_log_mark(struct dirty_log *log, uint64_t gfn)
 {
 	gfn = page_of(gfn << PAGE_SHIFT);

@@ -230,6 +230,15 @@ int dirty_log_start(struct dirty_log *log, struct page_table *pt, bool *flush);
 int dirty_log_fault(struct dirty_log *log, struct page_table *pt, uint64_t gpa);
 
 /*
+ * A fault at a RAM gpa that is not a write to a present page: whether pt
+ * maps the page now with the rights the access needs (write: W), so that
+ * the fault came from a stale walk (a CPU's cached entry above a table a
+ * merge has just unlinked, before the flush) and the guest may retry
+ * (DIRTY_SPURIOUS); else DIRTY_NOT_OURS.
+ */
+int dirty_log_stale(struct dirty_log *log, struct page_table *pt, uint64_t gpa, bool write);
+
+/*
  * Mark the page at GPA gfn * 4 KiB written, from a source other than faults
  * (a PML buffer drain, a device's writes): a guest frame number, not a RAM
  * page index.

@@ -470,6 +470,30 @@ static void stop(struct env *env)
 	env->split = false;
 }
 
+/* A fault that a stale walk through a table the stop merged away can
+ * raise before the flush: the page is mapped, so the guest retries;
+ * unmapped pages and writes to read-only ones stay real faults. */
+static void test_stale_walk_after_merge(void **state)
+{
+	struct env *env = *state;
+	bool flush = false;
+
+	start(env);
+	assert_int_equal(dirty_log_stop(&env->log, &env->pt, &flush), 0);
+	assert_true(flush);				/* not flushed yet */
+	assert_int_equal(dirty_log_stale(&env->log, &env->pt, 0, false), DIRTY_SPURIOUS);
+	assert_int_equal(dirty_log_stale(&env->log, &env->pt, 512 * K4 + 5, true),
+			 DIRTY_SPURIOUS);
+	assert_int_equal(dirty_log_stale(&env->log, &env->pt, ROM_FIRST * K4, true),
+			 DIRTY_NOT_OURS);		/* read-only: a real fault */
+	assert_int_equal(dirty_log_stale(&env->log, &env->pt, HOLE_FIRST * K4, false),
+			 DIRTY_NOT_OURS);		/* nothing there */
+	assert_int_equal(dirty_log_stale(&env->log, &env->pt, NR_PAGES * K4, false),
+			 DIRTY_NOT_OURS);		/* past the log */
+	dirty_log_flush_done(&env->log, &env->pt);
+	env->split = false;
+}
+
 static void test_stop_restores(void **state)
 {
 	struct env *env = *state;
@@ -1249,6 +1273,7 @@ int main(void)
 		ALL(test_not_ours),
 		ALL(test_fault_without_logging),
 		ALL(test_stop_restores),
+		ALL(test_stale_walk_after_merge),
 		ALL(test_stop_merges_only_what_it_split),
 		ALL(test_cycles_do_not_leak),
 		ALL(test_mark),

@@ -571,8 +571,9 @@ static void test_merge_2m(void **state)
 	/* Only [va + M2, va + 2 MiB) is whole in the range: one merge. */
 	assert_int_equal(pt_merge(&env->pt, va + K4, 2 * M2 - K4), PT_FLUSH);
 	assert_true(pt_needs_flush(&env->pt));
-	assert_int_equal(env->pt.tables, t0 + 2);	/* deferred until the flush */
-	assert_int_equal(env->pt.ndeferred, 1);
+	/* kept until the flush, listed in a page of its own */
+	assert_int_equal(env->pt.tables, t0 + 3);
+	assert_int_equal(env->pt.ndeferred, 2);
 	pt_flush_done(&env->pt);
 	assert_int_equal(env->pt.tables, t0 + 1);
 	raw_walk(env, va + M2, &r);
@@ -1361,6 +1362,32 @@ static void test_fuzz_args(void **state)
 	check_table_count(env, false);
 }
 
+/* Until pt_flush_done, a CPU may still walk a table that pt_merge unlinked
+ * (its paging-structure caches hold the old PDE), so every entry of that
+ * table must keep mapping what it mapped: entry 0 used as a list link
+ * would read as "not present", a fault on RAM in the first 4 KiB. */
+static void test_merge_keeps_unlinked_table(void **state)
+{
+	struct env *env = *state;
+	uint64_t va = 4 * M2, pa = 0x1000000;
+	uint64_t *old_pt;
+	struct raw r;
+
+	map_ok(env, va, pa, M2, PT_RWX);
+	assert_int_equal(pt_protect(&env->pt, va, M2, 0, 0, PT_SPLIT_4K), PT_FLUSH);
+	pt_flush_done(&env->pt);
+	raw_walk(env, va, &r);
+	assert_int_equal(r.level, 0);
+	old_pt = r.ptr[0] - ((va >> 12) & 511);	/* the PT about to be unlinked */
+	assert_int_equal(pt_merge(&env->pt, va, M2), PT_FLUSH);
+	/* not flushed yet: a stale walk through the old PDE reads old_pt[0] */
+	for (unsigned i = 0; i < 512; i++)
+		if (!raw_present(env, old_pt[i]) || (old_pt[i] & RAW_ADDR) != pa + i * K4)
+			fail_msg("unlinked table entry %u is %#llx before the flush", i,
+				 (unsigned long long)old_pt[i]);
+	pt_flush_done(&env->pt);
+}
+
 /* ---- Registration ---- */
 
 #define T(t, c) \
@@ -1378,6 +1405,8 @@ int main(void)
 		FOR_ALL(test_force_split_4k),
 		FOR_ALL(test_split_keeps_bits),
 		FOR_ALL(test_merge_2m),
+		T(test_merge_keeps_unlinked_table, npt_case),
+		T(test_merge_keeps_unlinked_table, ept_case),
 		FOR_ALL(test_merge_refused),
 		FOR_ALL(test_merge_levels),
 		FOR_ALL(test_unmap_partial),
