@@ -391,6 +391,11 @@ int dirty_log_start(struct dirty_log *log, struct page_table *pt, bool *flush)
 	log->sync_pending = !err;
 	/* Last: a vCPU entering from now on logs, the flags being clean. */
 	__atomic_store_n(&log->hw_on, !err && log->hw, __ATOMIC_RELEASE);
+	/* and every vCPU must enter again before pages are read (S3), even
+	 * with nothing split or cleaned: one in the guest still runs
+	 * without PML and A/D until it does */
+	if (!err && log->hw)
+		pt->flush_pending = true;
 	spin_unlock(&log->lock);
 	report_flush(log, pt, flush);
 	return err;

@@ -213,7 +213,8 @@ void dirty_log_destroy(struct dirty_log *log);
  * (a large page straddling nr_pages is split).  All bits start clear:
  * round 0 sends all memory anyway.  Resets the counters.  *flush: whether
  * S3 is needed (pt_needs_flush: yes whenever a page was protected or
- * split).  Errors: -EINVAL log not initialised; -EBUSY already started or
+ * split, and always with a hardware tracker, which each vCPU turns on at
+ * its next entry).  Errors: -EINVAL log not initialised; -EBUSY already started or
  * a flush_done is owed; -ENOMEM from a split, after which start undoes
  * its protection (logging is off), but *flush may still ask for S3 + S4.
  */

@@ -1154,6 +1154,35 @@ static void test_pml_start_cleans(void **state)
 	check_table(env, false, NULL);
 }
 
+/* A PML session on a guest mapped only with 4 KiB pages whose EPT dirty
+ * flags are clean (A/D was off until now): start neither splits nor cleans
+ * a flag, yet hw_on takes effect only at each vCPU's next entry, so S3 must
+ * still make every vCPU leave guest mode once before round 0 reads pages;
+ * a vCPU that has not would write with PML and A/D off, unlogged. */
+static void test_pml_start_small_pages_needs_sync(void **state)
+{
+	struct env *env = *state;
+	struct pt_pool pool = { 0 };
+	struct pt_ops ops = pt_pool_ops(&pool);
+	struct page_table pt;
+	struct dirty_log log;
+	bool flush = false;
+
+	(void)env;
+	assert_int_equal(pt_init(&pt, &ept_format, &ops, PT_SIZE_2M), 0);
+	for (uint64_t g = 0; g < 64; g++)	/* scattered host frames: 4 KiB leaves */
+		assert_int_equal(pt_map(&pt, g * K4, RAM_PA + (63 - g) * K4, K4, PT_RWX, 0), 0);
+	assert_int_equal(dirty_log_init(&log, 64), 0);
+	assert_int_equal(dirty_log_start(&log, &pt, &flush), 0);
+	assert_true(dirty_log_hw_on(&log));
+	assert_true(flush);	/* every vCPU must re-enter (pml_sync) before S5 */
+	dirty_log_flush_done(&log, &pt);
+	assert_int_equal(dirty_log_stop(&log, &pt, &flush), 0);
+	dirty_log_flush_done(&log, &pt);
+	dirty_log_destroy(&log);
+	pt_destroy(&pt);
+}
+
 /* `debug dirtylog wp`: the next session write-protects, on the same
  * table; the method cannot be one the CPU lacks. */
 static void test_pml_switch_to_wp(void **state)
@@ -1283,6 +1312,7 @@ int main(void)
 		BOTH(test_1g_page_split),
 		BOTH(test_pages_past_the_hole),
 		WITH_PML(test_pml_start_cleans),
+		WITH_PML(test_pml_start_small_pages_needs_sync),
 		WITH_PML(test_pml_switch_to_wp),
 		WITH_PML(test_pml_drain),
 		WITH_PML(test_pml_drain_short_log),
