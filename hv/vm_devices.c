@@ -168,16 +168,17 @@ static void unlock_and_wake(struct vm *vm)
 	wake(vm, kicks);
 }
 
-/* Unlock after asking the devices about time: the timers they caught up
+/* Unlock after v asked the devices about time: the timers they caught up
  * with (the PIT's edges) may have sent interrupts to other vCPUs, which
- * must hear of it now, not at their next exit or host tick.  Nothing was
+ * must hear of it now, not at their next exit or host tick.  v itself is
+ * looking already (the scheduler may be asking for it), and nothing was
  * cleared, so no quiet time changes. */
-static void unlock_and_kick(struct vm *vm)
+static void unlock_and_kick(struct vm *vm, const struct vcpu *v)
 {
 	uint64_t kicks = vm->dev->kick ? vdev_take_kicks(vm->dev) : 0;
 
 	spin_unlock(&vm->dev_lock);
-	wake(vm, kicks);
+	wake(vm, kicks & ~(1ull << v->hw.id));
 }
 
 /* After an exit: the frames it queued go through the switch.  A NIC that
@@ -330,7 +331,7 @@ int vm_pending_vector(struct vcpu *v)
 	if (vec < 0 && !vdev_event_pending(vm->dev, v->hw.id))
 		__atomic_store_n(&v->irq_quiet_until_ns,
 				 vdev_next_event_ns(vm->dev, v->hw.id, now), __ATOMIC_RELEASE);
-	unlock_and_kick(vm);
+	unlock_and_kick(vm, v);
 	return vec;
 }
 
@@ -436,7 +437,7 @@ uint64_t vm_next_event_ns(struct vcpu *v)
 
 	spin_lock(&vm->dev_lock);
 	t = vdev_next_event_ns(vm->dev, v->hw.id, vm_clock_ns(vm));
-	unlock_and_kick(vm);
+	unlock_and_kick(vm, v);
 	return t;
 }
 
