@@ -32,6 +32,13 @@
 #include "hv/loader/mptable.h"
 #include "hv/msr.h"
 #include "hv/vm_devices.h"
+#include "hv/cpuid.h"
+#include "hv/lib/guest_layout.h"
+
+/* The largest guest's RAM, above the hole, ends within the address width
+ * its CPUID reports (a CR3 or kvmclock address there must be legal). */
+_Static_assert(((uint64_t)VM_MAX_MEM_MB << 20) + (GUEST_HOLE_END - GUEST_HOLE_START) <=
+	       1ull << CPUID_GUEST_PHYS_BITS, "VM_MAX_MEM_MB past MAXPHYADDR");
 
 static struct vm *vms[VM_MAX];
 static uint64_t serials;		/* (vms_lock) the last vm->serial given */

@@ -33,7 +33,8 @@
 #define VM_MAX		16
 #define VM_MAX_VCPUS	64	/* the device set's local APICs (VDEV_MAX_CPUS) */
 #define VM_VCPUS_PER_CPU 4	/* overcommit: at most this many vCPUs per host CPU */
-#define VM_MAX_MEM_MB	(64 * 1024)
+#define VM_MAX_MEM_MB	(63 * 1024)	/* + the 1 GiB hole below 4 GiB: all of it
+					 * under the guest's 36-bit MAXPHYADDR */
 
 /* VM_INCOMING: memory and state are arriving from a migration source. */
 /* VM_REBOOTING: the BSP is loading the images again after the guest reset

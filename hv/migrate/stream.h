@@ -44,7 +44,7 @@
 #define MIG_PAGE_SIZE		4096u
 #define MIG_PAGES_MAX		256u	/* pages in one PAGES record */
 #define MIG_MEM_ALIGN		(1ull << 20)	/* guest memory: whole MiB */
-#define MIG_MEM_MAX		(64ull << 30)	/* = VM_MAX_MEM_MB */
+#define MIG_MEM_MAX		(63ull << 30)	/* = VM_MAX_MEM_MB */
 #define MIG_VCPUS_MAX		64u
 #define MIG_XSAVE_MIN		576u	/* legacy region + XSAVE header */
 #define MIG_XSAVE_MAX		4096u	/* = FPU_AREA_SIZE */
