@@ -41,14 +41,14 @@ static unsigned int free_slot(void)
 	return best < MIG_HISTORY ? best : oldest(ended);
 }
 
-const struct mig_entry *mig_history_find_in(uint64_t id)
+const struct mig_entry *mig_history_find_in(uint64_t id, const char *key)
 {
 	const struct mig_entry *found = NULL;
 	uint64_t seq = 0;
 
 	for (unsigned int i = 0; i < MIG_HISTORY; i++)
 		if (hist_seq[i] > seq && !hist[i].out && hist[i].id == id &&
-		    hist[i].outcome != MIG_REFUSED) {
+		    hist[i].outcome != MIG_REFUSED && (!key || !strcmp(hist[i].key, key))) {
 			found = &hist[i];
 			seq = hist_seq[i];
 		}

@@ -139,9 +139,12 @@ struct mig_entry *mig_history_add(uint64_t id, bool out, const char *guest, cons
 /* Entry i (0 oldest) or NULL. */
 const struct mig_entry *mig_history_at(unsigned int i);
 /* The newest incoming migration with this id that was admitted here (not
- * refused: a refused HELLO may carry any id), or NULL.  What an in-doubt
- * source's QUERY is answered from. */
-const struct mig_entry *mig_history_find_in(uint64_t id);
+ * refused: a refused HELLO may carry any id), from the peer whose key
+ * (mig_entry.key) is key, any peer if key is NULL; or NULL.  What an
+ * in-doubt source's QUERY is answered from, with the asker's key: another
+ * trusted host that reuses the id once its entry is gone must not be able
+ * to make it hear "discarded" while the guest runs here. */
+const struct mig_entry *mig_history_find_in(uint64_t id, const char *key);
 const char *mig_outcome_name(enum mig_outcome o);
 
 /* ---- fault injection (`debug migrate`) ---- */

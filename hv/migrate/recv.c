@@ -286,7 +286,7 @@ static int create_guest(struct in *in, const struct mig_hello *h, struct mig_err
 
 static void on_hello(struct in *in, const struct mig_hello *h)
 {
-	bool known = mig_history_find_in(h->mig_id) != NULL;	/* before this one's entry */
+	bool known = mig_history_find_in(h->mig_id, NULL) != NULL;	/* before this one's entry */
 	struct mig_host host;
 	struct mig_error e;
 
@@ -541,7 +541,7 @@ static void on_query(struct in *in, const struct mig_query *q)
 		discard(in, MIG_E_NOT_ALLOWED, "%s may not ask", in->peer);
 		return;
 	}
-	found = mig_history_find_in(q->mig_id);
+	found = mig_history_find_in(q->mig_id, in->key);	/* only what this peer sent */
 	r.qreply.mig_id = q->mig_id;
 	r.qreply.outcome = !found || found->outcome == MIG_RUNNING ? MIG_Q_UNKNOWN :
 			   found->outcome == MIG_DONE ? MIG_Q_RAN : MIG_Q_DISCARDED;

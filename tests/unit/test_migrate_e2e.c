@@ -726,8 +726,8 @@ static void test_hello_with_a_used_id_refused(void **st)
 	assert_non_null(strstr(r->reply.msg, "came here before"));
 	assert_null(mh_vm_on(MH_DST, "liar"));
 	assert_int_equal(last_entry(false)->outcome, MIG_REFUSED);
-	assert_non_null(mig_history_find_in(id));
-	assert_int_equal(mig_history_find_in(id)->outcome, MIG_DONE);
+	assert_non_null(mig_history_find_in(id, NULL));
+	assert_int_equal(mig_history_find_in(id, NULL)->outcome, MIG_DONE);
 	chan_close(&LS, true);
 }
 
