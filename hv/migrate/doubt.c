@@ -31,27 +31,77 @@
 static struct note {
 	uint64_t id;
 	bool secure;
+	bool was_paused;		/* by the operator, before the migration */
+	bool warned;			/* its key untrusted since: said so once */
 	struct mig_peer peer;		/* secure: the key it proved */
+	uint64_t seq;			/* order noted */
 } notes[NOTES];
-static unsigned int notes_n;
+static uint64_t notes_seq;
 
-void mig_doubt_note(uint64_t id, const struct mig_peer *peer)
+/* Whether a guest still waits in doubt on migration id. */
+static bool pending(uint64_t id)
 {
-	struct note *n = &notes[notes_n++ % NOTES];
+	for (unsigned int i = 0; i < VM_MAX; i++) {
+		struct vm *vm = vm_at(i);
+
+		if (vm && vm->mig.kind == VM_MIG_IN_DOUBT && vm->mig.id == id)
+			return true;
+	}
+	return false;
+}
+
+/* A free note, else the oldest whose guest was settled, else the oldest
+ * (more guests in doubt at once than NOTES: that one is settled by hand). */
+static struct note *note_slot(void)
+{
+	struct note *best = NULL, *settled = NULL;
+
+	for (unsigned int i = 0; i < NOTES; i++) {
+		struct note *n = &notes[i];
+
+		if (!n->id)
+			return n;
+		if (!best || n->seq < best->seq)
+			best = n;
+		if (!pending(n->id) && (!settled || n->seq < settled->seq))
+			settled = n;
+	}
+	if (settled)
+		return settled;
+	pr_warn("migrate: %d guests in doubt at once: %016lx will not be asked about; settle "
+		"it by hand", NOTES + 1, best->id);
+	return best;
+}
+
+void mig_doubt_note(uint64_t id, const struct mig_peer *peer, bool was_paused)
+{
+	struct note *n = note_slot();
 
 	memset(n, 0, sizeof(*n));
 	n->id = id;
 	n->secure = peer != NULL;
+	n->was_paused = was_paused;
+	n->seq = ++notes_seq;
 	if (peer)
 		n->peer = *peer;
 }
 
-static const struct note *note_of(uint64_t id)
+static struct note *note_of(uint64_t id)
 {
 	for (unsigned int i = 0; i < NOTES; i++)
 		if (notes[i].id == id && id)
 			return &notes[i];
 	return NULL;
+}
+
+/* The key the destination proved is still trusted under its name: after
+ * `migrate untrust` (say, the key leaked) its answer could free or
+ * duplicate the guest. */
+static bool still_trusted(const struct mig_peer *p)
+{
+	const struct mig_peer *t = mig_trust_by_name(mig_keyring(), p->name);
+
+	return t && !memcmp(t->pub, p->pub, sizeof(p->pub));
 }
 
 static struct {
@@ -78,6 +128,7 @@ static struct vm *doubtful(const char *name, uint64_t id)
 static void settle(uint32_t outcome)
 {
 	struct vm *vm = doubtful(Q.name, Q.id);
+	const struct note *n = note_of(Q.id);
 	char err[96], peer[24];
 
 	if (!vm)
@@ -91,7 +142,10 @@ static void settle(uint32_t outcome)
 		spin_lock(&vm->lock);
 		vm->mig.kind = VM_MIG_NONE;
 		spin_unlock(&vm->lock);
-		if (vm_resume(vm, err, sizeof(err)))
+		if (n && n->was_paused)
+			pr_info("vm %s: migration %016lx never ran on %s: stays paused here, as "
+				"before it", Q.name, Q.id, peer);
+		else if (vm_resume(vm, err, sizeof(err)))
 			pr_err("vm %s: resuming after migration %016lx failed: %s", Q.name, Q.id, err);
 		else
 			pr_info("vm %s: migration %016lx never ran on %s: resumed here", Q.name, Q.id,
@@ -121,10 +175,19 @@ static void ask_next(void)
 							 * never answered does not
 							 * starve the others */
 		struct vm *vm = vm_at(i);
-		const struct note *n = vm ? note_of(vm->mig.id) : NULL;
+		struct note *n = vm ? note_of(vm->mig.id) : NULL;
 		if (!vm || vm->mig.kind != VM_MIG_IN_DOUBT || vm->mig_owned || !vm->mig.peer_ip ||
 		    !n)
 			continue;
+		if (n->secure && !still_trusted(&n->peer)) {
+			if (!n->warned)
+				pr_warn("vm %s: %s is no longer trusted with that key: not asking it "
+					"about migration %016lx; settle it by hand: `resume %s` or "
+					"`destroy %s`", vm->name, n->peer.name, n->id, vm->name,
+					vm->name);
+			n->warned = true;
+			continue;
+		}
 		if (chan_init(&Q.ch, MIG_SRC, NULL, MIG_HDR_SIZE + 64))
 			return;
 		netif_lock();

@@ -96,9 +96,11 @@ enum mig_in_work { MIG_IN_NONE, MIG_IN_WAITING, MIG_IN_BUSY };
 enum mig_in_work mig_in_poll(void);
 
 /* Remember how migration id reached its destination, for the QUERY that
- * settles it in doubt: the same pinned key (peer NULL: insecure). */
+ * settles it in doubt: the same pinned key (peer NULL: insecure), and
+ * whether the operator had paused the guest before (then "discarded"
+ * leaves it paused). */
 struct mig_peer;
-void mig_doubt_note(uint64_t id, const struct mig_peer *peer);
+void mig_doubt_note(uint64_t id, const struct mig_peer *peer, bool was_paused);
 
 /* Settle in-doubt guests by asking their destination (QUERY); idle: the
  * shell runs no command now (only then may a guest be freed or resumed). */

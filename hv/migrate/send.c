@@ -967,7 +967,8 @@ static void finish_failed(struct mig_out *o)
 	o->hist->total_us = netif_now_us() - o->t_start;
 	snprintf(o->hist->why, sizeof(o->hist->why), "%s", o->fail.msg);
 	if (doubt) {
-		mig_doubt_note(o->id, o->ch.mode == CHAN_SEALED ? &o->ch.peer : NULL);
+		mig_doubt_note(o->id, o->ch.mode == CHAN_SEALED ? &o->ch.peer : NULL,
+			       o->was_paused);
 		o->hist->outcome = MIG_IN_DOUBT;
 		release(o, VM_MIG_IN_DOUBT);
 		say(o, "migrate %s: in doubt: %s; %s is paused here: check %s, then "

@@ -208,10 +208,11 @@ struct mig_keyring *mig_keyring(void)
 	return &W.kr[W.running];
 }
 
-void mig_doubt_note(uint64_t id, const struct mig_peer *peer)
+void mig_doubt_note(uint64_t id, const struct mig_peer *peer, bool was_paused)
 {
 	W.doubt_id = id;
 	W.doubt_secure = peer != NULL;
+	W.doubt_was_paused = was_paused;
 }
 
 void mh_key(struct host_key *k, uint8_t n)

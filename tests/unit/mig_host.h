@@ -105,6 +105,7 @@ struct mh_world {
 	bool late_bad;			/* and their list is malformed */
 	uint64_t doubt_id;		/* the last mig_doubt_note */
 	bool doubt_secure;
+	bool doubt_was_paused;
 };
 
 extern struct mh_world W;

@@ -1402,6 +1402,21 @@ static void test_doubt_remembers_the_key(void **st)
 	assert_int_equal(src_vm->vm.mig.kind, VM_MIG_IN_DOUBT);
 	assert_int_equal(W.doubt_id, src_vm->vm.mig.id);
 	assert_true(W.doubt_secure);
+	assert_false(W.doubt_was_paused);
+	mh_run_for(MIG_SILENCE_BASE_US + SEC);
+}
+
+/* In doubt with a guest the operator had paused: the note says so, so
+ * that "discarded" leaves it paused. */
+static void test_doubt_remembers_a_pause(void **st)
+{
+	(void)st;
+	src_vm->vm.state = VM_PAUSED;
+	W.cut_at_commit = true;
+	assert_int_equal(migrate(), -ECANCELED);
+	assert_int_equal(src_vm->vm.mig.kind, VM_MIG_IN_DOUBT);
+	assert_true(W.doubt_was_paused);
+	assert_int_equal(src_vm->vm.state, VM_PAUSED);
 	mh_run_for(MIG_SILENCE_BASE_US + SEC);
 }
 
@@ -1460,6 +1475,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sealed_records_reordered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sealed_record_cut_short, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doubt_remembers_the_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_doubt_remembers_a_pause, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_handshakes, setup, teardown),
 	};
 
