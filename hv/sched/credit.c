@@ -7,9 +7,13 @@
  * Each entity holds credit, in ns of run time at weight 256.  Running burns
  * it at 256/weight per ns, so over an epoch an entity runs in proportion to
  * its weight.  A CPU runs the eligible entity with the most credit; when even
- * that one has none left, every entity of the queue gets CREDIT_INIT more
- * (kept at most CREDIT_INIT, so a sleeper does not hoard).  Debt is carried,
- * which makes the shares exact in the long run despite tick-sized overruns.
+ * that one has none left, every entity of the queue gets as many
+ * CREDIT_INIT more as bring that one above zero (kept at most CREDIT_INIT,
+ * so a sleeper does not hoard), as credit2 scales its reset.  Debt between
+ * competitors is carried, which makes the shares exact in the long run
+ * despite tick-sized overruns; an entity that ran alone (a weight below
+ * 102 burns more than one CREDIT_INIT per reset) carries none into the
+ * time it has company.
  *
  * A cap is a per-vCPU budget of cap_bp/10000 of each CAP_PERIOD_NS, refilled
  * once a period; an overrun is debt against the next period.  A guest's cap
@@ -38,6 +42,7 @@
 #define NS_PER_MS	1000000ull
 #define SLICE_NS	(10 * NS_PER_MS)
 #define CREDIT_INIT	((int64_t)(10 * NS_PER_MS))
+#define CREDIT_DEBT_MAX	((int64_t)(60000 * NS_PER_MS))	/* a minute at weight 256 */
 #define CAP_PERIOD_NS	(100 * NS_PER_MS)
 #define BALANCE_NS	(20 * NS_PER_MS)	/* a busy CPU's pull interval */
 
@@ -173,19 +178,27 @@ static struct sched_entity *best_waiting(struct runq *rq, uint64_t now,
 	return best;
 }
 
-/* A new epoch once no eligible entity of rq has credit left. */
+/* A new epoch once no eligible entity of rq has credit left: enough
+ * CREDIT_INIT for the best of them (the one running, or the best waiting)
+ * to have some again. */
 static void maybe_reset(struct runq *rq, uint64_t now)
 {
 	struct sched_entity *w = best_waiting(rq, now, NULL);
+	int64_t best, add;
 
 	if ((rq->curr && rq->curr->credit > 0) || (w && w->credit > 0))
 		return;
 	if (!rq->curr && !w)
 		return;
+	best = rq->curr && (!w || rq->curr->credit > w->credit) ? rq->curr->credit : w->credit;
+	add = (1 + (best < -CREDIT_DEBT_MAX ? CREDIT_DEBT_MAX : -best) / CREDIT_INIT) *
+	      CREDIT_INIT;
 	for (struct sched_entity *se = rq->members; se; se = se->next) {
-		se->credit += CREDIT_INIT;
+		se->credit += add;
 		if (se->credit > CREDIT_INIT)
 			se->credit = CREDIT_INIT;
+		if (se->credit < -CREDIT_DEBT_MAX)
+			se->credit = -CREDIT_DEBT_MAX;	/* no overflow, whatever runs */
 	}
 }
 

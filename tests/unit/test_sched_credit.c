@@ -577,10 +577,29 @@ static void test_no_starvation_property(void **state)
 		      (double)worst / MS);
 }
 
+
+/* A low-weight hog alone on its CPU (nothing else wants it) carries no
+ * debt for that time: once a default-weight hog joins, it still gets about
+ * its 32/288 share within a few seconds. */
+static void test_no_debt_while_alone(void **state)
+{
+	uint64_t before[MAXE];
+
+	(void)state;
+	sim_init(1);
+	sim_add(HOG, 32, 0, 1);
+	sim_run(60 * SEC);			/* one minute alone */
+	sim_add(HOG, 256, 0, 1);
+	snap(before);
+	sim_run(10 * SEC);
+	assert_true(S.e[0].ran - before[0] >= 500 * MS);	/* ~1.1 s expected */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_weights),
+		cmocka_unit_test(test_no_debt_while_alone),
 		cmocka_unit_test(test_fairness_figure),
 		cmocka_unit_test(test_weights_beside_others),
 		cmocka_unit_test(test_cap),
