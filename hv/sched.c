@@ -74,6 +74,18 @@ static bool sched_runnable(struct vcpu *v)
 	return st == VCPU_RUNNABLE || st == VCPU_RUNNING;
 }
 
+/* Steal runs only while v could run: stopped while it cannot (its guest
+ * paused, its throttle period out), started again when it can. */
+static void steal_clock(struct vcpu *v, bool can)
+{
+	if (vcpu_state(v) != VCPU_RUNNABLE)
+		return;
+	if (!can)
+		v->runnable_since_ns = 0;
+	else if (!v->runnable_since_ns)
+		v->runnable_since_ns = time_now_ns();
+}
+
 void sched_enable_cpu(void)
 {
 	runqs[this_cpu()->index].usable = true;
@@ -111,6 +123,9 @@ static int pick_cpu(const struct vcpu *v)
 static void poke(int cpu)
 {
 	if (cpu < 0)
+		return;
+	/* the scheduler of this CPU is choosing now: it sees the wake */
+	if ((unsigned int)cpu == this_cpu()->index && !this_cpu()->vcpu)
 		return;
 	__atomic_store_n(&cpus[cpu].resched, true, __ATOMIC_RELEASE);
 	if ((unsigned int)cpu != this_cpu()->index)
@@ -273,6 +288,7 @@ static void sync_policy(struct runq *q, uint64_t now)
 		if (list[i] == this_cpu()->vcpu)
 			continue;	/* the running one: the policy knows */
 		can = sched_runnable(list[i]);
+		steal_clock(list[i], can);
 		policy->usage(&list[i]->se, now, &u);
 		if (can && u.state == SE_SLEEPING)
 			policy->wake(&list[i]->se, now);
@@ -311,8 +327,10 @@ static bool run_one(struct runq *q)
 	spin_lock(&q->lock);
 	vcpu_set_state(v, VCPU_RUNNING, next);	/* from here others may use it */
 	spin_unlock(&q->lock);
-	if (next == VCPU_HALTED || !sched_runnable(v))
+	if (next == VCPU_HALTED || !sched_runnable(v)) {
+		steal_clock(v, false);
 		policy->sleep(se, time_now_ns());
+	}
 	return true;
 }
 

@@ -63,10 +63,12 @@ void vcpu_set_state(struct vcpu *v, enum vcpu_state from, enum vcpu_state to)
 	if (!vcpu_state_legal(from, to) || now != from)
 		panic("vCPU %u of %s: %s -> %s asked while %s", v->hw.id, v->vm->name,
 		      vcpu_state_name(from), vcpu_state_name(to), vcpu_state_name(now));
-	/* steal: the time it could run but waited for its CPU */
+	/* steal: the time it could run but waited for its CPU (the scheduler
+	 * stops the clock, runnable_since_ns 0, while its guest is paused or
+	 * it is throttled: sched_steal_clock) */
 	if (to == VCPU_RUNNABLE)
 		v->runnable_since_ns = time_now_ns();
-	else if (from == VCPU_RUNNABLE && to == VCPU_RUNNING)
+	else if (from == VCPU_RUNNABLE && to == VCPU_RUNNING && v->runnable_since_ns)
 		v->stats.steal_ns += time_now_ns() - v->runnable_since_ns;
 	if (to == VCPU_RUNNING)
 		v->stats.switches++;

@@ -13,6 +13,9 @@
 #include "hv/sched.h"
 #include "hv/vcpu.h"
 #include "tests/unit/core_fake.h"
+#include "hv/vm_devices.h"
+#include "hv/vdev/devices.h"
+#include "hv/lib/time.h"
 
 #define NVM 17
 
@@ -301,6 +304,111 @@ static void test_kick_sends_an_ipi_to_its_cpu(void **state)
 	assert_false(vcpu_has_request(V(1), VCPU_REQ_KICK));
 }
 
+
+/* A halted vCPU woken by its own timer while its CPU's scheduler looks
+ * enters the guest at once: the wake does not leave a resched flag that
+ * bounces the entry. */
+static void test_timer_wake_enters(void **state)
+{
+	static const struct fake_step hlt[] = {
+		{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = 1 },
+	};
+
+	(void)state;
+	enable_cpus(2);
+	sched_add(V(0));
+	settle();
+	fake_script(hlt, 1);
+	fake_sched_run(1);
+	assert_int_equal(vcpu_state(V(0)), VCPU_HALTED);
+	fake_guest_timer(vms[0]);
+	fake_now_ns += 20000000;
+	unsigned int runs = fake.runs;
+	fake_script(NULL, 0);
+	fake_sched_run(1);
+	assert_int_equal(fake.runs, runs + 1);		/* it entered the guest */
+}
+
+/* Time a vCPU spends paused is not steal: it could not have run. */
+static void test_pause_is_not_steal(void **state)
+{
+	static const struct fake_step tick[] = {
+		{ .exit = { .code = EXIT_EXTERNAL }, .ticks = 1 },
+	};
+
+	(void)state;
+	enable_cpus(2);
+	sched_add(V(0));
+	settle();
+	fake_script(tick, 1);
+	fake_sched_run(1);			/* it ran */
+	vms[0]->state = VM_PAUSED;		/* vm_pause */
+	fake_script(tick, 1);
+	fake_sched_run(1);			/* its CPU sees it paused */
+	uint64_t steal0 = V(0)->stats.steal_ns;
+	fake_now_ns += 10 * 1000000000ull;	/* paused for 10 s */
+	vms[0]->state = VM_RUNNING;		/* vm_resume */
+	sched_wake(V(0));
+	settle();
+	fake_script(tick, 1);
+	fake_sched_run(1);
+	assert_true(V(0)->stats.steal_ns - steal0 < 100000000ull);
+}
+
+/* A PIT edge that vCPU 0's look (from the scheduler) routes to its halted
+ * sibling on the same CPU: the sibling is picked, and enters. */
+static void test_sibling_wake_enters(void **state)
+{
+	static const struct fake_step hlt[] = {
+		{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = 1 },
+	};
+	struct vm *vm = vms[0];
+	struct cpu_state init;
+	struct vcpu *ap;
+	uint32_t val;
+
+	(void)state;
+	vm_devices_free(vm);
+	assert_int_equal(vm_devices_init(vm, 2, tsc_hz()), 0);
+	vcpu_init_state(&init);
+	assert_int_equal(vcpu_create(vm, 1, &init, &ap), 0);
+	vm->vcpus[1] = ap;
+	vm->nr_vcpus = 2;
+	vm->dev->wait_sipi[1] = false;
+	enable_cpus(2);
+	fake_out(vm, 0x21, 0xff);
+	val = 0x1FF; assert_true(vm_mmio(ap, 0xFEE000F0, 4, true, &val));
+	val = 0x10 + 4; assert_true(vm_mmio(V(0), 0xFEC00000, 4, true, &val));
+	val = 0x30; assert_true(vm_mmio(V(0), 0xFEC00010, 4, true, &val));
+	val = 0x11 + 4; assert_true(vm_mmio(V(0), 0xFEC00000, 4, true, &val));
+	val = 1u << 24; assert_true(vm_mmio(V(0), 0xFEC00010, 4, true, &val));
+	sched_add(V(0));
+	sched_add(ap);
+	assert_int_equal(ap->cpu, 1);
+	assert_int_equal(V(0)->cpu, 1);
+	settle();
+	fake_script(hlt, 1);
+	fake_sched_run(1);
+	fake_script(hlt, 1);
+	fake_sched_run(1);
+	assert_int_equal(vcpu_state(V(0)), VCPU_HALTED);
+	assert_int_equal(vcpu_state(ap), VCPU_HALTED);
+	fake_out(vm, 0x43, 0x34);
+	fake_out(vm, 0x40, 1193 & 0xff);
+	fake_out(vm, 0x40, 1193 >> 8);
+	fake_now_ns += 2000000;
+	unsigned int runs = fake.runs;
+	fake_script(NULL, 0);
+	fake_sched_run(1);
+	assert_int_equal(fake.runs, runs + 1);
+	assert_ptr_equal(fake.ran[runs], ap);
+	sched_remove(ap);
+	sched_remove(V(0));
+	vm->nr_vcpus = 1;
+	vm->vcpus[1] = NULL;
+	vcpu_free(ap);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +423,9 @@ int main(void)
 		T(test_remove_on_own_cpu),
 		T(test_fpu_sync_requests),
 		T(test_kick_sends_an_ipi_to_its_cpu),
+		T(test_timer_wake_enters),
+		T(test_pause_is_not_steal),
+		T(test_sibling_wake_enters),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
