@@ -152,6 +152,11 @@ static int out_args(int argc, char **argv, struct mig_out_args *a)
 	int bad, rc;
 
 	memset(a, 0, sizeof(*a));
+	if (!name_valid(argv[1])) {	/* no guest has it; nor may a copy of it
+					 * (migrate -b) shorten it into one's */
+		shell_error("migrate", "no guest named '%s'", argv[1]);
+		return -ENOENT;
+	}
 	a->name = argv[1];
 	a->net = &host_if.stack;
 	if (argc > 3 && !strcmp(argv[argc - 1], "insecure")) {
@@ -327,8 +332,8 @@ static const struct mig_sink console_sink = { sink_print, sink_error, sink_cance
 struct bg_mig {
 	bool used;
 	volatile bool cancel;
-	char guest[32];
-	char peer_name[32];		/* a copy: `untrust` may remove the original */
+	char guest[VM_NAME_MAX];
+	char peer_name[MIG_PEER_NAME_MAX + 1];	/* a copy: `untrust` may remove the original */
 	struct mig_out_args a;
 	struct mig_sink sink;
 	struct mig_out *mig;

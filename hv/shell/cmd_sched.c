@@ -51,6 +51,10 @@ int cmd_sched(int argc, char **argv)
 	}
 	w = vm->weight;
 	cap = vm->cap_pct;
+	/* the share travels in the migration's HELLO, sent already: a change
+	 * now would be lost on the destination */
+	if ((vals[0] || vals[1]) && shell_vm_migrating("sched", vm))
+		return -EBUSY;
 	if (vals[0] && parse_u64(vals[0], SCHED_WEIGHT_MIN, SCHED_WEIGHT_MAX, &w)) {
 		shell_error("sched", "weight=%s: a number from 1 to 65535 (256 is the default)",
 			    vals[0]);
@@ -89,6 +93,9 @@ static int parse_cpulist(const char *s, uint64_t *mask)
 		return -EINVAL;
 	strcpy(buf, s);
 	*mask = 0;
+	/* strtok_r passes over empty elements: "1,,3", ",1" and "1," are typos */
+	if (buf[0] == ',' || (buf[0] && buf[strlen(buf) - 1] == ',') || strstr(buf, ",,"))
+		return -EINVAL;
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *dash = strchr(tok, '-');
 		uint64_t lo, hi;

@@ -476,6 +476,11 @@ def test_background_migrations_run_side_by_side_and_leave_the_prompt_free(ab):
     # guest that does not exist, is that command's own error
     assert "'bg1' is migrating already" in a.cmd(f"migrate -b bg1 {b.ip}")
     assert "no guest named 'nosuch'" in a.cmd(f"migrate -b nosuch {b.ip}")
+    # a name too long for any guest is not cut down to another's
+    assert "no guest named" in a.cmd(f"migrate -b bg3{'x' * 29} {b.ip}")
+    # its share travels in the HELLO, sent already: a change now is refused
+    assert "'bg1' is migrating" in a.cmd("sched bg1 weight=300")
+    assert "weight 512, cap 50%" in a.cmd("sched bg1")
     bg_migrate(a, "bg2", b, "bandwidth=3")
     # the shell answers while they run, and both run at once, on both ends;
     # each is listed from the moment its command returned

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * `migrate` as the shell parses it (hv/shell/cmd_migrate.c), against fakes
+ * of the migration it would start: which guest a command claims.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include "arch/x86/task.h"
+#include "hv/crypto/keyfile.h"
+#include "hv/lib/log.h"
+#include "hv/migrate/migrate.h"
+#include "hv/migrate/trust.h"
+#include "hv/netif.h"
+#include "hv/shell/cmd_migrate.h"
+#include "hv/shell/shell.h"
+
+/* ---- fakes: what cmd_migrate.c reaches ---- */
+
+struct netif host_if;
+struct mig_debug mig_debug;
+static char claimed[64];	/* the name the migration was started with */
+static struct mig_keyring kr;
+
+void log_printf(enum log_level l, const char *f, ...) { (void)l; (void)f; }
+struct mig_out *mig_out_begin(const struct mig_out_args *a, int *rc)
+{ snprintf(claimed, sizeof(claimed), "%s", a->name); *rc = 0; return (struct mig_out *)1; }
+int mig_out_finish(struct mig_out *o) { (void)o; return 0; }
+void mig_out_abandon(struct mig_out *o, const char *w) { (void)o; (void)w; }
+int mig_out_run(const struct mig_out_args *a) { snprintf(claimed, sizeof(claimed), "%s", a->name); return 0; }
+struct task *task_spawn(void (*fn)(void *), void *arg, size_t st) { (void)fn; (void)arg; (void)st; return (struct task *)1; }
+void task_yield(enum task_want s) { (void)s; }
+struct mig_keyring *mig_keyring(void) { return &kr; }
+const struct mig_peer *mig_trust_by_name(const struct mig_keyring *k, const char *n) { (void)k; (void)n; return NULL; }
+void net_format_ipv4(uint32_t ip, char b[16]) { (void)ip; strcpy(b, "x"); }
+uint64_t netif_now_us(void) { return 0; }
+int mig_listen(const struct mig_listen_cfg *c, char *e, size_t l) { (void)c; (void)e; (void)l; return 0; }
+void mig_listen_off(void) {}
+bool mig_listening(struct mig_listen_cfg *c) { (void)c; return false; }
+const struct mig_entry *mig_history_at(unsigned int i) { (void)i; return NULL; }
+const char *mig_outcome_name(enum mig_outcome o) { (void)o; return ""; }
+int mig_point_parse(const char *s, enum mig_point *p) { (void)s; (void)p; return -1; }
+const char *mig_point_name(enum mig_point p) { (void)p; return ""; }
+void key_to_hex(const uint8_t k[NOISE_KEY], char h[KEY_HEX_LEN + 1]) { (void)k; h[0] = 0; }
+int key_from_hex(const char *h, uint8_t k[NOISE_KEY], const char **w) { (void)h; (void)k; (void)w; return -1; }
+int mig_secure_ready(const struct mig_keyring *k, char *w, size_t l) { (void)k; (void)w; (void)l; return 0; }
+int mig_trust_add(struct mig_keyring *k, const char *n, const uint8_t p[NOISE_KEY], uint32_t ip, char *e, size_t l) { (void)k;(void)n;(void)p;(void)ip;(void)e;(void)l; return 0; }
+int mig_trust_remove(struct mig_keyring *k, const char *n) { (void)k; (void)n; return 0; }
+
+
+static char said[2048];
+
+static void out(void *c, const char *s, size_t n)
+{
+	size_t have = strlen(said);
+
+	(void)c;
+	if (have + n < sizeof(said)) {
+		memcpy(said + have, s, n);
+		said[have + n] = 0;
+	}
+}
+
+static void run(const char *line)
+{
+	static const struct shell_cmd tab[] = { { "migrate", "", "", cmd_migrate } };
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	claimed[0] = said[0] = 0;
+	shell_exec(tab, 1, buf);
+}
+
+/* A name longer than any guest's is refused as no guest's, in the
+ * foreground and in the background alike: a copy cut to 31 characters
+ * could be another guest's name, which would then leave the host. */
+static void test_a_name_too_long_is_no_guest(void **st)
+{
+	(void)st;
+	host_if.present = true;
+	host_if.stack.ip = 1;
+	shell_set_output(out, NULL);
+	run("migrate -b abcdefghijklmnopqrstuvwxyz01234X 10.0.0.2");
+	assert_string_equal(claimed, "");
+	assert_non_null(strstr(said, "no guest named 'abcdefghijklmnopqrstuvwxyz01234X'"));
+	run("migrate abcdefghijklmnopqrstuvwxyz01234X 10.0.0.2");
+	assert_string_equal(claimed, "");
+	run("migrate -b abcdefghijklmnopqrstuvwxyz01234 10.0.0.2");	/* 31: a name */
+	assert_string_equal(claimed, "abcdefghijklmnopqrstuvwxyz01234");
+	run("migrate -b -x 10.0.0.2");
+	assert_string_equal(claimed, "");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_a_name_too_long_is_no_guest),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
