@@ -53,6 +53,7 @@ static const char *check_frame(const uint8_t *f, size_t len)
 	br_sha256_init(&c);
 	br_sha256_update(&c, f, OFF_SUM);
 	br_sha256_out(&c, sum);
+	crypto_wipe(&c, sizeof(c));	/* its buffer held the seed */
 	if (memcmp(sum, f + OFF_SUM, sizeof(sum)))
 		return "the key file's checksum does not match (damaged or edited)";
 	return NULL;

@@ -9,7 +9,9 @@
 #include "hv/crypto/random.h"
 
 #define HW_WORDS	8	/* 512 bits from the hardware per (re)seed */
-#define HW_RETRIES	10	/* SDM Vol. 1 7.3.17.1: retry RDRAND ten times */
+#define HW_RETRIES	100	/* RDRAND: the SDM's ten retries are plenty; RDSEED
+				 * runs dry under load and wants a pause between
+				 * (Intel's DRNG guide): 100, paused, for both */
 #define JITTER		64	/* TSC samples around the hardware draws */
 
 static struct {
@@ -52,15 +54,22 @@ rng_hw_fn rng_cpu_source(const char **name)
 	return NULL;
 }
 
-/* HW_WORDS draws, each retried; the TSC between them adds its jitter. */
+/* HW_WORDS draws, each retried with a pause; the TSC between them adds its
+ * jitter.  A word equal to the one before is a source stuck at one value
+ * (as some AMD CPUs' RDRAND returned all ones, carry set): -EIO, as for a
+ * source that gives nothing. */
 static int gather(uint64_t words[HW_WORDS], uint64_t tsc[HW_WORDS])
 {
 	for (int i = 0; i < HW_WORDS; i++) {
 		int tries = 0;
 
-		while (!R.hw(&words[i]))
+		while (!R.hw(&words[i])) {
 			if (++tries == HW_RETRIES)
 				return -EIO;
+			__builtin_ia32_pause();
+		}
+		if (i && words[i] == words[i - 1])
+			return -EIO;
 		tsc[i] = rdtsc();
 	}
 	return 0;

@@ -387,6 +387,16 @@ static int hs_begin(struct mig_chan *ch, enum noise_role role, const uint8_t rs[
 	return rc;
 }
 
+/* Why hs_begin or alloc_srx failed, in words. */
+static const char *no_key_why(int rc)
+{
+	if (rc == -ENOMEM)
+		return "out of memory";
+	if (rc == -EIO)
+		return "the CPU's random source gave no (or a stuck) value";
+	return rng_source() ? "the key could not be made" : "no random source";
+}
+
 static int alloc_srx(struct mig_chan *ch)
 {
 	ch->srx = malloc(SRX_CAP);
@@ -399,14 +409,14 @@ int chan_hs_start_src(struct mig_chan *ch, const struct mig_keyring *kr,
 {
 	uint8_t pro[PROLOGUE_LEN], body[CHAN_HS_MSG1_LEN];
 	size_t n;
+	int rc;
 
 	ch->kr = kr;
 	ch->peer = *peer;
 	ch->mode = CHAN_HANDSHAKE;
 	prologue(pro, kr->fp, peer->fp);
-	if (alloc_srx(ch) || hs_begin(ch, NOISE_INITIATOR, peer->pub, pro))
-		return hs_fail(ch, MIG_E_INTERNAL, "no ephemeral key: %s",
-			       rng_source() ? "out of memory" : "no random source");
+	if ((rc = alloc_srx(ch)) || (rc = hs_begin(ch, NOISE_INITIATOR, peer->pub, pro)))
+		return hs_fail(ch, MIG_E_INTERNAL, "no ephemeral key: %s", no_key_why(rc));
 	memcpy(body, pro + NOISE_FERRY_PROLOGUE, 2 * KEY_FP_BYTES);
 	if (noise_hs_write(ch->hs, NULL, 0, body + 2 * KEY_FP_BYTES, NOISE_HS_OVERHEAD, &n))
 		return hs_fail(ch, MIG_E_INTERNAL, "cannot write the handshake");
@@ -455,6 +465,7 @@ static int dst_msg1(struct mig_chan *ch, const uint8_t *body, size_t len)
 	char fp[KEY_FP_LEN + 1];
 	const struct mig_peer *p;
 	size_t n;
+	int rc;
 
 	if (len != CHAN_HS_MSG1_LEN)
 		return refuse(ch, MIG_E_PROTOCOL, "malformed handshake (%zu bytes)", len);
@@ -474,8 +485,8 @@ static int dst_msg1(struct mig_chan *ch, const uint8_t *body, size_t len)
 			      "another address", p->fp_text, p->name);
 	ch->peer = *p;
 	prologue(pro, hint_src, hint_dst);
-	if (hs_begin(ch, NOISE_RESPONDER, p->pub, pro))
-		return refuse(ch, MIG_E_INTERNAL, "no ephemeral key here (no random source)");
+	if ((rc = hs_begin(ch, NOISE_RESPONDER, p->pub, pro)))
+		return refuse(ch, MIG_E_INTERNAL, "no ephemeral key here: %s", no_key_why(rc));
 	if (noise_hs_read(ch->hs, body + 2 * KEY_FP_BYTES, NOISE_HS_OVERHEAD, pl, sizeof(pl), &n))
 		return refuse(ch, MIG_E_NOT_ALLOWED, "handshake did not prove key %s ('%s')",
 			      p->fp_text, p->name);

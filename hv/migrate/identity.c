@@ -54,6 +54,12 @@ void mig_identity_init(bool crypto_ok)
 	rng_hw_fn hw = rng_cpu_source(&src);
 
 	if (!crypto_ok) {
+		const struct module *m = modules_find(MIG_KEY_MODULE);
+
+		/* unread, the key is still wiped: nothing may copy it later
+		 * (a guest given the module by name, say) */
+		if (m)
+			crypto_wipe((void *)m->data, m->size);
 		mig_keyring_no_key(&keyring, "the crypto self-test failed at boot");
 		pr_err("migrate: the crypto self-test failed: secure migration is off");
 		return;

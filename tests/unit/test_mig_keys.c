@@ -326,9 +326,42 @@ static void test_rng(void **st)
 	assert_int_equal(rng_bytes(a, sizeof(a)), -ENODEV);
 }
 
+/* A source that runs dry for a while (RDSEED under load) is waited for;
+ * one stuck at one value (AMD's RDRAND all ones, carry set) is refused. */
+static unsigned int flaky_n, flaky_dry;
+static bool flaky_hw(uint64_t *out)
+{
+	if (flaky_dry) {
+		flaky_dry--;
+		return false;
+	}
+	*out = 0x9e3779b97f4a7c15ull * ++flaky_n;
+	flaky_dry = 40;			/* dry for 40 tries before each word */
+	return true;
+}
+
+static bool stuck_hw(uint64_t *out)
+{
+	*out = ~0ull;
+	return true;
+}
+
+static void test_rng_dry_or_stuck(void **st)
+{
+	uint8_t a[32];
+
+	(void)st;
+	flaky_n = flaky_dry = 0;
+	assert_int_equal(rng_setup(flaky_hw, "FLAKY", "seed", 4), 0);
+	assert_int_equal(rng_bytes(a, sizeof(a)), 0);
+	assert_int_equal(rng_setup(stuck_hw, "STUCK", "seed", 4), -EIO);
+	assert_null(rng_source());
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rng_dry_or_stuck),
 		cmocka_unit_test(test_keygen_file_reads),
 		cmocka_unit_test(test_every_truncation_and_padding),
 		cmocka_unit_test(test_every_flipped_bit),
