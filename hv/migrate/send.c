@@ -176,6 +176,37 @@ static int cancelled(struct mig_out *o)
 }
 
 /*
+ * Paused by us and not yet handed over: a destination that reads a
+ * segment now and then (or a link that collapsed after the pause) keeps
+ * resetting the silence limit, and the guest would stay stopped for as
+ * long as the rest takes to trickle through.  Before COMMIT giving up is
+ * always safe (the guest runs on here), so past downtime-max, else the
+ * longest of ten times the target, four times the downtime the policy
+ * expected when it stopped (a large last round on a slow link, as with
+ * converge=off) and the silence limit (timeout=S), it does.
+ */
+static int pause_overdue(struct mig_out *o)
+{
+	const struct mig_policy_cfg *p = &o->a->policy;
+	uint64_t target = (p->downtime_ms ? p->downtime_ms : MIG_DOWNTIME_DEFAULT_MS) * 10000ull;
+	uint64_t expect = 4 * o->hist->live.downtime_us, limit = o->silence_us;
+
+	if (target > limit)
+		limit = target;
+	if (expect > limit)
+		limit = expect;
+	if (p->downtime_max_ms)
+		limit = p->downtime_max_ms * 1000ull;
+
+	if (!o->paused || o->commit_sent || !o->t_pause ||
+	    netif_now_us() - o->t_pause <= limit)
+		return 0;
+	return failf(o, MIG_E_TIMEOUT, "the guest has been paused for %llu ms and %s has not "
+		     "taken its last round and state: giving up", (unsigned long long)
+		     ((netif_now_us() - o->t_pause) / 1000), o->peer);
+}
+
+/*
  * One step of waiting: frames move and the shell CPU's other work runs
  * (inside the sink's cancelled()), a cancel ends it (not after COMMIT), a
  * peer's ABORT ends it, and silence times out.  idle: the last step moved
@@ -201,6 +232,8 @@ static int step(struct mig_out *o, bool idle)
 	if (netif_now_us() - o->last_progress > o->silence_us)
 		return failf(o, MIG_E_TIMEOUT, "%s silent for %llu s", o->peer,
 			     (unsigned long long)(o->silence_us / 1000000));
+	if ((rc = pause_overdue(o)))
+		return rc;
 	if (idle)
 		netif_wait();	/* sleep until a frame comes: the peer's ACKs */
 	else
@@ -295,7 +328,7 @@ static int wait_rec(struct mig_out *o, uint16_t want, const struct mig_rec **out
 			return conn_error(o, rc);
 		if (o->ch.last_rx_us > o->last_progress)
 			o->last_progress = o->ch.last_rx_us;
-		if ((rc = cancelled(o)))
+		if ((rc = cancelled(o)) || (rc = pause_overdue(o)))
 			return rc;
 		if (netif_now_us() - o->last_progress > o->silence_us + o->grace_us)
 			return failf(o, MIG_E_TIMEOUT, "no %s from %s within %llu s",
