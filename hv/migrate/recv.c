@@ -42,6 +42,7 @@ struct in {
 	char name[MIG_NAME_MAX + 1];
 	char key[64];			/* the proved peer, "NAME,SHA256:..." or "insecure" */
 	bool hs_done;			/* the handshake is over (or there is none) */
+	bool proved;			/* a sealed record opened: the key is proved */
 	uint64_t t_start;
 	uint64_t t_last_round;		/* the last ROUND_END came */
 	uint64_t t_round_start;		/* this round began (HELLO, last ROUND_END) */
@@ -698,9 +699,20 @@ static bool hs_step(struct in *in)
 		return silent(in);
 	in->hs_done = true;
 	snprintf(in->key, sizeof(in->key), "%s,%s", in->ch.peer.name, in->ch.peer.fp_text);
+	return true;
+}
+
+/* The first sealed record opened: only now has the peer proved its key.
+ * KK's first message can be replayed by anyone who saw it, and the
+ * handshake then completes here, but no record of the replayer's opens;
+ * saying "proved" at the handshake let replays fill the log. */
+static void note_proved(struct in *in)
+{
+	if (in->proved || in->ch.mode != CHAN_SEALED)
+		return;
+	in->proved = true;
 	pr_info("migrate in: %s proved the key of '%s' (%s)", in->peer, in->ch.peer.name,
 		in->ch.peer.fp_text);
-	return true;
 }
 
 /* One look at the connection; true if it did something (more may wait). */
@@ -722,6 +734,7 @@ static bool in_step(struct in *in)
 		rc = chan_pull(&in->ch, &r);
 		if (rc <= 0)
 			break;
+		note_proved(in);
 		if (!on_record(in, r))
 			return true;
 	}
