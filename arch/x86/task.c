@@ -10,6 +10,7 @@
 #include <string.h>
 #include "arch/x86/task.h"
 #include "hv/lib/panic.h"
+#include "hv/lib/wipe.h"
 
 #define CANARY		0x6b7361747972726full	/* "ferrytask" */
 #define STACK_MIN	(16u * 1024)
@@ -19,6 +20,7 @@ struct task {
 	void (*fn)(void *arg);
 	void *arg;
 	uint64_t *stack;		/* lowest address: the canary */
+	size_t stack_size;
 	enum task_want want;
 	bool done;
 	struct task *next;
@@ -46,6 +48,7 @@ struct task *task_spawn(void (*fn)(void *arg), void *arg, size_t stack)
 		free(t);
 		return NULL;
 	}
+	t->stack_size = stack;
 	t->stack[0] = CANARY;
 	top = (uint64_t *)((uintptr_t)t->stack + stack);
 	*--top = (uint64_t)(uintptr_t)task_first_entry;
@@ -111,6 +114,9 @@ enum task_poll task_run_all(void)
 		if (resume(t)) {
 			*p = t->next;
 			nr_tasks--;
+			/* zeroed before it goes: a migration's handshake and
+			 * sealing leave key material in the library's locals */
+			mem_wipe(t->stack, t->stack_size);
 			free(t->stack);
 			free(t);
 			continue;

@@ -8,19 +8,12 @@
 #define FERRY_CRYPTO_CRYPTO_H
 
 #include <stddef.h>
+#include "hv/lib/wipe.h"
 
-/*
- * Zero a secret.  The stores go through a volatile pointer and the asm
- * barrier tells the compiler the memory is read afterwards, so neither
- * dead-store elimination nor inlining can drop the wipe.
- */
+/* Zero a secret (hv/lib/wipe.h). */
 static inline void crypto_wipe(void *p, size_t n)
 {
-	volatile unsigned char *v = p;
-
-	while (n--)
-		*v++ = 0;
-	__asm__ __volatile__("" : : "r"(p) : "memory");
+	mem_wipe(p, n);
 }
 
 /* Known-answer tests of the primitives ferry uses; 0 or -EIO. */
