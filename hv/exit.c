@@ -21,6 +21,7 @@
 #include "hv/vdev/devices.h"
 
 #define KVM_ENOSYS 1000		/* hypercall answer Linux guests understand */
+#define STALE_RETRIES 1000	/* a stale walk's fault retried in a row, at most */
 
 typedef enum exit_action (*exit_fn)(struct vcpu *v, struct vm_exit *e);
 
@@ -312,11 +313,21 @@ static enum exit_action do_gpa_fault(struct vcpu *v, struct vm_exit *e)
 		}
 	}
 	/* Not present, yet RAM that is mapped now: a stale walk through a
-	 * table a merge unlinked, before its flush.  The guest retries. */
+	 * table a merge unlinked, before its flush.  The guest retries; the
+	 * flush lands within a few exits, so the same fault over and over is
+	 * something else, and stops the guest below as before. */
 	if (!e->u.gpa_fault.present && vm_gpa_to_hva(v->vm, e->u.gpa_fault.gpa) &&
 	    dirty_log_stale(&v->vm->dirty, &v->vm->hw.gpt, e->u.gpa_fault.gpa,
-			    e->u.gpa_fault.write) > 0)
-		return EXIT_RESUME;
+			    e->u.gpa_fault.write) > 0) {
+		uint64_t gen = __atomic_load_n(&v->vm->hw.gpa_gen, __ATOMIC_ACQUIRE);
+
+		v->stale_repeats = v->stale_gpa == e->u.gpa_fault.gpa && v->stale_gen == gen ?
+				   v->stale_repeats + 1 : 1;
+		v->stale_gpa = e->u.gpa_fault.gpa;
+		v->stale_gen = gen;
+		if (v->stale_repeats <= STALE_RETRIES)
+			return EXIT_RESUME;
+	}
 	/* Delivering an event touched memory outside RAM (an IDT, stack or
 	 * TSS there): the instruction at RIP did not, and emulating it would
 	 * run it with a device access it never made (KVM stops such a guest

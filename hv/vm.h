@@ -138,6 +138,9 @@ struct vcpu {
 	bool pv_eoi_hint;		/* (v) an interrupt may be in service: try PV EOI */
 	bool halted_if;			/* (v) halted with interrupts enabled; read by
 					 * its CPU's scheduler and racily by `list` */
+	uint64_t stale_gpa;		/* (v) the last fault retried as a stale walk */
+	uint64_t stale_gen;		/* (v) ... under this vm->hw.gpa_gen */
+	uint32_t stale_repeats;		/* (v) ... and how often in a row */
 	bool halted_nmi_blocked;	/* (v) halted in an NMI handler: another NMI
 					 * waits (as halted_if, for the scheduler) */
 	bool halt_cli;			/* (a) in HLT with interrupts off: set by its
