@@ -141,6 +141,8 @@ static enum sw_drop check(const struct sw *sw, const struct sw_port *src,
 	/* A guest is on one untagged LAN: a tag would hop into another VLAN
 	 * where the NIC's port is a trunk.  Its ARP speaks for its own MAC
 	 * only, or it could draw another host's traffic to itself. */
+	if (src->kind != SW_GUEST)
+		return SW_NR_DROP;
 	if (type == ETH_P_8021Q || type == ETH_P_8021AD)
 		return SW_DROP_TAGGED;
 	if (type == ETH_P_ARP &&
