@@ -15,6 +15,7 @@
 #include "hv/lib/panic.h"
 #include "hv/lib/time.h"
 #include "hv/vcpu.h"
+#include "hv/vdev/devices.h"
 #include "hv/vm_devices.h"
 #include "tests/unit/core_fake.h"
 
@@ -293,6 +294,51 @@ void fake_vm_free(struct vm *vm)
 void fake_out(struct vm *vm, uint16_t port, uint32_t val)
 {
 	vm_io(vm, port, 1, false, &val);
+}
+
+static void mmio_w(struct vcpu *on, uint64_t gpa, uint32_t val)
+{
+	assert_true(vm_mmio(on, gpa, 4, true, &val));
+}
+
+struct vcpu *fake_add_ap(struct vm *vm)
+{
+	struct cpu_state init;
+	struct vcpu *ap;
+
+	vm_devices_free(vm);
+	assert_int_equal(vm_devices_init(vm, 2, tsc_hz()), 0);
+	vcpu_init_state(&init);
+	assert_int_equal(vcpu_create(vm, 1, &init, &ap), 0);
+	vm->vcpus[1] = ap;
+	vm->nr_vcpus = 2;
+	vm->dev->wait_sipi[1] = false;			/* as if started */
+	fake_out(vm, 0x21, 0xff);			/* 8259 masked */
+	mmio_w(ap, 0xFEE000F0, 0x1FF);			/* APIC 1 software-enabled */
+	return ap;
+}
+
+void fake_drop_ap(struct vm *vm)
+{
+	struct vcpu *ap = vm->vcpus[1];
+
+	ap->cpu = -1;
+	vm->nr_vcpus = 1;
+	vm->vcpus[1] = NULL;
+	vcpu_free(ap);
+}
+
+void fake_pit_to_apic(struct vm *vm, uint8_t vec, unsigned int apic)
+{
+	struct vcpu *v = vm->vcpus[0];
+
+	mmio_w(v, 0xFEC00000, 0x10 + 2 * 2);		/* pin 2, low then high */
+	mmio_w(v, 0xFEC00010, vec);
+	mmio_w(v, 0xFEC00000, 0x11 + 2 * 2);
+	mmio_w(v, 0xFEC00010, apic << 24);
+	fake_out(vm, 0x43, 0x34);			/* channel 0: rate */
+	fake_out(vm, 0x40, 1193 & 0xff);
+	fake_out(vm, 0x40, 1193 >> 8);
 }
 
 void fake_guest_timer(struct vm *vm)

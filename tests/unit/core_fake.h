@@ -68,6 +68,14 @@ void fake_vm_free(struct vm *vm);
 void fake_out(struct vm *vm, uint16_t port, uint32_t val);
 /* The PIC at vector 0x20 with only IRQ 0 open, the PIT at 100 Hz. */
 void fake_guest_timer(struct vm *vm);
+/* vm (one vCPU) gets a second, started (no SIPI awaited) with its APIC
+ * software-enabled, the 8259 masked; vCPU 1 is returned.  fake_drop_ap
+ * frees it again. */
+struct vcpu *fake_add_ap(struct vm *vm);
+void fake_drop_ap(struct vm *vm);
+/* I/O APIC pin 2 (the PIT's IRQ 0) as fixed vector vec to APIC apic, and
+ * the PIT's channel 0 at a rate of about 1 kHz from now. */
+void fake_pit_to_apic(struct vm *vm, uint8_t vec, unsigned int apic);
 
 /* The seam of core_seam.c. */
 struct percpu *fake_this_cpu(void);

@@ -13,9 +13,6 @@
 #include "hv/sched.h"
 #include "hv/vcpu.h"
 #include "tests/unit/core_fake.h"
-#include "hv/vm_devices.h"
-#include "hv/vdev/devices.h"
-#include "hv/lib/time.h"
 
 #define NVM 17
 
@@ -170,19 +167,25 @@ static void test_both_run_and_states(void **state)
 	assert_false(fake_sched_run(0));	/* the boot CPU has none */
 }
 
-static void test_halted_paused_throttled_are_skipped(void **state)
+/* On a host of two CPUs, a vCPU placed on CPU 1 halts there. */
+static void run_until_halted(struct vcpu *v)
 {
 	static const struct fake_step hlt[] = {
 		{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = 1 },
 	};
 
+	fake_script(hlt, 1);
+	fake_sched_run(1);
+	assert_int_equal(vcpu_state(v), VCPU_HALTED);
+}
+
+static void test_halted_paused_throttled_are_skipped(void **state)
+{
 	(void)state;
 	enable_cpus(2);
 	sched_add(V(0));
 	settle();
-	fake_script(hlt, 1);
-	fake_sched_run(1);
-	assert_int_equal(vcpu_state(V(0)), VCPU_HALTED);
+	run_until_halted(V(0));
 	sched_add(V(1));
 	settle();
 	fake_sched_run(1);
@@ -310,17 +313,11 @@ static void test_kick_sends_an_ipi_to_its_cpu(void **state)
  * bounces the entry. */
 static void test_timer_wake_enters(void **state)
 {
-	static const struct fake_step hlt[] = {
-		{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = 1 },
-	};
-
 	(void)state;
 	enable_cpus(2);
 	sched_add(V(0));
 	settle();
-	fake_script(hlt, 1);
-	fake_sched_run(1);
-	assert_int_equal(vcpu_state(V(0)), VCPU_HALTED);
+	run_until_halted(V(0));
 	fake_guest_timer(vms[0]);
 	fake_now_ns += 20000000;
 	unsigned int runs = fake.runs;
@@ -363,25 +360,11 @@ static void test_sibling_wake_enters(void **state)
 		{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = 1 },
 	};
 	struct vm *vm = vms[0];
-	struct cpu_state init;
 	struct vcpu *ap;
-	uint32_t val;
 
 	(void)state;
-	vm_devices_free(vm);
-	assert_int_equal(vm_devices_init(vm, 2, tsc_hz()), 0);
-	vcpu_init_state(&init);
-	assert_int_equal(vcpu_create(vm, 1, &init, &ap), 0);
-	vm->vcpus[1] = ap;
-	vm->nr_vcpus = 2;
-	vm->dev->wait_sipi[1] = false;
+	ap = fake_add_ap(vm);
 	enable_cpus(2);
-	fake_out(vm, 0x21, 0xff);
-	val = 0x1FF; assert_true(vm_mmio(ap, 0xFEE000F0, 4, true, &val));
-	val = 0x10 + 4; assert_true(vm_mmio(V(0), 0xFEC00000, 4, true, &val));
-	val = 0x30; assert_true(vm_mmio(V(0), 0xFEC00010, 4, true, &val));
-	val = 0x11 + 4; assert_true(vm_mmio(V(0), 0xFEC00000, 4, true, &val));
-	val = 1u << 24; assert_true(vm_mmio(V(0), 0xFEC00010, 4, true, &val));
 	sched_add(V(0));
 	sched_add(ap);
 	assert_int_equal(ap->cpu, 1);
@@ -393,9 +376,7 @@ static void test_sibling_wake_enters(void **state)
 	fake_sched_run(1);
 	assert_int_equal(vcpu_state(V(0)), VCPU_HALTED);
 	assert_int_equal(vcpu_state(ap), VCPU_HALTED);
-	fake_out(vm, 0x43, 0x34);
-	fake_out(vm, 0x40, 1193 & 0xff);
-	fake_out(vm, 0x40, 1193 >> 8);
+	fake_pit_to_apic(vm, 0x30, 1);
 	fake_now_ns += 2000000;
 	unsigned int runs = fake.runs;
 	fake_script(NULL, 0);
@@ -404,9 +385,7 @@ static void test_sibling_wake_enters(void **state)
 	assert_ptr_equal(fake.ran[runs], ap);
 	sched_remove(ap);
 	sched_remove(V(0));
-	vm->nr_vcpus = 1;
-	vm->vcpus[1] = NULL;
-	vcpu_free(ap);
+	fake_drop_ap(vm);
 }
 
 int main(void)

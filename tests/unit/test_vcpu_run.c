@@ -143,48 +143,25 @@ static void test_notify_kicks_once_until_it_looks(void **state)
 	v->cpu = -1;
 }
 
-static void mmio_w(struct vcpu *on, uint64_t gpa, uint32_t val)
-{
-	assert_true(vm_mmio(on, gpa, 4, true, &val));
-}
-
 /* A PIT edge that one vCPU's look at its interrupts brings about, routed to
  * another vCPU (I/O APIC pin 2 to APIC 1): that one is kicked at once, not
  * at its next exit or host tick. */
 static void test_a_timer_edge_found_by_one_vcpu_kicks_its_target(void **state)
 {
-	struct cpu_state init;
 	struct vcpu *ap;
 
 	(void)state;
-	vm_devices_free(vm);
-	assert_int_equal(vm_devices_init(vm, 2, tsc_hz()), 0);
-	vcpu_init_state(&init);
-	assert_int_equal(vcpu_create(vm, 1, &init, &ap), 0);
-	vm->vcpus[1] = ap;
-	vm->nr_vcpus = 2;
-	vm->dev->wait_sipi[1] = false;			/* as if started */
+	ap = fake_add_ap(vm);
 	cpu_count = 2;
 	ap->cpu = 1;					/* running on the other CPU */
-	fake_out(vm, 0x21, 0xff);			/* 8259 masked */
-	mmio_w(ap, 0xFEE000F0, 0x1FF);			/* APIC 1 software-enabled */
-	mmio_w(v, 0xFEC00000, 0x10 + 2 * 2);		/* pin 2: vector 0x30 to APIC 1 */
-	mmio_w(v, 0xFEC00010, 0x30);
-	mmio_w(v, 0xFEC00000, 0x11 + 2 * 2);
-	mmio_w(v, 0xFEC00010, 1u << 24);
-	fake_out(vm, 0x43, 0x34);			/* PIT channel 0: rate, ~1 ms */
-	fake_out(vm, 0x40, 1193 & 0xff);
-	fake_out(vm, 0x40, 1193 >> 8);
+	fake_pit_to_apic(vm, 0x30, 1);
 	fake.ipis = 0;
 	fake_now_ns += 2000000;
 	assert_int_equal(vm_pending_vector(v), -1);	/* nothing for vCPU 0 ... */
 	assert_int_equal(fake.ipis, 1);			/* ... but APIC 1 was kicked */
 	assert_int_equal(fake.ipi_apic, cpus[1].apic_id);
 	assert_int_equal(vm_pending_vector(ap), 0x30);
-	ap->cpu = -1;
-	vm->nr_vcpus = 1;
-	vm->vcpus[1] = NULL;
-	vcpu_free(ap);
+	fake_drop_ap(vm);
 }
 
 static void test_cpuid(void **state)
