@@ -152,7 +152,7 @@ static enum repl_work shell_cpu_work(void)
 	netif_poll();
 	in = mig_in_poll();
 	bg = task_run_all();		/* background migrations out */
-	mig_doubt_poll(!repl_in_command());
+	mig_doubt_poll(host_if.present ? &host_if.stack : NULL, !repl_in_command());
 	sched_poll();
 	if (in == MIG_IN_BUSY || bg == TASK_SOME_BUSY)
 		return REPL_BUSY;

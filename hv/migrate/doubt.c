@@ -50,22 +50,29 @@ static bool pending(uint64_t id)
 	return false;
 }
 
-/* A free note, else the oldest whose guest was settled, else the oldest
+/* The note of id itself (one id, one note: note_of finds the first), else
+ * a free one, else the oldest whose guest was settled, else the oldest
  * (more guests in doubt at once than NOTES: that one is settled by hand). */
-static struct note *note_slot(void)
+static struct note *note_slot(uint64_t id)
 {
-	struct note *best = NULL, *settled = NULL;
+	struct note *best = NULL, *settled = NULL, *free = NULL;
 
 	for (unsigned int i = 0; i < NOTES; i++) {
 		struct note *n = &notes[i];
 
-		if (!n->id)
+		if (n->id == id)
 			return n;
+		if (!n->id) {
+			free = free ? free : n;
+			continue;
+		}
 		if (!best || n->seq < best->seq)
 			best = n;
 		if (!pending(n->id) && (!settled || n->seq < settled->seq))
 			settled = n;
 	}
+	if (free)
+		return free;
 	if (settled)
 		return settled;
 	pr_warn("migrate: %d guests in doubt at once: %016lx will not be asked about; settle "
@@ -75,7 +82,7 @@ static struct note *note_slot(void)
 
 void mig_doubt_note(uint64_t id, const struct mig_peer *peer, bool was_paused)
 {
-	struct note *n = note_slot();
+	struct note *n = note_slot(id);
 
 	memset(n, 0, sizeof(*n));
 	n->id = id;
@@ -112,6 +119,7 @@ static struct {
 	uint64_t id;
 	uint64_t started_us, next_us;
 	uint64_t told_unknown;		/* id we already logged "unknown" for */
+	struct netstack *net;		/* the host's stack, as mig_doubt_poll got it */
 	unsigned int slot;		/* where the next search starts */
 } Q;
 
@@ -191,7 +199,7 @@ static void ask_next(void)
 		if (chan_init(&Q.ch, MIG_SRC, NULL, MIG_HDR_SIZE + 64))
 			return;
 		netif_lock();
-		if (tcp_connect(&host_if.stack, vm->mig.peer_ip, vm->mig.peer_port, &c))
+		if (tcp_connect(Q.net, vm->mig.peer_ip, vm->mig.peer_port, &c))
 			c = NULL;
 		netif_unlock();
 		Q.ch.conn = c;
@@ -257,12 +265,14 @@ static void step(void)
 	}
 }
 
-void mig_doubt_poll(bool idle)
+void mig_doubt_poll(struct netstack *net, bool idle)
 {
-	if (!host_if.present || !host_if.stack.ip)
+	if (!net || !net->ip)
 		return;
 	if (!idle)
 		return;		/* only between commands: those may be using the guest */
+	if (!Q.active)
+		Q.net = net;	/* a question out keeps the stack it began on */
 	if (Q.active)
 		step();
 	else if (netif_now_us() >= Q.next_us)

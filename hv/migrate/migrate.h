@@ -102,9 +102,11 @@ enum mig_in_work mig_in_poll(void);
 struct mig_peer;
 void mig_doubt_note(uint64_t id, const struct mig_peer *peer, bool was_paused);
 
-/* Settle in-doubt guests by asking their destination (QUERY); idle: the
- * shell runs no command now (only then may a guest be freed or resumed). */
-void mig_doubt_poll(bool idle);
+/* Settle in-doubt guests by asking their destination (QUERY) over net (the
+ * host's stack; NULL: no network); idle: the shell runs no command now
+ * (only then may a guest be freed or resumed). */
+struct netstack;
+void mig_doubt_poll(struct netstack *net, bool idle);
 
 /* ---- history ---- */
 

@@ -201,18 +201,11 @@ static void stack_up(struct netstack *s, int side, uint32_t ip)
 	assert_int_equal(net_set_ipv4(s, ip, 24, 0), 0);
 }
 
-/* ---- keys (identity.c, doubt.c) ---- */
+/* ---- keys (identity.c) ---- */
 
 struct mig_keyring *mig_keyring(void)
 {
 	return &W.kr[W.running];
-}
-
-void mig_doubt_note(uint64_t id, const struct mig_peer *peer, bool was_paused)
-{
-	W.doubt_id = id;
-	W.doubt_secure = peer != NULL;
-	W.doubt_was_paused = was_paused;
 }
 
 void mh_key(struct host_key *k, uint8_t n)
@@ -223,7 +216,9 @@ void mh_key(struct host_key *k, uint8_t n)
 	assert_int_equal(noise_pubkey(k->pub, k->priv), 0);
 }
 
+static uint64_t clock_carry;		/* the simulated clock across worlds */
 static uint64_t fake_rng_state;
+static unsigned int ups;
 
 static bool fake_hw(uint64_t *out)
 {
@@ -244,7 +239,7 @@ static void keys_up(void)
 	mig_keyring_set_key(&W.kr[MH_DST], &kd);
 	assert_int_equal(mig_trust_add(&W.kr[MH_SRC], "dst", kd.pub, MH_DST_IP, err, sizeof(err)), 0);
 	assert_int_equal(mig_trust_add(&W.kr[MH_DST], "src", ks.pub, MH_SRC_IP, err, sizeof(err)), 0);
-	fake_rng_state = 12345;
+	fake_rng_state = 12345 + 977 * ++ups;	/* each world its own migration ids */
 	assert_int_equal(rng_setup(fake_hw, "FAKE", "seed", 4), 0);
 }
 
@@ -262,6 +257,7 @@ void mh_up_listen(const struct netsim_cfg *link, bool insecure)
 	keys_up();
 	memset(&host_if, 0, sizeof(host_if));
 	netsim_init(&W.sim, link);
+	W.sim.now_us = clock_carry;	/* time never runs back, as on a host */
 	stack_up(&W.src, 0, MH_SRC_IP);
 	stack_up(&host_if.stack, 1, MH_DST_IP);
 	host_if.present = true;
@@ -290,6 +286,7 @@ void mh_down(void)
 	net_free(&W.src);
 	net_free(&host_if.stack);
 	netsim_fini(&W.sim);
+	clock_carry = W.sim.now_us;
 	memset(&W, 0, sizeof(W));
 }
 
@@ -331,6 +328,21 @@ struct vm *vm_find(const char *name)
 	return v && !v->destroyed ? &v->vm : NULL;
 }
 
+struct vm *vm_at(unsigned int slot)
+{
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < W.nr_vms; i++) {
+		struct mh_vm *v = W.vms[i];
+
+		if (v->host != W.running || v->destroyed)
+			continue;
+		if (k++ == slot)
+			return &v->vm;
+	}
+	return NULL;
+}
+
 static struct mh_vm *mh(struct vm *vm)
 {
 	return (struct mh_vm *)((char *)vm - offsetof(struct mh_vm, vm));
@@ -358,6 +370,8 @@ int vm_activate(struct vm *vm, bool run, char *err, size_t errlen)
 	(void)errlen;
 	assert_int_equal(vm->state, VM_INCOMING);
 	vm->state = run ? VM_RUNNING : VM_PAUSED;
+	if (W.cut_at_activate)
+		W.sim.cut = true;	/* COMMIT came: nothing more gets through */
 	return 0;
 }
 

@@ -17,7 +17,7 @@
  *                 host buffer, with a real EPT table (arch/x86/paging.c
  *                 on tests/unit/pt_pool.h) so that the real dirty log
  *                 (hv/mm/dirty.c) runs under the sender.  Each guest
- *                 belongs to one host; vm_find() sees the running host's
+ *                 belongs to one host; vm_find() and vm_at() see the running host's
  *                 guests only.  Destroyed guests are kept (marked) so the
  *                 test can look at them.
  *   hv/vmstate.c  the CPU state, XSAVE area, device bytes and times are
@@ -26,7 +26,6 @@
  *                 each has its own key and trusts the other's at its
  *                 address; the DRBG draws from a seeded fake hardware
  *                 source (random.c runs as in the product).
- *   doubt.c       mig_doubt_note() remembers the last note in W.
  *   the rest      mem_get_stats (1 GiB free), tsc_hz (2 GHz), time_now_us
  *                 (simulated, for the log), ferry_version.
  */
@@ -80,6 +79,8 @@ struct mh_world {
 	 * dropped (ACKs still pass); the whole link cut (both ways) at COMMIT,
 	 * or after cut_after payload bytes from the source (0: never) */
 	bool drop_commit, cut_at_commit, commit_seen;
+	bool cut_at_activate;		/* the whole link cut as the destination
+					 * takes COMMIT and runs the guest */
 	uint64_t cut_after, src_payload;
 	void (*tick)(void);		/* runs at every poll and wait */
 	bool in_tick;
@@ -103,9 +104,6 @@ struct mh_world {
 	uint32_t late_frames;		/* the source's guest got these after its
 					 * device state was saved (64 bytes each) */
 	bool late_bad;			/* and their list is malformed */
-	uint64_t doubt_id;		/* the last mig_doubt_note */
-	bool doubt_secure;
-	bool doubt_was_paused;
 };
 
 extern struct mh_world W;

@@ -6,6 +6,8 @@
  * (tests/unit/mig_host.h lists the seams).  A clean run, where the
  * destination's memory and state equal the source's; a link cut mid-round;
  * a cancel before COMMIT; silence after COMMIT (in doubt); a lost COMMIT;
+ * an in-doubt source settled by its QUERY (ran, discarded, unknown, a key
+ * untrusted since, a host that cannot prove the key);
  * and lying peers on either side.  Every migration runs over the secure
  * channel unless a test says `insecure`: then the keys and the channel's
  * own failures, an untrusted source, a destination with the wrong key, an
@@ -123,7 +125,7 @@ static int setup(void **st)
 	memset(&S, 0, sizeof(S));
 	mh_up(&lan);
 	src_vm = mh_source_vm("g1", MB);
-	next_write_us = 0;
+	next_write_us = W.sim.now_us;
 	t_paused = 0;
 	W.tick = guest_tick;
 	return 0;
@@ -141,11 +143,16 @@ static void show(void)
 			mig_outcome_name(e->outcome), e->rounds, e->why);
 }
 
+static bool doubt_test;		/* teardown winds doubt.c down */
+static void doubt_wind_down(void);
+
 static int teardown(void **st)
 {
 	(void)st;
 	if (getenv("E2E_SHOW"))
 		show();
+	if (doubt_test)
+		doubt_wind_down();
 	src_vm = NULL;
 	mh_down();
 	return 0;
@@ -1043,7 +1050,7 @@ static int setup_insecure(void **st)
 	memset(&S, 0, sizeof(S));
 	mh_up_listen(&lan, true);
 	src_vm = mh_source_vm("g1", MB);
-	next_write_us = 0;
+	next_write_us = W.sim.now_us;
 	W.tick = guest_tick;
 	return 0;
 }
@@ -1423,31 +1430,189 @@ static void test_hostile_handshakes(void **st)
 	assert_int_equal(migrate(), 0);
 }
 
-/* In doubt after a sealed migration: the QUERY will pin the same key. */
-static void test_doubt_remembers_the_key(void **st)
+/* ---- settling a guest in doubt (hv/migrate/doubt.c) ---- */
+
+static void log_line(const char *buf, size_t len)
 {
-	(void)st;
-	W.cut_at_commit = true;
-	assert_int_equal(migrate(), -ECANCELED);
-	assert_int_equal(src_vm->vm.mig.kind, VM_MIG_IN_DOUBT);
-	assert_int_equal(W.doubt_id, src_vm->vm.mig.id);
-	assert_true(W.doubt_secure);
-	assert_false(W.doubt_was_paused);
-	mh_run_for(MIG_SILENCE_BASE_US + SEC);
+	char line[512];
+
+	snprintf(line, sizeof(line), "%.*s", (int)len, buf);
+	sink_line("log: ", line);
 }
 
-/* In doubt with a guest the operator had paused: the note says so, so
- * that "discarded" leaves it paused. */
-static void test_doubt_remembers_a_pause(void **st)
+/* How many lines said words. */
+static unsigned int times_said(const char *words)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < S.n; i++)
+		n += strstr(S.line[i], words) != NULL;
+	return n;
+}
+
+/* The source's shell CPU between commands for up to us (simulated): it
+ * polls and settles guests in doubt, until done() holds. */
+static bool idle_until(bool (*done)(void), uint64_t us)
+{
+	uint64_t end = W.sim.now_us + us;
+
+	while (W.sim.now_us < end) {
+		W.running = MH_SRC;
+		mig_doubt_poll(&W.src, true);
+		if (done && done())
+			return true;
+		netif_wait();
+	}
+	return false;
+}
+
+static bool source_copy_gone(void) { return src_vm->destroyed; }
+static bool source_settled(void) { return src_vm->vm.mig.kind != VM_MIG_IN_DOUBT; }
+
+/* The link works again, for good. */
+static void link_back(void)
+{
+	W.cut_at_commit = W.cut_at_activate = false;
+	W.sim.cut = false;
+}
+
+
+/* In doubt after COMMIT, with the log in S. */
+static void into_doubt(void)
+{
+	doubt_test = true;
+	log_set_sink(log_line);
+	assert_int_equal(migrate(), -ECANCELED);
+	assert_true(W.commit_seen);
+	assert_int_equal(src_vm->vm.state, VM_PAUSED);
+	assert_int_equal(src_vm->vm.mig.kind, VM_MIG_IN_DOUBT);
+	assert_int_equal(last_entry(true)->outcome, MIG_IN_DOUBT);
+}
+
+/* What the operator does with a guest left in doubt, then no question is
+ * left open (doubt.c keeps one across the test's worlds otherwise). */
+static void doubt_wind_down(void)
+{
+	doubt_test = false;
+	link_back();
+	if (!src_vm->destroyed)
+		vm_destroy(&src_vm->vm);
+	idle_until(NULL, 6 * SEC);
+	log_set_sink(NULL);
+}
+
+/* COMMIT arrived and the guest runs there, but nothing came back: the
+ * source asks once the link is back, hears "ran", and frees its copy. */
+static void test_doubt_settled_ran(void **st)
+{
+	struct mh_vm *d;
+
+	(void)st;
+	W.cut_at_activate = true;
+	into_doubt();
+	d = mh_vm_on(MH_DST, "g1");
+	assert_non_null(d);
+	assert_false(d->destroyed);
+	assert_int_equal(d->vm.state, VM_RUNNING);
+	assert_false(idle_until(source_copy_gone, 10 * SEC));	/* no link, no answer */
+	link_back();
+	assert_true(idle_until(source_copy_gone, 30 * SEC));
+	assert_true(said("completed on 10.0.0.2:7447: freeing the copy here"));
+	assert_false(d->destroyed);				/* never none */
+	assert_int_equal(d->vm.state, VM_RUNNING);
+}
+
+/* COMMIT never arrived: once the destination has discarded its copy, the
+ * source hears "discarded" and runs the guest on, as before. */
+static void test_doubt_settled_discarded(void **st)
 {
 	(void)st;
-	src_vm->vm.state = VM_PAUSED;
 	W.cut_at_commit = true;
-	assert_int_equal(migrate(), -ECANCELED);
-	assert_int_equal(src_vm->vm.mig.kind, VM_MIG_IN_DOUBT);
-	assert_true(W.doubt_was_paused);
-	assert_int_equal(src_vm->vm.state, VM_PAUSED);
+	into_doubt();
 	mh_run_for(MIG_SILENCE_BASE_US + SEC);
+	destination_discarded();
+	link_back();
+	assert_true(idle_until(source_settled, 30 * SEC));
+	assert_true(said("never ran on 10.0.0.2:7447: resumed here"));
+	source_kept();
+}
+
+/* The same with a guest the operator had paused before the migration:
+ * "discarded" leaves it paused, no longer in doubt. */
+static void test_doubt_discarded_stays_paused(void **st)
+{
+	char err[64];
+
+	(void)st;
+	assert_int_equal(vm_pause(&src_vm->vm, err, sizeof(err)), 0);
+	W.cut_at_commit = true;
+	into_doubt();
+	mh_run_for(MIG_SILENCE_BASE_US + SEC);
+	destination_discarded();
+	link_back();
+	assert_true(idle_until(source_settled, 30 * SEC));
+	assert_true(said("stays paused here, as before it"));
+	assert_false(src_vm->destroyed);
+	assert_int_equal(src_vm->vm.state, VM_PAUSED);
+	assert_int_equal(src_vm->vm.mig.kind, VM_MIG_NONE);
+}
+
+/* The destination no longer knows the id (its history moved on): the
+ * source hears "unknown", says so once, and keeps its copy in doubt for the
+ * operator. */
+static void test_doubt_unknown_keeps_asking(void **st)
+{
+	(void)st;
+	W.cut_at_commit = true;
+	into_doubt();
+	mh_run_for(MIG_SILENCE_BASE_US + SEC);
+	destination_discarded();
+	for (unsigned int i = 0; i < MIG_HISTORY; i++)	/* 16 migrations later */
+		mig_history_add(0x5000 + i, false, "other", "10.0.0.9:7447", 0)->outcome =
+			MIG_DONE;
+	link_back();
+	assert_false(idle_until(source_settled, 30 * SEC));
+	assert_int_equal(times_said("has no record of migration"), 1);
+	assert_false(src_vm->destroyed);
+	assert_int_equal(src_vm->vm.state, VM_PAUSED);
+	assert_int_equal(src_vm->vm.mig.kind, VM_MIG_IN_DOUBT);
+}
+
+/* The destination's key is untrusted after the migration (it leaked, say):
+ * the source does not ask it, says why once, and leaves it to the operator. */
+static void test_doubt_untrusted_not_asked(void **st)
+{
+	(void)st;
+	W.cut_at_activate = true;
+	into_doubt();
+	assert_int_equal(mig_trust_remove(&W.kr[MH_SRC], "dst"), 0);
+	link_back();
+	assert_false(idle_until(source_copy_gone, 30 * SEC));
+	assert_int_equal(times_said("is no longer trusted with that key"), 1);
+	assert_false(said("completed on"));
+	assert_int_equal(src_vm->vm.state, VM_PAUSED);
+	assert_int_equal(src_vm->vm.mig.kind, VM_MIG_IN_DOUBT);
+}
+
+/* A host at the destination's address that cannot prove the key the
+ * destination proved at the migration (it was replaced, or it is another
+ * host) gets no say: the handshake fails and the guest stays in doubt. */
+static void test_doubt_impostor_gets_no_say(void **st)
+{
+	struct host_key k;
+
+	(void)st;
+	W.cut_at_activate = true;
+	into_doubt();
+	mh_key(&k, 9);
+	mig_keyring_set_key(&W.kr[MH_DST], &k);
+	link_back();
+	assert_false(idle_until(source_copy_gone, 30 * SEC));
+	assert_int_equal(times_said("cannot ask about migration"), 1);
+	assert_false(said("completed on"));
+	assert_false(said("never ran on"));
+	assert_int_equal(src_vm->vm.state, VM_PAUSED);
+	assert_int_equal(src_vm->vm.mig.kind, VM_MIG_IN_DOUBT);
 }
 
 int main(void)
@@ -1504,8 +1669,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sealed_record_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sealed_records_reordered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sealed_record_cut_short, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_doubt_remembers_the_key, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_doubt_remembers_a_pause, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_doubt_settled_ran, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_doubt_settled_discarded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_doubt_discarded_stays_paused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_doubt_unknown_keeps_asking, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_doubt_untrusted_not_asked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_doubt_impostor_gets_no_say, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pause_is_bounded_before_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_handshakes, setup, teardown),
 	};
