@@ -99,6 +99,30 @@ static void flip(uint8_t *f, size_t len)
 								   tcp_len), f + tcp, tcp_len)));
 }
 
+/* The recorder: the source's stream to MIG_PORT, its first W.cap_len bytes
+ * (of the first connection only). */
+static void capture(const uint8_t *f, size_t len)
+{
+	size_t tcp, payload, at;
+	uint32_t off;
+
+	if (!tcp_of(f, len, &tcp, &payload) || (f[tcp + 2] << 8 | f[tcp + 3]) != MIG_PORT)
+		return;
+	if (f[tcp + 13] & 0x02) {		/* SYN */
+		if (!W.cap_started)
+			W.cap_isn = be32(f + tcp + 4);
+		W.cap_started = true;
+		return;
+	}
+	at = tcp + (size_t)(f[tcp + 12] >> 4) * 4;
+	off = be32(f + tcp + 4) - W.cap_isn - 1;
+	for (size_t i = 0; i < payload && off + i < W.cap_len; i++) {
+		W.cap[off + i] = f[at + i];
+		if (off + i + 1 > W.cap_got)
+			W.cap_got = off + i + 1;
+	}
+}
+
 /* The source host's wire, with the test's faults. */
 static int src_xmit(void *ctx, const void *frame, size_t len)
 {
@@ -109,6 +133,8 @@ static int src_xmit(void *ctx, const void *frame, size_t len)
 
 	if (W.watch && len >= W.watch_len && memmem(frame, len, W.watch, W.watch_len))
 		W.watch_seen = true;
+	if (W.cap)
+		capture(frame, len);
 	if (W.flip_at && len <= sizeof(copy)) {
 		memcpy(copy, frame, len);
 		flip(copy, len);

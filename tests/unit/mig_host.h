@@ -90,6 +90,12 @@ struct mh_world {
 	uint64_t flip_at;
 	uint32_t src_isn;
 	bool flipped;
+	/* a recorder on the wire: the first cap_len bytes the source sends to
+	 * MIG_PORT on its first connection (cap_got of them seen so far) */
+	uint8_t *cap;
+	size_t cap_len, cap_got;
+	uint32_t cap_isn;
+	bool cap_started;
 	/* a guest pattern to look for in the source's frames */
 	const uint8_t *watch;
 	size_t watch_len;

@@ -145,6 +145,8 @@ static void show(void)
 
 static bool doubt_test;		/* teardown winds doubt.c down */
 static void doubt_wind_down(void);
+static void log_line(const char *buf, size_t len);
+static unsigned int times_said(const char *words);
 
 static int teardown(void **st)
 {
@@ -1430,6 +1432,45 @@ static void test_hostile_handshakes(void **st)
 	assert_int_equal(migrate(), 0);
 }
 
+/* Someone who recorded the start of a migration (the handshake, HELLO,
+ * round 0) replays it without the source's keys.  Message 1 is genuine, so
+ * the destination answers it, but with a fresh ephemeral key: the recorded
+ * records were sealed for the old one and do not open.  Nothing is made. */
+static void test_recorded_migration_replayed(void **st)
+{
+	static uint8_t rec[16384];
+	struct tcp_conn *c = NULL;
+	struct mh_vm *d;
+	uint8_t got[512];
+	long k;
+
+	(void)st;
+	W.cap = rec;
+	W.cap_len = sizeof(rec);
+	assert_int_equal(migrate(), 0);
+	assert_int_equal(W.cap_got, sizeof(rec));
+	d = mh_vm_on(MH_DST, "g1");
+	vm_destroy(&d->vm);			/* a replayed HELLO could make g1 again */
+	W.cap = NULL;
+	log_set_sink(log_line);
+	assert_int_equal(tcp_connect(&W.src, MH_DST_IP, MIG_PORT, &c), 0);
+	for (int i = 0; i < 100 && tcp_connected(c) == 0; i++)
+		netif_wait();
+	for (size_t at = 0; at < sizeof(rec); at += (size_t)k) {
+		k = tcp_send(c, rec + at, sizeof(rec) - at);
+		assert_true(k >= 0);
+		netif_wait();
+	}
+	mh_run_for(200000);
+	while ((k = tcp_recv(c, got, sizeof(got))) > 0)
+		;
+	assert_true(mh_vm_on(MH_DST, "g1") == d);	/* no new guest */
+	assert_true(said("failed: a sealed record did not open"));
+	assert_false(said("proved the key"));		/* it proved nothing */
+	tcp_abort(c);
+	log_set_sink(NULL);
+}
+
 /* ---- settling a guest in doubt (hv/migrate/doubt.c) ---- */
 
 static void log_line(const char *buf, size_t len)
@@ -1669,6 +1710,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sealed_record_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sealed_records_reordered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sealed_record_cut_short, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recorded_migration_replayed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doubt_settled_ran, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doubt_settled_discarded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doubt_discarded_stays_paused, setup, teardown),
