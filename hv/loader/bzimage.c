@@ -102,28 +102,36 @@ static int check_header(struct bz_plan *p)
 	return 0;
 }
 
-/* Where the kernel goes: its preferred address, else (relocatable) the
- * lowest aligned one at or above 1 MiB. */
+/*
+ * Where the kernel goes: its preferred address (aligned up, if it is
+ * relocatable and that is not aligned).  Never lower: a 64-bit kernel
+ * loaded below pref_address (LOAD_PHYSICAL_ADDR) still decompresses itself
+ * at pref_address (startup_64 takes the larger of the two), so the RAM it
+ * needs, and the room the initrd must leave, start there either way.
+ */
 static int place_kernel(struct bz_plan *p, uint64_t top)
 {
 	const uint8_t *b = p->image;
 	uint32_t align = get_le32(b + H_KERNEL_ALIGNMENT);
-	uint64_t pref = get_le64(b + H_PREF_ADDRESS);
+	uint64_t pref = get_le64(b + H_PREF_ADDRESS), at = pref < BZ_LOW_END ? BZ_LOW_END : pref;
 
 	if (align < PAGE_4K || (align & (align - 1)))
 		return fail(p, -EINVAL, "kernel_alignment %#x is not a power of two >= 4 KiB",
 			    align);
-	if (pref >= BZ_LOW_END && !(pref & (align - 1)) && pref <= top &&
-	    top - pref >= p->init_size)
-		p->kernel_gpa = pref;
-	else if (b[H_RELOCATABLE])
-		p->kernel_gpa = align_up(BZ_LOW_END, align);
-	else
-		return fail(p, -E2BIG, "the kernel wants %#lx-%#lx, beyond the guest's RAM",
-			    (unsigned long)pref, (unsigned long)(pref + p->init_size));
-	if (p->kernel_gpa > top || top - p->kernel_gpa < p->init_size)
-		return fail(p, -E2BIG, "the kernel needs %u MiB from %lu MiB: more RAM than the "
-			    "guest has", p->init_size >> 20, (unsigned long)(p->kernel_gpa >> 20));
+	if (at >> 48)
+		return fail(p, -EINVAL, "pref_address %#lx is no guest address",
+			    (unsigned long)pref);
+	if (at & (align - 1)) {
+		if (!b[H_RELOCATABLE])
+			return fail(p, -EINVAL, "pref_address %#lx is not aligned to %#x and the "
+				    "kernel is not relocatable", (unsigned long)pref, align);
+		at = align_up(at, align);
+	}
+	if (at > top || top - at < p->init_size)
+		return fail(p, -E2BIG, "the kernel runs at %lu MiB and needs %u MiB there: "
+			    "more RAM than the guest has", (unsigned long)(at >> 20),
+			    (p->init_size + (1u << 20) - 1) >> 20);
+	p->kernel_gpa = at;
 	return 0;
 }
 

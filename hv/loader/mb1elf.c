@@ -99,6 +99,13 @@ static int find_header(struct mb1_plan *plan)
 		    MB1_HEADER_SEARCH);
 }
 
+bool mb1_aout_kludge(const void *image, size_t len)
+{
+	struct mb1_plan plan = { .image = image, .image_len = image ? len : 0 };
+
+	return !find_header(&plan) && (plan.header_flags & MB1_HF_AOUT_KLUDGE);
+}
+
 static int check_flags(struct mb1_plan *plan)
 {
 	uint32_t unsupported = plan->header_flags & 0xffffu & ~MB1_HONOURED;

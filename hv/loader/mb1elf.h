@@ -178,6 +178,10 @@ struct mb1_entry_state {
 	struct mb1_seg_reg cs, ds, es, fs, gs, ss;
 };
 
+/* Whether image has a valid multiboot1 header with the a.out kludge flag
+ * (then it loads whatever its file format: a flat binary, an ELF64). */
+bool mb1_aout_kludge(const void *image, size_t len);
+
 /* Validate `image` for a guest with guest_mem bytes of RAM; fill `plan`. */
 int mb1_prepare(const void *image, size_t len, uint64_t guest_mem,
 		struct mb1_plan *plan);

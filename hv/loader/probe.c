@@ -4,6 +4,7 @@
 #include "hv/lib/bytes.h"
 #include "hv/loader/bzimage.h"
 #include "hv/loader/loader.h"
+#include "hv/loader/mb1elf.h"
 
 #define EM_386		3
 #define EM_X86_64	62
@@ -15,6 +16,8 @@ enum loader_kind loader_probe(const void *image, size_t len, const char **why)
 	*why = NULL;
 	if (bz_is_bzimage(image, len))
 		return LOADER_BZIMAGE;
+	if (mb1_aout_kludge(image, len))
+		return LOADER_MB1;	/* its header says where it loads, as GRUB reads it */
 	if (len >= 20 && !memcmp(b, "\177ELF", 4)) {
 		uint16_t machine = get_le16(b + 18);
 
@@ -25,6 +28,6 @@ enum loader_kind loader_probe(const void *image, size_t len, const char **why)
 					    : "an ELF file for another architecture";
 		return LOADER_UNKNOWN;
 	}
-	*why = "neither a multiboot1 ELF nor a Linux bzImage";
+	*why = "neither a multiboot1 kernel nor a Linux bzImage";
 	return LOADER_UNKNOWN;
 }

@@ -105,10 +105,18 @@ static void test_prepare_places_kernel_and_initrd(void **state)
 	assert_int_equal(p.kernel_len, KERNEL_LEN);
 	assert_int_equal(p.kernel_gpa, 0x1000000);	/* preferred address fits */
 	assert_int_equal(p.initrd_gpa, GMEM - MIB);	/* as high as RAM allows */
-	/* RAM too small for 16 MiB + init_size: the lowest 2 MiB boundary */
-	assert_int_equal(bz_prepare(img, IMAGE_LEN, 18 * MIB, 0, 0, &p), 0);
-	assert_int_equal(p.kernel_gpa, 0x200000);
-	assert_int_equal(p.initrd_gpa, 0);
+	/* RAM too small for 16 MiB + init_size: refused, even relocatable (a
+	 * 64-bit kernel loaded lower still decompresses at 16 MiB) */
+	assert_int_equal(bz_prepare(img, IMAGE_LEN, 18 * MIB, 0, 0, &p), -E2BIG);
+	assert_non_null(strstr(p.errmsg, "runs at 16 MiB"));
+	/* a preferred address off the alignment: aligned up if relocatable */
+	put_le64(img + 0x258, 0x1100000);
+	assert_int_equal(bz_prepare(img, IMAGE_LEN, GMEM, 0, 0, &p), 0);
+	assert_int_equal(p.kernel_gpa, 0x1200000);
+	img[0x234] = 0;
+	assert_int_equal(bz_prepare(img, IMAGE_LEN, GMEM, 0, 0, &p), -EINVAL);
+	img[0x234] = 1;
+	put_le64(img + 0x258, 0x1000000);
 	/* initrd_addr_max caps the initrd unless it may go above 4 GiB */
 	put_le16(img + 0x236, BZ_XLF_KERNEL_64);
 	put_le32(img + 0x22c, 32 * MIB - 1);
@@ -259,6 +267,22 @@ static void test_probe(void **state)
 	assert_int_equal(loader_probe(elf, sizeof(elf), &why), LOADER_UNKNOWN);
 	assert_string_equal(why, "an ELF file for another architecture");
 	assert_int_equal(loader_probe("hello", 5, &why), LOADER_UNKNOWN);
+	/* a flat binary (or an ELF64) with the a.out kludge: multiboot1, as
+	 * GRUB would load it; without the flag, or with a bad checksum, not */
+	uint32_t flat[64] = { 0 };
+	flat[4] = 0x1BADB002u;
+	flat[5] = 1u << 16;
+	flat[6] = -(flat[4] + flat[5]);
+	assert_int_equal(loader_probe(flat, sizeof(flat), &why), LOADER_MB1);
+	memcpy(flat, "\177ELF\2", 5);
+	assert_int_equal(loader_probe(flat, sizeof(flat), &why), LOADER_MB1);
+	flat[6]++;
+	assert_int_equal(loader_probe(flat, sizeof(flat), &why), LOADER_UNKNOWN);
+	flat[0] = 0;
+	flat[5] = 0;
+	flat[6] = -flat[4];
+	assert_int_equal(loader_probe(flat, sizeof(flat), &why), LOADER_UNKNOWN);
+	assert_string_equal(why, "neither a multiboot1 kernel nor a Linux bzImage");
 	free(img);
 }
 
