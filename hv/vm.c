@@ -507,6 +507,11 @@ void vm_reboot(struct vcpu *self)
 	/* an AP's pull of the same reset, after the BSP took it but before
 	 * the AP left: one reboot, not two */
 	__atomic_store_n(&vm->reset_pending, false, __ATOMIC_SEQ_CST);
+	/* A frame another CPU began to deliver before VM_REBOOTING (the state
+	 * is checked under dev_lock) is written into the old system's buffers
+	 * now, not into the new kernel as it is loaded. */
+	spin_lock(&vm->dev_lock);
+	spin_unlock(&vm->dev_lock);
 	vm_config_of(vm, &cfg);
 	if (vm_load(vm, &cfg, &st, err, sizeof(err))) {
 		vm_stop(vm, "reboot failed: %s", err);
