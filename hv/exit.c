@@ -293,6 +293,9 @@ static enum exit_action do_mmio(struct vcpu *v, struct vm_exit *e)
 	}
 	memcpy(v->hw.gpr, regs, sizeof(v->hw.gpr));
 	if (s.rflags != regs[X86_RFLAGS]) {
+		/* set_state writes the general registers too: the new ones (a
+		 * logic op into a register changes both) */
+		memcpy(s.gpr, regs, sizeof(s.gpr));
 		s.rflags = regs[X86_RFLAGS];
 		vmm->set_state(&v->hw, &s);
 	}

@@ -70,18 +70,19 @@ static void fake_run(struct vmm_vcpu *hw, struct vm_exit *e)
 static int fake_vcpu_init(struct vmm_vcpu *v) { (void)v; return 0; }
 static void fake_vcpu_destroy(struct vmm_vcpu *v) { (void)v; }
 
+/* As both back ends do: the general registers are v->gpr's, both ways. */
 static void fake_get_state(struct vmm_vcpu *v, struct cpu_state *s)
 {
-	(void)v;
 	fake.get_state++;
 	*s = fake.state;
+	memcpy(s->gpr, v->gpr, sizeof(v->gpr));
 }
 
 static void fake_set_state(struct vmm_vcpu *v, const struct cpu_state *s)
 {
-	(void)v;
 	fake.set_state++;
 	fake.state = *s;
+	memcpy(v->gpr, s->gpr, sizeof(v->gpr));
 }
 
 static void fake_inject(struct vmm_vcpu *v, const struct event *e)

@@ -601,6 +601,26 @@ static void test_unclaimed_mmio_reads_all_ones(void **state)
 	assert_int_equal(v->hw.gpr[GPR_RAX], 0x1234);
 }
 
+/* `or eax, [ebx]` on unclaimed memory: the register and the flags both
+ * change, and both survive the write-back of the flags. */
+static void test_mmio_logic_op_keeps_its_result(void **state)
+{
+	static const uint8_t or_load[] = { 0x0b, 0x03 };
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_GPA_FAULT, .rip = 0x2000, .inst_len = 2,
+			    .u.gpa_fault = { .gpa = 0x40000000, .read = true } } },
+	};
+
+	(void)state;
+	guest_insn(or_load, sizeof(or_load), 0x40000000);
+	assert_int_equal(run(s, 1), VCPU_RUNNABLE);
+	assert_string_equal(fake_stop_reason, "");
+	assert_int_equal(v->hw.gpr[GPR_RAX], 0xffffffffu);
+	assert_int_equal(v->hw.gpr[GPR_RBX], 0x40000000);
+	assert_int_equal(fake.state.rflags & 0x8c5, 0x84);	/* SF PF; no ZF CF OF */
+	assert_int_equal(fake.nr_skipped, 1);
+}
+
 /* The same through 32-bit PAE paging (the test guest's 4 GiB probe): the
  * instruction is found through the guest's own tables. */
 static void test_mmio_under_pae_paging(void **state)
@@ -992,6 +1012,7 @@ int main(void)
 		T(test_window_requested_while_blocked),
 		T(test_unclaimed_mmio_reads_all_ones),
 		T(test_mmio_under_pae_paging),
+		T(test_mmio_logic_op_keeps_its_result),
 		T(test_lapic_mmio),
 		T(test_gpa_fault_stops_the_guest),
 		T(test_event_delivery_outside_ram_stops),

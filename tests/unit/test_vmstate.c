@@ -52,6 +52,7 @@ static void halted_source(struct cpu_state *s)
 	fake.state.rflags = 0x202;
 	fake.state.xcr0 = 3;
 	fake.state.gpr[GPR_RBX] = 0xb0b;
+	v->hw.gpr[GPR_RBX] = 0xb0b;		/* where the back ends keep it */
 	for (int i = 0; i < FPU_AREA_SIZE; i++)
 		v->fpu->bytes[i] = (uint8_t)i;
 	vcpu_set_state(v, VCPU_IDLE, VCPU_HALTED);
