@@ -174,6 +174,8 @@ int gnet_attach(struct vm *vm)
 		return -ENOMEM;
 	netif_lock();
 	port = sw_add_port(&host_if.sw, SW_GUEST, vm->mac, 0, port_out, g);
+	if (port >= 0 && vm->state == VM_INCOMING)
+		sw_set_dormant(&host_if.sw, port, true);	/* until it arrives */
 	if (port >= 0) {
 		g->port = port;
 		__atomic_store_n(&ports[port], g, __ATOMIC_RELEASE);
@@ -628,6 +630,7 @@ void gnet_arrived(struct vm *vm)
 	netif_lock();
 	g = find(vm);
 	if (g) {
+		sw_set_dormant(&host_if.sw, g->port, false);	/* its MAC is here now */
 		g->announcing = true;
 		g->round = 0;
 		g->announce_t0 = netif_now_us();

@@ -18,7 +18,7 @@
  * queues are single-producer single-consumer rings (each side under its
  * own lock).  A queue that is full drops the frame (counted).  Frames for
  * a guest that is not running wait in its rx queue (arriving by
- * migration, its NIC's rings are not in its memory yet; paused, a
+ * migration after COMMIT, its NIC's rings are not in its memory yet; paused, a
  * migration may be taking its last copy of RAM and devices), and so do
  * frames for a NIC whose driver has posted no buffer for them yet: they
  * go in when it posts some (gnet_rx_posted).
@@ -57,7 +57,9 @@ struct gnet_stats {
 	bool mgmt;			/* SW_F_MGMT */
 };
 
-/* A port for vm's MAC: 0, -EEXIST (the MAC is taken), -ENOSPC, -ENOMEM. */
+/* A port for vm's MAC: 0, -EEXIST (the MAC is taken), -ENOSPC, -ENOMEM.
+ * An incoming guest's (VM_INCOMING) is dormant until gnet_arrived: the
+ * guest runs at the source meanwhile, so its MAC is on the wire. */
 int gnet_attach(struct vm *vm);
 void gnet_detach(struct vm *vm);		/* no port: nothing */
 /* Does a port (a guest's or ferry's own) have this MAC? */
@@ -75,7 +77,8 @@ void gnet_flush(struct vm *vm);
 void gnet_deliver(void);
 /* Under the network lock (netif_poll): announce rounds that are due. */
 void gnet_timers(uint64_t now_us);
-/* An incoming guest is about to run here: announce its MAC. */
+/* An incoming guest is about to run here: its port wakes, its MAC is
+ * announced. */
 void gnet_arrived(struct vm *vm);
 /* Without locks: vm runs (again); the frames that waited go in, and its
  * NIC's transmit queue is looked at (chains may wait that no doorbell

@@ -59,6 +59,15 @@ int sw_lookup(const struct sw *sw, const uint8_t mac[6])
 	return -ENOENT;
 }
 
+/* The awake port with this MAC: where frames for it go, or from where
+ * frames with it as source may only come. */
+static int fwd_lookup(const struct sw *sw, const uint8_t mac[6])
+{
+	int i = sw_lookup(sw, mac);
+
+	return i >= 0 && sw->port[i].dormant ? -ENOENT : i;
+}
+
 static int find_kind(const struct sw *sw, enum sw_kind kind)
 {
 	for (int i = 0; i < SW_MAX_PORTS; i++)
@@ -107,12 +116,31 @@ void sw_del_port(struct sw *sw, int port)
 		memset(&sw->port[port], 0, sizeof(sw->port[port]));
 }
 
-int sw_set_flags(struct sw *sw, int port, uint8_t flags)
+static struct sw_port *guest_port(struct sw *sw, int port)
 {
 	if (port < 0 || port >= SW_MAX_PORTS || !sw->port[port].used ||
 	    sw->port[port].kind != SW_GUEST)
+		return NULL;
+	return &sw->port[port];
+}
+
+int sw_set_dormant(struct sw *sw, int port, bool dormant)
+{
+	struct sw_port *p = guest_port(sw, port);
+
+	if (!p)
 		return -EINVAL;
-	sw->port[port].flags = flags;
+	p->dormant = dormant;
+	return 0;
+}
+
+int sw_set_flags(struct sw *sw, int port, uint8_t flags)
+{
+	struct sw_port *p = guest_port(sw, port);
+
+	if (!p)
+		return -EINVAL;
+	p->flags = flags;
 	return 0;
 }
 
@@ -135,7 +163,7 @@ static enum sw_drop check(const struct sw *sw, const struct sw_port *src,
 	if (is_multicast(f + ETH_O_SRC) || is_zero(f + ETH_O_SRC))
 		return SW_DROP_BAD_SRC;
 	if (src->kind == SW_UPLINK)
-		return sw_lookup(sw, f + ETH_O_SRC) >= 0 ? SW_DROP_LOOP : SW_NR_DROP;
+		return fwd_lookup(sw, f + ETH_O_SRC) >= 0 ? SW_DROP_LOOP : SW_NR_DROP;
 	if (memcmp(f + ETH_O_SRC, src->mac, ETH_ALEN))
 		return SW_DROP_SPOOF;
 	/* A guest is on one untagged LAN: a tag would hop into another VLAN
@@ -173,7 +201,7 @@ static int flood(struct sw *sw, int from, const uint8_t *f, size_t len)
 	for (int i = 0; i < SW_MAX_PORTS; i++) {
 		struct sw_port *p = &sw->port[i];
 
-		if (i == from || !p->used || !may_reach(&sw->port[from], p))
+		if (i == from || !p->used || p->dormant || !may_reach(&sw->port[from], p))
 			continue;
 		deliver(p, f, len);
 		n++;
@@ -187,7 +215,7 @@ static int flood(struct sw *sw, int from, const uint8_t *f, size_t len)
 static int route(const struct sw *sw, int from, const uint8_t *f, enum sw_drop *why)
 {
 	const struct sw_port *src = &sw->port[from];
-	int to = sw_lookup(sw, f + ETH_O_DST);
+	int to = fwd_lookup(sw, f + ETH_O_DST);
 
 	if (to < 0 && src->kind == SW_UPLINK) {
 		*why = SW_DROP_NO_PORT;
@@ -224,7 +252,7 @@ int sw_unicast_port(const struct sw *sw, int port, const uint8_t *frame, size_t 
 {
 	enum sw_drop why;
 
-	if (port < 0 || port >= SW_MAX_PORTS || !sw->port[port].used ||
+	if (port < 0 || port >= SW_MAX_PORTS || !sw->port[port].used || sw->port[port].dormant ||
 	    check(sw, &sw->port[port], frame, len) != SW_NR_DROP ||
 	    is_multicast(frame + ETH_O_DST))
 		return -1;
@@ -248,6 +276,8 @@ int sw_input(struct sw *sw, int port, const uint8_t *frame, size_t len)
 	if (port < 0 || port >= SW_MAX_PORTS || !sw->port[port].used)
 		return -EINVAL;
 	src = &sw->port[port];
+	if (src->dormant)
+		return -EINVAL;		/* its guest runs elsewhere yet */
 	why = check(sw, src, frame, len);
 	if (why == SW_NR_DROP && is_multicast(frame + ETH_O_DST))
 		n = flood(sw, port, frame, len);

@@ -41,6 +41,11 @@
  * configuration (`create ... nic=on mac=...`), so the destination adds the
  * same port; the virtio-net snapshot carries the MAC and refuses another.
  * There is nothing learned to carry: the table holds only fixed entries.
+ * The destination adds it dormant (sw_set_dormant) while the guest still
+ * runs at the source: it holds the MAC against another port, but nothing
+ * is forwarded to or by it, so this host's guests and stack reach the guest
+ * over the wire and the guest's own frames from the wire are no loop; it
+ * wakes when the guest is taken over (COMMIT).
  *
  * Not thread-safe: the owner serializes calls (one lock for the switch).
  * The out() callbacks run inside sw_input and must not call back into it.
@@ -84,6 +89,7 @@ struct sw_port {
 	bool used;
 	uint8_t kind;				/* enum sw_kind */
 	uint8_t flags;				/* SW_F_* */
+	bool dormant;				/* holds its MAC, forwards nothing */
 	uint8_t mac[6];				/* fixed; unused for the uplink */
 	void (*out)(void *ctx, const uint8_t *frame, size_t len);
 	void *ctx;
@@ -105,6 +111,9 @@ int sw_add_port(struct sw *sw, enum sw_kind kind, const uint8_t mac[6], uint8_t 
 		void (*out)(void *ctx, const uint8_t *frame, size_t len), void *ctx);
 /* Remove a port (its guest moved away or was destroyed). */
 void sw_del_port(struct sw *sw, int port);
+/* A guest port dormant or awake (an incoming guest's, until COMMIT).
+ * 0 or -EINVAL. */
+int sw_set_dormant(struct sw *sw, int port, bool dormant);
 /* Change a guest port's flags (the operator's SW_F_MGMT).  0 or -EINVAL. */
 int sw_set_flags(struct sw *sw, int port, uint8_t flags);
 

@@ -580,6 +580,56 @@ static void test_rx_waits_for_a_paused_guest(void **st)
 	assert_int_equal(rx_a, GNET_QLEN);				/* each once */
 }
 
+/* While a guest is still arriving (it runs at the source) its port here
+ * only holds its MAC: this host's guests reach it over the wire, its own
+ * frames from the wire are no loop, and nothing waits for it here.  At
+ * COMMIT (gnet_arrived) the port takes over. */
+static void test_incoming_port_dormant_until_arrival(void **st)
+{
+	static const uint8_t MC[6] = { 0x52, 0x54, 0x00, 0xaa, 0, 3 };
+	static const uint8_t bc[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static struct vm vc;
+	struct gnet_stats s;
+	uint8_t f[64];
+	unsigned int w;
+
+	(void)st;
+	memset(&vc, 0, sizeof(vc));
+	strcpy(vc.name, "c");
+	memcpy(vc.mac, MC, 6);
+	vc.nic = true;
+	vc.state = VM_INCOMING;
+	assert_int_equal(gnet_attach(&vc), 0);
+	assert_true(gnet_mac_taken(MC));		/* held: no other port gets it */
+	/* a guest here to C: to the wire, where C still is */
+	w = wire.frames;
+	gnet_guest_tx(&va, f, frame(f, MC, MA, 1), &PLAIN);
+	gnet_flush(&va);
+	assert_int_equal(wire.frames, w + 1);
+	/* C's own frames from the wire (from the source) are no loop, and a
+	 * broadcast does not queue for it */
+	netif_lock();
+	assert_int_equal(netif_switch_input(host_if.uplink_port, f, frame(f, MA, MC, 2), 0), 1);
+	assert_int_equal(netif_switch_input(host_if.uplink_port, f, frame(f, bc, MC, 3), 0), 3);
+	assert_true(netif_switch_input(host_if.uplink_port, f, frame(f, MC, PEER, 4), 0) < 0);
+	netif_unlock();
+	gnet_deliver();
+	assert_int_equal(gnet_stats(&vc, &s), 0);
+	assert_int_equal(s.rx_waited + s.rx_qfull + s.sw.out_frames, 0);
+	/* COMMIT: the port takes over (frames for C wait for it to run) */
+	gnet_arrived(&vc);
+	w = wire.frames;
+	gnet_guest_tx(&va, f, frame(f, MC, MA, 5), &PLAIN);
+	gnet_flush(&va);
+	assert_int_equal(wire.frames, w);
+	assert_int_equal(gnet_stats(&vc, &s), 0);
+	assert_int_equal(s.sw.out_frames, 1);
+	netif_lock();
+	assert_true(netif_switch_input(host_if.uplink_port, f, frame(f, MA, MC, 6), 0) < 0);
+	netif_unlock();
+	gnet_detach(&vc);
+}
+
 /* The frames waiting for a paused guest travel in its device state and
  * go into it on the destination before any that came there meanwhile. */
 static void test_waiting_frames_travel(void **st)
@@ -1009,6 +1059,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ports_and_macs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tx_queue_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_waits_for_a_paused_guest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_incoming_port_dormant_until_arrival, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_waiting_frames_travel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_carry_is_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_carry_counts_at_most_a_queue, setup, teardown),
