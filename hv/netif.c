@@ -194,11 +194,18 @@ static int xmit(void *ctx, const void *frame, size_t len)
 	return uplink_rc;
 }
 
+/* The stack's TSO frames go to the NIC whole, when the wire is where they
+ * go: for a guest here (`net mgmt NAME on`) the NIC would put the segments
+ * on the wire and the guest never see them, so the stack sends those as
+ * segments, through the switch. */
 static int xmit_tso(void *ctx, const struct net_tso *t)
 {
 	struct nic *n = ctx;
 	const struct nic_iov iov[2] = { { t->data[0], t->len[0] }, { t->data[1], t->len[1] } };
 
+	if (sw_unicast_port(&host_if.sw, host_if.local_port, t->hdr, t->hlen) !=
+	    host_if.uplink_port)
+		return -EXDEV;
 	return n->ops->xmit_tso(n, t->hdr, t->hlen, iov, t->len[1] ? 2 : 1, t->mss);
 }
 

@@ -120,6 +120,8 @@ int eth_output(struct netstack *s, uint8_t *frame, size_t len,
 		s->stats.eth.tx_busy++;
 		return rc;
 	}
+	if (rc == -EXDEV && tso)
+		return rc;	/* not sent: TCP sends it again as segments */
 	if (rc < 0) {
 		s->stats.eth.tx_errors++;
 		return -EIO;

@@ -61,6 +61,8 @@ struct net_tso {
 	size_t len[2];
 	uint32_t mss;
 };
+/* 0, -EAGAIN (ring full), or -EXDEV: not as one frame to this destination
+ * (it is on this host, behind no NIC): the connection then sends segments. */
 typedef int (*net_xmit_tso_fn)(void *ctx, const struct net_tso *tso);
 
 /* What the driver or test gives net_init.  Zero fields take defaults. */

@@ -46,7 +46,7 @@ static int tcp_emit(struct netstack *s, uint8_t *frame, const struct tcp_hdr *h,
 	rc = ip_output(s, frame, tl, h->rip, IP_PROTO_TCP);
 	if (rc == -EAGAIN)
 		s->stats.tcp.tx_blocked++;
-	else
+	else if (rc != -EXDEV)
 		s->stats.tcp.tx_segs++;
 	if (h->flags & TCP_RST)
 		s->stats.tcp.tx_resets++;
@@ -159,7 +159,7 @@ static uint16_t wnd_field(const struct tcp_conn *c, bool syn, uint32_t *edge)
 /* Can [seq, seq+len) go as one TSO frame (data only, next hop known)? */
 static bool tso_ok(const struct tcp_conn *c, uint32_t len, uint8_t flags)
 {
-	return c->s->tso_max && len <= c->s->tso_max &&
+	return c->s->tso_max && !c->no_tso && len <= c->s->tso_max &&
 	       !(flags & (TCP_SYN | TCP_FIN | TCP_RST)) && c->state != TCP_SYN_SENT &&
 	       ip_resolved(c->s, c->rip);
 }
@@ -191,6 +191,7 @@ static long tcp_xmit(struct tcp_conn *c, uint32_t seq, uint32_t len,
 			     .rport = c->rport, .seq = seq, .ack = c->rcv_nxt };
 	struct net_tso tso;
 	uint32_t edge;
+	bool as_tso;
 	int rc;
 
 	if (len + optlen > c->mss && tso_ok(c, len, flags)) {
@@ -208,8 +209,13 @@ static long tcp_xmit(struct tcp_conn *c, uint32_t seq, uint32_t len,
 		flags |= TCP_ACK;
 	h.flags = flags;
 	h.wnd = wnd_field(c, syn, &edge);
+	as_tso = s->tso != NULL;
 	rc = tcp_emit(s, frame, &h, optlen, len);
 	s->tso = NULL;
+	if (rc == -EXDEV && as_tso) {	/* a peer on this host: segments from now on */
+		c->no_tso = true;
+		return tcp_xmit(c, seq, len, flags);
+	}
 	if (rc == -EAGAIN) {
 		c->tx_blocked = true;
 		return -EAGAIN;

@@ -114,6 +114,7 @@ struct tcp_conn {
 	bool fin_rcvd;			/* peer's FIN consumed: end of stream */
 	bool rfin_known;		/* peer's FIN seen, maybe out of order */
 	bool ack_now, tx_blocked;
+	bool no_tso;			/* the peer takes no TSO frames (-EXDEV) */
 	bool in_recovery, rtt_timing;
 	bool rto_recovery;		/* go-back-N after a timeout */
 	bool undo_valid;		/* prior_* may be restored */

@@ -40,6 +40,8 @@ struct nic {
 	uint64_t frames, completed, in_place, clobbered, bad_field;
 	uint64_t sent_clobbered;	/* a frame built there went out spoilt */
 	uint64_t tso, tso_segs, tso_bad_hdr;
+	bool tso_local;			/* refuse TSO: the peer is on this host */
+	uint64_t tso_refused;
 };
 
 static struct nic nic;
@@ -116,6 +118,10 @@ static int nic_xmit_tso(void *ctx, const struct net_tso *t)
 	if (get_be16(t->hdr + ETH_HLEN + IP_O_CSUM) ||
 	    memcmp(t->hdr + NET_TCP_OFF + TCP_O_CSUM, want, 2))
 		nic.tso_bad_hdr++;
+	if (nic.tso_local) {		/* the peer is on this host (netif.c) */
+		nic.tso_refused++;
+		return -EXDEV;
+	}
 	if (t->hdr == nic.buf)
 		nic.in_place++;
 	nic.lent = false;
@@ -207,8 +213,8 @@ static void connect_pair(struct tcp_conn **c, struct tcp_conn **srv)
 }
 
 /* A whole nettest stream from a (offloading, in place, TSO frames of at
- * most tso_max bytes) to b. */
-static void offload_stream(uint32_t tso_max)
+ * most tso_max bytes, unless b is "local": then they are refused) to b. */
+static void offload_stream(uint32_t tso_max, bool local)
 {
 	struct nettest_tx *tx = malloc(sizeof(*tx));
 	struct nettest_rx *rx = malloc(sizeof(*rx));
@@ -219,6 +225,7 @@ static void offload_stream(uint32_t tso_max)
 	assert_non_null(tx);
 	assert_non_null(rx);
 	world_up(0, tso_max);
+	nic.tso_local = local;
 	connect_pair(&c, &s);
 	nettest_tx_init(tx, c, total, W.sim.now_us);
 	nettest_rx_init(rx, s, W.sim.now_us);
@@ -238,7 +245,12 @@ static void offload_stream(uint32_t tso_max)
 	assert_int_equal(nic.sent_clobbered, 0);
 	assert_int_equal(nic.tso_bad_hdr, 0);
 	assert_true(W.a.stats.arp.tx_requests > 1);		/* refreshes happened */
-	if (tso_max) {		/* most data in TSO frames, headers in place */
+	if (local) {		/* refused once, then segments: all of them */
+		assert_int_equal(nic.tso_refused, 1);
+		assert_int_equal(nic.tso, 0);
+		assert_true(nic.completed > total / TCP_MSS_OURS);
+		assert_int_equal(W.a.stats.eth.tx_errors, 0);
+	} else if (tso_max) {	/* most data in TSO frames, headers in place */
 		assert_true(nic.tso_segs > total / TCP_MSS_OURS / 2);
 		assert_true(nic.tso < nic.tso_segs / 2);
 		assert_true(nic.in_place > nic.tso / 2);
@@ -257,13 +269,21 @@ static void offload_stream(uint32_t tso_max)
 static void test_tx_offload_stream(void **state)
 {
 	(void)state;
-	offload_stream(0);
+	offload_stream(0, false);
 }
 
 static void test_tso_stream(void **state)
 {
 	(void)state;
-	offload_stream(16384);
+	offload_stream(16384, false);
+}
+
+/* TSO to a peer on this host (a guest behind ferry's switch, netif.c):
+ * the frame is refused and the connection goes on in segments. */
+static void test_tso_refused_for_a_local_peer(void **state)
+{
+	(void)state;
+	offload_stream(16384, true);
 }
 
 /* Without the NIC's completion the segments would be rejected: the field
@@ -563,6 +583,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tx_offload_stream),
 		cmocka_unit_test(test_tso_stream),
+		cmocka_unit_test(test_tso_refused_for_a_local_peer),
 		cmocka_unit_test(test_tx_offload_needs_nic),
 		cmocka_unit_test_setup_teardown(test_rx_verified_flags, one_up, one_down),
 		cmocka_unit_test_setup_teardown(test_tx_offload_rst_field, one_up, one_down),
