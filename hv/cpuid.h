@@ -7,10 +7,11 @@
 #define FERRY_HV_CPUID_H
 
 #include <stdint.h>
+#include "hv/vmm.h"
 
 struct cpuid_result { uint32_t eax, ebx, ecx, edx; };
 
-#define CPUID_GUEST_PHYS_BITS	36	/* leaf 0x80000008: guest-physical address width */
+#define CPUID_GUEST_PHYS_BITS	VMM_GUEST_PHYS_BITS	/* leaf 0x80000008 */
 
 /* What differs between vCPUs and guests. */
 struct cpuid_vcpu {

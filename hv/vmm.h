@@ -19,6 +19,9 @@ struct dirty_log;	/* hv/mm/dirty.h: opaque here */
 /* CR4 bits a guest may set: those its CPUID view (hv/cpuid.c) admits.  The
  * back ends refuse the others with #GP and keep them in their CR4 masks. */
 #define VMM_GUEST_CR4_BITS	0x7ffull
+/* The guest-physical address width its CPUID view (leaf 0x80000008) gives:
+ * addresses beyond it are reserved in its CR3 and paging entries. */
+#define VMM_GUEST_PHYS_BITS	36
 /* XCR0 components a guest may enable with XSETBV: x87, SSE, AVX at most. */
 #define VMM_GUEST_XCR0_BITS	0x7ull
 

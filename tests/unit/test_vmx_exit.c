@@ -632,6 +632,23 @@ static void test_cr0_pae_pdptes(void **state)
 	memcpy(guest_mem + 0x2020, pdpte, sizeof(pdpte));
 	assert_int_equal(vmx_cr_access(&env, qual_mov_to(0, GPR_RBX)), VMX_CR_GP);
 	assert_int_equal(vmcs.val[VMCS_CR0_SHADOW], CR0_PE);
+	/* an address bit beyond the guest's width (36) is reserved too: a
+	 * host with fewer bits than 52 would fail the VM entry with it */
+	pdpte[2] = 0x5001 | 1ull << 47;
+	memcpy(guest_mem + 0x2020, pdpte, sizeof(pdpte));
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(0, GPR_RBX)), VMX_CR_GP);
+	pdpte[2] = 0x5001 | 1ull << 35;			/* within it: fine */
+	memcpy(guest_mem + 0x2020, pdpte, sizeof(pdpte));
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(0, GPR_RBX)), VMX_CR_DONE);
+	pdpte[2] = 0x5001;
+	/* in long mode, a CR3 beyond the width: #GP; within it: loaded */
+	guest_32bit(CR0_PG | CR0_PE | CR0_NE, CR4_PAE, EFER_LME | EFER_LMA);
+	gpr[GPR_RBX] = 1ull << 40 | 0x7000;
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(3, GPR_RBX)), VMX_CR_GP);
+	gpr[GPR_RBX] = 0x7000;
+	assert_int_equal(vmx_cr_access(&env, qual_mov_to(3, GPR_RBX)), VMX_CR_DONE);
+	assert_int_equal(vmcs.val[VMCS_GUEST_CR3], 0x7000);
+	gpr[GPR_RBX] = CR0_PG | CR0_PE | CR0_NE;
 	/* unreadable */
 	guest_32bit(CR0_PE, CR4_PAE, 0);
 	mem_fail = 1;

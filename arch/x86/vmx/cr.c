@@ -26,7 +26,11 @@
 #define CR4_FLUSH_BITS	(CR4_PGE | CR4_PAE | CR4_PSE | CR4_PCIDE | CR4_SMEP | CR4_SMAP)
 #define CR4_PDPTE_BITS	(CR4_PGE | CR4_PAE | CR4_PSE | CR4_SMEP)
 #define PDPTE_P		1ull
-#define PDPTE_RSVD	(0x1e6ull | 0xfff0000000000000ull)	/* 2:1, 8:5, 63:52 */
+/* 2:1, 8:5, and 63:MAXPHYADDR (the guest's, which is below any host's: an
+ * entry the guest's own CPU would refuse must not reach VM entry, which
+ * checks the host's) */
+#define PDPTE_RSVD	(0x1e6ull | ~0ull << VMM_GUEST_PHYS_BITS)
+#define CR3_RSVD	(~0ull << VMM_GUEST_PHYS_BITS)
 #define AR_L		(1u << 13)
 
 struct cr_state {		/* the guest's view, read once */
@@ -169,6 +173,8 @@ static enum vmx_cr_result cr3_write(const struct vmx_cr_env *env, uint64_t val)
 		flush = false;
 		val &= ~CR3_NOFLUSH;
 	}
+	if ((st.efer & EFER_LMA) && (val & CR3_RSVD))
+		return VMX_CR_GP;	/* beyond the address width */
 	if (pae_legacy(st.cr0, st.cr4, st.efer)) {
 		if (!pdptes_read(env, val, pdpte))
 			return VMX_CR_GP;
