@@ -34,7 +34,7 @@ static const char *const names[EXIT_COUNT] = {
 	[EXIT_VIRT_INSN] = "virt-insn", [EXIT_SHUTDOWN] = "shutdown",
 	[EXIT_INVALID] = "invalid-state", [EXIT_UNHANDLED] = "unhandled",
 	[EXIT_RDTSC] = "rdtsc", [EXIT_PAUSE] = "pause",
-	[EXIT_CR8] = "cr8",
+	[EXIT_CR8] = "cr8", [EXIT_RDPMC] = "rdpmc",
 };
 
 const char *exit_name(enum exit_code c)
@@ -407,6 +407,17 @@ static enum exit_action do_virt_insn(struct vcpu *v, struct vm_exit *e)
 	return EXIT_RESUME;
 }
 
+/* RDPMC: the guest's CPUID has no PMU (leaf 0xA is zero), so every counter
+ * number is out of range: #GP(0), as KVM without a vPMU answers.  Run, it
+ * would read the physical CPU's counters: what the host or another guest
+ * left counting. */
+static enum exit_action do_rdpmc(struct vcpu *v, struct vm_exit *e)
+{
+	(void)e;
+	inject_exception(v, 13, true, 0);
+	return EXIT_RESUME;
+}
+
 static enum exit_action do_shutdown(struct vcpu *v, struct vm_exit *e)
 {
 	vm_stop(v->vm, "triple fault (shutdown) at rip %#lx", e->rip);
@@ -446,6 +457,7 @@ static const exit_fn table[EXIT_COUNT] = {
 	[EXIT_RDTSC] = do_rdtsc,
 	[EXIT_PAUSE] = do_pause,
 	[EXIT_CR8] = do_cr8,
+	[EXIT_RDPMC] = do_rdpmc,
 };
 
 enum exit_action exit_handle(struct vcpu *v, struct vm_exit *e)

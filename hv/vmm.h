@@ -75,6 +75,7 @@ enum exit_code {
 	EXIT_RDTSC,		/* only while set_tsc scales without the CPU */
 	EXIT_PAUSE,		/* a PAUSE loop (VMX PLE, SVM pause filter): a spinning guest */
 	EXIT_CR8,		/* MOV to/from CR8: the local APIC's TPR[7:4] */
+	EXIT_RDPMC,		/* the guest has no PMU: the host's counters are not its */
 	EXIT_COUNT
 };
 

@@ -128,6 +128,9 @@ static void test_rdtsc_decoded(void **state)
 	run_exit(f, SVM_EXIT_RDTSC, 0, 0);
 	assert_int_equal(f->exit.code, EXIT_RDTSC);
 	assert_int_equal(f->exit.inst_len, 2);
+	/* RDPMC too, to the core (which answers #GP) */
+	run_exit(f, SVM_EXIT_RDPMC, 0, 0);
+	assert_int_equal(f->exit.code, EXIT_RDPMC);
 }
 
 static void test_cpuid_nrip(void **state)

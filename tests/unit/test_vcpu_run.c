@@ -281,6 +281,24 @@ static void test_rdtsc_exit_answers_the_scaled_tsc(void **state)
 	assert_int_equal(fake.skipped[0], 2);
 }
 
+/* RDPMC: the guest has no PMU, so #GP(0), and RIP stays (a fault). */
+static void test_rdpmc_is_gp(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_RDPMC, .inst_len = 2 } },
+	};
+
+	(void)state;
+	run(s, 1);
+	assert_int_equal(fake.nr_injected, 1);
+	assert_int_equal(fake.injected[0].type, EVENT_EXCEPTION);
+	assert_int_equal(fake.injected[0].vector, 13);
+	assert_true(fake.injected[0].has_error);
+	assert_int_equal(fake.injected[0].error, 0);
+	assert_int_equal(fake.nr_skipped, 0);
+	assert_int_equal(vm->state, VM_RUNNING);
+}
+
 static void test_port_io(void **state)
 {
 	static const struct fake_step s[] = {
@@ -1013,6 +1031,7 @@ int main(void)
 		T(test_unclaimed_mmio_reads_all_ones),
 		T(test_mmio_under_pae_paging),
 		T(test_mmio_logic_op_keeps_its_result),
+		T(test_rdpmc_is_gp),
 		T(test_lapic_mmio),
 		T(test_gpa_fault_stops_the_guest),
 		T(test_event_delivery_outside_ram_stops),

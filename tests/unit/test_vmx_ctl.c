@@ -118,7 +118,8 @@ static void test_derive_skylake(void **state)
 	assert_true(cfg.vnmi);
 	uint32_t proc_need = PROC_HLT_EXITING | PROC_TSC_OFFSETTING | PROC_UNCOND_IO_EXITING |
 		PROC_USE_MSR_BITMAPS | PROC_SECONDARY_CTLS | PROC_MWAIT_EXITING |
-		PROC_MONITOR_EXITING | PROC_CR8_LOAD_EXITING | PROC_CR8_STORE_EXITING;
+		PROC_MONITOR_EXITING | PROC_CR8_LOAD_EXITING | PROC_CR8_STORE_EXITING |
+		PROC_RDPMC_EXITING;
 	assert_int_equal(cfg.proc & proc_need, proc_need);
 	assert_int_equal(cfg.proc & (PROC_INTR_WINDOW_EXITING | PROC_USE_IO_BITMAPS), 0);
 	/* TRUE controls: CR3 exiting is not forced */

@@ -59,6 +59,7 @@ static void test_simple_exits(void **state)
 		{ VMX_EXIT_TRIPLE_FAULT, EXIT_SHUTDOWN, false },
 		{ VMX_EXIT_VMCALL, EXIT_HYPERCALL, true }, { VMX_EXIT_XSETBV, EXIT_XSETBV, true },
 		{ VMX_EXIT_RDTSC, EXIT_RDTSC, true }, { VMX_EXIT_PAUSE, EXIT_PAUSE, true },
+		{ VMX_EXIT_RDPMC, EXIT_RDPMC, true },
 	};
 	struct vm_exit e;
 

@@ -214,6 +214,12 @@ static void ex_rdtsc(struct vmm_vcpu *v, const struct svm_exit_env *env, struct 
 	with_len(v, env, exit, EXIT_RDTSC, &sig_rdtsc);
 }
 
+static void ex_rdpmc(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
+{
+	(void)v, (void)env;
+	exit->code = EXIT_RDPMC;	/* a fault: RIP stays */
+}
+
 /* Intercepted only with the pause filter (svm.c). */
 static void ex_pause(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
@@ -533,6 +539,7 @@ static const struct svm_exit_kind kinds[SVM_EXIT_NPF + 1] = {
 	[SVM_EXIT_INIT] = { ex_external, "SVM exit 063h: INIT" },
 	[SVM_EXIT_VINTR] = { ex_window, "SVM exit 064h: virtual interrupt" },
 	[SVM_EXIT_RDTSC] = { ex_rdtsc, "SVM exit 06Eh: RDTSC" },
+	[SVM_EXIT_RDPMC] = { ex_rdpmc, "SVM exit 06Fh: RDPMC" },
 	[SVM_EXIT_CPUID] = { ex_cpuid, "SVM exit 072h: CPUID" },
 	[SVM_EXIT_IRET] = { ex_iret, "SVM exit 074h: IRET" },
 	[SVM_EXIT_INVD] = { ex_nop, "SVM exit 076h: INVD" },

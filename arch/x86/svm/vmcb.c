@@ -21,11 +21,13 @@
  * owns its paging with NPT), RDTSC (TSC offset; intercepted only while the
  * guest's TSC is scaled: svm_set_tsc), PAUSE (svm.c adds it where the CPU
  * has a pause filter), INVLPG.  RDTSCP is intercepted
- * to raise #UD, as on VMX: the guest's CPUID has no RDTSCP.  VINTR is added
+ * to raise #UD, as on VMX: the guest's CPUID has no RDTSCP.  RDPMC goes to
+ * the core (#GP: the guest has no PMU).  VINTR is added
  * only while an interrupt window is wanted.
  */
 #define SVM_I1_ALWAYS (VMCB_I1_INTR | VMCB_I1_NMI | VMCB_I1_SMI | VMCB_I1_INIT |	\
 		       VMCB_I1_CPUID | VMCB_I1_INVD | VMCB_I1_HLT | VMCB_I1_INVLPGA |	\
+		       VMCB_I1_RDPMC |							\
 		       VMCB_I1_IOIO_PROT | VMCB_I1_MSR_PROT | VMCB_I1_TASK_SWITCH |	\
 		       VMCB_I1_FERR_FREEZE | VMCB_I1_SHUTDOWN)
 #define SVM_I2_ALWAYS (VMCB_I2_VMRUN | VMCB_I2_VMMCALL | VMCB_I2_VMLOAD |		\

@@ -173,6 +173,7 @@ _Static_assert(sizeof(struct vmcb) == 4096, "VMCB size");
 #define VMCB_I1_INIT		(1u << 3)
 #define VMCB_I1_VINTR		(1u << 4)
 #define VMCB_I1_RDTSC		(1u << 14)
+#define VMCB_I1_RDPMC		(1u << 15)
 #define VMCB_I1_CPUID		(1u << 18)
 #define VMCB_I1_IRET		(1u << 20)
 #define VMCB_I1_INVD		(1u << 22)
@@ -265,6 +266,7 @@ _Static_assert(sizeof(struct vmcb) == 4096, "VMCB size");
 #define SVM_EXIT_INIT		0x063
 #define SVM_EXIT_VINTR		0x064
 #define SVM_EXIT_RDTSC		0x06e
+#define SVM_EXIT_RDPMC		0x06f
 #define SVM_EXIT_CPUID		0x072
 #define SVM_EXIT_IRET		0x074
 #define SVM_EXIT_INVD		0x076

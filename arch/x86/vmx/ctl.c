@@ -74,7 +74,7 @@ static int derive_exec(const struct vmx_caps *c, bool tc, struct vmx_config *cfg
 {
 	const uint32_t proc_want = PROC_HLT_EXITING | PROC_TSC_OFFSETTING |
 		PROC_UNCOND_IO_EXITING | PROC_USE_MSR_BITMAPS | PROC_SECONDARY_CTLS |
-		PROC_MWAIT_EXITING | PROC_MONITOR_EXITING |
+		PROC_MWAIT_EXITING | PROC_MONITOR_EXITING | PROC_RDPMC_EXITING |
 		PROC_CR8_LOAD_EXITING | PROC_CR8_STORE_EXITING;
 	uint64_t proc_cap = tc ? c->true_proc : c->proc;
 	int rc;

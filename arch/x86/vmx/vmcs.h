@@ -181,6 +181,7 @@
 #define PROC_RDTSC_EXITING		(1u << 12)
 #define PROC_HLT_EXITING		(1u << 7)
 #define PROC_MWAIT_EXITING		(1u << 10)
+#define PROC_RDPMC_EXITING		(1u << 11)
 #define PROC_CR3_LOAD_EXITING		(1u << 15)
 #define PROC_CR3_STORE_EXITING		(1u << 16)
 #define PROC_CR8_LOAD_EXITING		(1u << 19)
