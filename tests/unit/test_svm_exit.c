@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/emulate/debug.h"
 #include "arch/x86/svm/svm.h"
 #include "hv/lib/log.h"
 
@@ -464,9 +465,11 @@ static void test_reflect_db_ac(void **state)
 	run_exit(f, SVM_EXIT_EXC_BASE + 17, 0, 0);
 	assert_int_equal(f->exit.code, EXIT_NONE);
 	assert_int_equal(f->vmcb->ctl.event_inj, 17 | (3u << 8) | (1u << 11) | (1u << 31));
+	f->vmcb->save.dr7 = 0x400 | X86_DR7_GD | 3;	/* general detect on */
 	run_exit(f, SVM_EXIT_EXC_BASE + 1, 0, 0);
 	assert_int_equal(f->exit.code, EXIT_NONE);
 	assert_int_equal(f->vmcb->ctl.event_inj, 1 | (3u << 8) | (1u << 31));
+	assert_int_equal(f->vmcb->save.dr7, 0x400 | 3);	/* GD cleared, the rest kept */
 	/* #AC raised while delivering an interrupt: #AC is what is delivered */
 	f->vmcb->ctl.exit_int_info = 0x30 | (1u << 31);
 	run_exit(f, SVM_EXIT_EXC_BASE + 17, 0, 0);

@@ -456,13 +456,18 @@ static void ex_cr4_write(struct vmm_vcpu *v, const struct svm_exit_env *env, str
 
 /* Intercepted #DB/#AC: deliver them to the guest as they were (DR6 is
  * already updated, APM 15.12.2; #AC's error code is in EXITINFO1).  The
- * reflected exception replaces an event whose delivery raised it. */
+ * reflected exception replaces an event whose delivery raised it.  A #DB
+ * clears DR7.GD, as delivering one does and as VMX does (vmx_db_exit): an
+ * injected one does not, and with GD left set the handler's first MOV DR
+ * would raise #DB again, over and over. */
 static void ex_reflect(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
 {
 	struct vmcb *vmcb = svm_vcpu_of(v)->vmcb;
 	uint8_t vector = (uint8_t)(vmcb->ctl.exit_code - SVM_EXIT_EXC_BASE);
 
 	(void)env;
+	if (vector == X86_VEC_DB)
+		vmcb->save.dr7 &= ~X86_DR7_GD;
 	inject_exc(vmcb, vector, vector == X86_VEC_AC, (uint32_t)vmcb->ctl.exit_info1);
 	exit->code = EXIT_NONE;
 }
