@@ -119,13 +119,13 @@ static int pick_cpu(const struct vcpu *v)
 
 /* ---- mechanism ------------------------------------------------------------------ */
 
-/* Make cpu leave its guest and look at its run queue again. */
+/* Make cpu leave its guest and look at its run queue again.  On this CPU
+ * with no vCPU running the flag is still set: the wake may come from an
+ * interrupt after the scheduler chose to idle (run_one clears it when it
+ * has chosen a vCPU, so a wake it saw while choosing bounces no entry). */
 static void poke(int cpu)
 {
 	if (cpu < 0)
-		return;
-	/* the scheduler of this CPU is choosing now: it sees the wake */
-	if ((unsigned int)cpu == this_cpu()->index && !this_cpu()->vcpu)
 		return;
 	__atomic_store_n(&cpus[cpu].resched, true, __ATOMIC_RELEASE);
 	if ((unsigned int)cpu != this_cpu()->index)
@@ -311,6 +311,8 @@ static bool run_one(struct runq *q)
 	se = policy->pick_next(c->index, time_now_ns());
 	if (!se)
 		return false;
+	/* every wake until now is in this choice: none may bounce its entry */
+	__atomic_store_n(&c->resched, false, __ATOMIC_RELEASE);
 	v = vcpu_of(se);
 	spin_lock(&q->lock);
 	if (!sched_runnable(v)) {
@@ -403,18 +405,33 @@ int sched_pin(struct vcpu *v, uint64_t affinity)
 }
 
 
+/*
+ * One round of an AP's loop: run a vCPU, or sleep until an interrupt.  A
+ * vCPU always runs with host interrupts on until its entry (vcpu_run may
+ * reboot its guest or wait for other CPUs, which answer with IPIs).  The
+ * last look before sleeping is with interrupts off, so a wake that came
+ * after the choice (poke's flag, its IPI still pending) is not slept
+ * through: sti;hlt takes the IPI.
+ */
+static void loop_once(struct runq *q)
+{
+	irq_enable();
+	if (run_one(q))
+		return;
+	irq_disable();
+	if (__atomic_exchange_n(&this_cpu()->resched, false, __ATOMIC_ACQ_REL))
+		return;
+	uint64_t t0 = rdtsc();
+	cpu_idle();
+	this_cpu()->idle_tsc += rdtsc() - t0;	/* for `top` */
+}
+
 void sched_loop(void)
 {
 	struct runq *q = &runqs[this_cpu()->index];
 
-	irq_enable();
-	for (;;) {
-		if (run_one(q))
-			continue;
-		uint64_t t0 = rdtsc();
-		cpu_idle();
-		this_cpu()->idle_tsc += rdtsc() - t0;	/* for `top` */
-	}
+	for (;;)
+		loop_once(q);
 }
 
 /* ---- load balancing (the boot CPU, from sched_poll) ---------------------------- */

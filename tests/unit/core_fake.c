@@ -155,7 +155,18 @@ void fake_reset(void)
 /* ---- host CPUs, clock, FPU, APIC (core_seam.c) ------------------------ */
 
 struct percpu *fake_this_cpu(void) { return &cpus[fake_cpu]; }
-void fake_irq(bool on) { fake.irq_on = on; }
+void (*fake_irq_off_hook)(void);
+
+void fake_irq(bool on)
+{
+	void (*hook)(void) = fake_irq_off_hook;
+
+	if (!on && hook) {
+		fake_irq_off_hook = NULL;
+		hook();
+	}
+	fake.irq_on = on;
+}
 void fake_idle(void) { fake.idles++; }
 
 uint64_t time_now_ns(void) { return fake_now_ns; }

@@ -83,6 +83,9 @@ void fake_irq(bool on);
 void fake_idle(void);
 void fake_sched_reset(void);
 bool fake_sched_run(unsigned int cpu);	/* one round of cpu's loop */
+void fake_sched_loop_once(unsigned int cpu);	/* the same as an AP's loop: or idle */
+/* runs once at the next fake_irq(false): an interrupt that came just before */
+extern void (*fake_irq_off_hook)(void);
 
 extern unsigned int fake_warnings;
 

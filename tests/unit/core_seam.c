@@ -31,3 +31,9 @@ bool fake_sched_run(unsigned int cpu)
 	fake_cpu = cpu;
 	return run_one(&runqs[cpu]);
 }
+
+void fake_sched_loop_once(unsigned int cpu)
+{
+	fake_cpu = cpu;
+	loop_once(&runqs[cpu]);
+}

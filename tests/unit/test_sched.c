@@ -326,6 +326,42 @@ static void test_timer_wake_enters(void **state)
 	assert_int_equal(fake.runs, runs + 1);		/* it entered the guest */
 }
 
+/* An interrupt on an idle AP, after its scheduler found nothing to run and
+ * before it sleeps, wakes a halted vCPU there: the AP looks again instead
+ * of sleeping to its next tick, and the vCPU enters. */
+static void timer_wakes_v0(void)
+{
+	fake_guest_timer(vms[0]);
+	fake_now_ns += 20000000;
+	sched_wake(V(0));
+}
+
+static void test_wake_before_idle_not_slept_through(void **state)
+{
+	unsigned int idles, runs;
+
+	(void)state;
+	enable_cpus(2);
+	sched_add(V(0));
+	settle();
+	run_until_halted(V(0));
+	idles = fake.idles;
+	fake_irq_off_hook = timer_wakes_v0;	/* lands as the loop turns interrupts off */
+	fake_sched_loop_once(1);
+	assert_null(fake_irq_off_hook);
+	assert_int_equal(fake.idles, idles);		/* it did not sleep */
+	runs = fake.runs;
+	fake_script(NULL, 0);
+	fake_sched_loop_once(1);
+	assert_int_equal(fake.runs, runs + 1);		/* the vCPU entered */
+	assert_true(fake.irq_on);			/* after its run: interrupts on */
+	/* nothing left to run: now it sleeps, interrupts off until then */
+	run_until_halted(V(0));
+	idles = fake.idles;
+	fake_sched_loop_once(1);
+	assert_int_equal(fake.idles, idles + 1);
+}
+
 /* Time a vCPU spends paused is not steal: it could not have run. */
 static void test_pause_is_not_steal(void **state)
 {
@@ -403,6 +439,7 @@ int main(void)
 		T(test_fpu_sync_requests),
 		T(test_kick_sends_an_ipi_to_its_cpu),
 		T(test_timer_wake_enters),
+		T(test_wake_before_idle_not_slept_through),
 		T(test_pause_is_not_steal),
 		T(test_sibling_wake_enters),
 #undef T
