@@ -177,6 +177,11 @@ static void icr_send(uint32_t dest, uint32_t lo)
 {
 	icr_wait();
 	if (x2apic) {
+		/* WRMSR to the x2APIC is not serializing: the stores the
+		 * target will look for (a mailbox, a resched flag) must be
+		 * visible before the IPI is (SDM 11.12.3; Linux's
+		 * weak_wrmsr_fence) */
+		__asm__ volatile("mfence; lfence" ::: "memory");
 		wrmsr(MSR_X2APIC_ICR, (uint64_t)dest << 32 | lo);
 		return;
 	}
