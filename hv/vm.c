@@ -519,9 +519,18 @@ void vm_reboot(struct vcpu *self)
 	}
 	vm_devices_reset(vm);
 	vcpu_reset(self, &st);
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
-		if (vm->vcpus[i] != self)
-			vcpu_request(vm->vcpus[i], VCPU_REQ_INIT);
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		struct vcpu *ap = vm->vcpus[i];
+
+		if (ap == self)
+			continue;
+		/* an AP halted in the old system sleeps on until the new one's
+		 * SIPI: what its HLT said of the old one is void (a stale IF
+		 * would keep the new system from powering off on cli;hlt) */
+		ap->halted_if = false;
+		ap->halted_nmi_blocked = false;
+		vcpu_request(ap, VCPU_REQ_INIT);
+	}
 	spin_lock(&vm->lock);
 	if (vm->state == VM_REBOOTING)	/* not stopped or destroyed meanwhile */
 		vm->state = was;
