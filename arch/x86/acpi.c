@@ -62,12 +62,14 @@ static const struct sdt_header *table_at(uint64_t pa, const char *want)
 	return h;
 }
 
-/* One enabled (or online-capable, ACPI 6.3) CPU; a repeated APIC id, as
- * firmware that lists a CPU both as local APIC and as x2APIC gives, counts
- * once. */
+/* One enabled CPU; a repeated APIC id, as firmware that lists a CPU both
+ * as local APIC and as x2APIC gives, counts once.  Not those only "online
+ * capable" (ACPI 6.3: bit 1 without bit 0): they may be hot-added later,
+ * which ferry does not do, and are not there now (firmware lists phantom
+ * threads so; Linux does not start them either). */
 static void madt_cpu(struct acpi_info *a, uint32_t apic_id, uint32_t flags)
 {
-	if (!(flags & 3))
+	if (!(flags & 1))
 		return;
 	for (unsigned int i = 0; i < a->n_cpus; i++)
 		if (a->cpu_apic_id[i] == apic_id)
@@ -102,7 +104,7 @@ static void madt_entry(struct acpi_info *a, const uint8_t *e)
 		}
 		break;
 	case 9:	/* processor local x2APIC: reserved, x2apic id, flags, uid */
-		if (e[1] >= 16)
+		if (e[1] >= 16 && rd32(e + 4) != 0xffffffffu)	/* the broadcast id */
 			madt_cpu(a, rd32(e + 4), rd32(e + 8));
 		break;
 	}
@@ -127,39 +129,52 @@ int acpi_parse_madt(const void *table, size_t len, struct acpi_info *a)
 	return 0;
 }
 
-/* One AML integer of the \_S5 package: ZeroOp, OneOp or BytePrefix n. */
+/* One AML integer of the \_S5 package: ZeroOp, OneOp or BytePrefix n
+ * (SLP_TYP is 3 bits: a larger value is no sleep type); anything else
+ * (WordPrefix, a method call) is not parsed. */
 static const uint8_t *aml_byte(const uint8_t *q, const uint8_t *end, uint8_t *out)
 {
 	if (q >= end)
 		return NULL;
 	if (*q == 0x0a) {
-		if (q + 1 >= end)
+		if (q + 1 >= end || q[1] > 7)
 			return NULL;
 		*out = q[1];
 		return q + 2;
 	}
-	*out = *q == 0x01 ? 1 : *q;
+	if (*q > 0x01)
+		return NULL;
+	*out = *q;
 	return q + 1;
 }
 
-/* Find the \_S5 package in AML (DSDT or SSDT): "_S5_" 12 PkgLength count typa typb. */
-static void parse_s5(const struct sdt_header *t)
+int acpi_parse_s5(const void *aml, size_t len, uint8_t *typa, uint8_t *typb)
 {
-	const uint8_t *p = (const uint8_t *)t, *end = p + t->length;
+	const uint8_t *p = aml, *end = p + len;
 
-	for (p += sizeof(*t); p + 5 < end; p++) {
+	for (; p + 5 < end; p++) {
 		if (memcmp(p, "_S5_", 4) || p[4] != 0x12)
 			continue;
 		const uint8_t *q = p + 5;
 		q += ((*q & 0xc0) >> 6) + 1;	/* PkgLength */
 		q++;				/* NumElements */
-		uint8_t a, b;
-		if ((q = aml_byte(q, end, &a)) && aml_byte(q, end, &b)) {
-			info.s5_typa = a;
-			info.s5_typb = b;
-			info.s5_valid = true;
-		}
-		return;
+		if ((q = aml_byte(q, end, typa)) && aml_byte(q, end, typb))
+			return 0;
+		return -EINVAL;
+	}
+	return -ENOENT;
+}
+
+/* The \_S5 package of a DSDT or SSDT, if it has one we can read. */
+static void parse_s5(const struct sdt_header *t)
+{
+	uint8_t a, b;
+
+	if (!info.s5_valid &&
+	    !acpi_parse_s5((const uint8_t *)t + sizeof(*t), t->length - sizeof(*t), &a, &b)) {
+		info.s5_typa = a;
+		info.s5_typb = b;
+		info.s5_valid = true;
 	}
 }
 

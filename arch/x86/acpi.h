@@ -46,6 +46,10 @@ struct acpi_info {
  * before it count).
  */
 int acpi_parse_madt(const void *table, size_t len, struct acpi_info *a);
+/* The sleep types of the \_S5 package in AML ("_S5_" PackageOp PkgLength
+ * NumElements then two of ZeroOp, OneOp, BytePrefix n with n <= 7): 0,
+ * -ENOENT (none), -EINVAL (one we cannot read: no poweroff by it). */
+int acpi_parse_s5(const void *aml, size_t len, uint8_t *typa, uint8_t *typb);
 /* Parse from the RSDP (copied out of the multiboot2 information). */
 int acpi_init(const void *rsdp, size_t len);
 const struct acpi_info *acpi_get(void);

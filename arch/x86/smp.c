@@ -83,6 +83,12 @@ void smp_start(void (*entry)(void))
 	for (unsigned int i = 0; i < a->n_cpus && cpu_count < MAX_CPUS; i++) {
 		if (a->cpu_apic_id[i] == self)
 			continue;
+		if (a->cpu_apic_id[i] > 0xff && !apic_x2apic()) {
+			/* xAPIC's ICR names 8 bits: that id would reach another */
+			pr_err("smp: CPU with APIC id %u needs x2APIC mode: not started",
+			       a->cpu_apic_id[i]);
+			continue;
+		}
 		unsigned int idx = cpu_count++;
 		if (start_one(idx, a->cpu_apic_id[i]))
 			pr_err("smp: CPU with APIC id %u did not start", a->cpu_apic_id[i]);

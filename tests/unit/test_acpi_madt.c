@@ -2,8 +2,8 @@
 /*
  * Unit tests of the MADT parser (arch/x86/acpi.c, acpi_parse_madt): local
  * APIC (type 0) and local x2APIC (type 9) entries as ACPI 6.5 5.2.12
- * lays them out, built byte by byte here; enabled, online-capable and
- * disabled CPUs, ids past 255, one CPU listed twice, more CPUs than ferry
+ * lays them out, built byte by byte here; enabled, online-capable (not
+ * started) and disabled CPUs, ids past 255 (not the broadcast one), one CPU listed twice, more CPUs than ferry
  * takes, short and overrunning entries.  Tables sit in exactly-sized heap
  * buffers so that ASan sees a read past the end.
  */
@@ -95,12 +95,13 @@ static void test_xapic_entries(void **state)
 	madt_begin(&m);
 	lapic(&m, 0, 1);
 	lapic(&m, 1, 0);	/* disabled */
-	lapic(&m, 2, 2);	/* online capable */
+	lapic(&m, 2, 2);	/* online capable only: not there now */
+	lapic(&m, 3, 3);
 	lapic(&m, 0xff, 1);	/* not a usable xAPIC id */
 	assert_int_equal(parse(&m, &a), 0);
 	assert_int_equal(a.n_cpus, 2);
 	assert_int_equal(a.cpu_apic_id[0], 0);
-	assert_int_equal(a.cpu_apic_id[1], 2);
+	assert_int_equal(a.cpu_apic_id[1], 3);
 	assert_int_equal(a.lapic_pa, 0xfee00000u);
 }
 
@@ -114,7 +115,9 @@ static void test_x2apic_entries(void **state)
 	lapic(&m, 0, 1);
 	x2apic(&m, 0x100, 1);
 	x2apic(&m, 0xfff, 1);		/* the largest id the design must take */
-	x2apic(&m, 0x12345678, 2);
+	x2apic(&m, 0x12345678, 1);
+	x2apic(&m, 0x300, 2);		/* online capable only */
+	x2apic(&m, 0xffffffffu, 1);	/* the broadcast id: no CPU */
 	x2apic(&m, 0x200, 0);		/* disabled */
 	x2apic(&m, 0, 1);		/* the boot CPU again, as x2APIC */
 	assert_int_equal(parse(&m, &a), 0);
@@ -172,6 +175,30 @@ static void test_bad_entries(void **state)
 	assert_int_equal(parse(&m, &a), -EINVAL);
 }
 
+/* \_S5 in AML, as firmware writes it; what cannot be a sleep type (3 bits)
+ * or is not a constant is refused, never shifted into PM1_CNT. */
+static void test_s5(void **state)
+{
+	static const uint8_t zero_one[] = "xx\x08_S5_\x12\x06\x04\x00\x01\x00\x00";
+	static const uint8_t bytes[] = "\x08_S5_\x12\x08\x04\x0a\x05\x0a\x07\x00";
+	static const uint8_t big[] = "\x08_S5_\x12\x08\x04\x0a\x08\x0a\x00\x00";
+	static const uint8_t word[] = "\x08_S5_\x12\x08\x04\x0b\x05\x00\x00";
+	static const uint8_t ones[] = "\x08_S5_\x12\x06\x04\xff\x00\x00";
+	static const uint8_t cut[] = "\x08_S5_\x12\x08\x04\x0a";
+	uint8_t a = 9, b = 9;
+
+	(void)state;
+	assert_int_equal(acpi_parse_s5(zero_one, sizeof(zero_one) - 1, &a, &b), 0);
+	assert_true(a == 0 && b == 1);
+	assert_int_equal(acpi_parse_s5(bytes, sizeof(bytes) - 1, &a, &b), 0);
+	assert_true(a == 5 && b == 7);
+	assert_int_equal(acpi_parse_s5(big, sizeof(big) - 1, &a, &b), -EINVAL);
+	assert_int_equal(acpi_parse_s5(word, sizeof(word) - 1, &a, &b), -EINVAL);
+	assert_int_equal(acpi_parse_s5(ones, sizeof(ones) - 1, &a, &b), -EINVAL);
+	assert_int_equal(acpi_parse_s5(cut, sizeof(cut) - 1, &a, &b), -EINVAL);
+	assert_int_equal(acpi_parse_s5("no sleep here", 13, &a, &b), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -179,6 +206,7 @@ int main(void)
 		cmocka_unit_test(test_x2apic_entries),
 		cmocka_unit_test(test_many_cpus),
 		cmocka_unit_test(test_bad_entries),
+		cmocka_unit_test(test_s5),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
