@@ -113,23 +113,27 @@ static bool mac_from_card(struct e1000 *n, uint8_t mac[6])
 			mac[i] = lo >> (8 * i);
 		mac[4] = hi;
 		mac[5] = hi >> 8;
-		return true;
+	} else {
+		for (int i = 0; i < 3; i++) {
+			uint16_t w = eeprom_read(n, i);
+			mac[2 * i] = w;
+			mac[2 * i + 1] = w >> 8;
+		}
 	}
-	for (int i = 0; i < 3; i++) {
-		uint16_t w = eeprom_read(n, i);
-		mac[2 * i] = w;
-		mac[2 * i + 1] = w >> 8;
-	}
+	/* a unicast address that is not zero, wherever it came from */
 	return !(mac[0] & 1) && (mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]);
 }
 
-static void read_mac(struct e1000 *n)
+/* False for a blank EEPROM (all ones, zero, multicast): no MAC to use. */
+static bool read_mac(struct e1000 *n)
 {
 	uint8_t *mac = n->nic.mac;
 
-	mac_from_card(n, mac);
+	if (!mac_from_card(n, mac))
+		return false;
 	wr(n, RAL0, mac[0] | mac[1] << 8 | mac[2] << 16 | (uint32_t)mac[3] << 24);
 	wr(n, RAH0, mac[4] | mac[5] << 8 | 1u << 31);
+	return true;
 }
 
 /* Map BAR 0, the registers (128 KiB on both models). */
@@ -258,9 +262,11 @@ static int start(struct e1000 *n, const struct pci_dev *d)
 
 	if (err)
 		return err;
-	pci_enable_bus_master(d);
+	pci_enable_mem(d);	/* the registers; DMA once it has a MAC */
 	reset(n);
-	read_mac(n);
+	if (!read_mac(n))
+		return -ENOENT;	/* no MAC of its own: ferry has no source of one */
+	pci_enable_bus_master(d);
 	if (alloc_rings(n))
 		return -ENOMEM;
 	setup_rx(n);
@@ -478,9 +484,14 @@ static int e1000_poll(struct nic *nic, nic_rx_fn rx, void *ctx, int budget)
 		if (!(d->status & RX_DD))
 			break;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		/* a bad checksum is the stack's to count: it checks again */
-		if (!(d->status & RX_EOP) || (d->errors & ~(RX_ERR_IPE | RX_ERR_TCPE)) ||
-		    d->length > NIC_BUF) {
+		/* a bad checksum is the stack's to count: it checks again.  A
+		 * frame spread over buffers (no EOP) is dropped whole: its last
+		 * piece too, which alone would pass for a frame */
+		bool tail = n->rx_discarding;
+
+		n->rx_discarding = !(d->status & RX_EOP);
+		if (tail || !(d->status & RX_EOP) ||
+		    (d->errors & ~(RX_ERR_IPE | RX_ERR_TCPE)) || d->length > NIC_BUF) {
 			n->nic.stats.rx_errors++;	/* bad, or spread over buffers: drop */
 		} else {
 			unsigned int flags = rx_flags(d);

@@ -53,6 +53,7 @@ struct e1000 {
 	uint8_t *rx_buf, *tx_buf;	/* NIC_BUF per descriptor */
 	uint64_t rx_ring_pa, tx_ring_pa, rx_buf_pa, tx_buf_pa;
 	unsigned int rx_next;		/* next descriptor to look at */
+	bool rx_discarding;		/* in a frame spread over buffers: to its EOP */
 	unsigned int tx_tail, tx_clean;
 	unsigned int tx_unkicked;	/* queued since the last TDT write */
 	unsigned int idle_polls;

@@ -76,6 +76,21 @@ static int teardown(void **state)
 }
 
 /* ---- probe ---- */
+
+/* A card with no MAC (blank EEPROM: all ones; or a multicast one in the
+ * receive address) is refused, not run with a MAC the switch drops. */
+static void test_probe_without_mac(void **state)
+{
+	struct nic *other = NULL;
+
+	(void)state;
+	R(RAH0) = 0;					/* not valid: the EEPROM */
+	assert_int_equal(e1000_driver.probe(&pci, e1000_driver.arg, &other), -ENOENT);
+	assert_null(other);
+	R(RAL0) = 0x12005453;				/* 53:...: multicast */
+	R(RAH0) = 0x5634 | 1u << 31;
+	assert_int_equal(e1000_driver.probe(&pci, e1000_driver.arg, &other), -ENOENT);
+}
 static void test_probe(void **state)
 {
 	static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
@@ -239,6 +254,22 @@ static void test_rx_hostile(void **state)
 	assert_int_equal(nic->ops->poll(nic, rx_cb, NULL, 64), 0);
 }
 
+/* A frame over two buffers: its last piece (EOP, no error) is no frame of
+ * its own, and the one after it is again. */
+static void test_rx_spread_frame_dropped_whole(void **state)
+{
+	(void)state;
+	got = 0;
+	dev_rx(0, 2048, 0x01, 0);			/* DD, more to come */
+	dev_rx(1, 600, 0x03, 0);			/* its tail: DD EOP */
+	dev_rx(2, 60, 0x03, 0);
+	assert_int_equal(nic->ops->poll(nic, rx_cb, NULL, 64), 3);
+	assert_int_equal(got, 1);
+	assert_int_equal(got_len[0], 60);
+	assert_ptr_equal(got_at[0], phys_to_virt(rx_ring()[2].addr));
+	assert_int_equal(nic->stats.rx_errors, 2);
+}
+
 static void test_rx_budget_and_flags(void **state)
 {
 	(void)state;
@@ -286,6 +317,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tx_in_place, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tso, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_hostile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_probe_without_mac, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rx_spread_frame_dropped_whole, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_budget_and_flags, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_wrap, setup, teardown),
 	};
