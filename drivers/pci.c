@@ -116,14 +116,22 @@ uint64_t pci_bar_mem(const struct pci_dev *d, int n, uint64_t *size)
 	uint8_t off = 0x10 + n * 4;
 	uint32_t lo = pci_read32(d, off), hi = 0, mask;
 	bool is64 = ((lo >> 1) & 3) == 2;
+	uint16_t cmd;
 
 	if (lo & 1) {
 		*size = 0;
 		return 0;
 	}
-	pci_write32(d, off, 0xffffffff);	/* size probe (decode briefly off) */
+	/* the size probe, with memory decode off meanwhile: the BAR briefly
+	 * says 0xfff...: it must not claim that range (firmware flash) */
+	cmd = pci_read16(d, 4);
+	if (cmd & 0x2)
+		pci_write16(d, 4, cmd & ~0x2);
+	pci_write32(d, off, 0xffffffff);
 	mask = pci_read32(d, off);
 	pci_write32(d, off, lo);
+	if (cmd & 0x2)
+		pci_write16(d, 4, cmd);
 	if (is64)
 		hi = pci_read32(d, off + 4);
 	*size = (~(uint64_t)(mask & ~0xfu) + 1) & 0xffffffffull;

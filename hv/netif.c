@@ -97,6 +97,15 @@ static void uplink_out(void *ctx, const uint8_t *frame, size_t len)
 {
 	const struct nic *n = ctx;
 
+	/* the NIC sums a TCP segment to the end of the frame: bytes after the
+	 * IP packet (a guest driver's padding, whatever it holds) are cut,
+	 * and the NIC pads again, with zeros */
+	if (n->tx_csum && nic_frame_is_tcp4(frame, len)) {
+		size_t ip_end = 14 + (size_t)get_be16(frame + 16);
+
+		if (ip_end >= NET_TCP_OFF + 20 && ip_end < len)
+			len = ip_end;
+	}
 	if (!partial)
 		frame = for_offload(n, frame, len);
 	else if (!n->tx_csum)
