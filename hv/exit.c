@@ -236,6 +236,8 @@ static int mmio_access(void *ctx, uint64_t gpa, bool write, uint64_t *val, int s
 	struct vcpu *v = ctx;
 	uint32_t lo = (uint32_t)*val, hi = (uint32_t)(*val >> 32);
 
+	if ((gpa & 0xfff) + (uint64_t)size > 0x1000)
+		return -ERANGE;		/* into the next page, which may be RAM */
 	if (size > 4) {
 		vm_mmio(v, gpa, 4, write, &lo);
 		vm_mmio(v, gpa + 4, (uint8_t)(size - 4), write, &hi);
@@ -276,6 +278,15 @@ static enum exit_action do_mmio(struct vcpu *v, struct vm_exit *e)
 		.cs_db = s.cs.attr & SEG_ATTR_DB, .user = ((s.ss.attr >> 5) & 3) == 3,
 	};
 	len = x86_fetch_at_rip(&g, &r, 0, &insn, &res);
+	if (len == -EFAULT) {
+		/* the guest's own tables no longer map its code (another vCPU
+		 * changed them since the CPU fetched it): a #PF, as the fetch
+		 * would take now; nothing was done, and the guest may retry */
+		s.cr2 = res.fault_addr;
+		vmm->set_state(&v->hw, &s);
+		inject_exception(v, 14, true, res.error_code);
+		return EXIT_RESUME;
+	}
 	if (len < 0) {
 		vm_stop(v->vm, "cannot read the instruction at rip %#lx that accessed "
 			"guest-physical %#lx (error %d, page fault code %#x at %#lx)", e->rip,
@@ -287,8 +298,13 @@ static enum exit_action do_mmio(struct vcpu *v, struct vm_exit *e)
 	regs[X86_RIP] = s.rip;
 	adv = x86_emulate_mmio(&insn, regs, e->u.gpa_fault.gpa, mmio_access, v);
 	if (adv < 0) {
-		vm_stop(v->vm, "instruction at rip %#lx accessing guest-physical %#lx is not "
-			"emulated (error %d)", e->rip, e->u.gpa_fault.gpa, adv);
+		if (adv == -ERANGE)
+			vm_stop(v->vm, "instruction at rip %#lx accessing guest-physical %#lx is "
+				"not emulated (it crosses into the next page)", e->rip,
+				e->u.gpa_fault.gpa);
+		else
+			vm_stop(v->vm, "instruction at rip %#lx accessing guest-physical %#lx is "
+				"not emulated (error %d)", e->rip, e->u.gpa_fault.gpa, adv);
 		return EXIT_STOP;
 	}
 	memcpy(v->hw.gpr, regs, sizeof(v->hw.gpr));
@@ -335,6 +351,15 @@ static enum exit_action do_gpa_fault(struct vcpu *v, struct vm_exit *e)
 	 * TSS there): the instruction at RIP did not, and emulating it would
 	 * run it with a device access it never made (KVM stops such a guest
 	 * too).  Nothing a working system does. */
+	/* The guest's page tables point outside its RAM: the walk read a
+	 * "table" there, the instruction did not touch it; emulating the
+	 * instruction would make up a device access.  A CPU would read what
+	 * the bus gives; no working system keeps its tables in MMIO. */
+	if (e->u.gpa_fault.walk && !vm_gpa_to_hva(v->vm, e->u.gpa_fault.gpa)) {
+		vm_stop(v->vm, "its page tables point at guest-physical %#lx outside its memory "
+			"(at rip %#lx)", e->u.gpa_fault.gpa, e->rip);
+		return EXIT_STOP;
+	}
 	if (e->u.gpa_fault.vectoring && !vm_gpa_to_hva(v->vm, e->u.gpa_fault.gpa)) {
 		vm_stop(v->vm, "delivering an interrupt or exception touched guest-physical %#lx "
 			"outside its memory (its IDT, stack or TSS) at rip %#lx",

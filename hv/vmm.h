@@ -102,6 +102,9 @@ struct vm_exit {
 			 * stack or TSS): re-queued for the next entry, and no
 			 * instruction of the guest's made the access */
 			bool vectoring;
+			/* the CPU's walk of the guest's own page tables made
+			 * the access (a table entry there), not the instruction */
+			bool walk;
 		} gpa_fault;
 		struct {
 			bool write;		/* MOV to CR8 (else from) */

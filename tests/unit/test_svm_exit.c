@@ -351,8 +351,10 @@ static void test_npf_bits(void **state)
 	assert_true(f->exit.u.gpa_fault.exec);
 	assert_false(f->exit.u.gpa_fault.read);
 	assert_true(f->exit.u.gpa_fault.present);
+	assert_false(f->exit.u.gpa_fault.walk);
 	run_exit(f, SVM_EXIT_NPF, 0x200000006ull, 0x3000);		/* guest table walk */
 	assert_true(f->exit.u.gpa_fault.write);
+	assert_true(f->exit.u.gpa_fault.walk);
 	assert_false(f->exit.u.gpa_fault.vectoring);
 	assert_int_equal(f->reads, 0);
 	/* while an external interrupt was delivered (EXITINTINFO valid) */

@@ -639,6 +639,74 @@ static void test_mmio_logic_op_keeps_its_result(void **state)
 	assert_int_equal(fake.nr_skipped, 1);
 }
 
+/* A 4-byte load at the last 2 bytes of an unclaimed page would reach into
+ * the next page: not emulated (the guest stops with the reason), never
+ * done at the wrong place. */
+static void test_mmio_across_a_page_stops(void **state)
+{
+	static const uint8_t load[] = { 0x8b, 0x03 };
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_GPA_FAULT, .rip = 0x2000, .inst_len = 2,
+			    .u.gpa_fault = { .gpa = 0x40000ffe, .read = true } } },
+	};
+
+	(void)state;
+	guest_insn(load, sizeof(load), 0x40000ffe);
+	assert_int_equal(run(s, 1), VCPU_RUNNABLE);
+	assert_int_equal(vm->state, VM_STOPPED);
+	assert_string_equal(fake_stop_reason, "instruction at rip 0x2000 accessing guest-physical "
+			    "0x40000ffe is not emulated (it crosses into the next page)");
+	assert_int_equal(v->hw.gpr[GPR_RAX], 0x1234);
+}
+
+/* The guest's tables no longer map the code that made the access (another
+ * vCPU unmapped it): #PF with CR2 at the code, nothing done, RIP kept. */
+static void test_mmio_code_unmapped_is_a_page_fault(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_GPA_FAULT, .rip = 0x3000, .inst_len = 2,
+			    .u.gpa_fault = { .gpa = 0x40000000, .read = true } } },
+	};
+	uint64_t pdpt[4] = { 0x11000 | 1, 0, 0, 0 }, pde = 0;
+
+	(void)state;
+	guest_insn((const uint8_t[]){ 0x8b, 0x03 }, 2, 0x40000000);
+	assert_int_equal(vm_write_gpa(vm, 0x10020, pdpt, sizeof(pdpt)), 0);
+	assert_int_equal(vm_write_gpa(vm, 0x11000, &pde, 8), 0);	/* 0-2 MiB: not present */
+	fake.state.rip = 0x3000;
+	fake.state.cr0 = 0x80000011;
+	fake.state.cr4 = 0x20;
+	fake.state.cr3 = 0x10020;
+	assert_int_equal(run(s, 1), VCPU_RUNNABLE);
+	assert_string_equal(fake_stop_reason, "");
+	assert_int_equal(vm->state, VM_RUNNING);
+	assert_int_equal(fake.nr_injected, 1);
+	assert_int_equal(fake.injected[0].vector, 14);
+	assert_true(fake.injected[0].has_error);
+	assert_int_equal(fake.injected[0].error, 0);	/* not present (I/D only with NXE or SMEP) */
+	assert_int_equal(fake.state.cr2, 0x3000);
+	assert_int_equal(fake.nr_skipped, 0);
+	assert_int_equal(v->hw.gpr[GPR_RAX], 0x1234);
+}
+
+/* The guest's own page walk met a table outside its RAM: the instruction
+ * is not emulated (it made no such access); the guest stops, saying why. */
+static void test_page_table_outside_ram_stops(void **state)
+{
+	static const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_GPA_FAULT, .rip = 0x2000, .inst_len = 2,
+			    .u.gpa_fault = { .gpa = 0xfee00000, .read = true, .walk = true } } },
+	};
+
+	(void)state;
+	guest_insn((const uint8_t[]){ 0x89, 0x03 }, 2, 0x40000000);
+	assert_int_equal(run(s, 1), VCPU_RUNNABLE);
+	assert_int_equal(vm->state, VM_STOPPED);
+	assert_string_equal(fake_stop_reason, "its page tables point at guest-physical 0xfee00000 "
+			    "outside its memory (at rip 0x2000)");
+	assert_int_equal(vm->mmio_dropped, 0);
+}
+
 /* The same through 32-bit PAE paging (the test guest's 4 GiB probe): the
  * instruction is found through the guest's own tables. */
 static void test_mmio_under_pae_paging(void **state)
@@ -1032,6 +1100,9 @@ int main(void)
 		T(test_mmio_under_pae_paging),
 		T(test_mmio_logic_op_keeps_its_result),
 		T(test_rdpmc_is_gp),
+		T(test_mmio_across_a_page_stops),
+		T(test_page_table_outside_ram_stops),
+		T(test_mmio_code_unmapped_is_a_page_fault),
 		T(test_lapic_mmio),
 		T(test_gpa_fault_stops_the_guest),
 		T(test_event_delivery_outside_ram_stops),

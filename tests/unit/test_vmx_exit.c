@@ -173,10 +173,18 @@ static void test_ept_violation(void **state)
 	assert_true(e.u.gpa_fault.write && e.u.gpa_fault.present);
 	assert_false(e.u.gpa_fault.read || e.u.gpa_fault.exec);
 	assert_int_equal(e.inst_len, 0);
+	assert_false(e.u.gpa_fault.walk);	/* 0x1aa: linear address, translated */
 	x.qual = 0x181;		/* read of an unmapped page */
 	decode(&x, &e);
 	assert_true(e.u.gpa_fault.read);
 	assert_false(e.u.gpa_fault.present || e.u.gpa_fault.write || e.u.gpa_fault.exec);
+	assert_false(e.u.gpa_fault.walk);
+	x.qual = 0x81;		/* a read by the walk of the guest's tables */
+	decode(&x, &e);
+	assert_true(e.u.gpa_fault.walk);
+	x.qual = 0x1;		/* no linear address at all: not known to be one */
+	decode(&x, &e);
+	assert_false(e.u.gpa_fault.walk);
 	x.qual = 0x22;		/* write to an execute-only page: mapped */
 	decode(&x, &e);
 	assert_true(e.u.gpa_fault.present && e.u.gpa_fault.write);

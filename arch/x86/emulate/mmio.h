@@ -5,8 +5,8 @@
  * AND/OR/XOR/TEST and XCHG with a memory operand.  The caller has decoded
  * the instruction (decode.h) and knows the guest-physical address from
  * the exit; this file performs the access through a callback and applies
- * the architectural register and flag updates.  No exit handler calls it
- * yet: it is kept (and unit-tested) for the xAPIC MMIO emulation.
+ * the architectural register and flag updates.  hv/exit.c's do_mmio calls
+ * it for every access outside RAM (the APICs, unclaimed memory).
  */
 #ifndef FERRY_ARCH_X86_EMULATE_MMIO_H
 #define FERRY_ARCH_X86_EMULATE_MMIO_H

@@ -309,6 +309,7 @@ static void ex_npf(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm
 	exit->u.gpa_fault.exec = err & VMCB_NPF_ID;
 	exit->u.gpa_fault.read = !(err & (VMCB_NPF_W | VMCB_NPF_ID));
 	exit->u.gpa_fault.vectoring = vmcb->ctl.exit_int_info & VMCB_EVT_V;
+	exit->u.gpa_fault.walk = err & VMCB_NPF_TABLE;
 }
 
 static void ex_virt(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)

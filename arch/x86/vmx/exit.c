@@ -231,6 +231,7 @@ static void decode_ept_violation(const struct vmx_exit_info *x, struct vm_exit *
 	e->u.gpa_fault.write = x->qual & EPT_QUAL_WRITE;
 	e->u.gpa_fault.exec = x->qual & EPT_QUAL_FETCH;
 	e->u.gpa_fault.present = x->qual & EPT_QUAL_PERM_MASK;
+	e->u.gpa_fault.walk = (x->qual & EPT_QUAL_GLA_VALID) && !(x->qual & EPT_QUAL_GLA_XLAT);
 }
 
 /*

@@ -318,6 +318,8 @@
 #define EPT_QUAL_WRITE			(1ull << 1)
 #define EPT_QUAL_FETCH			(1ull << 2)
 #define EPT_QUAL_PERM_MASK		(7ull << 3)	/* R/W/X of the translation: any = present */
+#define EPT_QUAL_GLA_VALID		(1ull << 7)	/* the guest-linear address is */
+#define EPT_QUAL_GLA_XLAT		(1ull << 8)	/* with 7: the access itself, not a walk */
 #define EPT_QUAL_NMI_UNBLOCKED		(1ull << 12)
 
 /* ---- VM-instruction error numbers --------------------------------------- */
