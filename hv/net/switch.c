@@ -13,6 +13,72 @@
 #define ETH_P_8021AD	0x88a8		/* 802.1ad (QinQ) outer tag */
 #define VLAN_HLEN	4
 #define RARP_OP_REQUEST	3		/* RFC 903: request reverse */
+#define ETH_P_IPV6	0x86dd
+#define IP6_HLEN	40
+#define IP6_NH_ICMP6	58
+#define ND_FIRST	133		/* router solicitation .. redirect (RFC 4861) */
+#define ND_NA		136		/* neighbour advertisement */
+#define ND_REDIRECT	137
+#define ND_OPT_SLLA	1
+#define ND_OPT_TLLA	2
+#define IP6_EXT_MAX	8		/* extension headers looked through */
+
+/* The ICMPv6 message of an IPv6 packet at p (len bytes) past hop-by-hop,
+ * routing and destination options: its offset, 0 when it carries none
+ * (another protocol, a fragment: ND never is one, RFC 6980), or -1 when
+ * it is cut short. */
+static long icmp6_at(const uint8_t *p, size_t len)
+{
+	size_t off = IP6_HLEN;
+	uint8_t nh;
+
+	if (len < IP6_HLEN)
+		return -1;
+	nh = p[6];
+	for (int i = 0; i < IP6_EXT_MAX && (nh == 0 || nh == 43 || nh == 60); i++) {
+		if (off + 2 > len)
+			return -1;
+		nh = p[off];
+		off += ((size_t)p[off + 1] + 1) * 8;
+	}
+	if (nh != IP6_NH_ICMP6)
+		return nh == 0 || nh == 43 || nh == 60 ? -1 : 0;	/* too many: no say */
+	return off + 4 <= len ? (long)off : -1;
+}
+
+/* Whether a neighbour-discovery message in an IPv6 packet from a guest
+ * speaks only for its own MAC: its source link-layer address option (all
+ * but a redirect's target) and a neighbour advertisement's target
+ * link-layer address must be mac. */
+static bool nd_ok(const uint8_t *p, size_t len, const uint8_t *mac)
+{
+	long at;
+	size_t off;
+	uint8_t type;
+
+	if (len >= IP6_HLEN && IP6_HLEN + (size_t)get_be16(p + 4) < len)
+		len = IP6_HLEN + get_be16(p + 4);	/* the packet, not the padding */
+	at = icmp6_at(p, len);
+	if (at <= 0)
+		return at == 0;
+	type = p[at];
+	if (type < ND_FIRST || type > ND_REDIRECT)
+		return true;
+	/* the options follow the fixed part: 8 (RS), 16 (RA), 24 (NS, NA),
+	 * 40 (redirect) bytes */
+	off = (size_t)at + (type == 133 ? 8 : type == 134 ? 16 : type == ND_REDIRECT ? 40 : 24);
+	while (off + 2 <= len) {
+		size_t olen = (size_t)p[off + 1] * 8;
+
+		if (!olen || off + olen > len)
+			return false;
+		if ((p[off] == ND_OPT_SLLA || (p[off] == ND_OPT_TLLA && type == ND_NA)) &&
+		    (olen < 8 || memcmp(p + off + 2, mac, ETH_ALEN)))
+			return false;
+		off += olen;
+	}
+	return true;
+}
 
 static const char *const drop_names[SW_NR_DROP] = {
 	[SW_DROP_RUNT] = "runt",
@@ -26,6 +92,7 @@ static const char *const drop_names[SW_NR_DROP] = {
 	[SW_DROP_NO_UPLINK] = "no uplink (ferry has no NIC)",
 	[SW_DROP_TAGGED] = "VLAN-tagged",
 	[SW_DROP_ARP_SPOOF] = "ARP with another sender MAC",
+	[SW_DROP_ND_SPOOF] = "neighbour discovery for another MAC",
 };
 
 const char *sw_drop_name(enum sw_drop d)
@@ -176,6 +243,8 @@ static enum sw_drop check(const struct sw *sw, const struct sw_port *src,
 	if (type == ETH_P_ARP &&
 	    (len < ETH_HLEN + ARP_LEN || memcmp(f + ETH_HLEN + ARP_O_SHA, src->mac, ETH_ALEN)))
 		return SW_DROP_ARP_SPOOF;
+	if (type == ETH_P_IPV6 && !nd_ok(f + ETH_HLEN, len - ETH_HLEN, src->mac))
+		return SW_DROP_ND_SPOOF;
 	return SW_NR_DROP;
 }
 

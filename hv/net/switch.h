@@ -27,7 +27,11 @@
  *   - from a guest: a VLAN tag (802.1Q or 802.1ad: a guest is on the
  *     untagged LAN, and a tag could hop into another VLAN on a trunk), and
  *     an ARP packet whose sender MAC is not the port's (or too short to
- *     tell).  IP addresses are not bound to ports: a guest may still claim
+ *     tell), and the same for IPv6 neighbour discovery (ICMPv6 133-137,
+ *     after any hop-by-hop, routing or destination options): a source
+ *     link-layer address option, or an advertisement's target link-layer
+ *     address, that is not the port's MAC (or a message cut short).  IP
+ *     addresses are not bound to ports: a guest may still claim
  *     another's IP with its own MAC, as on a plain LAN;
  *   - from the uplink: a source MAC that belongs to a port here (a loop, or
  *     someone on the LAN posing as a guest).
@@ -76,6 +80,7 @@ enum sw_drop {
 	SW_DROP_NO_UPLINK,	/* unicast for the wire, with no NIC */
 	SW_DROP_TAGGED,		/* VLAN-tagged frame from a guest */
 	SW_DROP_ARP_SPOOF,	/* guest's ARP with another sender MAC */
+	SW_DROP_ND_SPOOF,	/* guest's IPv6 neighbour discovery for another MAC */
 	SW_NR_DROP
 };
 

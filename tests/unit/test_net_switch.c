@@ -262,6 +262,69 @@ static void test_spoof(void **state)
 	free(r);
 }
 
+/* An IPv6 neighbour-discovery message from src (type, with an option of
+ * kind opt carrying lla), behind `ext` hop-by-hop headers; its length. */
+static size_t nd(uint8_t *f, const uint8_t *src, uint8_t type, uint8_t opt, const uint8_t *lla,
+		 unsigned int ext)
+{
+	size_t fixed = type == 133 ? 8 : type == 134 ? 16 : type == 137 ? 40 : 24;
+	size_t at = ETH_HLEN + 40, plen;
+
+	memset(f, 0, 200);
+	memcpy(f, MCAST, 6);
+	memcpy(f + 6, src, 6);
+	put_be16(f + 12, 0x86dd);
+	f[ETH_HLEN] = 0x60;
+	f[ETH_HLEN + 6] = ext ? 0 : 58;
+	f[ETH_HLEN + 7] = 255;
+	for (unsigned int i = 0; i < ext; i++, at += 8)
+		f[at] = i + 1 < ext ? 0 : 58;		/* next header; length 0: 8 bytes */
+	f[at] = type;
+	at += fixed;
+	f[at] = opt;
+	f[at + 1] = 1;					/* 8 bytes */
+	memcpy(f + at + 2, lla, 6);
+	at += 8;
+	plen = at - ETH_HLEN - 40;
+	put_be16(f + ETH_HLEN + 4, (uint16_t)plen);
+	return at;
+}
+
+/* IPv6 neighbour discovery speaks for the guest's own MAC only, as ARP
+ * does: a solicitation or an advertisement for another's is dropped, even
+ * behind extension headers; a redirect's target is another host's. */
+static void test_nd_spoof(void **state)
+{
+	struct rig *r = rig_new();
+	uint8_t f[200];
+	size_t n;
+
+	(void)state;
+	assert_int_equal(sw_input(&r->sw, r->ga, f, nd(f, GA, 135, 1, GA, 0)), 2);	/* NS, own */
+	assert_int_equal(sw_input(&r->sw, r->ga, f, nd(f, GA, 136, 2, GA, 0)), 2);	/* NA, own */
+	assert_int_equal(sw_input(&r->sw, r->ga, f, nd(f, GA, 134, 1, GA, 2)), 2);	/* RA */
+	assert_int_equal(sw_input(&r->sw, r->ga, f, nd(f, GA, 137, 2, GB, 0)), 2);	/* redirect */
+	assert_int_equal(sw_input(&r->sw, r->ga, f, nd(f, GA, 136, 2, GB, 0)), -EPERM);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, nd(f, GA, 135, 1, HOST, 0)), -EPERM);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, nd(f, GA, 133, 1, GB, 3)), -EPERM);
+	/* an option running past the packet, a zero-length option */
+	n = nd(f, GA, 135, 1, GA, 0);
+	f[n - 7] = 2;
+	assert_int_equal(sw_input(&r->sw, r->ga, f, n), -EPERM);
+	f[n - 7] = 0;
+	assert_int_equal(sw_input(&r->sw, r->ga, f, n), -EPERM);
+	/* padding after the packet is not read as options */
+	n = nd(f, GA, 135, 1, GA, 0);
+	memset(f + n, 0x01, 20);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, n + 20), 2);
+	assert_int_equal(r->sw.port[r->ga].stats.drops[SW_DROP_ND_SPOOF], 5);
+	assert_string_equal(sw_drop_name(SW_DROP_ND_SPOOF), "neighbour discovery for another MAC");
+	/* (a guest's flood reaches the wire and the other guest, not ferry)
+	 * from the wire, nothing is checked: the LAN's hosts speak for themselves */
+	assert_int_equal(sw_input(&r->sw, r->up, f, nd(f, PEER, 136, 2, GB, 0)), 3);
+	free(r);
+}
+
 static void test_malformed(void **state)
 {
 	struct rig *r = rig_new();
@@ -359,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_flood),
 		cmocka_unit_test(test_mgmt),
 		cmocka_unit_test(test_spoof),
+		cmocka_unit_test(test_nd_spoof),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_move),
 		cmocka_unit_test(test_announce),
