@@ -117,6 +117,11 @@ static bool finish_csum(uint8_t *f, size_t len)
 	return true;
 }
 
+static uint32_t fq_room(const struct fq *q)
+{
+	return GNET_QLEN - (q->tail - __atomic_load_n(&q->head, __ATOMIC_ACQUIRE));
+}
+
 /* The switch's out() for a guest port: into its rx queue. */
 static void port_out(void *ctx, const uint8_t *frame, size_t len)
 {
@@ -125,6 +130,10 @@ static void port_out(void *ctx, const uint8_t *frame, size_t len)
 
 	if (!s || len > FRAME_MAX) {
 		g->st.rx_qfull++;
+		return;
+	}
+	if ((frame[0] & 1) && GNET_QLEN - fq_room(&g->rx) >= GNET_FLOOD_QMAX) {
+		g->st.rx_flood_drop++;	/* the rest of the queue is for unicast */
 		return;
 	}
 	if (__atomic_load_n(&g->vm->state, __ATOMIC_ACQUIRE) != VM_RUNNING)
@@ -216,10 +225,6 @@ bool gnet_mac_taken(const uint8_t mac[6])
 
 /* ---- frames ------------------------------------------------------------- */
 
-static uint32_t fq_room(const struct fq *q)
-{
-	return GNET_QLEN - (q->tail - __atomic_load_n(&q->head, __ATOMIC_ACQUIRE));
-}
 
 int gnet_guest_tx(struct vm *vm, const uint8_t *frame, size_t len, const struct gso_req *r)
 {

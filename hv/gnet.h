@@ -44,12 +44,16 @@ struct gnet_carry;
 struct gso_req;
 
 #define GNET_QLEN	256		/* frames per queue, each way */
+/* Broadcast and multicast may fill a guest's rx queue this far, no more:
+ * a guest (or the LAN) flooding cannot crowd out another's unicast. */
+#define GNET_FLOOD_QMAX	(GNET_QLEN / 2)
 #define GNET_CARRY_BYTES 32768u	/* of frames at most in a device state */
 
 struct gnet_stats {
 	struct sw_port_stats sw;	/* in = from the guest, out = to it */
 	uint64_t tx_qfull;		/* from the guest: its tx queue was full (the NIC waited) */
 	uint64_t rx_qfull;		/* for the guest: its rx queue was full */
+	uint64_t rx_flood_drop;		/* broadcast/multicast for it: its queue half full */
 	uint64_t rx_nic_drop;		/* its NIC dropped it (driver off, buffers too small) */
 	uint64_t rx_waited;		/* came while it was paused or arriving */
 	uint64_t rx_carried;		/* came with it from a migration's source */

@@ -120,8 +120,9 @@ static void show_net(void)
 /* A guest's port on the switch: frames each way, drops by reason. */
 static void show_port(const char *pfx, const struct gnet_stats *st)
 {
-	static const char *const q[] = { "rx queue full", "the NIC refused it" };
-	const uint64_t qn[] = { st->rx_qfull, st->rx_nic_drop };
+	static const char *const q[] = { "rx queue full", "the NIC refused it",
+					 "broadcast or multicast over half its rx queue" };
+	const uint64_t qn[] = { st->rx_qfull, st->rx_nic_drop, st->rx_flood_drop };
 
 	shell_printf("%sfrom guest %lu frames, %lu bytes; to guest %lu frames, %lu bytes; "
 		     "management %s\n", pfx, st->sw.in_frames, st->sw.in_bytes, st->sw.out_frames,

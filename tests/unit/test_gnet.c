@@ -580,6 +580,34 @@ static void test_rx_waits_for_a_paused_guest(void **st)
 	assert_int_equal(rx_a, GNET_QLEN);				/* each once */
 }
 
+/* A guest flooding broadcasts fills at most half of another's rx queue
+ * (that guest not taking them, say): the other half still takes its
+ * unicast. */
+static void test_flood_leaves_room_for_unicast(void **st)
+{
+	static const uint8_t bc[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	struct gnet_stats s;
+	uint8_t f[64];
+
+	(void)st;
+	vb.state = VM_PAUSED;				/* B takes nothing meanwhile */
+	for (int i = 0; i < GNET_QLEN; i++) {
+		gnet_guest_tx(&va, f, frame(f, bc, MA, (uint8_t)i), &PLAIN);
+		gnet_flush(&va);
+	}
+	netif_lock();
+	for (int i = 0; i < 10; i++)
+		netif_switch_input(host_if.uplink_port, f, frame(f, MB, PEER, (uint8_t)i), 0);
+	netif_unlock();
+	assert_int_equal(gnet_stats(&vb, &s), 0);
+	assert_int_equal(s.rx_flood_drop, GNET_QLEN - GNET_FLOOD_QMAX);
+	assert_int_equal(s.rx_qfull, 0);
+	assert_int_equal(s.rx_waited, GNET_FLOOD_QMAX + 10);	/* the unicast too */
+	vb.state = VM_RUNNING;
+	gnet_wake(&vb);
+	assert_int_equal(rx_b, GNET_FLOOD_QMAX + 10);
+}
+
 /* While a guest is still arriving (it runs at the source) its port here
  * only holds its MAC: this host's guests reach it over the wire, its own
  * frames from the wire are no loop, and nothing waits for it here.  At
@@ -1059,6 +1087,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ports_and_macs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tx_queue_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_waits_for_a_paused_guest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flood_leaves_room_for_unicast, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_incoming_port_dormant_until_arrival, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_waiting_frames_travel, setup, teardown),
