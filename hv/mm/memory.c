@@ -10,7 +10,7 @@
 #include "hv/mm/frame.h"
 #include "hv/mm/memory.h"
 
-#define MAX_RESERVED (MB2_MAX_MODULES + 4)
+#define MAX_RESERVED (MB2_MAX_MODULES + 4 + MB2_MAX_MMAP)
 
 extern char __image_start[], __image_end[];
 
@@ -38,6 +38,11 @@ static size_t reserved_regions(const struct mb2_info *info, uint64_t info_pa,
 	for (uint32_t i = 0; i < info->nr_modules; i++)
 		out[n++] = (struct frame_region){ info->modules[i].start,
 						  info->modules[i].end - info->modules[i].start };
+	/* whatever the map says is not RAM wins where a firmware's entries
+	 * overlap (ACPI tables, reserved ranges inside a usable one) */
+	for (uint32_t i = 0; i < info->nr_mmap; i++)
+		if (info->mmap[i].type != MB2_MEM_USABLE && info->mmap[i].len)
+			out[n++] = (struct frame_region){ info->mmap[i].base, info->mmap[i].len };
 	return n;
 }
 
