@@ -4,7 +4,9 @@
  * through the real-mode trampoline, one at a time, each with its own stack,
  * GDT/TSS and per-CPU data.
  */
+#include <errno.h>
 #include <malloc.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "arch/x86/apic.h"
@@ -20,10 +22,28 @@
 
 #define TRAMPOLINE_PA 0x8000
 
+/*
+ * What the trampoline hands the AP it names (apic).  claim: 0 posted, 1
+ * taken by that AP, 2 read (the AP runs on its own stack; the data may be
+ * reused), 3 withdrawn or nothing posted.  The data is written only while
+ * claim is not 0, and an AP takes it only with its own APIC id in it, so
+ * one that answers after start_one gave up never runs on another CPU's
+ * stack and per-CPU block.
+ */
 struct tramp_data {
 	uint32_t cr3, efer;
 	uint64_t stack, index, entry;
-} __attribute__((packed));
+	uint32_t apic, claim;
+};
+_Static_assert(offsetof(struct tramp_data, stack) == 8 && offsetof(struct tramp_data, apic) == 32 &&
+	       offsetof(struct tramp_data, claim) == 36, "the layout of trampoline.S");
+
+#define CLAIM_POSTED	0
+#define CLAIM_TAKEN	1
+#define CLAIM_READ	2
+#define CLAIM_NONE	3
+#define AP_WAIT_MS	500	/* until it is online */
+#define AP_READ_MS	10000	/* a taken claim until it is read */
 
 extern char tramp_start[], tramp_data[], tramp_end[];
 extern char early_pml4[], ap_long_entry[];
@@ -65,11 +85,26 @@ static int start_one(unsigned int index, uint32_t apic)
 	d->stack = cpus[index].stack_top;
 	d->index = index;
 	d->entry = (uint64_t)ap_long_entry;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	d->apic = apic;
+	__atomic_store_n(&d->claim, CLAIM_POSTED, __ATOMIC_SEQ_CST);
 	apic_send_init_sipi(apic, TRAMPOLINE_PA);
-	for (int ms = 0; ms < 500 && !cpus[index].online; ms++)
+	for (int ms = 0; ms < AP_WAIT_MS && !__atomic_load_n(&cpus[index].online, __ATOMIC_ACQUIRE);
+	     ms++)
 		udelay(1000);
-	return cpus[index].online ? 0 : -1;
+	if (__atomic_load_n(&cpus[index].online, __ATOMIC_ACQUIRE))
+		return 0;
+	uint32_t posted = CLAIM_POSTED;
+	if (__atomic_compare_exchange_n(&d->claim, &posted, CLAIM_NONE, false, __ATOMIC_SEQ_CST,
+					__ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&d->apic, 0xffffffffu, __ATOMIC_SEQ_CST);	/* nobody's */
+		return -1;	/* it never came: should it come later, it parks */
+	}
+	/* it took its data and runs, slowly: the data may not be reused
+	 * before it has read it */
+	for (int ms = 0; ms < AP_READ_MS && __atomic_load_n(&d->claim, __ATOMIC_ACQUIRE) ==
+	     CLAIM_TAKEN; ms++)
+		udelay(1000);
+	return __atomic_load_n(&d->claim, __ATOMIC_ACQUIRE) == CLAIM_TAKEN ? -EBUSY : -1;
 }
 
 /* Start every other CPU; each runs `entry` once it is set up. */
@@ -90,7 +125,14 @@ void smp_start(void (*entry)(void))
 			continue;
 		}
 		unsigned int idx = cpu_count++;
-		if (start_one(idx, a->cpu_apic_id[i]))
+		int rc = start_one(idx, a->cpu_apic_id[i]);
+
+		if (rc == -EBUSY) {	/* it holds the trampoline: no other can start */
+			pr_err("smp: CPU with APIC id %u took its start-up data but never used "
+			       "it: no more CPUs started", a->cpu_apic_id[i]);
+			break;
+		}
+		if (rc)
 			pr_err("smp: CPU with APIC id %u did not start", a->cpu_apic_id[i]);
 	}
 	if (a->cpus_ignored)

@@ -44,10 +44,46 @@ t32:
 
 	.code64
 t64:
-	movq	T(t_stack), %rdi
+	/* Whose data is this?  Only the CPU it names takes it, once: a CPU
+	 * that answers late (after smp.c gave up on it) finds another's
+	 * data, or none, and parks.  Our APIC id: CPUID 0Bh's x2APIC id
+	 * where that leaf is valid, else CPUID 1's 8-bit one. */
+	xorl	%eax, %eax
+	cpuid
+	movl	%eax, %r8d			/* highest basic leaf */
+	movl	$1, %eax
+	cpuid
+	shrl	$24, %ebx
+	movl	%ebx, %r9d
+	cmpl	$0xb, %r8d
+	jb	1f
+	movl	$0xb, %eax
+	xorl	%ecx, %ecx
+	cpuid
+	testl	%ebx, %ebx			/* no topology: the leaf says nothing */
+	jz	1f
+	movl	%edx, %r9d
+1:	cmpl	T(t_apic), %r9d
+	jne	park
+	xorl	%eax, %eax			/* claim: 0 (posted) -> 1 (taken) */
+	movl	$1, %ecx
+	lock cmpxchgl %ecx, T(t_claim)
+	jz	2f
+	pause					/* another CPU looks at it: again */
+	jmp	1b
+2:	cmpl	T(t_apic), %r9d			/* reposted for another meanwhile */
+	je	3f
+	movl	$0, T(t_claim)			/* give it back */
+	jmp	park
+3:	movq	T(t_stack), %rdi
 	movq	T(t_index), %rsi
 	movq	T(t_entry), %rax
+	movl	$2, T(t_claim)			/* read: smp.c may post the next */
 	jmpq	*%rax
+park:
+	cli
+	hlt
+	jmp	park
 
 	.balign	8
 tgdt:
@@ -67,5 +103,7 @@ t_efer:		.long	0
 t_stack:	.quad	0
 t_index:	.quad	0
 t_entry:	.quad	0
+t_apic:		.long	0xffffffff
+t_claim:	.long	3			/* nothing posted */
 	.globl	tramp_end
 tramp_end:
