@@ -2,8 +2,8 @@
 /*
  * The host's CMOS real-time clock (MC146818: ports 0x70/0x71), read once at
  * boot for the wall-clock time that guests' RTCs start from.  Registers:
- * 0 seconds, 2 minutes, 4 hours, 7 day, 8 month, 9 year, 0x32 century
- * (where the FADT does not say otherwise), A bit 7 update in progress,
+ * 0 seconds, 2 minutes, 4 hours, 7 day, 8 month, 9 year, the century
+ * where the FADT names its register (else 20xx), A bit 7 update in progress,
  * B bit 2 binary (else BCD), bit 1 24-hour (else 12-hour, bit 7 of the
  * hour is PM).
  */
@@ -35,18 +35,18 @@ static uint64_t days_from_civil(unsigned int y, unsigned int m, unsigned int d)
 	return (uint64_t)era * 146097 + doe - 719468;
 }
 
-static bool read_once(uint8_t r[7])
+static bool read_once(uint8_t r[7], uint8_t century_reg)
 {
-	static const uint8_t regs[7] = { 0, 2, 4, 7, 8, 9, 0x32 };
+	const uint8_t regs[7] = { 0, 2, 4, 7, 8, 9, century_reg };
 
 	for (int i = 0; i < 1000 && (cmos(0x0a) & 0x80); i++)
 		udelay(10);			/* an update is in progress */
 	for (int i = 0; i < 7; i++)
-		r[i] = cmos(regs[i]);
+		r[i] = i < 6 || century_reg ? cmos(regs[i]) : 0;
 	return !(cmos(0x0a) & 0x80);
 }
 
-int host_rtc_init(void)
+int host_rtc_init(uint8_t century_reg)
 {
 	uint8_t a[7], b[7];
 	int tries = 0;
@@ -54,14 +54,16 @@ int host_rtc_init(void)
 	do {
 		if (++tries > 5)
 			return -1;
-	} while (!read_once(a) || !read_once(b) || __builtin_memcmp(a, b, 7));
+	} while (!read_once(a, century_reg) || !read_once(b, century_reg) ||
+		 __builtin_memcmp(a, b, 7));
 	uint8_t fmt = cmos(0x0b);
 	bool bin = fmt & 4, h24 = fmt & 2;
 	unsigned int hour = from_bcd(a[2] & 0x7f, bin);
 
 	if (!h24)
 		hour = hour % 12 + ((a[2] & 0x80) ? 12 : 0);
-	unsigned int year = from_bcd(a[5], bin) + 100 * (a[6] ? from_bcd(a[6], bin) : 20);
+	unsigned int century = a[6] ? from_bcd(a[6], bin) : 20;
+	unsigned int year = from_bcd(a[5], bin) + 100 * (century >= 20 && century <= 21 ? century : 20);
 	unsigned int mon = from_bcd(a[4], bin), day = from_bcd(a[3], bin);
 
 	if (mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || year < 2000)

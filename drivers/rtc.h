@@ -6,7 +6,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-int host_rtc_init(void);		/* boot CPU, after time_init: 0, or -1 if unreadable */
+/* Boot CPU, after time_init: 0, or -1 if unreadable.  century_reg: the
+ * CMOS index of the century (the FADT's), 0 when the clock has none. */
+int host_rtc_init(uint8_t century_reg);
 uint64_t host_rtc_epoch_now(void);	/* seconds since 1970 (UTC, as the RTC keeps it); 0 if unknown */
 
 #endif

@@ -189,7 +189,7 @@ void kmain(uint32_t magic, uint32_t info_pa)
 	parse_boot_info(info_pa);
 	setup_memory(info_pa);
 	setup_acpi();
-	if (host_rtc_init())
+	if (host_rtc_init(acpi_get()->century_reg))
 		pr_warn("rtc: the host's CMOS clock is unreadable: guests' clocks start at a fixed date");
 	cpu_init_this();
 	vmm_detect_this_cpu();

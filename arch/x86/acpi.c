@@ -186,6 +186,8 @@ static void parse_fadt(const struct sdt_header *h)
 		return;
 	info.pm1a_cnt = rd32(f + 64);
 	info.pm1b_cnt = rd32(f + 68);
+	if (f[108] < 128)	/* CMOS has 128 bytes (ACPI 6.5 table 5.9: CENTURY) */
+		info.century_reg = f[108];
 	if (h->length >= 129 && f[116] == 1 /* system I/O */ && (rd32(f + 112) & (1 << 10))) {
 		info.reset_valid = true;
 		info.reset_port = (uint16_t)rd64(f + 120);

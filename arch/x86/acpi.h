@@ -35,12 +35,13 @@ struct acpi_info {
 	bool reset_valid;			/* FADT reset register (I/O space) */
 	uint16_t reset_port;
 	uint8_t reset_value;
+	uint8_t century_reg;			/* FADT: CMOS index of the century, 0: none */
 	char oem[7];
 };
 
 /*
- * Add a MADT's CPUs (local APIC and local x2APIC entries, enabled or online
- * capable; each APIC id once), first I/O APIC and overrides to *a.
+ * Add a MADT's CPUs (local APIC and local x2APIC entries, enabled ones;
+ * each APIC id once), first I/O APIC and overrides to *a.
  * table: the whole MADT, len bytes (header included).  0, or -EINVAL
  * for a table too short or an entry running past its end (the entries
  * before it count).
