@@ -45,6 +45,23 @@ static int dh(uint8_t out[NOISE_KEY], const uint8_t priv[NOISE_KEY], const uint8
 	return 0;
 }
 
+bool noise_pubkey_usable(const uint8_t pub[NOISE_KEY])
+{
+	/* any clamped scalar: a multiple of 8, so low-order points give 0 */
+	static const uint8_t scalar[NOISE_KEY] = { 8, [1 ... 30] = 0x5a, 0x40 };
+	bool ge_p = pub[31] == 0x7f && pub[0] >= 0xed;
+	uint8_t out[NOISE_KEY];
+	bool ok;
+
+	for (int i = 1; i < 31 && ge_p; i++)
+		ge_p = pub[i] == 0xff;
+	if ((pub[31] & 0x80) || ge_p)
+		return false;		/* not canonical: another spelling of a key */
+	ok = !dh(out, scalar, pub);
+	crypto_wipe(out, sizeof(out));
+	return ok;
+}
+
 int noise_pubkey(uint8_t pub[NOISE_KEY], const uint8_t priv[NOISE_KEY])
 {
 	const br_ec_impl *ec = &br_ec_c25519_m31;

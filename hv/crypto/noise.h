@@ -18,6 +18,7 @@
 #ifndef FERRY_CRYPTO_NOISE_H
 #define FERRY_CRYPTO_NOISE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,6 +53,9 @@ struct noise_hs {
 
 /* Public key of a private one; 0, or -EINVAL. */
 int noise_pubkey(uint8_t pub[NOISE_KEY], const uint8_t priv[NOISE_KEY]);
+/* Whether pub is a canonical X25519 public key (below 2^255 - 19) of a
+ * point that is not of low order: what a peer's pinned key must be. */
+bool noise_pubkey_usable(const uint8_t pub[NOISE_KEY]);
 
 /*
  * ferry's prologue: "ferry-migrate" and the migration protocol version

@@ -338,15 +338,17 @@ static int hs_fail(struct mig_chan *ch, uint32_t code, const char *fmt, ...)
 	return -ECONNREFUSED;
 }
 
-/* The destination refuses: the reason to the source, then fail. */
-static int refuse(struct mig_chan *ch, uint32_t code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* The destination refuses: told (NULL: the same) to the source, which has
+ * proved nothing yet, and the reason here; then fail. */
+static int refuse_told(struct mig_chan *ch, uint32_t code, const char *told, const char *fmt,
+		       ...) __attribute__((format(printf, 4, 5)));
 
-static int refuse(struct mig_chan *ch, uint32_t code, const char *fmt, ...)
+static int refuse_told(struct mig_chan *ch, uint32_t code, const char *told, const char *fmt,
+		       ...)
 {
 	uint8_t body[4 + MIG_MSG_MAX];
 	char why[MIG_MSG_MAX + 1];
-	struct mig_error e;
+	struct mig_error e, t;
 	va_list ap;
 	size_t n;
 
@@ -354,14 +356,17 @@ static int refuse(struct mig_chan *ch, uint32_t code, const char *fmt, ...)
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
 	mig_error_set(&e, code, "%s", why);	/* printable only */
-	n = strlen(e.msg);
+	mig_error_set(&t, code, "%s", told ? told : why);
+	n = strlen(t.msg);
 	memcpy(body, &(uint32_t){ code }, 4);	/* little-endian host */
-	memcpy(body + 4, e.msg, n);
+	memcpy(body + 4, t.msg, n);
 	ch->tx_len = ch->tx_off = 0;
 	queue_frame(ch, CHAN_HS_REFUSE, body, 4 + n);
 	chan_push(ch, SIZE_MAX);
 	return hs_fail(ch, code, "%s", e.msg);
 }
+
+#define refuse(ch, code, ...) refuse_told(ch, code, NULL, __VA_ARGS__)
 
 static void prologue(uint8_t out[PROLOGUE_LEN], const uint8_t *hint_src, const uint8_t *hint_dst)
 {
@@ -480,16 +485,19 @@ static int dst_msg1(struct mig_chan *ch, const uint8_t *body, size_t len)
 		return refuse(ch, MIG_E_NOT_ALLOWED, "not trusted: source key %s (migrate "
 			      "trust)", fp);
 	}
+	/* the peer has proved nothing yet: what the operator named a trusted
+	 * key, and where it is pinned, stays here */
 	if (p->ip && p->ip != ch->peer_ip)
-		return refuse(ch, MIG_E_NOT_ALLOWED, "not trusted: source key %s is '%s' from "
-			      "another address", p->fp_text, p->name);
+		return refuse_told(ch, MIG_E_NOT_ALLOWED, "not trusted from this address",
+				   "not trusted: source key %s is '%s' from another address",
+				   p->fp_text, p->name);
 	ch->peer = *p;
 	prologue(pro, hint_src, hint_dst);
 	if ((rc = hs_begin(ch, NOISE_RESPONDER, p->pub, pro)))
 		return refuse(ch, MIG_E_INTERNAL, "no ephemeral key here: %s", no_key_why(rc));
 	if (noise_hs_read(ch->hs, body + 2 * KEY_FP_BYTES, NOISE_HS_OVERHEAD, pl, sizeof(pl), &n))
-		return refuse(ch, MIG_E_NOT_ALLOWED, "handshake did not prove key %s ('%s')",
-			      p->fp_text, p->name);
+		return refuse_told(ch, MIG_E_NOT_ALLOWED, "handshake did not prove the key",
+				   "handshake did not prove key %s ('%s')", p->fp_text, p->name);
 	if (noise_hs_write(ch->hs, NULL, 0, msg2, sizeof(msg2), &n))
 		return refuse(ch, MIG_E_INTERNAL, "cannot answer the handshake");
 	queue_frame(ch, CHAN_HS_MSG2, msg2, n);

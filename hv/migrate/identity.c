@@ -66,7 +66,7 @@ void mig_identity_init(bool crypto_ok)
 	}
 	if (load_key(&k))
 		return;
-	if (rng_setup(hw, src, k.seed, sizeof(k.seed)))
+	if (rng_setup(hw, src, rng_cpu_fallback(), k.seed, sizeof(k.seed)))
 		pr_err("migrate: %s: no ephemeral keys, so no secure migration (a test host "
 		       "needs RDRAND: QEMU -cpu ...,+rdrand)",
 		       hw ? "the CPU's random source fails" : "no RDSEED or RDRAND on this CPU");

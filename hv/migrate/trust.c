@@ -85,6 +85,11 @@ int mig_trust_add(struct mig_keyring *kr, const char *name, const uint8_t pub[NO
 			 "letter or digit, not an address)", name, MIG_PEER_NAME_MAX);
 		return -EINVAL;
 	}
+	if (!noise_pubkey_usable(pub)) {
+		snprintf(err, errlen, "not a usable X25519 public key (of low order, or not "
+			 "canonical): check what was pasted");
+		return -EINVAL;
+	}
 	c = clash(kr, name, pub, ip, &what);
 	if (c && !strcmp(c->name, name) && same(c, pub, ip))
 		return 0;
@@ -153,8 +158,7 @@ int mig_secure_ready(const struct mig_keyring *kr, char *why, size_t len)
 		return -ENOENT;
 	}
 	if (!rng_source()) {
-		snprintf(why, len, "no random source for ephemeral keys (no RDSEED or "
-			 "RDRAND)");
+		snprintf(why, len, "%s", rng_why());
 		return -ENODEV;
 	}
 	return 0;

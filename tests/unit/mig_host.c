@@ -266,7 +266,7 @@ static void keys_up(void)
 	assert_int_equal(mig_trust_add(&W.kr[MH_SRC], "dst", kd.pub, MH_DST_IP, err, sizeof(err)), 0);
 	assert_int_equal(mig_trust_add(&W.kr[MH_DST], "src", ks.pub, MH_SRC_IP, err, sizeof(err)), 0);
 	fake_rng_state = 12345 + 977 * ++ups;	/* each world its own migration ids */
-	assert_int_equal(rng_setup(fake_hw, "FAKE", "seed", 4), 0);
+	assert_int_equal(rng_setup(fake_hw, "FAKE", NULL, "seed", 4), 0);
 }
 
 void mh_up(const struct netsim_cfg *link)

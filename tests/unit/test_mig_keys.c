@@ -189,6 +189,46 @@ static void key_n(uint8_t pub[NOISE_KEY], int n)
 	memset(pub, n, NOISE_KEY);
 }
 
+/* Keys no peer can prove (low order: any DH with them is all zeros) or
+ * that spell another key (not canonical) are refused at `migrate trust`,
+ * with the reason, not later as a handshake that fails for no clear one. */
+static void test_trust_refuses_unusable_keys(void **st)
+{
+	static struct mig_keyring kr;
+	static const uint8_t order8[NOISE_KEY] = {
+		0xe0, 0xeb, 0x7a, 0x7c, 0x3b, 0x41, 0xb8, 0xae, 0x16, 0x56, 0xe3, 0xfa, 0xf1, 0x9f,
+		0xc4, 0x6a, 0xda, 0x09, 0x8d, 0xeb, 0x9c, 0x32, 0xb1, 0xfd, 0x86, 0x62, 0x05, 0x16,
+		0x5f, 0x49, 0xb8, 0x00,
+	};
+	uint8_t k[NOISE_KEY];
+	struct host_key hk;
+	char err[160];
+
+	(void)st;
+	memset(&kr, 0, sizeof(kr));
+	memset(k, 0, sizeof(k));
+	k[0] = 1;						/* u = 1 */
+	assert_int_equal(mig_trust_add(&kr, "one", k, 0, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not a usable X25519 public key"));
+	assert_int_equal(mig_trust_add(&kr, "o8", order8, 0, err, sizeof(err)), -EINVAL);
+	memset(k, 0xff, sizeof(k));
+	k[0] = 0xed;
+	k[31] = 0x7f;						/* u = p: 0 again */
+	assert_int_equal(mig_trust_add(&kr, "p", k, 0, err, sizeof(err)), -EINVAL);
+	k[0] = 0xec;						/* p - 1: canonical */
+	assert_int_equal(noise_pubkey_usable(k), noise_pubkey_usable(k));	/* no crash */
+	/* a real key, and the same key with bit 255 set (another fingerprint) */
+	for (int i = 0; i < NOISE_KEY; i++)
+		hk.priv[i] = (uint8_t)(i * 7 + 1);
+	assert_int_equal(noise_pubkey(hk.pub, hk.priv), 0);
+	assert_true(noise_pubkey_usable(hk.pub));
+	memcpy(k, hk.pub, sizeof(k));
+	k[31] |= 0x80;
+	assert_int_equal(mig_trust_add(&kr, "hi", k, 0, err, sizeof(err)), -EINVAL);
+	assert_int_equal(mig_trust_add(&kr, "real", hk.pub, 0, err, sizeof(err)), 0);
+	assert_int_equal(kr.nr_peers, 1);
+}
+
 static void test_trust_rules(void **st)
 {
 	static struct mig_keyring kr;
@@ -257,7 +297,7 @@ static void test_trust_table_full(void **st)
 		snprintf(name, sizeof(name), "h%d", i);
 		assert_int_equal(mig_trust_add(&kr, name, k, 0, err, sizeof(err)), 0);
 	}
-	key_n(k, 200);
+	key_n(k, 100);
 	assert_int_equal(mig_trust_add(&kr, "onemore", k, 0, err, sizeof(err)), -ENOSPC);
 	assert_int_equal(kr.nr_peers, MIG_TRUST_MAX);
 	assert_null(mig_trust_by_name(&kr, "onemore"));
@@ -280,7 +320,7 @@ static void test_secure_ready(void **st)
 	assert_int_equal(keyfile_parse(file, file_len, &k, &why), 0);
 	mig_keyring_set_key(&kr, &k);
 	assert_true(kr.have_key);
-	assert_int_equal(rng_setup(NULL, NULL, NULL, 0), -ENODEV);
+	assert_int_equal(rng_setup(NULL, NULL, NULL, NULL, 0), -ENODEV);
 	assert_int_equal(mig_secure_ready(&kr, msg, sizeof(msg)), -ENODEV);
 	assert_non_null(strstr(msg, "RDRAND"));
 }
@@ -302,28 +342,62 @@ static void test_rng(void **st)
 	uint8_t a[32], b[32], zero[32] = { 0 };
 
 	(void)st;
-	assert_int_equal(rng_setup(NULL, NULL, NULL, 0), -ENODEV);
+	assert_int_equal(rng_setup(NULL, NULL, NULL, NULL, 0), -ENODEV);
 	assert_null(rng_source());
 	memset(a, 0, sizeof(a));
 	assert_int_equal(rng_bytes(a, sizeof(a)), -ENODEV);	/* no weak bytes */
 	assert_memory_equal(a, zero, sizeof(a));
 	fake_calls = 0;
 	fake_fail_after = ~0u;
-	assert_int_equal(rng_setup(fake_hw, "FAKE", "seed", 4), 0);
+	assert_int_equal(rng_setup(fake_hw, "FAKE", NULL, "seed", 4), 0);
 	assert_string_equal(rng_source(), "FAKE");
 	assert_int_equal(rng_bytes(a, sizeof(a)), 0);
 	assert_int_equal(rng_bytes(b, sizeof(b)), 0);
 	assert_memory_not_equal(a, b, sizeof(a));
 	assert_memory_not_equal(a, zero, sizeof(a));
 	assert_true(fake_calls >= 16);		/* reseeded from the source per draw */
-	/* a source that stops working: refused, not weak */
+	/* a seeded DRBG whose source runs dry (a guest spinning on RDSEED)
+	 * goes on from its seed: a guest cannot stop migrations so */
 	fake_fail_after = fake_calls;
-	assert_int_equal(rng_bytes(a, sizeof(a)), -EIO);
+	assert_int_equal(rng_bytes(b, sizeof(b)), 0);
+	assert_memory_not_equal(a, b, sizeof(a));
+	/* dry at the first seeding: refused, not weak, and tried again at
+	 * each use until it gives */
 	fake_calls = 0;
 	fake_fail_after = 3;
-	assert_int_equal(rng_setup(fake_hw, "FAKE", NULL, 0), -EIO);
+	assert_int_equal(rng_setup(fake_hw, "FAKE", NULL, "seed", 4), -EIO);
 	assert_null(rng_source());
-	assert_int_equal(rng_bytes(a, sizeof(a)), -ENODEV);
+	assert_non_null(strstr(rng_why(), "gave no (or a stuck) value"));
+	memset(a, 0, sizeof(a));
+	assert_int_equal(rng_bytes(a, sizeof(a)), -EIO);
+	assert_memory_equal(a, zero, sizeof(a));
+	fake_fail_after = ~0u;
+	assert_int_equal(rng_bytes(a, sizeof(a)), 0);
+	assert_string_equal(rng_source(), "FAKE");
+	assert_null(rng_why());
+	assert_memory_not_equal(a, zero, sizeof(a));
+}
+
+/* RDSEED run dry: the fallback (RDRAND) seeds and reseeds. */
+static bool dry_hw(uint64_t *out)
+{
+	(void)out;
+	return false;
+}
+
+static void test_rng_fallback(void **st)
+{
+	uint8_t a[32];
+
+	(void)st;
+	fake_calls = 0;
+	fake_fail_after = ~0u;
+	assert_int_equal(rng_setup(dry_hw, "DRY", fake_hw, "seed", 4), 0);
+	assert_int_equal(fake_calls, 8);
+	assert_int_equal(rng_bytes(a, sizeof(a)), 0);
+	assert_int_equal(fake_calls, 16);
+	assert_int_equal(rng_setup(NULL, NULL, fake_hw, NULL, 0), -ENODEV);	/* no source */
+	assert_non_null(strstr(rng_why(), "no RDSEED or RDRAND"));
 }
 
 /* A source that runs dry for a while (RDSEED under load) is waited for;
@@ -352,9 +426,9 @@ static void test_rng_dry_or_stuck(void **st)
 
 	(void)st;
 	flaky_n = flaky_dry = 0;
-	assert_int_equal(rng_setup(flaky_hw, "FLAKY", "seed", 4), 0);
+	assert_int_equal(rng_setup(flaky_hw, "FLAKY", NULL, "seed", 4), 0);
 	assert_int_equal(rng_bytes(a, sizeof(a)), 0);
-	assert_int_equal(rng_setup(stuck_hw, "STUCK", "seed", 4), -EIO);
+	assert_int_equal(rng_setup(stuck_hw, "STUCK", NULL, "seed", 4), -EIO);
 	assert_null(rng_source());
 }
 
@@ -362,12 +436,14 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rng_dry_or_stuck),
+		cmocka_unit_test(test_rng_fallback),
 		cmocka_unit_test(test_keygen_file_reads),
 		cmocka_unit_test(test_every_truncation_and_padding),
 		cmocka_unit_test(test_every_flipped_bit),
 		cmocka_unit_test(test_fields_checked),
 		cmocka_unit_test(test_public_key_text),
 		cmocka_unit_test(test_trust_rules),
+		cmocka_unit_test(test_trust_refuses_unusable_keys),
 		cmocka_unit_test(test_trust_table_full),
 		cmocka_unit_test(test_secure_ready),
 		cmocka_unit_test(test_rng),
