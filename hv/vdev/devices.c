@@ -365,6 +365,10 @@ int vdev_snapshot(struct vm_devices *d, struct snap *s, uint64_t now_ns)
 	if (!devices_fields(t, s, now_ns)) {
 		memcpy(d, t, sizeof(*d));
 		ioapic_resample(&d->ioapic);	/* once the APICs are in place */
+		/* the guest's TSC rate came with it (checked equal on every
+		 * APIC): its next reset (a reboot here) keeps it, as its TSC,
+		 * kvmclock and CPUID do, not this host's */
+		d->cfg.tsc_hz = d->lapic[0].cfg.tsc_hz;
 	}
 	free(t);
 	return s->err;

@@ -589,6 +589,30 @@ static void test_snapshot_checks_and_resample(void **state)
 	vdev_destroy(e);
 }
 
+/* A guest made at 3 GHz arrives on a host whose own rate is 200 MHz: its
+ * APICs keep 3 GHz, and so does its next reset (a reboot there). */
+static void test_restored_tsc_rate_survives_a_reset(void **state)
+{
+	static uint8_t buf[16384];
+	struct vm_devices *d = make(), *e = make();
+	struct snap s;
+
+	(void)state;
+	e->cfg.tsc_hz = 200000000;			/* as vdev_create made it there */
+	for (unsigned int c = 0; c < e->cfg.nr_cpus; c++)
+		e->lapic[c].cfg.tsc_hz = 200000000;
+	snap_save_init(&s, buf, sizeof(buf));
+	assert_int_equal(vdev_snapshot(d, &s, 0), 0);
+	snap_restore_init(&s, buf, s.pos);
+	assert_int_equal(vdev_snapshot(e, &s, 0), 0);
+	assert_true(e->lapic[1].cfg.tsc_hz == 3000000000ull);
+	vdev_reset(e);
+	assert_true(e->lapic[0].cfg.tsc_hz == 3000000000ull);
+	assert_true(e->lapic[1].cfg.tsc_hz == 3000000000ull);
+	vdev_destroy(d);
+	vdev_destroy(e);
+}
+
 /* A flood of the same fixed IPI: accepted once into IRR, the rest merge
  * with it and kick nobody until the target has taken the vector. */
 static void test_ipi_flood_merges(void **state)
@@ -809,6 +833,7 @@ int main(void)
 		cmocka_unit_test(test_apic_bus_ipis),
 		cmocka_unit_test(test_time_of_day),
 		cmocka_unit_test(test_snapshot_checks_and_resample),
+		cmocka_unit_test(test_restored_tsc_rate_survives_a_reset),
 		cmocka_unit_test(test_pv_eoi),
 		cmocka_unit_test(test_ipi_flood_merges),
 		cmocka_unit_test(test_ipis_to_absent_apics),
