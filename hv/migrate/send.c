@@ -72,6 +72,7 @@ struct mig_out {
 	bool accepted;			/* HELLO_REPLY said yes: memory may move */
 	bool commit_sent;
 	uint64_t t_start, t_pause, last_progress;
+	uint64_t t_clock;		/* the TSC record's instant (device state) */
 	uint64_t t_state, last_pages;	/* the last round was sent; its pages */
 	uint64_t t_sent, t_ready;	/* END handed to TCP; READY came */
 	uint32_t late_frames;		/* frames for the guest sent in FRAMES */
@@ -797,9 +798,10 @@ static int pause_guest(struct mig_out *o)
 	return 0;
 }
 
-static int send_state(struct mig_out *o, uint64_t tsc, uint64_t clock_ns)
+static int send_state(struct mig_out *o)
 {
 	uint8_t *xsave = o->xsave->bytes;
+	uint64_t tsc, clock_ns;
 	struct mig_rec r;
 	long n;
 	int rc;
@@ -814,6 +816,12 @@ static int send_state(struct mig_out *o, uint64_t tsc, uint64_t clock_ns)
 	}
 	r = (struct mig_rec){ .type = MIG_DEVICE_STATE };
 	r.dev.data = o->dev;
+	/* the clock at the devices' instant: their timers and the RTC are
+	 * saved relative to it, and COMMIT's paused_ns counts from it, so on
+	 * the destination they go on from where they were, not late by the
+	 * hand-over (the TSC, read here too, runs on through a pause) */
+	o->t_clock = netif_now_us();
+	vmstate_save_time(o->vm, &tsc, &clock_ns);
 	n = vmstate_save_devices(o->vm, o->dev, MIG_DEV_STATE_MAX);
 	if (n <= 0)
 		return failf(o, MIG_E_INTERNAL, "cannot save the devices (error %ld)", n);
@@ -835,7 +843,7 @@ static int send_state(struct mig_out *o, uint64_t tsc, uint64_t clock_ns)
 static int stop_and_copy(struct mig_out *o)
 {
 	struct mig_round m = { 0 };
-	uint64_t tsc, clock_ns, more;
+	uint64_t more;
 	char why[128];
 	int rc;
 
@@ -843,7 +851,6 @@ static int stop_and_copy(struct mig_out *o)
 		return rc;
 	o->hist->live.phase = "stop-copy";
 	o->t_pause = netif_now_us();
-	vmstate_save_time(o->vm, &tsc, &clock_ns);
 	if ((rc = debug_point(o, MIG_AT_STOPCOPY)))
 		return rc;
 	if (o->logging) {
@@ -861,7 +868,7 @@ static int stop_and_copy(struct mig_out *o)
 		    "either: %s", o->vm->name, why);
 	o->t_state = netif_now_us();
 	o->last_pages = m.pages_sent;
-	return send_state(o, tsc, clock_ns);
+	return send_state(o);
 }
 
 _Static_assert(MIG_FRAMES_MAX == 4 + GNET_CARRY_BYTES, "FRAMES holds what gnet writes");
@@ -898,7 +905,7 @@ static int handover(struct mig_out *o)
 	o->t_ready = netif_now_us();
 	if ((rc = debug_point(o, MIG_AT_READY)) || (rc = send_late_frames(o)))
 		return rc;
-	r.commit.paused_ns = (netif_now_us() - o->t_pause) * 1000;
+	r.commit.paused_ns = (netif_now_us() - o->t_clock) * 1000;	/* since the TSC record's */
 	r.commit.flags = o->was_paused ? MIG_COMMIT_PAUSED : 0;
 	if ((rc = chan_queue(&o->ch, &r)))
 		return failf(o, MIG_E_INTERNAL, "cannot encode COMMIT");

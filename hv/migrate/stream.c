@@ -582,9 +582,14 @@ static int check_frames(const struct mig_stream *s, const struct mig_rec *r,
 
 static int check_tsc(const struct mig_stream *s, const struct mig_rec *r, struct mig_error *e)
 {
-	(void)r;
 	if (!s->dev_done || s->tsc_done)
 		return NOPE(MIG_E_PROTOCOL, "TSC out of order");
+	/* the guest's device clock counts from its creation: 2^62 ns is 146
+	 * years; a value near 2^64 would wrap here within seconds and leave
+	 * its timers never due */
+	if (r->tsc.guest_clock_ns >> 62)
+		return NOPE(MIG_E_PROTOCOL, "TSC: device clock %llu ns is no guest's",
+			    (unsigned long long)r->tsc.guest_clock_ns);
 	return 0;
 }
 

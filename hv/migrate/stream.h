@@ -234,7 +234,7 @@ struct mig_frames {
 };
 
 struct mig_tsc {
-	uint64_t guest_tsc;		/* guest TSC when the guest was paused */
+	uint64_t guest_tsc;		/* guest TSC when its devices were saved (paused) */
 	uint64_t guest_clock_ns;	/* guest device clock (vm_clock_ns) then */
 };
 

@@ -489,6 +489,7 @@ int vmstate_load_vcpu(struct vm *vm, unsigned int id, const struct cpu_state *cp
 long vmstate_save_devices(struct vm *vm, uint8_t *buf, size_t cap)
 {
 	assert_true(cap >= mh(vm)->dev_len);
+	mh(vm)->dev_saved_us = W.sim.now_us;
 	memcpy(buf, mh(vm)->dev, mh(vm)->dev_len);
 	return mh(vm)->dev_len;
 }
@@ -557,6 +558,7 @@ void vmstate_save_time(struct vm *vm, uint64_t *guest_tsc, uint64_t *clock_ns)
 {
 	*guest_tsc = mh(vm)->guest_tsc;
 	*clock_ns = mh(vm)->clock_ns;
+	mh(vm)->time_saved_us = W.sim.now_us;
 }
 
 void vmstate_load_time(struct vm *vm, uint64_t guest_tsc, uint64_t clock_ns)

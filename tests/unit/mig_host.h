@@ -64,6 +64,7 @@ struct mh_vm {
 	unsigned int late_after;	/* dev_loads when they were given */
 	uint64_t guest_tsc, clock_ns;
 	bool time_loaded;
+	uint64_t time_saved_us, dev_saved_us;	/* when the sender took each */
 	bool destroyed;
 	unsigned int flushes;		/* vm_flush_gpt calls */
 	uint64_t page_lookups;		/* vm_page_hva calls: pages read or written */

@@ -1244,6 +1244,23 @@ static void test_out_of_order(void **st)
 	order_case(dev + 1, pages0, "not expected");		/* PAGES after state */
 }
 
+/* A device clock no guest can have (it would wrap on the destination). */
+static void test_tsc_clock_bounded(void **st)
+{
+	(void)st;
+	d_replay(ref_find(MIG_TSC, 0));
+	pb_reset();
+	pb_u64(0x123456789abcull);
+	pb_u64(1ull << 63);
+	d_refuses(MIG_TSC, MIG_E_PROTOCOL, "device clock");
+	d_replay(ref_find(MIG_TSC, 0));
+	pb_reset();
+	pb_u64(~0ull);				/* any TSC: the guest may set it so */
+	pb_u64((1ull << 62) - 1);
+	assert_int_equal(d_forged(MIG_TSC), 1);
+	mig_stream_fini(&D);
+}
+
 /* Cross-checks: round 0 that sent a page twice and missed others; END's
  * totals; READY's page count. */
 static void test_totals(void **st)
@@ -1852,6 +1869,7 @@ int main(void)
 	};
 	const struct CMUnitTest spliced[] = {
 		cmocka_unit_test(test_out_of_order),
+		cmocka_unit_test(test_tsc_clock_bounded),
 		cmocka_unit_test(test_totals),
 		cmocka_unit_test(test_sequence_and_header),
 		cmocka_unit_test(test_abort_both_ways),
