@@ -7,11 +7,14 @@
  * (console_poll) and from every write.  So a CPU that logs never waits
  * for the baud rate (a 100-character line is ~9 ms at 115200 baud, time a
  * migration's receiver or a vCPU exit handler should not spend), unless
- * the ring is full: then the writer drains it itself, and nothing is lost
- * unless the UART takes nothing at all for TX_STALL_US (a virtual UART whose
- * other end stopped reading, a BMC's with no one attached): then what does
- * not fit is dropped and counted, and a line says so once it moves again,
- * so that no CPU waits for ever with interrupts off.
+ * the ring is full: then the writer waits for room with the lock dropped
+ * and its interrupts as the caller had them (on, but for a caller that
+ * turned them off), so a long write (`log`: 64 KiB, seconds at 115200
+ * baud) holds no CPU deaf to IPIs and no other writer behind a held lock.
+ * Nothing is lost unless the UART takes nothing at all for TX_STALL_US (a
+ * virtual UART whose other end stopped reading, a BMC's with no one
+ * attached): then what does not fit is dropped and counted, and a line
+ * says so once it moves again, so that no CPU waits for ever.
  */
 #include "hv/console.h"
 #include <stdio.h>
@@ -60,25 +63,22 @@ static bool tx_stalled(uint64_t since)
 	return now > since && now - since > TX_STALL_US;
 }
 
-static void tx_put(char c)
+/* Queue what fits of s[0..n), LF as CRLF; how many bytes of s went in. */
+static size_t tx_fill(const char *s, size_t n)
 {
-	uint64_t since = 0;
+	size_t i;
 
-	while (tx_head - tx_tail == TX_RING) {	/* full: drain it ourselves */
-		tx_kick();
-		if (tx_head - tx_tail < TX_RING)
+	for (i = 0; i < n; i++) {
+		bool cr = s[i] == '\n' && tx_last != '\r';
+
+		if (TX_RING - (tx_head - tx_tail) < (cr ? 2u : 1u))
 			break;
-		if (!since)
-			since = time_now_us();
-		if (tx_stuck || tx_stalled(since)) {
-			tx_stuck = true;	/* until it takes a byte again */
-			tx_dropped++;
-			return;
-		}
-		cpu_relax();
+		if (cr)
+			tx[tx_head++ % TX_RING] = '\r';
+		tx[tx_head++ % TX_RING] = s[i];
+		tx_last = s[i];
 	}
-	tx[tx_head++ % TX_RING] = c;
-	tx_last = c;
+	return i;
 }
 
 /* Bytes were dropped and the ring has room again: say how many. */
@@ -93,8 +93,7 @@ static void tx_note_drops(void)
 		     "took nothing for %u s]\r\n", (unsigned long)(tx_dropped - tx_noted),
 		     TX_STALL_US / 1000000);
 	tx_noted = tx_dropped;
-	for (int i = 0; i < n && i < (int)sizeof(line) - 1; i++)
-		tx_put(line[i]);
+	tx_fill(line, (size_t)n < sizeof(line) - 1 ? (size_t)n : sizeof(line) - 1);
 }
 
 /* panic(): what is queued first, then the message, waiting as needed. */
@@ -116,18 +115,47 @@ void console_init(uint16_t port, uint32_t baud)
 
 void console_write(const char *s, size_t n)
 {
-	uint64_t f = irq_save();
+	uint64_t since = 0;
+	bool first = true;
 
-	spin_lock(&con_lock);
-	tx_note_drops();
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '\n' && tx_last != '\r')
-			tx_put('\r');
-		tx_put(s[i]);
+	while (n || first) {
+		uint64_t f = irq_save();
+		bool gave_up = false;
+		size_t k;
+
+		spin_lock(&con_lock);
+		if (first)
+			tx_note_drops();
+		first = false;
+		tx_kick();
+		k = tx_fill(s, n);
+		s += k;
+		n -= k;
+		tx_kick();
+		if (n && !k) {			/* full, and the UART took nothing */
+			if (!since)
+				since = time_now_us();
+			if (tx_stuck || tx_stalled(since)) {
+				tx_stuck = true;	/* until it takes a byte again */
+				tx_dropped += n;
+				gave_up = true;
+			}
+		}
+		spin_unlock(&con_lock);
+		irq_restore(f);
+		if (gave_up)
+			return;
+		if (n)
+			cpu_relax();		/* the lock dropped meanwhile */
 	}
-	tx_kick();
-	spin_unlock(&con_lock);
-	irq_restore(f);
+}
+
+size_t console_room(void)
+{
+	uint32_t used = __atomic_load_n(&tx_head, __ATOMIC_RELAXED) -
+			__atomic_load_n(&tx_tail, __ATOMIC_RELAXED);
+
+	return used < TX_RING ? (TX_RING - used) / 2 : 0;	/* each LF may be CRLF */
 }
 
 void console_poll(void)

@@ -12,6 +12,7 @@
 
 void console_init(uint16_t port, uint32_t baud);
 void console_write(const char *s, size_t n);	/* queued: never waits unless full */
+size_t console_room(void);		/* bytes console_write takes now without waiting */
 void console_poll(void);		/* move queued output to the UART (IRQ, idle loop) */
 void console_flush(void);		/* wait until everything queued is out */
 int console_getc(void);			/* -1 when no byte is waiting */

@@ -105,7 +105,11 @@ int console_attach(struct vm *vm)
 	/* host messages wait for the end of the guest's line (or 1 s of quiet) */
 	log_console_hold(true);
 	for (;;) {
-		size_t n = vm_console_read(vm, &pos, buf, sizeof(buf));
+		/* no more than the console takes now: a guest that writes
+		 * faster than the line runs keeps its own ring's newest, and
+		 * the shell CPU's background work never waits on it */
+		size_t room = console_room();
+		size_t n = vm_console_read(vm, &pos, buf, room < sizeof(buf) ? room : sizeof(buf));
 
 		now = time_now_us();
 		if (n) {

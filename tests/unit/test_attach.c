@@ -42,6 +42,8 @@ static struct {
 	unsigned long passes, idles, polls, reads;
 	unsigned long leave_after;	/* the guest leaves after this many passes */
 	unsigned long drain_at;		/* from this pass the guest reads again */
+	size_t room;			/* console_room(); 0: plenty */
+	size_t max_asked;		/* the most vm_console_read was asked for */
 } f;
 
 /* ---- fakes ---- */
@@ -59,6 +61,11 @@ void console_write(const char *s, size_t n)
 		memcpy(f.shown + f.nshown, s, n);
 		f.nshown += n;
 	}
+}
+
+size_t console_room(void)
+{
+	return f.room ? f.room : 8192;
 }
 
 void shell_printf(const char *fmt, ...)
@@ -89,6 +96,8 @@ size_t vm_console_read(struct vm *vm, uint64_t *pos, char *buf, size_t max)
 	size_t n = f.out ? strlen(f.out) : 0;
 
 	assert_ptr_equal(vm, &f.vm);
+	if (max > f.max_asked)
+		f.max_asked = max;
 	if (++f.reads > PASSES_MAX)	/* once a pass, whatever else it does */
 		fail_msg("the console loop is stuck (%lu passes)", f.reads);
 	if (*pos >= n)
@@ -230,6 +239,23 @@ static void test_steady_output_still_polls(void **st)
 	assert_true(f.polls >= 10);	/* 256-byte reads: 15 passes with output */
 }
 
+/* A guest that writes faster than the serial line: each pass takes no more
+ * of its output than the console has room for, so the shell CPU never
+ * waits on the line for a guest. */
+static void test_output_never_outruns_the_line(void **st)
+{
+	static char out[4000];
+
+	(void)st;
+	memset(out, 'o', sizeof(out) - 1);
+	f.out = out;
+	f.room = 16;
+	f.leave_after = 300;
+	assert_int_equal(console_attach(&f.vm), 0);
+	assert_int_equal(f.max_asked, 16);
+	assert_true(f.nshown > 16 * 200);	/* and it still moves, room by room */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +264,7 @@ int main(void)
 		cmocka_unit_test_setup(test_a_paste_waits_for_a_slow_guest, setup),
 		cmocka_unit_test_setup(test_the_guest_leaving_ends_it, setup),
 		cmocka_unit_test_setup(test_steady_output_still_polls, setup),
+		cmocka_unit_test_setup(test_output_never_outruns_the_line, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
