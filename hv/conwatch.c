@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The console's panic banner: see conwatch.h. */
 #define _GNU_SOURCE		/* memmem */
+#include <stdio.h>
 #include <string.h>
 #include "hv/conwatch.h"
 
@@ -50,14 +51,22 @@ static bool line_done(struct conwatch *w, char *why, size_t len)
 	return true;
 }
 
-bool conwatch_byte(struct conwatch *w, uint8_t byte, char *why, size_t len)
+bool conwatch_byte(struct conwatch *w, uint8_t byte, uint64_t now_ns, char *why, size_t len)
 {
 	bool hit = false;
 
+	if (byte != '\r' && byte != '\n' && byte != ' ')
+		w->ended = false;	/* it speaks on: no panic, or not yet */
 	if (byte == '\n') {
-		hit = !w->skip && line_done(w, why, len);
+		hit = !w->skip && line_done(w, w->why, sizeof(w->why));
 		w->n = 0;
 		w->skip = false;
+		if (hit) {
+			w->ended = true;
+			w->ended_ns = now_ns;
+			if (len)
+				snprintf(why, len, "%s", w->why);
+		}
 		return hit;
 	}
 	if (byte == '\r' || w->skip)
@@ -68,4 +77,13 @@ bool conwatch_byte(struct conwatch *w, uint8_t byte, char *why, size_t len)
 	}
 	w->line[w->n++] = (char)byte;
 	return false;
+}
+
+bool conwatch_due(const struct conwatch *w, uint64_t now_ns, char *why, size_t len)
+{
+	if (!w->ended || now_ns - w->ended_ns < CONWATCH_QUIET_NS)
+		return false;
+	if (len)
+		snprintf(why, len, "%s", w->why);
+	return true;
 }

@@ -153,6 +153,8 @@ static enum repl_work shell_cpu_work(void)
 	in = mig_in_poll();
 	bg = task_run_all();		/* background migrations out */
 	mig_doubt_poll(host_if.present ? &host_if.stack : NULL, !repl_in_command());
+	if (!repl_in_command())
+		vm_watch_poll();	/* between commands: those may be using a guest */
 	sched_poll();
 	if (in == MIG_IN_BUSY || bg == TASK_SOME_BUSY)
 		return REPL_BUSY;

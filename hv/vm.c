@@ -74,6 +74,22 @@ struct vm *vm_at(unsigned int slot)
 	return slot < VM_MAX ? vms[slot] : NULL;
 }
 
+void vm_watch_poll(void)
+{
+	static uint64_t next_ns;
+	uint64_t now = time_now_ns();
+
+	if (now < next_ns)
+		return;
+	next_ns = now + 100000000ull;
+	for (unsigned int i = 0; i < VM_MAX; i++) {
+		struct vm *vm = vm_at(i);
+
+		if (vm)
+			vm_devices_watch(vm, now);
+	}
+}
+
 struct vm *vm_by_serial(uint64_t serial)
 {
 	struct vm *found = NULL;

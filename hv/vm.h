@@ -230,6 +230,7 @@ struct vm {
 
 	struct ring *console;		/* (D) the guest's serial output */
 	struct conwatch conwatch;	/* (D) its panic banner (hv/conwatch.h) */
+	bool conwatch_hint;		/* its end line came: vm_devices_watch looks */
 	uint8_t *frame_runs;		/* (c) 1 per 2 MiB of RAM backed by one run */
 	bool gpt_ready;			/* (c) vmm->vm_init succeeded */
 	char cmdline[256];		/* (c) */
@@ -293,6 +294,9 @@ void vm_reboot(struct vcpu *self);
 void vm_stop(struct vm *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 struct vm *vm_find(const char *name);
 struct vm *vm_at(unsigned int slot);	/* iterate 0..VM_MAX-1, NULL for empty slots */
+/* The shell CPU's look at every guest's console watch (vm_devices_watch),
+ * at most every 100 ms. */
+void vm_watch_poll(void);
 /* The guest with this serial, NULL once it is gone.  A pointer held across
  * the shell CPU's background work (where a migration may free its guest)
  * is found again this way, never used as it was. */

@@ -37,20 +37,37 @@ static bool running(struct vm *vm)
 	return __atomic_load_n(&vm->state, __ATOMIC_ACQUIRE) == VM_RUNNING;
 }
 
-/* dev_lock held.  A Linux panic's last line stops the guest, when no
- * pvpanic driver reported it first (hv/conwatch.h). */
+/* dev_lock held.  A Linux panic's last line, then silence, stops the
+ * guest (vm_devices_watch), when no pvpanic driver reported it first
+ * (hv/conwatch.h). */
 static void tx(void *ctx, uint8_t byte)
 {
 	struct vm *vm = ctx;
-	char why[160], reason[112];
 
 	ring_put(vm->console, (const char *)&byte, 1);
-	if (conwatch_byte(&vm->conwatch, byte, reason, sizeof(reason)) && running(vm)) {
+	if (conwatch_byte(&vm->conwatch, byte, time_now_ns(), NULL, 0))
+		__atomic_store_n(&vm->conwatch_hint, true, __ATOMIC_RELEASE);
+}
+
+void vm_devices_watch(struct vm *vm, uint64_t now_ns)
+{
+	char why[160], reason[CONWATCH_WHY];
+	bool due;
+
+	if (!__atomic_load_n(&vm->conwatch_hint, __ATOMIC_ACQUIRE))
+		return;
+	spin_lock(&vm->dev_lock);
+	due = conwatch_due(&vm->conwatch, now_ns, reason, sizeof(reason)) && running(vm);
+	if (due || !vm->conwatch.ended)
+		__atomic_store_n(&vm->conwatch_hint, false, __ATOMIC_RELEASE);
+	if (due) {
+		vm->conwatch.ended = false;
 		pr_warn("vm %s: the guest's kernel panicked (seen on its console): %s",
 			vm->name, reason);
 		snprintf(why, sizeof(why), "panic (seen on its console): %s", reason);
 		stop_later(vm, why);
 	}
+	spin_unlock(&vm->dev_lock);
 }
 
 /* The reset line: the BSP reboots the guest (vcpu_run), not under
@@ -230,6 +247,7 @@ void vm_devices_reset(struct vm *vm)
 {
 	spin_lock(&vm->dev_lock);
 	vdev_reset(vm->dev);
+	memset(&vm->conwatch, 0, sizeof(vm->conwatch));	/* the old system's */
 	changed(vm);
 	spin_unlock(&vm->dev_lock);
 }

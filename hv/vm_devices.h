@@ -20,6 +20,9 @@ struct vcpu;
 int vm_devices_init(struct vm *vm, unsigned int nr_vcpus, uint64_t tsc_hz);
 void vm_devices_free(struct vm *vm);
 void vm_devices_reset(struct vm *vm);	/* the guest's reset line (vdev_reset) */
+/* A Linux panic seen on the console and followed by CONWATCH_QUIET_NS of
+ * silence (hv/conwatch.h) stops the guest: called now and then. */
+void vm_devices_watch(struct vm *vm, uint64_t now_ns);
 
 /* A port access.  Ports no device claims read as all ones; writes to them
  * are dropped and counted. */

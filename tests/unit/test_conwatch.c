@@ -8,13 +8,15 @@
 #include <cmocka.h>
 #include "hv/conwatch.h"
 
-/* Feed text; the number of banners seen, the last reason in why. */
+static uint64_t now_ns = 1000000000ull;
+
+/* Feed text at now_ns; the number of banners seen, the last reason in why. */
 static int feed(struct conwatch *w, const char *text, char *why, size_t len)
 {
 	int hits = 0;
 
 	for (const char *p = text; *p; p++)
-		hits += conwatch_byte(w, (uint8_t)*p, why, len);
+		hits += conwatch_byte(w, (uint8_t)*p, now_ns, why, len);
 	return hits;
 }
 
@@ -123,7 +125,38 @@ static void test_long_reason(void **st)
 	snprintf(end, sizeof(end), "---[ end Kernel panic - not syncing: %s ]---\n", r);
 	assert_int_equal(feed(&w, open, why, sizeof(why)), 0);
 	assert_int_equal(feed(&w, end, why, sizeof(why)), 1);
-	assert_string_equal(why, r);
+	assert_int_equal(strlen(why), CONWATCH_WHY - 1);	/* as told: cut */
+	assert_memory_equal(why, r, CONWATCH_WHY - 1);
+}
+
+/* The end line is a panic only if the console then stays silent: a kernel
+ * that panicked says nothing more; an old report printed by `cat` (or
+ * `journalctl -k -b -1`, or pasted) is followed by a prompt. */
+static void test_silence_after_the_end_line(void **st)
+{
+	static const char report[] =
+		"[    2.101] Kernel panic - not syncing: Attempted to kill init!\r\n"
+		"[    2.140] ---[ end Kernel panic - not syncing: Attempted to kill init! ]---\r\n";
+	struct conwatch w = { 0 };
+	char why[128] = "";
+
+	(void)st;
+	now_ns = 5000000000ull;
+	assert_int_equal(feed(&w, report, why, sizeof(why)), 1);
+	assert_false(conwatch_due(&w, now_ns + CONWATCH_QUIET_NS - 1, why, sizeof(why)));
+	assert_true(conwatch_due(&w, now_ns + CONWATCH_QUIET_NS, why, sizeof(why)));
+	assert_string_equal(why, "Attempted to kill init!");
+	/* cat of the same report, then the shell's prompt: nothing */
+	memset(&w, 0, sizeof(w));
+	assert_int_equal(feed(&w, report, why, sizeof(why)), 1);
+	now_ns += 3000000;
+	assert_int_equal(feed(&w, "~ # ", why, sizeof(why)), 0);
+	assert_false(conwatch_due(&w, now_ns + 10 * CONWATCH_QUIET_NS, why, sizeof(why)));
+	/* blank lines after it change nothing */
+	memset(&w, 0, sizeof(w));
+	assert_int_equal(feed(&w, report, why, sizeof(why)), 1);
+	assert_int_equal(feed(&w, "\r\n \r\n", why, sizeof(why)), 0);
+	assert_true(conwatch_due(&w, now_ns + CONWATCH_QUIET_NS, why, sizeof(why)));
 }
 
 int main(void)
@@ -135,6 +168,7 @@ int main(void)
 		cmocka_unit_test(test_long_line_skipped),
 		cmocka_unit_test(test_full_line),
 		cmocka_unit_test(test_long_reason),
+		cmocka_unit_test(test_silence_after_the_end_line),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
