@@ -17,6 +17,7 @@
  * says so once it moves again, so that no CPU waits for ever.
  */
 #include "hv/console.h"
+#include <errno.h>
 #include <stdio.h>
 #include "hv/lib/heap.h"
 #include "hv/lib/panic.h"
@@ -104,13 +105,20 @@ static void raw_write(const char *s, unsigned long n)
 	serial_write(&con, s, n);
 }
 
-void console_init(uint16_t port, uint32_t baud)
+int console_init(uint16_t port, uint32_t baud)
 {
+	struct serial probe;
+
 	if (con.present)
 		console_flush();	/* what the old port has queued goes out there */
-	serial_init(&con, port, baud);
+	/* a port where no UART answers is refused, and the console stays
+	 * where it was: never a ferry that says nothing and hears nothing */
+	if (serial_init(&probe, port, baud))
+		return -ENODEV;
+	con = probe;
 	panic_console = raw_write;
 	libc_set_output(console_write);
+	return 0;
 }
 
 void console_write(const char *s, size_t n)

@@ -10,7 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-void console_init(uint16_t port, uint32_t baud);
+/* Move the console to the UART at port (0, or -ENODEV: none answers there,
+ * and the console stays where it was). */
+int console_init(uint16_t port, uint32_t baud);
 void console_write(const char *s, size_t n);	/* queued: never waits unless full */
 size_t console_room(void);		/* bytes console_write takes now without waiting */
 void console_poll(void);		/* move queued output to the UART (IRQ, idle loop) */

@@ -85,7 +85,9 @@ static void parse_boot_info(uint32_t info_pa)
 	if (err)
 		panic("boot: bad multiboot2 information: %s", boot_info.errmsg);
 	mb2_parse_cmdline(boot_info.cmdline, &boot_cmdline);
-	console_init(boot_cmdline.console_port, boot_cmdline.console_baud);
+	if (console_init(boot_cmdline.console_port, boot_cmdline.console_baud))
+		pr_warn("boot: console: no UART answers at port %#x: the console stays at %#x",
+			boot_cmdline.console_port, console_port());
 	log_set_level(boot_cmdline.loglevel);
 	pr_info("ferry %s (git %s) booting; loader '%s', command line '%s'", ferry_version,
 		ferry_gitrev, boot_info.loader_name ? boot_info.loader_name : "?",
