@@ -39,7 +39,9 @@ int serial_init(struct serial *u, uint16_t port, uint32_t baud)
 /*
  * Wait for room in the transmitter.  A slow reader (a terminal, a socket
  * under an emulator) must not lose output, so wait long; but a UART that
- * never drains must not hang ferry: after ~1 s the byte goes out anyway.
+ * never drains must not hang ferry: after ~1 s the byte goes out anyway,
+ * and until the UART has room again the next bytes do not wait (a panic
+ * report through a stuck UART would take a second a byte).
  */
 void serial_putc(struct serial *u, char c)
 {
@@ -49,12 +51,18 @@ void serial_putc(struct serial *u, char c)
 		return;
 	while (!(inb(u->port + LSR) & LSR_THRE)) {
 		uint64_t now = rdtsc();
+		if (u->stuck)
+			break;
 		if (!deadline)
 			deadline = now + (tsc_hz() ? tsc_hz() : 1000000000);
-		else if ((int64_t)(now - deadline) > 0)
+		else if ((int64_t)(now - deadline) > 0) {
+			u->stuck = true;
 			break;
+		}
 		cpu_relax();
 	}
+	if (inb(u->port + LSR) & LSR_THRE)
+		u->stuck = false;
 	outb(u->port + THR, c);
 }
 

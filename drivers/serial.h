@@ -13,6 +13,7 @@ struct serial {
 	bool present;
 	char last;		/* last byte written, for LF -> CRLF */
 	uint8_t ier;		/* interrupt enable register as written */
+	bool stuck;		/* serial_putc timed out: no more waits until it drains */
 };
 
 int serial_init(struct serial *u, uint16_t port, uint32_t baud);

@@ -97,9 +97,12 @@ static void tx_note_drops(void)
 	tx_fill(line, (size_t)n < sizeof(line) - 1 ? (size_t)n : sizeof(line) - 1);
 }
 
-/* panic(): what is queued first, then the message, waiting as needed. */
+/* panic(): what is queued first (unless the line took nothing for long:
+ * then the message alone), then the message, waiting as needed. */
 static void raw_write(const char *s, unsigned long n)
 {
+	if (tx_stuck)
+		tx_tail = tx_head;
 	while (tx_tail != tx_head)
 		serial_putc(&con, tx[tx_tail++ % TX_RING]);
 	serial_write(&con, s, n);

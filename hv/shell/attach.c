@@ -142,6 +142,17 @@ int console_attach(struct vm *vm)
 	}
 	if (!line_start)
 		console_write("\n", 1);
+	/* the guest's output went to the terminal as it was: undo what it may
+	 * have left set (an unended escape or OSC string, colours, the line
+	 * drawing set, mouse and focus reports, the other screen, a hidden
+	 * cursor), so the operator sees ferry's lines as ferry wrote them */
+	static const char reset[] = "\x18\x1b\\\x1b[0m\x0f\x1b[?1000l\x1b[?1002l\x1b[?1003l"
+				    "\x1b[?1004l\x1b[?1006l\x1b[?1049l\x1b[?25h";
+	console_write(reset, sizeof(reset) - 1);
+	/* the rest of a burst that held the ^] (a paste, a file sent) is the
+	 * guest's, not commands for ferry */
+	while (console_getc() >= 0)
+		;
 	log_console_hold(false);
 	if (!vm)
 		gone(name);

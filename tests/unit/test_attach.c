@@ -169,6 +169,10 @@ static void test_keys_reach_the_guest(void **st)
 	assert_non_null(strstr(f.shown, "Connected to g"));
 	assert_non_null(strstr(f.shown, "linux# "));
 	assert_non_null(strstr(f.shown, "Disconnected from g"));
+	/* before it, the terminal is put back as the guest may have left it */
+	assert_true(strstr(f.shown, "\x18\x1b\\\x1b[0m\x0f") &&
+		    strstr(f.shown, "\x18\x1b\\\x1b[0m\x0f") < strstr(f.shown, "Disconnected"));
+	assert_null(strstr(f.shown, "after"));		/* what followed ^] is not the guest's */
 }
 
 /* The old loop held the second key of a guest whose FIFO was full and
