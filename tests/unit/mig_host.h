@@ -67,6 +67,7 @@ struct mh_vm {
 	uint64_t time_saved_us, dev_saved_us;	/* when the sender took each */
 	bool destroyed;
 	unsigned int flushes;		/* vm_flush_gpt calls */
+	uint8_t *tlb_w;			/* per page: a vCPU holds it writable */
 	uint64_t page_lookups;		/* vm_page_hva calls: pages read or written */
 };
 

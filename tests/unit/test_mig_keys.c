@@ -215,8 +215,9 @@ static void test_trust_refuses_unusable_keys(void **st)
 	k[0] = 0xed;
 	k[31] = 0x7f;						/* u = p: 0 again */
 	assert_int_equal(mig_trust_add(&kr, "p", k, 0, err, sizeof(err)), -EINVAL);
-	k[0] = 0xec;						/* p - 1: canonical */
-	assert_int_equal(noise_pubkey_usable(k), noise_pubkey_usable(k));	/* no crash */
+	k[0] = 0xec;						/* p - 1: canonical, but -1 */
+	assert_false(noise_pubkey_usable(k));			/* -1: of low order too */
+	assert_int_equal(mig_trust_add(&kr, "pm1", k, 0, err, sizeof(err)), -EINVAL);
 	/* a real key, and the same key with bit 255 set (another fingerprint) */
 	for (int i = 0; i < NOISE_KEY; i++)
 		hk.priv[i] = (uint8_t)(i * 7 + 1);
