@@ -30,6 +30,14 @@ def machine_factory(request):
 
 
 @pytest.hookimpl(tryfirst=True, hookwrapper=True)
+def pytest_sessionstart(session):
+    """On CI (.ci/run sets FERRY_CI) every test must run: the tests that need
+    root (network namespaces) would otherwise skip and the run pass."""
+    if os.environ.get("FERRY_CI") and os.geteuid() != 0:
+        pytest.exit("FERRY_CI: the integration tests must run as root here "
+                    "(network namespaces); they would be skipped", returncode=1)
+
+
 def pytest_runtest_makereport(item, call):
     outcome = yield
     rep = outcome.get_result()
