@@ -29,7 +29,6 @@ def machine_factory(request):
             print(f"console transcript kept in {m.logpath}")
 
 
-@pytest.hookimpl(tryfirst=True, hookwrapper=True)
 def pytest_sessionstart(session):
     """On CI (.ci/run sets FERRY_CI) every test must run: the tests that need
     root (network namespaces) would otherwise skip and the run pass."""
@@ -38,6 +37,7 @@ def pytest_sessionstart(session):
                     "(network namespaces); they would be skipped", returncode=1)
 
 
+@pytest.hookimpl(tryfirst=True, hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     rep = outcome.get_result()
