@@ -75,7 +75,9 @@ static bool sched_runnable(struct vcpu *v)
 }
 
 /* Steal runs only while v could run: stopped while it cannot (its guest
- * paused, its throttle period out), started again when it can. */
+ * paused, its throttle period out, its cap spent: waiting for its own
+ * budget is not waiting for another's use of the CPU), started again
+ * when it can. */
 static void steal_clock(struct vcpu *v, bool can)
 {
 	if (vcpu_state(v) != VCPU_RUNNABLE)
@@ -288,8 +290,8 @@ static void sync_policy(struct runq *q, uint64_t now)
 		if (list[i] == this_cpu()->vcpu)
 			continue;	/* the running one: the policy knows */
 		can = sched_runnable(list[i]);
-		steal_clock(list[i], can);
 		policy->usage(&list[i]->se, now, &u);
+		steal_clock(list[i], can && !u.capped);
 		if (can && u.state == SE_SLEEPING)
 			policy->wake(&list[i]->se, now);
 		else if (!can && u.state == SE_QUEUED)
@@ -308,11 +310,13 @@ static bool run_one(struct runq *q)
 	if (!q->n)
 		return false;
 	sync_policy(q, time_now_ns());
+	/* every wake until now is in the choice below: none may bounce its
+	 * entry; one from now on sets the flag again (the idle loop, or the
+	 * entry, sees it) */
+	__atomic_store_n(&c->resched, false, __ATOMIC_RELEASE);
 	se = policy->pick_next(c->index, time_now_ns());
 	if (!se)
 		return false;
-	/* every wake until now is in this choice: none may bounce its entry */
-	__atomic_store_n(&c->resched, false, __ATOMIC_RELEASE);
 	v = vcpu_of(se);
 	spin_lock(&q->lock);
 	if (!sched_runnable(v)) {
@@ -384,6 +388,10 @@ int sched_pin(struct vcpu *v, uint64_t affinity)
 	int cpu = __atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE);
 	bool any = false;
 
+	/* the boot CPU runs the shell: guests only where it is the only one
+	 * (there it runs them between keystrokes, with no timer slices) */
+	if (cpu_count > 1)
+		affinity &= ~1ull;
 	for (unsigned int i = 0; i < cpu_count && i < SCHED_MAX_CPUS; i++)
 		any |= (affinity & (1ull << i)) && runqs[i].usable && cpus[i].online;
 	if (!any)

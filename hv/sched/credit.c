@@ -619,6 +619,8 @@ static void credit_usage(struct sched_entity *se, uint64_t now,
 		.runtime_ns = se->runtime_ns, .steal_ns = se->steal_ns,
 		.switches = se->switches };
 	if (rq && se->state == SE_QUEUED)
+		out->capped = !within_cap(se, now);
+	if (rq && se->state == SE_QUEUED)
 		out->steal_ns += now - se->since_ns;
 	if (rq)
 		spin_unlock(&rq->lock);

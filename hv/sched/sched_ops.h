@@ -82,6 +82,7 @@ struct sched_entity {
 /* A snapshot of one entity's accounting, for `top`. */
 struct sched_usage {
 	enum se_state state;
+	bool capped;		/* queued, but out of its cap's budget now */
 	int cpu;
 	uint64_t runtime_ns;
 	uint64_t steal_ns;

@@ -135,7 +135,7 @@ int cmd_pin(int argc, char **argv)
 	}
 	if ((rc = sched_pin(vm->vcpus[id], mask))) {
 		if (rc == -EINVAL)
-			shell_error("pin", "none of CPUs %s can run guests (see 'cpus')", argv[3]);
+			shell_error("pin", "none of CPUs %s can run guests (CPU 0 runs the shell; see 'cpus')", argv[3]);
 		else
 			shell_error("pin", "could not move it (error %d)", rc);
 		return rc;

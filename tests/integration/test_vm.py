@@ -292,7 +292,7 @@ def test_weights_caps_and_pinning(machine_factory):
     assert 1.4 <= w1["use"] / max(w2["use"], 0.1) <= 2.8, rows
     assert 15 <= c["use"] <= 32, rows
     for bad in ("sched w1 weight=0", "sched w1 cap=500", "sched nosuch weight=3",
-                "pin w1 0 9", "pin w1 3 1", "pin w1 0 1-", "pin w1"):
+                "pin w1 0 9", "pin w1 3 1", "pin w1 0 1-", "pin w1", "pin w1 0 0"):
         assert "error" in m.cmd(bad), bad
     assert "weight 512, cap 0%" in m.cmd("sched w1")
     # unpinned again: w2 may go where there is room

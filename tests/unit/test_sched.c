@@ -362,6 +362,32 @@ static void test_wake_before_idle_not_slept_through(void **state)
 	assert_int_equal(fake.idles, idles + 1);
 }
 
+/* A vCPU capped at 10 % that would run all the time, alone on its CPU:
+ * waiting for its own budget is not steal (top showed ~90 %, and the
+ * balancer took it for a whole CPU's demand). */
+static void test_cap_wait_is_not_steal(void **state)
+{
+	static const struct fake_step tick[] = {
+		{ .exit = { .code = EXIT_EXTERNAL }, .ticks = 1 },
+	};
+	uint64_t steal0, t0;
+
+	(void)state;
+	enable_cpus(2);
+	sched_add(V(0));
+	assert_int_equal(sched_set_share(V(0), 256, 1000), 0);	/* cap 10 % */
+	settle();
+	steal0 = V(0)->stats.steal_ns;
+	t0 = fake_now_ns;
+	for (int i = 0; i < 500; i++) {
+		fake_script(tick, 1);
+		if (!fake_sched_run(1))
+			fake_now_ns += 4000000;			/* idle: a tick goes by */
+	}
+	assert_true(fake_now_ns - t0 >= 1000000000ull);		/* seconds of it */
+	assert_true(V(0)->stats.steal_ns - steal0 < (fake_now_ns - t0) / 10);
+}
+
 /* Time a vCPU spends paused is not steal: it could not have run. */
 static void test_pause_is_not_steal(void **state)
 {
@@ -441,6 +467,7 @@ int main(void)
 		T(test_timer_wake_enters),
 		T(test_wake_before_idle_not_slept_through),
 		T(test_pause_is_not_steal),
+		T(test_cap_wait_is_not_steal),
 		T(test_sibling_wake_enters),
 #undef T
 	};
