@@ -68,8 +68,11 @@ void vcpu_set_state(struct vcpu *v, enum vcpu_state from, enum vcpu_state to)
 	 * it is throttled: sched_steal_clock) */
 	if (to == VCPU_RUNNABLE)
 		v->runnable_since_ns = time_now_ns();
-	else if (from == VCPU_RUNNABLE && to == VCPU_RUNNING && v->runnable_since_ns)
-		v->stats.steal_ns += time_now_ns() - v->runnable_since_ns;
+	else if (from == VCPU_RUNNABLE && to == VCPU_RUNNING && v->runnable_since_ns) {
+		uint64_t now = time_now_ns();	/* since may be another CPU's, later */
+
+		v->stats.steal_ns += now > v->runnable_since_ns ? now - v->runnable_since_ns : 0;
+	}
 	if (to == VCPU_RUNNING)
 		v->stats.switches++;
 	/* a full barrier: RUNNING is seen before the vCPU reads vm->state

@@ -133,6 +133,13 @@ static void cap_refill(struct sched_entity *se, uint64_t now)
 		se->cap_budget = quota;
 }
 
+/* Time since se->since_ns, 0 if another CPU stored a later since_ns than
+ * the now this CPU read before its lock (never a wrap to 2^64). */
+static uint64_t since(const struct sched_entity *se, uint64_t now)
+{
+	return now > se->since_ns ? now - se->since_ns : 0;
+}
+
 static bool within_cap(struct sched_entity *se, uint64_t now)
 {
 	cap_refill(se, now);
@@ -367,7 +374,7 @@ static bool credit_sleep(struct sched_entity *se, uint64_t now)
 		rq->curr = NULL;
 		set_state(rq, se, slept ? SE_SLEEPING : SE_QUEUED);
 	} else if (se->state == SE_QUEUED && slept) {
-		se->steal_ns += now - se->since_ns;
+		se->steal_ns += since(se, now);
 		set_state(rq, se, SE_SLEEPING);
 	}
 	if (slept)
@@ -527,7 +534,7 @@ static struct sched_entity *put_prev(struct runq *rq, unsigned int cpu,
 static void run(struct runq *rq, struct sched_entity *se, unsigned int cpu,
 		uint64_t now)
 {
-	se->steal_ns += now - se->since_ns;
+	se->steal_ns += since(se, now);
 	se->since_ns = now;
 	se->run_start_ns = now;
 	se->boost = false;
@@ -621,7 +628,7 @@ static void credit_usage(struct sched_entity *se, uint64_t now,
 	if (rq && se->state == SE_QUEUED)
 		out->capped = !within_cap(se, now);
 	if (rq && se->state == SE_QUEUED)
-		out->steal_ns += now - se->since_ns;
+		out->steal_ns += since(se, now);
 	if (rq)
 		spin_unlock(&rq->lock);
 }
