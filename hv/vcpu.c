@@ -69,9 +69,9 @@ void vcpu_set_state(struct vcpu *v, enum vcpu_state from, enum vcpu_state to)
 	if (to == VCPU_RUNNABLE)
 		v->runnable_since_ns = time_now_ns();
 	else if (from == VCPU_RUNNABLE && to == VCPU_RUNNING && v->runnable_since_ns) {
-		uint64_t now = time_now_ns();	/* since may be another CPU's, later */
+		uint64_t t = time_now_ns();	/* since may be another CPU's, later */
 
-		v->stats.steal_ns += now > v->runnable_since_ns ? now - v->runnable_since_ns : 0;
+		v->stats.steal_ns += t > v->runnable_since_ns ? t - v->runnable_since_ns : 0;
 	}
 	if (to == VCPU_RUNNING)
 		v->stats.switches++;
