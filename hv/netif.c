@@ -302,9 +302,13 @@ void netif_idle(void)
 {
 	bool nic = nic_wakes_me();
 
+	uint64_t t0;
+
 	if (nic)
 		host_if.nic->ops->irq_unmask(host_if.nic);
+	t0 = rdtsc();
 	cpu_idle();
+	this_cpu()->idle_tsc += rdtsc() - t0;	/* for `top` (a 1-CPU host's guests) */
 	if (nic)		/* also after a storm switched host_if.irq off */
 		host_if.nic->ops->irq_mask(host_if.nic);
 }

@@ -94,6 +94,10 @@ static void print_cpus(const struct top_sample *a, const struct top_sample *b)
 			shell_printf("%-4u shell\n", c);
 			continue;
 		}
+		if (!cpus[c].online) {
+			shell_printf("%-4u offline\n", c);
+			continue;
+		}
 		unsigned int idle = permille(b->idle_tsc[c] - a->idle_tsc[c], span);
 		unsigned int busy = idle > 1000 ? 0 : 1000 - idle;
 		shell_printf("%-4u %3u.%u\n", c, busy / 10, busy % 10);
