@@ -40,6 +40,9 @@ GUESTS = {
     "memtest": ("memtest mb=4", r"TG memtest pass=(\d+) errors=0", r"TG FAIL|mismatch|errors=[1-9]"),
     "fpu": ("fpu", r"TG fpu round=(\d+) ok", r"TG FAIL|round=\d+ errors="),
     "dirty": ("dirty mb=4 rate=4", r"TG dirty gen=(\d+) .*errors=0\b", r"TG FAIL|errors=[1-9]"),
+    # a slow writer with a heartbeat: the heartbeat counts, the writer's
+    # reports (errors=N once TG FAIL lines stop at 20) must stay clean
+    "dirtyhb": ("dirty mb=24 rate=1 hb=50", r"TG hb tick=(\d+) ", r"TG FAIL|errors=[1-9]"),
 }
 
 OUTCOME = re.compile(r"(?m)^(?:\[[\s\d.]+\] )?(?:migrate (?P<name>[\w.-]+): "
@@ -467,8 +470,8 @@ def test_background_migrations_run_side_by_side_and_leave_the_prompt_free(ab):
     p, cost = {}, {}
     for name in ("bg1", "bg2", "bg3"):
         # 24 MiB to send, rewritten at 1 MB/s; its heartbeat is the counter
-        cost[name] = create(a, name, "heartbeat", mem=32, cmdline="dirty mb=24 rate=1 hb=50")
-        p[name] = progress(a, name, "heartbeat")
+        cost[name] = create(a, name, "dirtyhb", mem=32)
+        p[name] = progress(a, name, "dirtyhb")
     assert "weight 512, cap 50%" in a.cmd("sched bg1 weight=512 cap=50")
     since = mark(a)
     bg_migrate(a, "bg1", b, "bandwidth=3")
@@ -510,7 +513,7 @@ def test_background_migrations_run_side_by_side_and_leave_the_prompt_free(ab):
     mb.pos = len(mb.buf)
     for name in ("bg1", "bg2"):
         assert "done in" in bg_outcome(a, name, since), name
-        p[name] = progress(b, name, "heartbeat", above=p[name])
+        p[name] = progress(b, name, "dirtyhb", above=p[name])
         assert name not in guests(a)
     # its CPU share came along
     assert "weight 512, cap 50%" in b.cmd("sched bg1")
@@ -539,7 +542,7 @@ def test_background_migrations_run_side_by_side_and_leave_the_prompt_free(ab):
     assert "no background migration of 'bg3'" in a.cmd("migrate cancel bg3")
     wait_quiet_incoming(b)
     assert is_running(state(a, "bg3")) and "bg3" not in guests(b)
-    progress(a, "bg3", "heartbeat", above=p["bg3"])
+    progress(a, "bg3", "dirtyhb", above=p["bg3"])
     assert [r["outcome"] for r in migrations(a) if r["guest"] == "bg3"][-1] == "cancelled"
     for name in ("bg1", "bg2"):
         b.cmd(f"destroy {name}")
@@ -587,7 +590,10 @@ def test_dirtying_faster_than_the_link_converges(ab):
     assert max(link) < 3.0, f"bandwidth=2 not kept: {link}\n{r.text}"
     # the guest dirties as fast as the link carries (the whole set each round)
     assert any(x[5] >= 0.9 * x[4] for x in rounds), f"guest never kept up:\n{r.text}"
-    assert rounds[1][3] >= 0.9 * rounds[1][1], f"round 1 shrank by itself:\n{r.text}"
+    # before any throttle (round 0) the whole 2 MiB set is dirty again: the
+    # guest outruns the link; from round 1 the throttle (at once, up to 99%)
+    # may shrink it, which is its job, so no round after 0 is held to it
+    assert rounds[0][3] >= 0.9 * 512, f"the guest did not outrun the link:\n{r.text}"
     assert any(x[7] > 0 for x in rounds), f"never throttled:\n{r.text}"
     assert re.search(r"migrate fast: .*throttling its vCPUs by \d+%", r.text), r.text
     assert free_kib(a) == a.free
@@ -692,7 +698,7 @@ def test_admission_refusals(ab):
     assert "created filler" in out, out
     before_b = free_kib(b)
     assert before_b < 16 * 1024, before_b
-    refused("not enough memory", r"memory")
+    refused("not enough memory", r"refused: not enough memory")
     assert free_kib(b) == before_b
     b.cmd("destroy filler")
     # peer not in the from list
@@ -704,7 +710,7 @@ def test_admission_refusals(ab):
     # listener off: TCP refuses
     b.cmd("migrate listen off")
     assert "listener: off" in b.cmd("migrations")
-    refused("listener off", r"refused")
+    refused("listener off", r"cannot connect to .*\(is .migrate listen. on there\?\)")
     # the guest went on all along, and B keeps nothing
     progress(a, "adm", "dirty", above=p)
     assert free_kib(b) == b.free

@@ -231,13 +231,19 @@ class Capture:
                                    "-B", "32768", "-U", "-s", "0", "-w", path,
                                    "tcp", "port", "7447"],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        time.sleep(1.0)
+        # capturing once it says so, not after a guess ("data link type"
+        # may come first; at its end, EOF: it failed, and says why)
+        self.summary = ""
+        while "listening on" not in self.summary:
+            line = self.p.stderr.readline().decode(errors="replace")
+            assert line, self.summary
+            self.summary += line
 
     def stop(self):
         time.sleep(1.5)
         self.p.send_signal(signal.SIGINT)
         self.p.wait(10)
-        self.summary = self.p.stderr.read().decode(errors="replace")
+        self.summary += self.p.stderr.read().decode(errors="replace")
         with open(self.path, "rb") as f:
             return f.read()
 
