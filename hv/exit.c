@@ -347,10 +347,6 @@ static enum exit_action do_gpa_fault(struct vcpu *v, struct vm_exit *e)
 		if (v->stale_repeats <= STALE_RETRIES)
 			return EXIT_RESUME;
 	}
-	/* Delivering an event touched memory outside RAM (an IDT, stack or
-	 * TSS there): the instruction at RIP did not, and emulating it would
-	 * run it with a device access it never made (KVM stops such a guest
-	 * too).  Nothing a working system does. */
 	/* The guest's page tables point outside its RAM: the walk read a
 	 * "table" there, the instruction did not touch it; emulating the
 	 * instruction would make up a device access.  A CPU would read what
@@ -360,6 +356,10 @@ static enum exit_action do_gpa_fault(struct vcpu *v, struct vm_exit *e)
 			"(at rip %#lx)", e->u.gpa_fault.gpa, e->rip);
 		return EXIT_STOP;
 	}
+	/* Delivering an event touched memory outside RAM (an IDT, stack or
+	 * TSS there): the instruction at RIP did not, and emulating it would
+	 * run it with a device access it never made (KVM stops such a guest
+	 * too).  Nothing a working system does. */
 	if (e->u.gpa_fault.vectoring && !vm_gpa_to_hva(v->vm, e->u.gpa_fault.gpa)) {
 		vm_stop(v->vm, "delivering an interrupt or exception touched guest-physical %#lx "
 			"outside its memory (its IDT, stack or TSS) at rip %#lx",

@@ -225,7 +225,6 @@ bool gnet_mac_taken(const uint8_t mac[6])
 
 /* ---- frames ------------------------------------------------------------- */
 
-
 int gnet_guest_tx(struct vm *vm, const uint8_t *frame, size_t len, const struct gso_req *r)
 {
 	struct gport *g = find(vm);

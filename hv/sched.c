@@ -123,8 +123,8 @@ static int pick_cpu(const struct vcpu *v)
 
 /* Make cpu leave its guest and look at its run queue again.  On this CPU
  * with no vCPU running the flag is still set: the wake may come from an
- * interrupt after the scheduler chose to idle (run_one clears it when it
- * has chosen a vCPU, so a wake it saw while choosing bounces no entry). */
+ * interrupt after the scheduler chose to idle (run_one clears it before
+ * its choice, so a wake it saw while syncing bounces no entry). */
 static void poke(int cpu)
 {
 	if (cpu < 0)
