@@ -40,10 +40,12 @@ GUESTS = {
     "memtest": ("memtest mb=4", r"TG memtest pass=(\d+) errors=0", r"TG FAIL|mismatch|errors=[1-9]"),
     "fpu": ("fpu", r"TG fpu round=(\d+) ok", r"TG FAIL|round=\d+ errors="),
     "dirty": ("dirty mb=4 rate=4", r"TG dirty gen=(\d+) .*errors=0\b", r"TG FAIL|errors=[1-9]"),
-    # a slow writer with a heartbeat: the heartbeat counts, the writer's
-    # reports (errors=N once TG FAIL lines stop at 20) must stay clean
-    "dirtyhb": ("dirty mb=24 rate=1 hb=50", r"TG hb tick=(\d+) ", r"TG FAIL|errors=[1-9]"),
 }
+# Kinds beyond the four that test_four_guests_there_and_back moves: a slow
+# writer with a heartbeat, where the heartbeat counts and the writer's
+# reports (errors=N once TG FAIL lines stop at 20) must stay clean.
+KINDS = dict(GUESTS, dirtyhb=("dirty mb=24 rate=1 hb=50", r"TG hb tick=(\d+) ",
+                              r"TG FAIL|errors=[1-9]"))
 
 OUTCOME = re.compile(r"(?m)^(?:\[[\s\d.]+\] )?(?:migrate (?P<name>[\w.-]+): "
                      r"(?P<what>done|failed|in doubt)(?P<rest>(?: in|:) .*)"
@@ -242,7 +244,7 @@ def create(h, name, kind, mem=16, cmdline=None):
     """Create and start a test guest; returns the memory it cost the host."""
     before = free_kib(h)
     out = h.cmd(f'create {name} kernel=testguest mem={mem} '
-                f'cmdline="{cmdline or GUESTS[kind][0]}"', timeout=60)
+                f'cmdline="{cmdline or KINDS[kind][0]}"', timeout=60)
     assert f"created {name}" in out, out
     cost = before - free_kib(h)
     assert cost >= mem * 1024, (cost, mem)
@@ -267,7 +269,7 @@ def console_text(h, name):
 def progress(h, name, kind, above=-1, timeout=120):
     """Wait until the guest's counter passes `above`; never a failure line.
     Returns the counter."""
-    _, good, bad = GUESTS[kind]
+    _, good, bad = KINDS[kind]
     end = time.time() + timeout * h.m.slow
     while True:
         text = console_text(h, name)
