@@ -1546,6 +1546,16 @@ static void doubt_wind_down(void)
 	log_set_sink(NULL);
 }
 
+/* COMMIT never arrived: the source in doubt, the destination's copy gone
+ * once its silence ran out. */
+static void doubt_after_a_lost_commit(void)
+{
+	W.cut_at_commit = true;
+	into_doubt();
+	mh_run_for(MIG_SILENCE_BASE_US + SEC);
+	destination_discarded();
+}
+
 /* COMMIT arrived and the guest runs there, but nothing came back: the
  * source asks once the link is back, hears "ran", and frees its copy. */
 static void test_doubt_settled_ran(void **st)
@@ -1572,10 +1582,7 @@ static void test_doubt_settled_ran(void **st)
 static void test_doubt_settled_discarded(void **st)
 {
 	(void)st;
-	W.cut_at_commit = true;
-	into_doubt();
-	mh_run_for(MIG_SILENCE_BASE_US + SEC);
-	destination_discarded();
+	doubt_after_a_lost_commit();
 	link_back();
 	assert_true(idle_until(source_settled, 30 * SEC));
 	assert_true(said("never ran on 10.0.0.2:7447: resumed here"));
@@ -1590,10 +1597,7 @@ static void test_doubt_discarded_stays_paused(void **st)
 
 	(void)st;
 	assert_int_equal(vm_pause(&src_vm->vm, err, sizeof(err)), 0);
-	W.cut_at_commit = true;
-	into_doubt();
-	mh_run_for(MIG_SILENCE_BASE_US + SEC);
-	destination_discarded();
+	doubt_after_a_lost_commit();
 	link_back();
 	assert_true(idle_until(source_settled, 30 * SEC));
 	assert_true(said("stays paused here, as before it"));
@@ -1608,10 +1612,7 @@ static void test_doubt_discarded_stays_paused(void **st)
 static void test_doubt_unknown_keeps_asking(void **st)
 {
 	(void)st;
-	W.cut_at_commit = true;
-	into_doubt();
-	mh_run_for(MIG_SILENCE_BASE_US + SEC);
-	destination_discarded();
+	doubt_after_a_lost_commit();
 	for (unsigned int i = 0; i < MIG_HISTORY; i++)	/* 16 migrations later */
 		mig_history_add(0x5000 + i, false, "other", "10.0.0.9:7447", 0)->outcome =
 			MIG_DONE;

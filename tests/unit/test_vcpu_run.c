@@ -659,6 +659,17 @@ static void test_mmio_across_a_page_stops(void **state)
 	assert_int_equal(v->hw.gpr[GPR_RAX], 0x1234);
 }
 
+/* 32-bit PAE paging on, its PDPT at 0x10020 (the test guest's own layout),
+ * RIP at 0x3000. */
+static void pae_guest(const uint64_t pdpt[4])
+{
+	assert_int_equal(vm_write_gpa(vm, 0x10020, pdpt, 4 * sizeof(uint64_t)), 0);
+	fake.state.rip = 0x3000;
+	fake.state.cr0 = 0x80000011;
+	fake.state.cr4 = 0x20;
+	fake.state.cr3 = 0x10020;
+}
+
 /* The guest's tables no longer map the code that made the access (another
  * vCPU unmapped it): #PF with CR2 at the code, nothing done, RIP kept. */
 static void test_mmio_code_unmapped_is_a_page_fault(void **state)
@@ -671,12 +682,8 @@ static void test_mmio_code_unmapped_is_a_page_fault(void **state)
 
 	(void)state;
 	guest_insn((const uint8_t[]){ 0x8b, 0x03 }, 2, 0x40000000);
-	assert_int_equal(vm_write_gpa(vm, 0x10020, pdpt, sizeof(pdpt)), 0);
 	assert_int_equal(vm_write_gpa(vm, 0x11000, &pde, 8), 0);	/* 0-2 MiB: not present */
-	fake.state.rip = 0x3000;
-	fake.state.cr0 = 0x80000011;
-	fake.state.cr4 = 0x20;
-	fake.state.cr3 = 0x10020;
+	pae_guest(pdpt);
 	assert_int_equal(run(s, 1), VCPU_RUNNABLE);
 	assert_string_equal(fake_stop_reason, "");
 	assert_int_equal(vm->state, VM_RUNNING);
@@ -722,13 +729,9 @@ static void test_mmio_under_pae_paging(void **state)
 	(void)state;
 	guest_insn(load, sizeof(load), 0xC0000000);
 	assert_int_equal(vm_write_gpa(vm, 0x3000, load, sizeof(load)), 0);
-	assert_int_equal(vm_write_gpa(vm, 0x10020, pdpt, sizeof(pdpt)), 0);
 	assert_int_equal(vm_write_gpa(vm, 0x11000, &pde_low, 8), 0);
 	assert_int_equal(vm_write_gpa(vm, 0x12000, &pde_win, 8), 0);
-	fake.state.rip = 0x3000;
-	fake.state.cr0 = 0x80000011;
-	fake.state.cr4 = 0x20;
-	fake.state.cr3 = 0x10020;
+	pae_guest(pdpt);
 	assert_int_equal(run(s, 1), VCPU_RUNNABLE);
 	assert_string_equal(fake_stop_reason, "");
 	assert_int_equal(v->hw.gpr[GPR_RAX], 0xffffffffu);
