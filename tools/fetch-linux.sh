@@ -17,8 +17,11 @@ set -eu
 dir=${1:-build/linux}
 top=$(cd "$(dirname "$0")/.." && pwd)
 mods="e1000 virtio_pci virtio_net pvpanic_pci"
+# what the initrd is made of: the modules, and the scripts and sources that
+# make it (an edited /init or guest tool makes a new one)
+made="$mods $(cat "$top/tools/mkinitramfs.sh" "$top"/guest/linux/*.c | sha256sum | cut -c1-16)"
 [ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd" ] &&
-	[ "$(cat "$dir/initrd.modules" 2>/dev/null)" = "$mods" ] && exit 0
+	[ "$(cat "$dir/initrd.modules" 2>/dev/null)" = "$made" ] && exit 0
 mkdir -p "$dir/root"
 pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
 	sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -n 1)
@@ -43,4 +46,4 @@ fi
 cp "$(ls "$dir"/root/boot/vmlinuz-* | tail -n 1)" "$dir/vmlinuz.tmp"
 mv "$dir/vmlinuz.tmp" "$dir/vmlinuz"
 "$top/tools/mkinitramfs.sh" "$dir/root" "$dir/initrd" $mods
-echo "$mods" > "$dir/initrd.modules"
+echo "$made" > "$dir/initrd.modules"

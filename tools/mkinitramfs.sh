@@ -14,7 +14,10 @@
 # pvpanic), and loaded by /init in dependency order: in the
 # shell mode silently, each one that is there (a guest without the device
 # loads the driver and it finds nothing).
-# Needs busybox-static (/bin/busybox) and cpio.  /init reads its orders from
+# Beside busybox it carries rtcwait (guest/linux/rtcwait.c, built here,
+# static, with the host's C library), which waits for the RTC's interrupts
+# as hwclock does.
+# Needs busybox-static (/bin/busybox), cpio, and gcc with libc6-dev.  /init reads its orders from
 # the kernel command line:
 #   bench.ip=A.B.C.D/N  bench.dst=A.B.C.D  bench.port=P  bench.mb=M
 #   bench.mode=file|pipe   (send M MiB of zeros to DST:P; file: `cat` a tmpfs
@@ -29,6 +32,7 @@
 # any bench.* option /init is a Linux guest's shell on the console instead
 # (prompt "linux# "), which is what ferry's Linux-guest tests talk to.
 set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
 kroot=$1 out=$2
 shift 2
 [ $# -gt 0 ] || set -- e1000
@@ -46,6 +50,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/dev" "$stage/proc" "$stage/sys" "$stage/tmp" "$stage/lib/modules"
 cp "$bb" "$stage/bin/busybox"
+cc -static -Os -s -std=gnu11 -Wall -Wextra -Werror -o "$stage/bin/rtcwait" "$top/guest/linux/rtcwait.c"
 [ "$(id -u)" = 0 ] && mknod "$stage/dev/console" c 5 1
 
 # find_module NAME: the path of NAME.ko[.xz|.gz|.zst] in the kernel tree

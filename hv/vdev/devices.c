@@ -29,18 +29,29 @@ static void com1_tx(void *ctx, uint8_t byte)
 		d->cfg.tx(d->cfg.ctx, byte);
 }
 
-/* Pulse IRQ 0 for an OUT0 rising edge that became due. */
+static void rtc_irq(void *ctx, int level)
+{
+	struct vm_devices *d = ctx;
+
+	apicbus_set_irq(d, VDEV_RTC_IRQ, level);
+}
+
+/* Pulse IRQ 0 for an OUT0 rising edge that became due; raise IRQ 8 for
+ * an RTC flag that became due. */
 void vdev_tick(struct vm_devices *d, uint64_t now)
 {
+	rtc_update(&d->rtc, now);
 	if (!pit_update(&d->pit, now))
 		return;
 	apicbus_set_irq(d, VDEV_PIT_IRQ, 1);
 	apicbus_set_irq(d, VDEV_PIT_IRQ, 0);
 }
 
-/* The devices a reboot resets (the RTC and its CMOS RAM keep running). */
+/* The devices a reboot resets (the RTC and its CMOS RAM keep running; its
+ * interrupt enables and flags are cleared, as its RESET pin does). */
 static void power_on(struct vm_devices *d)
 {
+	rtc_reset_irqs(&d->rtc);
 	pic_init(&d->pic);
 	pit_init(&d->pit);
 	apicbus_power_on(d);
@@ -122,6 +133,7 @@ int vdev_create(const struct vdev_config *cfg, struct vm_devices **out)
 	d->nr_cpus = cfg->nr_cpus;
 	power_on(d);
 	rtc_init(&d->rtc, cfg->epoch_s, cfg->now_ns, cfg->ram_below_4g, cfg->ram_above_4g);
+	rtc_connect(&d->rtc, rtc_irq, d);
 	if (pci_create(d)) {
 		free(d);
 		return -ENOMEM;
@@ -255,11 +267,14 @@ int vdev_io(struct vm_devices *d, uint16_t port, uint8_t size, bool in, uint32_t
 
 uint64_t vdev_next_event_ns(struct vm_devices *d, unsigned int cpu, uint64_t now_ns)
 {
-	uint64_t pit, apic;
+	uint64_t pit, apic, rtc;
 
 	vdev_tick(d, now_ns);
 	pit = pit_next_event_ns(&d->pit, now_ns);
+	rtc = rtc_next_event_ns(&d->rtc, now_ns);
 	apic = cpu < d->nr_cpus ? lapic_next_event_ns(&d->lapic[cpu], now_ns) : UINT64_MAX;
+	if (rtc < pit)
+		pit = rtc;
 	return pit < apic ? pit : apic;
 }
 
@@ -282,16 +297,19 @@ bool vdev_console_input(struct vm_devices *d, uint8_t byte)
 /* ---- snapshot --------------------------------------------------------- */
 
 /* What no single device can check: the PIC's view of the lines matches
- * the devices driving them (COM1 a level, the PIT only pulses). */
+ * the devices driving them (COM1 and the RTC a level, the PIT only
+ * pulses). */
 static bool wiring_valid(const struct vm_devices *d)
 {
-	uint32_t com1 = d->com1.irq_level ? 1u << VDEV_COM1_IRQ : 0;
+	uint32_t isa = (d->com1.irq_level ? 1u << VDEV_COM1_IRQ : 0) |
+		       (d->rtc.irq_level ? 1u << VDEV_RTC_IRQ : 0);
 	uint32_t nic = d->pci ? 1u << VNIC_IRQ : 0;
 
-	/* COM1 drives IRQ 4 on both, the NIC (checked in pci_fields) pin
-	 * VNIC_IRQ; the PIT only pulses its line, and no other device drives
-	 * one: a line high with nothing behind it would stay high for ever */
-	return d->pic.lines == com1 && (d->ioapic.lines & ~nic) == com1;
+	/* COM1 drives IRQ 4 on both, the RTC IRQ 8, the NIC (checked in
+	 * pci_fields) pin VNIC_IRQ; the PIT only pulses its line, and no
+	 * other device drives one: a line high with nothing behind it would
+	 * stay high for ever */
+	return d->pic.lines == isa && (d->ioapic.lines & ~nic) == isa;
 }
 
 /* Last, because a restore of the bus is final (vnic_snapshot is all or

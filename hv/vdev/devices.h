@@ -75,6 +75,7 @@
 
 #define VDEV_COM1_IRQ	4
 #define VDEV_PIT_IRQ	0
+#define VDEV_RTC_IRQ	8
 #define VDEV_KBD_DATA	0x60
 #define VDEV_KBD_STATUS	0x64
 #define VDEV_KBD_RESET	0xFE	/* command: pulse the CPU reset line */
@@ -83,7 +84,7 @@
 #define VDEV_CTL_POWEROFF 0x2000
 /* Format version of vdev_snapshot() as a whole (for a migration stream's
  * header); bumped whenever any device's own version byte changes. */
-#define VDEV_SNAP_VERSION 5	/* 5: MSR_KVM_PV_EOI_EN */
+#define VDEV_SNAP_VERSION 6	/* 6: RTC interrupts */
 #define VDEV_MAX_CPUS	64	/* vCPUs (local APICs) of one guest */
 #define VDEV_IOAPIC_PIT_PIN 2	/* IRQ 0's I/O APIC pin (the MP table says so) */
 

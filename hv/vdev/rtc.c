@@ -1,21 +1,28 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The CMOS RTC: calendar arithmetic, register encoding (BCD/binary,
- * 12/24 hour), the SET protocol, CMOS RAM and its memory-size bytes.
- * See rtc.h for the model.
+ * 12/24 hour), the SET protocol, the interrupt flags, CMOS RAM and its
+ * memory-size bytes.  See rtc.h for the model.
  */
 #include <errno.h>
 #include <string.h>
 #include "hv/vdev/portio.h"
 #include "hv/vdev/rtc.h"
 
-#define RTC_SNAP_VERSION 1
+#define RTC_SNAP_VERSION 2	/* 2: interrupt flags and their timing */
 #define NS_PER_S 1000000000ull
 #define SECS_PER_DAY 86400u
 #define KIB 1024ull
 #define MIB (1024ull * KIB)
 #define REG_A_RESET 0x26	/* 32.768 kHz time base, 1024 Hz rate */
 #define REG_A_UIP 0x80
+#define REG_A_DV 0x70		/* divider: 0x20 runs the 32.768 kHz base */
+#define REG_A_DV_RUN 0x20
+#define REG_A_RS 0x0f		/* periodic rate select */
+#define REG_B_SQWE 0x08
+/* Periodic flags missed for longer than this restart their phase (keeps
+ * the catch-up arithmetic inside 64 bits; the flags merge anyway). */
+#define PF_CATCHUP_MAX_NS (1ull << 56)
 
 /* ---- calendar (days since 1970-01-01, proleptic Gregorian) ------------ */
 
@@ -107,7 +114,200 @@ static void set_clock(struct rtc *r, uint64_t epoch_s, uint64_t now)
 {
 	r->base_s = epoch_s;
 	r->base_ns = now;
+	r->seen_s = epoch_s;	/* a clock set is not a tick */
 	r->stats.clock_sets++;
+}
+
+/* ---- interrupt flags -------------------------------------------------- */
+
+/* The periodic rate: RS with the divider running, RS 1 and 2 as 8 and 9
+ * (MC146818A table 5 at 32.768 kHz); 0 when off. */
+static uint8_t pf_rate(const struct rtc *r)
+{
+	uint8_t a = r->ram[RTC_REG_A], rs = a & REG_A_RS;
+
+	if (!rs || (a & REG_A_DV) != REG_A_DV_RUN)
+		return 0;
+	return rs < 3 ? (uint8_t)(rs + 7) : rs;
+}
+
+/* Its period in 1/16 ns: 2^(rate-1) / 32768 s, exact (10^9 = 2^9 * 1953125). */
+static uint64_t pf_period16(uint8_t rate)
+{
+	return 1953125ull << (rate - 3);
+}
+
+/* A new rate (or the periodic flag turned on or off): the first flag one
+ * period from now. */
+static void pf_restart(struct rtc *r, uint64_t now)
+{
+	uint64_t p;
+
+	r->pf_rate = pf_rate(r);
+	r->pf_next_ns = 0;
+	r->pf_sub = 0;
+	if (!r->pf_rate)
+		return;
+	p = pf_period16(r->pf_rate);
+	r->pf_next_ns = now + (p >> 4);
+	r->pf_sub = (uint8_t)(p & 15);
+}
+
+/* When the next periodic flag is due, in whole ns (rounded up). */
+static uint64_t pf_due_ns(const struct rtc *r)
+{
+	return r->pf_next_ns + (r->pf_sub ? 1 : 0);
+}
+
+static void pf_update(struct rtc *r, uint64_t now)
+{
+	uint64_t p, n, step;
+
+	if (pf_rate(r) != r->pf_rate)
+		pf_restart(r, now);
+	if (!r->pf_rate || now < pf_due_ns(r))
+		return;
+	r->ram[RTC_REG_C] |= RTC_C_PF;
+	if (now - r->pf_next_ns >= PF_CATCHUP_MAX_NS) {
+		pf_restart(r, now);
+		return;
+	}
+	/* every edge up to now merges into this one flag */
+	p = pf_period16(r->pf_rate);
+	n = ((now - r->pf_next_ns) * 16 - r->pf_sub) / p + 1;
+	step = r->pf_sub + n * p;
+	r->pf_next_ns += step >> 4;
+	r->pf_sub = (uint8_t)(step & 15);
+}
+
+/*
+ * An alarm register as the number it matches, -1 for any (0xC0-0xFF), or
+ * -2 if no time ever reads as that byte (the chip compares the bytes: a
+ * value that is not a valid encoding in the current mode never matches).
+ */
+static uint8_t encode(const struct rtc *r, uint8_t v);
+static uint8_t decode(const struct rtc *r, uint8_t v);
+static uint8_t encode_hour(const struct rtc *r, uint8_t h);
+static uint8_t decode_hour(const struct rtc *r, uint8_t v);
+
+static int alarm_value(const struct rtc *r, uint8_t idx, uint8_t limit)
+{
+	uint8_t v = r->ram[idx], x;
+
+	if ((v & 0xc0) == 0xc0)
+		return -1;
+	x = idx == 5 ? decode_hour(r, v) : decode(r, v);
+	if (x >= limit || (idx == 5 ? encode_hour(r, x) : encode(r, x)) != v)
+		return -2;
+	return x;
+}
+
+/* The first second after `after` whose time matches the alarm, or
+ * RTC_NO_EVENT.  Each step fixes the hour, minute or second by jumping
+ * straight to it; eight steps reach a match from anywhere. */
+static uint64_t next_alarm(const struct rtc *r, uint64_t after)
+{
+	int as = alarm_value(r, 1, 60), am = alarm_value(r, 3, 60), ah = alarm_value(r, 5, 24);
+	uint64_t t = after + 1;
+
+	if (as == -2 || am == -2 || ah == -2)
+		return RTC_NO_EVENT;
+	for (int i = 0; i < 8 && t <= RTC_MAX_EPOCH; i++) {
+		uint64_t day = t - t % SECS_PER_DAY, hour = t - t % 3600, min = t - t % 60;
+		int h = (int)(t % SECS_PER_DAY / 3600), m = (int)(t / 60 % 60), sec = (int)(t % 60);
+
+		if (ah >= 0 && h != ah)
+			t = day + (uint64_t)ah * 3600 + (ah < h ? SECS_PER_DAY : 0);
+		else if (am >= 0 && m != am)
+			t = am > m ? hour + (uint64_t)am * 60 : hour + 3600;
+		else if (as >= 0 && sec != as)
+			t = as > sec ? min + (uint64_t)as : min + 60;
+		else
+			return t;
+	}
+	return RTC_NO_EVENT;
+}
+
+/* Guest time at which the clock reaches second x (now if it has). */
+static uint64_t second_ns(const struct rtc *r, uint64_t x, uint64_t now)
+{
+	uint64_t d;
+
+	if (x > RTC_MAX_EPOCH)
+		return RTC_NO_EVENT;
+	if (x <= r->base_s)
+		return now;
+	d = x - r->base_s;
+	if (d > (UINT64_MAX - r->base_ns) / NS_PER_S)
+		return RTC_NO_EVENT;
+	return r->base_ns + d * NS_PER_S;
+}
+
+static bool irqf(const struct rtc *r)
+{
+	return r->ram[RTC_REG_C] & r->ram[RTC_REG_B] & RTC_IRQ_BITS;
+}
+
+static void sync_irq(struct rtc *r)
+{
+	bool level = irqf(r);
+
+	if (level == r->irq_level)
+		return;
+	r->irq_level = level;
+	if (level)
+		r->stats.irqs++;
+	if (r->irq)
+		r->irq(r->irq_ctx, level);
+}
+
+void rtc_connect(struct rtc *r, void (*irq)(void *ctx, int level), void *ctx)
+{
+	r->irq = irq;
+	r->irq_ctx = ctx;
+}
+
+void rtc_update(struct rtc *r, uint64_t now)
+{
+	uint64_t s = running_time(r, now);
+
+	/* the update cycle: not while SET holds the registers */
+	if (!set_mode(r) && s > r->seen_s) {
+		r->ram[RTC_REG_C] |= RTC_C_UF;
+		if (next_alarm(r, r->seen_s) <= s)
+			r->ram[RTC_REG_C] |= RTC_C_AF;
+		r->seen_s = s;
+	}
+	pf_update(r, now);
+	sync_irq(r);
+}
+
+uint64_t rtc_next_event_ns(const struct rtc *r, uint64_t now)
+{
+	uint8_t en = r->ram[RTC_REG_B] & RTC_IRQ_BITS;
+	uint64_t t = RTC_NO_EVENT, x;
+
+	if (r->irq_level || !en)
+		return RTC_NO_EVENT;	/* high until C is read, or nothing enabled */
+	if (irqf(r))
+		return now;
+	if ((en & RTC_C_PF) && r->pf_rate)
+		t = pf_due_ns(r);
+	if (!set_mode(r) && (en & RTC_C_UF) && (x = second_ns(r, r->seen_s + 1, now)) < t)
+		t = x;
+	if (!set_mode(r) && (en & RTC_C_AF)) {
+		x = next_alarm(r, r->seen_s);
+		if (x != RTC_NO_EVENT && (x = second_ns(r, x, now)) < t)
+			t = x;
+	}
+	return t < now ? now : t;
+}
+
+void rtc_reset_irqs(struct rtc *r)
+{
+	r->ram[RTC_REG_B] &= (uint8_t)~(RTC_B_PIE | RTC_B_AIE | RTC_B_UIE | REG_B_SQWE);
+	r->ram[RTC_REG_C] = 0;
+	r->irq_level = false;
 }
 
 /* ---- register encoding ------------------------------------------------ */
@@ -223,8 +423,8 @@ static uint8_t read_data(struct rtc *r, uint64_t now)
 	case RTC_REG_A:
 		return r->ram[idx] & (uint8_t)~REG_A_UIP;
 	case RTC_REG_C:
-		v = r->ram[idx];
-		r->ram[idx] = 0;
+		v = (uint8_t)(r->ram[idx] | (irqf(r) ? RTC_C_IRQF : 0));
+		r->ram[idx] = 0;	/* IRQF falls: rtc_io syncs the line */
 		return v;
 	case RTC_REG_D:
 		return RTC_D_VRT;
@@ -239,8 +439,11 @@ static void write_data(struct rtc *r, uint8_t val, uint64_t now)
 
 	if (is_time_reg(idx))
 		write_time_reg(r, idx, val, now);
-	else if (idx == RTC_REG_A)
+	else if (idx == RTC_REG_A) {
 		r->ram[idx] = val & (uint8_t)~REG_A_UIP;
+		if (pf_rate(r) != r->pf_rate)
+			pf_restart(r, now);
+	}
 	else if (idx == RTC_REG_B)
 		write_reg_b(r, val, now);
 	else if (idx != RTC_REG_C && idx != RTC_REG_D)
@@ -281,8 +484,12 @@ int rtc_io(struct rtc *r, uint16_t port, uint8_t size, bool in, uint32_t *val,
 	   uint64_t now_ns)
 {
 	struct rtc_access a = { r, now_ns };
+	int rc;
 
-	return portio_split(&a, rtc_byte, port, size, in, val);
+	rtc_update(r, now_ns);	/* the flags a read of C returns are current */
+	rc = portio_split(&a, rtc_byte, port, size, in, val);
+	sync_irq(r);		/* C read, an enable set, UIE cleared by SET */
+	return rc;
 }
 
 /* ---- initial state ---------------------------------------------------- */
@@ -316,6 +523,8 @@ void rtc_init(struct rtc *r, uint64_t epoch_s, uint64_t now_ns,
 	r->ram[RTC_REG_B] = RTC_B_24H;
 	r->base_s = epoch_s > RTC_MAX_EPOCH ? RTC_MAX_EPOCH : epoch_s;
 	r->base_ns = now_ns;
+	r->seen_s = r->base_s;
+	pf_restart(r, now_ns);
 	set_memory_size(r, ram_below_4g, ram_above_4g);
 }
 
@@ -345,6 +554,32 @@ static void time_fields(struct rtc *t, struct snap *s, uint64_t now)
 	t->base_ns = now >= frac ? now - frac : now;
 }
 
+/* The interrupt timing, relative to now: seconds not yet ticked, the
+ * periodic rate and the time to its next flag. */
+static void irq_fields(struct rtc *t, struct snap *s, uint64_t now)
+{
+	uint64_t secs = running_time(t, now);
+	uint64_t unseen = secs > t->seen_s ? secs - t->seen_s : 0;
+	uint64_t pf_left = t->pf_next_ns > now ? t->pf_next_ns - now : 0;
+
+	snap_u64(s, &unseen);
+	snap_u8(s, &t->pf_rate);
+	snap_u64(s, &pf_left);
+	snap_u8(s, &t->pf_sub);
+	if (!s->restore || s->err)
+		return;
+	secs = running_time(t, now);	/* as time_fields restored it */
+	if (unseen > secs || t->pf_rate != pf_rate(t) || t->pf_sub > 15 ||
+	    (t->pf_rate && pf_left > pf_period16(t->pf_rate) >> 4) ||
+	    (!t->pf_rate && (pf_left || t->pf_sub))) {
+		snap_invalid(s);
+		return;
+	}
+	t->seen_s = secs - unseen;
+	t->pf_next_ns = t->pf_rate ? now + pf_left : 0;
+	t->irq_level = irqf(t);
+}
+
 bool rtc_valid(const struct rtc *r)
 {
 	static const uint8_t unused[] = { 0, 2, 4, 6, 7, 8, 9, RTC_REG_D, RTC_CENTURY };
@@ -354,8 +589,9 @@ bool rtc_valid(const struct rtc *r)
 		if (r->ram[unused[i]])
 			return false;
 	return r->index < RTC_CMOS_SIZE && !(r->ram[RTC_REG_A] & REG_A_UIP) &&
-	       !(r->ram[RTC_REG_C] & 0x0f) && !((b & RTC_B_SET) && (b & RTC_B_UIE)) &&
-	       r->base_s <= RTC_MAX_EPOCH;
+	       !(r->ram[RTC_REG_C] & (uint8_t)~RTC_IRQ_BITS) &&
+	       !((b & RTC_B_SET) && (b & RTC_B_UIE)) && r->base_s <= RTC_MAX_EPOCH &&
+	       r->pf_rate == pf_rate(r) && r->irq_level == irqf(r);
 }
 
 int rtc_snapshot(struct rtc *r, struct snap *s, uint64_t now_ns)
@@ -368,6 +604,7 @@ int rtc_snapshot(struct rtc *r, struct snap *s, uint64_t now_ns)
 	snap_bool(s, &t.nmi_masked);
 	snap_bytes(s, t.ram, sizeof(t.ram));
 	time_fields(&t, s, now_ns);
+	irq_fields(&t, s, now_ns);
 	if (!s->restore || s->err)
 		return s->err;
 	if (!rtc_valid(&t))

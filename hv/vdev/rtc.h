@@ -18,10 +18,21 @@
  * derived from the date (writes to register 6 do not stick).
  *
  * Register A reads UIP = 0 (the update is instantaneous); B is stored
- * (SET clears UIE); C reads and clears the interrupt flags; D reads 0x80
- * (valid RAM and time).  No interrupt sources exist yet: a periodic,
- * alarm or update interrupt would set flags in C and drive IRQ 8 through a
- * callback added to rtc_init, computed from now_ns like the PIT.
+ * (SET clears UIE); D reads 0x80 (valid RAM and time).
+ *
+ * Interrupts, as the data sheet has them: at each second the clock ticks
+ * (not while SET is 1) the update-ended flag UF is set, and the alarm flag
+ * AF too when the new time matches the alarm registers 1, 3 and 5 (a value
+ * of 0xC0-0xFF matches anything); the periodic flag PF is set at the rate
+ * register A selects (RS, 2 Hz to 8192 Hz, with the divider at 32.768 kHz).
+ * Flags are set whether or not their enables (PIE, AIE, UIE in B) are.
+ * IRQF = PF.PIE + AF.AIE + UF.UIE drives IRQ 8 through the callback given
+ * to rtc_connect, high until the guest reads C, which returns the flags and
+ * clears them.  Seconds or periods that passed unseen (a guest not
+ * scheduled) merge into one flag, as the PIT merges its edges.
+ * Everything is computed from now_ns: rtc_update catches the flags up,
+ * rtc_next_event_ns says when IRQF will next rise.  A reset of the machine
+ * (rtc_reset_irqs) clears the enables and flags, as the chip's RESET pin.
  *
  * Memory-size bytes set at init (all writable later, as on real hardware):
  *   0x15/0x16  base memory in KiB (at most 640)
@@ -57,10 +68,18 @@
 #define RTC_CENTURY	0x32
 
 #define RTC_B_SET	0x80
+#define RTC_B_PIE	0x40
+#define RTC_B_AIE	0x20
 #define RTC_B_UIE	0x10
 #define RTC_B_BINARY	0x04	/* DM: 1 = binary, 0 = BCD */
 #define RTC_B_24H	0x02
 #define RTC_D_VRT	0x80
+#define RTC_C_IRQF	0x80
+#define RTC_C_PF	0x40
+#define RTC_C_AF	0x20
+#define RTC_C_UF	0x10
+#define RTC_IRQ_BITS	0x70	/* the flags in C, their enables in B */
+#define RTC_NO_EVENT	UINT64_MAX
 
 /* Latest time the RTC can hold: 9999-12-31 23:59:59. */
 #define RTC_MAX_EPOCH	253402300799ull
@@ -74,6 +93,7 @@ struct rtc_tm {
 
 struct rtc_stats {
 	uint64_t clock_sets;	/* times the guest set the clock */
+	uint64_t irqs;		/* rising edges of IRQF */
 };
 
 struct rtc {
@@ -83,6 +103,13 @@ struct rtc {
 	uint64_t base_s;	/* the time at base_ns, seconds since 1970 */
 	uint64_t base_ns;	/* guest clock when base_s held */
 	struct rtc_tm held;	/* the registers while B.SET is 1 */
+	uint64_t seen_s;	/* the last second ticked (UF, AF) */
+	uint64_t pf_next_ns;	/* guest time of the next periodic flag ... */
+	uint8_t pf_sub;		/* ... plus this many 1/16 ns (exact edges) */
+	uint8_t pf_rate;	/* the RS that pf_next_ns counts for, 0 = off */
+	bool irq_level;		/* IRQF as last driven onto IRQ 8 */
+	void (*irq)(void *ctx, int level);	/* not saved */
+	void *irq_ctx;
 	struct rtc_stats stats;	/* host-side counters, not saved */
 };
 
@@ -91,6 +118,20 @@ struct rtc {
  * above 4 GiB. */
 void rtc_init(struct rtc *r, uint64_t epoch_s, uint64_t now_ns,
 	      uint64_t ram_below_4g, uint64_t ram_above_4g);
+
+/* Where IRQF goes (called on every change of level; NULL: nowhere). */
+void rtc_connect(struct rtc *r, void (*irq)(void *ctx, int level), void *ctx);
+
+/* Catch the flags up with now_ns and drive IRQ 8 accordingly. */
+void rtc_update(struct rtc *r, uint64_t now_ns);
+
+/* Guest time at which IRQF will rise (now_ns if due), RTC_NO_EVENT if no
+ * enabled source will raise it (or it is high already). */
+uint64_t rtc_next_event_ns(const struct rtc *r, uint64_t now_ns);
+
+/* The machine's reset: PIE, AIE, UIE and the flags cleared, IRQF low
+ * (without calling back: the interrupt controllers are reset too). */
+void rtc_reset_irqs(struct rtc *r);
 
 /* Guest port access: 0x70, 0x71, size 1, 2 or 4 (split into bytes).
  * Returns 0, or -ENOENT if port is not the RTC's. */
@@ -103,7 +144,9 @@ uint64_t rtc_tm_to_epoch(const struct rtc_tm *tm);	/* clamped */
 
 /* Save or restore; the time is saved as seconds plus the fraction since
  * the last second relative to now_ns, so it continues after a restore at
- * another time base.  A refused restore leaves r unchanged. */
+ * another time base, and so is the next periodic flag.  IRQF is derived
+ * from the registers; the caller checks that IRQ 8 matches it.  A refused
+ * restore leaves r unchanged. */
 int rtc_snapshot(struct rtc *r, struct snap *s, uint64_t now_ns);
 
 /* Internal consistency (used by restore, and by tests). */

@@ -90,6 +90,13 @@ def test_debian_kernel_boots_to_its_shell(machine_factory, linux_iso):
     # the time of day from the CMOS clock, within a few seconds of the host's
     guest_now = int(re.search(r"^(\d{9,})$", talk(m, "date +%s"), re.M).group(1))
     assert abs(guest_now - time.time()) < 30, guest_now
+    # the CMOS clock's interrupts (rtc-cmos on IRQ 8) as hwclock waits for
+    # them: update interrupts turned on by ioctl, each at a second's edge
+    rtc = talk(m, "rtcwait 3; grep rtc0 /proc/interrupts")
+    waited = re.search(r"rtcwait: 3 interrupts, (\d+) ms", rtc)
+    assert waited and 1500 <= int(waited.group(1)) <= 6000, rtc
+    fired = re.search(r"^\s*8:\s+(\d+)\s+IO-APIC\s+8-edge\s+rtc0", rtc, re.M)
+    assert fired and int(fired.group(1)) >= 3, rtc
     irqs = talk(m, "cat /proc/interrupts")
     assert re.search(r"IO-APIC\s+4-edge\s+ttyS0", irqs), irqs
     assert int(re.search(r"LOC:\s+(\d+)", irqs).group(1)) > 0, irqs

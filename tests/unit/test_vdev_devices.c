@@ -589,6 +589,61 @@ static void test_snapshot_checks_and_resample(void **state)
 	vdev_destroy(e);
 }
 
+/* The RTC's IRQ 8 as Linux's rtc-cmos uses it: an update interrupt each
+ * second through I/O APIC pin 8 (edge), time to it told by
+ * vdev_next_event_ns, high until register C is read; a snapshot carries a
+ * raised line and refuses one that disagrees with the RTC; a reset clears
+ * the enables. */
+static void test_rtc_irq8(void **state)
+{
+	static uint8_t buf[16384];
+	struct vm_devices *d = make(), *e = make(), *t = make();
+	struct snap s;
+	uint64_t next;
+
+	(void)state;
+	rte(d, 8, 0x38);				/* edge, to APIC 0; no PIT */
+	out(d, 0x70, 1, 0x0C, SEC / 4);
+	(void)in(d, 0x71, 1, SEC / 4);
+	out(d, 0x70, 1, 0x0B, SEC / 4);
+	out(d, 0x71, 1, 0x12, SEC / 4);			/* UIE, 24 h BCD */
+	next = vdev_next_event_ns(d, 0, SEC / 4);
+	assert_true(next == SEC);
+	assert_int_equal(vdev_pending_vector(d, 0, SEC - 1), -1);
+	assert_int_equal(vdev_pending_vector(d, 0, SEC), 0x38);
+	assert_int_equal(vdev_ack(d, 0, SEC), 0x38);
+	assert_true(d->ioapic.lines & 1u << 8);
+	assert_true(d->pic.lines & 1u << 8);
+	assert_true(vdev_next_event_ns(d, 1, SEC) > 1000 * SEC);	/* no PIT, line high */
+	/* saved with the line up: it arrives up, and C still to be read */
+	snap_save_init(&s, buf, sizeof(buf));
+	assert_int_equal(vdev_snapshot(d, &s, SEC), 0);
+	snap_restore_init(&s, buf, s.pos);
+	assert_int_equal(vdev_snapshot(e, &s, 5 * SEC), 0);
+	assert_true(e->ioapic.lines & 1u << 8);
+	out(e, 0x70, 1, 0x0C, 5 * SEC);
+	assert_int_equal(in(e, 0x71, 1, 5 * SEC) & 0xB0, 0x90);	/* PF runs too */
+	assert_false(e->ioapic.lines & 1u << 8);
+	assert_false(e->pic.lines & 1u << 8);
+	assert_true(vdev_next_event_ns(e, 0, 5 * SEC) == 6 * SEC);
+	/* a stream whose RTC says IRQF while its controllers saw no line */
+	t->rtc.ram[0x0B] |= 0x10;
+	t->rtc.ram[0x0C] = 0x10;
+	t->rtc.irq_level = true;
+	snap_save_init(&s, buf, sizeof(buf));
+	assert_int_equal(vdev_snapshot(t, &s, 0), 0);
+	snap_restore_init(&s, buf, s.pos);
+	assert_int_equal(vdev_snapshot(e, &s, 5 * SEC), -EINVAL);
+	/* a reboot: the enables go, the line with the controllers */
+	vdev_reset(d);
+	assert_int_equal(d->rtc.ram[0x0B] & 0x70, 0);
+	assert_false(d->rtc.irq_level);
+	assert_int_equal(d->pic.lines, 0);
+	vdev_destroy(d);
+	vdev_destroy(e);
+	vdev_destroy(t);
+}
+
 /* A guest made at 3 GHz arrives on a host whose own rate is 200 MHz: its
  * APICs keep 3 GHz, and so does its next reset (a reboot there). */
 static void test_restored_tsc_rate_survives_a_reset(void **state)
@@ -833,6 +888,7 @@ int main(void)
 		cmocka_unit_test(test_apic_bus_ipis),
 		cmocka_unit_test(test_time_of_day),
 		cmocka_unit_test(test_snapshot_checks_and_resample),
+		cmocka_unit_test(test_rtc_irq8),
 		cmocka_unit_test(test_restored_tsc_rate_survives_a_reset),
 		cmocka_unit_test(test_pv_eoi),
 		cmocka_unit_test(test_ipi_flood_merges),

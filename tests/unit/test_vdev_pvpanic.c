@@ -329,9 +329,9 @@ static void test_device_set(void **state)
 	assert_int_equal(vdev_snapshot(d, &s, 0), 0);
 	assert_true(d->pci->pvpanic.panicked);
 	/* the stream's version: this one's; an older one is refused */
-	assert_int_equal(VDEV_SNAP_VERSION, 5);
+	assert_int_equal(VDEV_SNAP_VERSION, 6);
 	assert_int_equal(buf[4], VDEV_SNAP_VERSION);
-	buf[4] = 4;
+	buf[4] = 5;
 	snap_restore_init(&s, buf, len);
 	assert_int_equal(vdev_snapshot(d, &s, 0), -EINVAL);
 	vdev_destroy(d);

@@ -181,10 +181,13 @@ static void test_registers_and_ram(void **state)
 	assert_int_equal(cmos_read(&r, 0x0A, 0), 0x7f);	/* UIP reads 0 */
 	cmos_write(&r, 0x0D, 0x00, 0);
 	assert_int_equal(cmos_read(&r, 0x0D, 0), 0x80);
-	r.ram[0x0C] = 0xC0;			/* as a future interrupt would */
-	cmos_write(&r, 0x0C, 0x00, 0);		/* read-only */
-	assert_int_equal(cmos_read(&r, 0x0C, 0), 0xC0);
-	assert_int_equal(cmos_read(&r, 0x0C, 0), 0x00);	/* read clears */
+	cmos_write(&r, 0x0A, 0x2f, 0);		/* periodic at 2 Hz */
+	cmos_write(&r, 0x0B, 0x42, 0);		/* PIE */
+	cmos_write(&r, 0x0C, 0x00, SEC);	/* read-only */
+	assert_int_equal(cmos_read(&r, 0x0C, SEC), 0xD0);	/* IRQF PF UF */
+	assert_int_equal(cmos_read(&r, 0x0C, SEC), 0x00);	/* read clears */
+	cmos_write(&r, 0x0B, 0x02, SEC);
+	cmos_write(&r, 0x0A, 0x26, SEC);
 	for (int i = 0x0E; i < 0x80; i++)
 		if (i != 0x32)
 			cmos_write(&r, (uint8_t)i, (uint8_t)(i ^ 0x5a), 0);
@@ -211,6 +214,305 @@ static void test_registers_and_ram(void **state)
 	v |= 0x06 << 8;
 	assert_int_equal(rtc_io(&r, 0x70, 2, false, &v, 0), 0);
 	assert_int_equal(cmos_read(&r, 0x0B, 0), 0x06);
+}
+
+/* ---- interrupts ------------------------------------------------------- */
+
+struct irq_log {
+	int level, rises, falls;
+};
+
+static void log_irq(void *ctx, int level)
+{
+	struct irq_log *l = ctx;
+
+	assert_true(level != l->level);		/* only changes are reported */
+	l->level = level;
+	if (level)
+		l->rises++;
+	else
+		l->falls++;
+}
+
+static void alarm_bcd(struct rtc *r, uint8_t h, uint8_t m, uint8_t sec, uint64_t now)
+{
+	cmos_write(r, 5, h, now);
+	cmos_write(r, 3, m, now);
+	cmos_write(r, 1, sec, now);
+}
+
+/* Update-ended and alarm interrupts, as rtc-cmos uses them (Linux's UIE
+ * is an alarm at the next second; hwclock waits for it). */
+static void test_update_and_alarm_irqs(void **state)
+{
+	struct rtc r;
+	struct irq_log l = { 0 };
+	const uint64_t t0 = 3 * SEC + SEC / 2;	/* 13:45:56 and a half */
+
+	(void)state;
+	rtc_init(&r, T_2024_02_29_134556 - 3, 0, 0, 0);
+	rtc_connect(&r, log_irq, &l);
+	assert_true(rtc_next_event_ns(&r, t0) == RTC_NO_EVENT);	/* nothing enabled */
+	assert_int_equal(cmos_read(&r, 0x0C, t0), 0x50);	/* PF UF, no IRQF */
+	cmos_write(&r, 0x0A, 0x20, t0);		/* no periodic flag from here */
+	cmos_write(&r, 0x0B, 0x12, t0);		/* UIE */
+	assert_true(rtc_next_event_ns(&r, t0) == t0 + SEC / 2);
+	rtc_update(&r, t0 + SEC / 2 - 1);
+	assert_int_equal(l.rises, 0);
+	rtc_update(&r, t0 + SEC / 2);
+	assert_int_equal(l.rises, 1);
+	assert_int_equal(l.level, 1);
+	assert_true(rtc_next_event_ns(&r, t0 + SEC / 2) == RTC_NO_EVENT);	/* high */
+	rtc_update(&r, t0 + 3 * SEC);		/* no new edge while high */
+	assert_int_equal(l.rises, 1);
+	assert_int_equal(cmos_read(&r, 0x0C, t0 + 3 * SEC), 0x90);	/* IRQF UF */
+	assert_int_equal(l.level, 0);
+	/* Seconds that pass unseen merge into one flag and one edge. */
+	rtc_update(&r, t0 + 10 * SEC);
+	assert_int_equal(l.rises, 2);
+	assert_int_equal(cmos_read(&r, 0x0C, t0 + 10 * SEC), 0x90);
+	assert_int_equal(r.stats.irqs, 2);
+	/* UIE off: the flag still rises each second, without an interrupt. */
+	cmos_write(&r, 0x0B, 0x02, t0 + 10 * SEC);
+	assert_int_equal(cmos_read(&r, 0x0C, t0 + 12 * SEC), 0x10);
+	assert_int_equal(l.rises, 2);
+	/* Enabling UIE over a set flag raises IRQF at once. */
+	rtc_update(&r, t0 + 13 * SEC);
+	cmos_write(&r, 0x0B, 0x12, t0 + 13 * SEC);
+	assert_int_equal(l.level, 1);
+	assert_int_equal(cmos_read(&r, 0x0C, t0 + 13 * SEC), 0x90);
+	cmos_write(&r, 0x0B, 0x02, t0 + 13 * SEC);
+	/* Now 13:46:09.5: an alarm at 13:47:00 (BCD, 24 h) with AIE. */
+	alarm_bcd(&r, 0x13, 0x47, 0x00, t0 + 13 * SEC);
+	cmos_write(&r, 0x0B, 0x22, t0 + 13 * SEC);
+	assert_true(rtc_next_event_ns(&r, t0 + 13 * SEC) == t0 + 64 * SEC - SEC / 2);
+	assert_int_equal(cmos_read(&r, 0x0C, t0 + 63 * SEC) & 0xE0, 0x00);	/* 13:46:59.5 */
+	rtc_update(&r, t0 + 64 * SEC - SEC / 2);
+	assert_int_equal(l.level, 1);
+	assert_int_equal(cmos_read(&r, 0x0C, t0 + 64 * SEC), 0xB0);	/* IRQF AF UF */
+	/* Seconds skipped over the alarm still find it. */
+	alarm_bcd(&r, 0x14, 0x00, 0x00, t0 + 64 * SEC);
+	rtc_update(&r, t0 + 3600 * SEC);
+	assert_int_equal(cmos_read(&r, 0x0C, t0 + 3600 * SEC), 0xB0);
+	/* Don't-care bytes: every second, every minute at :30. */
+	alarm_bcd(&r, 0xC0, 0xFF, 0xC5, t0 + 3600 * SEC);
+	assert_true(rtc_next_event_ns(&r, t0 + 3600 * SEC) == t0 + 3601 * SEC - SEC / 2);
+	alarm_bcd(&r, 0xC0, 0xFF, 0x30, t0 + 3600 * SEC);
+	/* 14:45:56 (+ half): the next :30 is 34 s on */
+	assert_true(rtc_next_event_ns(&r, t0 + 3600 * SEC) == t0 + 3634 * SEC - SEC / 2);
+	/* An alarm byte no time reads as never fires: BCD 0x5A, 12 h 0x00. */
+	alarm_bcd(&r, 0xC0, 0xFF, 0x5A, t0 + 3600 * SEC);
+	assert_true(rtc_next_event_ns(&r, t0 + 3600 * SEC) == RTC_NO_EVENT);
+	cmos_write(&r, 0x0B, 0x20, t0 + 3600 * SEC);	/* 12 hour */
+	alarm_bcd(&r, 0x00, 0xFF, 0xFF, t0 + 3600 * SEC);
+	assert_true(rtc_next_event_ns(&r, t0 + 3600 * SEC) == RTC_NO_EVENT);
+	rtc_update(&r, t0 + 3 * 86400 * SEC);
+	assert_int_equal(cmos_read(&r, 0x0C, t0 + 3 * 86400 * SEC), 0x10);
+	/* SET holds the clock still: no update flags, none for leaving it. */
+	cmos_write(&r, 0x0B, 0x82, t0 + 3 * 86400 * SEC);
+	rtc_update(&r, t0 + (3 * 86400 + 5) * SEC);
+	cmos_write(&r, 0x0B, 0x02, t0 + (3 * 86400 + 5) * SEC);
+	assert_int_equal(cmos_read(&r, 0x0C, t0 + (3 * 86400 + 5) * SEC), 0x00);
+	/* The machine's reset clears enables and flags, without a callback. */
+	cmos_write(&r, 0x0B, 0x72, t0 + (3 * 86400 + 5) * SEC);
+	rtc_update(&r, t0 + (3 * 86400 + 7) * SEC);
+	assert_int_equal(l.level, 1);
+	rtc_reset_irqs(&r);
+	assert_true(rtc_valid(&r));
+	assert_int_equal(cmos_read(&r, 0x0B, t0 + (3 * 86400 + 7) * SEC), 0x02);
+	assert_int_equal(cmos_read(&r, 0x0C, t0 + (3 * 86400 + 7) * SEC), 0x00);
+	assert_int_equal(l.level, 1);		/* the controllers forget it themselves */
+}
+
+/* The periodic flag at exact rates: 1024 Hz (976562.5 ns) and 8192 Hz
+ * (122070.3125 ns) land on whole seconds after 1024 and 8192 periods. */
+static void test_periodic_irq(void **state)
+{
+	static const struct { uint8_t a; uint32_t hz; } rates[] = {
+		{ 0x26, 1024 }, { 0x23, 8192 }, { 0x2f, 2 }, { 0x21, 256 }, { 0x22, 128 },
+	};
+	struct rtc r;
+	struct irq_log l = { 0 };
+	uint64_t now, t0 = 5 * SEC + 123;
+
+	(void)state;
+	for (unsigned int i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		rtc_init(&r, T_2000_02_29, 0, 0, 0);
+		l = (struct irq_log){ 0 };
+		rtc_connect(&r, log_irq, &l);
+		cmos_write(&r, 0x0A, 0x20, t0);		/* off, then ... */
+		cmos_write(&r, 0x0A, rates[i].a, t0);	/* the phase starts here */
+		cmos_write(&r, 0x0B, 0x42, t0);		/* PIE */
+		assert_int_equal(cmos_read(&r, 0x0C, t0), 0xD0);	/* since 0 */
+		l.rises = 0;
+		now = t0;
+		for (uint32_t k = 1; k <= rates[i].hz; k++) {
+			now = rtc_next_event_ns(&r, now);
+			rtc_update(&r, now - 1);
+			assert_int_equal(l.rises, k - 1);
+			rtc_update(&r, now);
+			assert_int_equal(l.rises, k);
+			assert_int_equal(cmos_read(&r, 0x0C, now) & 0xC0, 0xC0);
+		}
+		assert_true(now == t0 + SEC);
+	}
+	/* Missed periods merge; PIE off leaves the flag without interrupts;
+	 * a stopped divider or RS 0 stops the flag. */
+	rtc_init(&r, T_2000_02_29, 0, 0, 0);
+	l = (struct irq_log){ 0 };
+	rtc_connect(&r, log_irq, &l);
+	cmos_write(&r, 0x0B, 0x42, 0);
+	rtc_update(&r, 10 * SEC);
+	assert_int_equal(l.rises, 1);
+	assert_int_equal(cmos_read(&r, 0x0C, 10 * SEC), 0xD0);
+	assert_true(rtc_next_event_ns(&r, 10 * SEC) < 10 * SEC + SEC / 1000);
+	cmos_write(&r, 0x0B, 0x02, 10 * SEC);
+	assert_int_equal(cmos_read(&r, 0x0C, 11 * SEC), 0x50);
+	assert_int_equal(l.rises, 1);
+	cmos_write(&r, 0x0A, 0x76, 11 * SEC);	/* divider in reset */
+	cmos_write(&r, 0x0B, 0x42, 11 * SEC);
+	assert_true(rtc_next_event_ns(&r, 11 * SEC) == RTC_NO_EVENT);
+	assert_int_equal(cmos_read(&r, 0x0C, 12 * SEC), 0x10);
+	cmos_write(&r, 0x0A, 0x20, 12 * SEC);	/* RS 0 */
+	assert_int_equal(cmos_read(&r, 0x0C, 12 * SEC + SEC / 2), 0x00);
+	/* Years without a look restart the phase instead of overflowing. */
+	cmos_write(&r, 0x0A, 0x23, 12 * SEC);
+	rtc_update(&r, 1ull << 61);
+	assert_true(rtc_valid(&r));
+	assert_true(rtc_next_event_ns(&r, 1ull << 61) == RTC_NO_EVENT);	/* high */
+	assert_int_equal(cmos_read(&r, 0x0C, 1ull << 61) & 0xC0, 0xC0);
+	now = rtc_next_event_ns(&r, 1ull << 61);
+	assert_true(now > 1ull << 61 && now <= (1ull << 61) + 122071);
+}
+
+/* The alarm search against a second-by-second scan, in every mode, with
+ * any bytes in the alarm registers. */
+static uint8_t enc(uint8_t v, bool bin)
+{
+	return bin ? v : (uint8_t)((v / 10) << 4 | v % 10);
+}
+
+static bool alarm_matches(const uint8_t al[3], uint64_t t, uint8_t b)
+{
+	bool bin = b & 0x04, h24 = b & 0x02;
+	struct rtc_tm tm;
+	uint8_t now[3], h12;
+
+	rtc_epoch_to_tm(t, &tm);
+	h12 = tm.hour % 12 ? tm.hour % 12 : 12;
+	now[0] = enc(tm.sec, bin);
+	now[1] = enc(tm.min, bin);
+	now[2] = h24 ? enc(tm.hour, bin) : (uint8_t)(enc(h12, bin) | (tm.hour >= 12 ? 0x80 : 0));
+	for (int i = 0; i < 3; i++)
+		if ((al[i] & 0xc0) != 0xc0 && al[i] != now[i])
+			return false;
+	return true;
+}
+
+static void test_alarm_search(void **state)
+{
+	static const uint8_t modes[] = { 0x02, 0x06, 0x00, 0x04 };
+	struct rtc r;
+	uint64_t base, expect, got;
+	uint8_t al[3], b;
+
+	(void)state;
+	srand(8);
+	for (int i = 0; i < 48; i++) {
+		base = T_2024_02_29_134556 + (uint64_t)(rand() % 200000);
+		b = modes[i % 4];
+		for (int k = 0; k < 3; k++) {
+			int pick = rand() % 4;
+			uint8_t lim = k == 2 ? 24 : 60, v = (uint8_t)(rand() % lim);
+
+			if (pick == 0)
+				al[k] = (uint8_t)(0xc0 | rand());	/* any */
+			else if (pick == 1)
+				al[k] = (uint8_t)rand();		/* garbage */
+			else if (k == 2 && !(b & 0x02))
+				al[k] = (uint8_t)(enc(v % 12 ? v % 12 : 12, b & 4) | (v >= 12 ? 0x80 : 0));
+			else
+				al[k] = enc(v, b & 4);
+		}
+		rtc_init(&r, base, 0, 0, 0);
+		cmos_write(&r, 0x0B, (uint8_t)(b | 0x20), 0);
+		alarm_bcd(&r, al[2], al[1], al[0], 0);
+		expect = RTC_NO_EVENT;
+		for (uint64_t t = base + 1; t <= base + 2 * 86400; t++)
+			if (alarm_matches(al, t, b)) {
+				expect = (t - base) * SEC;
+				break;
+			}
+		got = rtc_next_event_ns(&r, 0);
+		if (got != expect)
+			print_error("alarm %02x %02x %02x mode %02x base %llu: %llu vs %llu\n",
+				    al[2], al[1], al[0], b, (unsigned long long)base,
+				    (unsigned long long)got, (unsigned long long)expect);
+		assert_true(got == expect);
+	}
+}
+
+/* A snapshot carries the flags, the periodic phase and the seconds not yet
+ * ticked; a restore at another time base continues them, and a peer's
+ * inconsistent fields are refused with nothing changed. */
+static void test_irq_snapshot(void **state)
+{
+	struct rtc r, q, before;
+	struct irq_log l = { 0 };
+	uint8_t buf[512];
+	struct snap s;
+	size_t len;
+	const uint64_t now = 7 * SEC + 300000, there = 900 * SEC;
+
+	(void)state;
+	rtc_init(&r, T_2000_02_29, 0, 0, 0);
+	cmos_write(&r, 0x0A, 0x26, 7 * SEC);		/* 1024 Hz from 7 s */
+	cmos_write(&r, 0x0B, 0x52, 7 * SEC);		/* PIE UIE */
+	assert_int_equal(cmos_read(&r, 0x0C, 7 * SEC), 0xD0);
+	snap_save_init(&s, buf, sizeof(buf));
+	assert_int_equal(rtc_snapshot(&r, &s, now), 0);
+	len = s.pos;
+	rtc_init(&q, 0, 0, 0, 0);
+	rtc_connect(&q, log_irq, &l);
+	snap_restore_init(&s, buf, len);
+	assert_int_equal(rtc_snapshot(&q, &s, there), 0);
+	assert_true(rtc_valid(&q));
+	assert_int_equal(l.rises, 0);
+	/* the next periodic flag as far ahead as it was: 976563 - 300000 */
+	assert_true(rtc_next_event_ns(&q, there) == there + 676563);
+	rtc_update(&q, there + 676563);
+	assert_int_equal(l.rises, 1);
+	assert_int_equal(cmos_read(&q, 0x0C, there + 676563), 0xC0);
+	/* Flags raised and not yet read travel, and IRQF with them. */
+	rtc_update(&r, 9 * SEC);
+	assert_true(r.irq_level);
+	snap_save_init(&s, buf, sizeof(buf));
+	assert_int_equal(rtc_snapshot(&r, &s, 9 * SEC), 0);
+	len = s.pos;
+	rtc_init(&q, 0, 0, 0, 0);
+	snap_restore_init(&s, buf, len);
+	assert_int_equal(rtc_snapshot(&q, &s, there), 0);
+	assert_true(q.irq_level);
+	assert_int_equal(cmos_read(&q, 0x0C, there) & 0xD0, 0xD0);
+	/* Lies: a rate that A does not select, a periodic flag further than
+	 * one period away, more unseen seconds than the clock has. */
+	for (int lie = 0; lie < 3; lie++) {
+		snap_save_init(&s, buf, sizeof(buf));
+		assert_int_equal(rtc_snapshot(&r, &s, 9 * SEC), 0);
+		len = s.pos;
+		/* the tail: unseen u64, rate u8, pf_left u64, sub u8 */
+		if (lie == 0)
+			buf[len - 10] = 7;
+		else if (lie == 1)
+			memset(&buf[len - 9], 0x7f, 8);
+		else
+			memset(&buf[len - 18], 0xff, 8);
+		rtc_init(&q, 0, 0, 0, 0);
+		before = q;
+		snap_restore_init(&s, buf, len);
+		assert_int_equal(rtc_snapshot(&q, &s, there), -EINVAL);
+		assert_memory_equal(&q, &before, sizeof(q));
+	}
 }
 
 static uint32_t le(const struct rtc *r, int idx, int n)
@@ -326,6 +628,10 @@ int main(void)
 		cmocka_unit_test(test_binary_and_12_hour),
 		cmocka_unit_test(test_linux_set_time),
 		cmocka_unit_test(test_registers_and_ram),
+		cmocka_unit_test(test_update_and_alarm_irqs),
+		cmocka_unit_test(test_periodic_irq),
+		cmocka_unit_test(test_alarm_search),
+		cmocka_unit_test(test_irq_snapshot),
 		cmocka_unit_test(test_memory_size_bytes),
 		cmocka_unit_test(test_calendar),
 		cmocka_unit_test(test_fuzz),
