@@ -104,6 +104,10 @@ static int pci_create(struct vm_devices *d)
 
 void vdev_reset(struct vm_devices *d)
 {
+	/* the cable is the operator's (`net link`), not the guest's: a reboot
+	 * keeps it as it was, as a migration does */
+	bool cable = !d->pci || !d->pci->cfg.net || vnet_link_up(&d->pci->net);
+
 	power_on(d);
 	d->kvm_wall_clock = 0;
 	memset(d->kvm_system_time, 0, sizeof(d->kvm_system_time));
@@ -115,6 +119,8 @@ void vdev_reset(struct vm_devices *d)
 	d->pci = NULL;
 	if (pci_create(d))
 		d->stats.nic_lost++;
+	else if (d->pci && !cable)
+		vnic_set_link(d->pci, false);
 }
 
 int vdev_create(const struct vdev_config *cfg, struct vm_devices **out)

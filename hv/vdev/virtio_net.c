@@ -149,10 +149,12 @@ static void tx_queue(struct vnet *dev)
 
 void vnet_tx_resume(struct vnet *dev)
 {
-	if (virtio_pci_driver_ok(&dev->vp) && dev->vp.vq[VNET_TXQ].ready)
+	const struct vq *q = &dev->vp.vq[VNET_TXQ];
+
+	if (virtio_pci_driver_ok(&dev->vp) && q->ready && !q->err)
 		tx_queue(dev);
 	else
-		dev->tx_stalled = false;	/* reset: nothing waits any more */
+		dev->tx_stalled = false;	/* reset, broken: nothing waits any more */
 }
 
 static void notify(void *opaque, unsigned int queue)

@@ -43,10 +43,15 @@ bool virtio_pci_has(const struct virtio_pci *vp, uint64_t mask)
 	return (vp->status & VIRTIO_S_FEATURES_OK) && (vp->driver_features & mask) == mask;
 }
 
+/* A queue that broke stops by itself (its err, checked by its users):
+ * NEEDS_RESET does not silence the others.  Without bus mastering the
+ * function may not touch memory, rings and buffers included: a kexec'ing
+ * Linux turns it off and leaves the device running, and the old rings are
+ * the new kernel's memory by then. */
 bool virtio_pci_driver_ok(const struct virtio_pci *vp)
 {
-	return (vp->status & VIRTIO_S_DRIVER_OK) &&
-	       !(vp->status & (VIRTIO_S_NEEDS_RESET | VIRTIO_S_FAILED));
+	return (vp->status & VIRTIO_S_DRIVER_OK) && !(vp->status & VIRTIO_S_FAILED) &&
+	       vpci_fn_master(&vp->fn);
 }
 
 /* ---- interrupts: INTx and the ISR, or MSI-X ------------------------------ */

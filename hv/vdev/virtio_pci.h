@@ -43,7 +43,8 @@
  * enabled; enabling checks it (vq_enable).  When a queue breaks (hostile
  * descriptors, see virtqueue.h) the device sets DEVICE_NEEDS_RESET (0x40),
  * counts the reason and, once DRIVER_OK, raises a configuration change
- * interrupt (2.1.2); the other queues go on.
+ * interrupt (2.1.2); the other queues go on.  Nothing touches guest
+ * memory while the function's bus mastering (PCI command bit 2) is off.
  *
  * Not thread-safe: the owner serializes calls.
  */
@@ -149,7 +150,8 @@ struct virtio_pci {
 int virtio_pci_init(struct virtio_pci *vp, const struct virtio_pci_config *c);
 
 /* The device's doings. */
-bool virtio_pci_driver_ok(const struct virtio_pci *vp);	/* DRIVER_OK, no reset due */
+/* DRIVER_OK, not FAILED, bus master on: the device may use its queues. */
+bool virtio_pci_driver_ok(const struct virtio_pci *vp);
 /* Used buffers were added to queue: interrupt unless the driver said no. */
 void virtio_pci_used(struct virtio_pci *vp, unsigned int queue);
 /* The device configuration changed (config_generation moves). */

@@ -119,9 +119,14 @@ void vpci_bus_set_msi(struct vpci_bus *bus, void (*msi)(void *ctx, uint64_t addr
 	bus->msi = msi;
 }
 
+bool vpci_fn_master(const struct vpci_fn *fn)
+{
+	return fn->cfg[PCI_COMMAND] & PCI_CMD_MASTER;
+}
+
 bool vpci_fn_msi(struct vpci_fn *fn, uint64_t addr, uint32_t data)
 {
-	if (!fn->bus || !fn->bus->msi || !(vpci_cfg_read(fn, PCI_COMMAND, 2) & PCI_CMD_MASTER))
+	if (!fn->bus || !fn->bus->msi || !vpci_fn_master(fn))
 		return false;
 	fn->bus->msi(fn->bus->ctx, addr, data);
 	return true;

@@ -152,6 +152,8 @@ int vpci_fn_add_cap(struct vpci_fn *fn, const uint8_t *data, uint8_t len, uint8_
 /* Message-signalled interrupts: a function's MSI write (address, data)
  * goes to msi(ctx, addr, data), the core's route to the local APICs. */
 void vpci_bus_set_msi(struct vpci_bus *bus, void (*msi)(void *ctx, uint64_t addr, uint32_t data));
+/* Bus mastering on (PCI command bit 2): the function may use memory. */
+bool vpci_fn_master(const struct vpci_fn *fn);
 /* fn writes an MSI message: false (nothing sent) when the bus has no MSI
  * route or fn's bus-master bit is clear (it may not write memory). */
 bool vpci_fn_msi(struct vpci_fn *fn, uint64_t addr, uint32_t data);

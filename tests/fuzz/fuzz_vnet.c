@@ -154,6 +154,9 @@ static struct rig *rig_new(unsigned int which)
 	CHECK(vnet_init(&r->net, &c) == 0);
 	CHECK(vpci_attach(&r->bus, &r->net.vp.fn, 1) == 0);
 	vpci_place_bars(&r->bus);
+	/* bus mastering on, as Linux's probe does (the input may turn it off) */
+	vpci_cfg_write(&r->net.vp.fn, PCI_COMMAND, 2,
+		       vpci_cfg_read(&r->net.vp.fn, PCI_COMMAND, 2) | PCI_CMD_MASTER);
 	find_caps(r);
 	return r;
 }

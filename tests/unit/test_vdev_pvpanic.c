@@ -276,7 +276,8 @@ static struct vm_devices *devices(bool pvpanic, bool nic)
 	struct vdev_config cfg = {
 		.ram_below_4g = 128ull << 20, .epoch_s = 1709214356, .nr_cpus = 1,
 		.tsc_hz = 2000000000ull, .pvpanic_on = pvpanic, .panic = on_event,
-		.nic_on = nic,
+		.nic_on = nic, .nic_mac = { 0x52, 0x54, 0, 0, 0, 2 },
+		.nic_mem = { NULL, no_mem, no_mem_wr }, .nic_tx = no_tx,
 	};
 	struct vm_devices *d;
 
@@ -338,6 +339,27 @@ static void test_device_set(void **state)
 	vdev_destroy(none);
 }
 
+/* The operator pulled the NIC's cable (`net link NAME down`); the guest
+ * reboots: the new NIC is as the old was, cable out, until plugged. */
+static void test_reboot_keeps_the_cable(void **state)
+{
+	struct vm_devices *d = devices(true, true);
+
+	(void)state;
+	assert_true(d->pci->cfg.net);
+	assert_true(vnet_link_up(&d->pci->net));
+	vdev_reset(d);
+	assert_true(vnet_link_up(&d->pci->net));
+	assert_int_equal(vnic_set_link(d->pci, false), 0);
+	vdev_reset(d);
+	assert_non_null(d->pci);
+	assert_false(vnet_link_up(&d->pci->net));
+	assert_int_equal(vnic_set_link(d->pci, true), 0);
+	vdev_reset(d);
+	assert_true(vnet_link_up(&d->pci->net));
+	vdev_destroy(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -347,6 +369,7 @@ int main(void)
 		cmocka_unit_test(test_snapshot),
 		cmocka_unit_test(test_bus_snapshot_needs_the_same_functions),
 		cmocka_unit_test(test_device_set),
+		cmocka_unit_test(test_reboot_keeps_the_cable),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

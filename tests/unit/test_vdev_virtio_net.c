@@ -122,6 +122,14 @@ static uint32_t cfg_rd(struct rig *r, unsigned int reg, uint8_t size)
 	return v;
 }
 
+static void cfg_wr(struct rig *r, unsigned int reg, uint8_t size, uint32_t v)
+{
+	uint32_t a = 0x80000000u | 1u << 11 | (reg & 0xFC);
+
+	vpci_io(&r->bus, 0xCF8, 4, false, &a);
+	vpci_io(&r->bus, (uint16_t)(0xCFC + (reg & 3)), size, false, &v);
+}
+
 static uint64_t mrd(struct rig *r, uint64_t gpa, uint8_t size)
 {
 	uint64_t v = 0;
@@ -196,6 +204,9 @@ static struct rig *rig_new(void)
 	assert_int_equal(vnet_init(&r->net, &c), 0);
 	assert_int_equal(vpci_attach(&r->bus, &r->net.vp.fn, 1), 0);
 	vpci_place_bars(&r->bus);
+	/* Linux's virtio_pci_probe: pci_set_master before the driver starts */
+	vpci_cfg_write(&r->net.vp.fn, PCI_COMMAND, 2,
+		       vpci_cfg_read(&r->net.vp.fn, PCI_COMMAND, 2) | PCI_CMD_MASTER);
 	find_caps(r);
 	return r;
 }
@@ -543,6 +554,67 @@ static void test_not_ready(void **state)
 	send(r, 0, f, sizeof(f));
 	assert_int_equal(r->tx_calls, 0);
 	assert_int_equal(r->net.vp.stats.notifies_ignored, 1);
+	free(r);
+}
+
+/* Bus mastering off (a kexec'ing Linux clears it and leaves the device
+ * running): no frame goes into the old rings, no doorbell is served, and
+ * nothing of guest memory changes, until the new driver turns it on. */
+static void test_no_dma_without_bus_master(void **state)
+{
+	struct rig *r = rig_new();
+	static uint8_t before[sizeof(r->ram)];
+	uint8_t f[64];
+
+	(void)state;
+	bring_up(r);
+	post_rx(r, 0, BUF_LEN);
+	make_frame(f, sizeof(f), MAC, 7);
+	set_desc(r, 1, 0, TX_BUFS, VNET_HDR_LEN, VQ_DESC_F_NEXT, 1);
+	set_desc(r, 1, 1, TX_BUFS + 0x100, sizeof(f), 0, 0);
+	cfg_wr(r, 4, 2, cfg_rd(r, 4, 2) & ~PCI_CMD_MASTER);
+	memcpy(before, r->ram, sizeof(before));
+	offer(r, 1, 0);				/* the doorbell: ignored */
+	memcpy(before + r->q[1].avail, r->ram + r->q[1].avail, 8);	/* the offer itself */
+	assert_int_equal(vnet_rx(&r->net, f, sizeof(f)), -EAGAIN);
+	assert_int_equal(r->net.stats.drops[VNET_DROP_RX_NOT_READY], 1);
+	vnet_tx_resume(&r->net);
+	assert_int_equal(r->tx_calls, 0);
+	assert_int_equal(r->net.vp.stats.notifies_ignored, 1);
+	assert_memory_equal(r->ram, before, sizeof(before));
+	/* on again: the next doorbell sends, the next frame goes in */
+	cfg_wr(r, 4, 2, cfg_rd(r, 4, 2) | PCI_CMD_MASTER);
+	mwr(r, r->notify + VIRTIO_PCI_NOTIFY_MULT * 1, 2, 1);
+	assert_int_equal(r->tx_calls, 1);
+	assert_int_equal(vnet_rx(&r->net, f, sizeof(f)), 0);
+	assert_int_equal(used_idx(r, 0), 1);
+	free(r);
+}
+
+/* A transmit queue broken by a hostile chain stops alone: frames still
+ * come in through the receive queue (virtio_pci.h: the other queues go
+ * on), until the driver resets the device. */
+static void test_broken_queue_stops_alone(void **state)
+{
+	struct rig *r = rig_new();
+	uint8_t f[64];
+
+	(void)state;
+	bring_up(r);
+	post_rx(r, 0, BUF_LEN);
+	set_desc(r, 1, 0, TX_BUFS, VNET_HDR_LEN, VQ_DESC_F_NEXT, 1);
+	set_desc(r, 1, 1, TX_BUFS + 0x100, 60, VQ_DESC_F_NEXT, 0);	/* a loop */
+	offer(r, 1, 0);
+	assert_true(status(r) & VIRTIO_S_NEEDS_RESET);
+	make_frame(f, sizeof(f), (const uint8_t[6]){ 2, 0, 0, 0, 0, 1 }, 4);
+	assert_int_equal(vnet_rx(&r->net, f, sizeof(f)), 0);
+	assert_int_equal(used_idx(r, 0), 1);
+	assert_memory_equal(r->ram + RX_BUFS + VNET_HDR_LEN, f, sizeof(f));
+	/* the broken queue itself: its doorbell and a resume do nothing */
+	mwr(r, r->notify + VIRTIO_PCI_NOTIFY_MULT * 1, 2, 1);
+	vnet_tx_resume(&r->net);
+	assert_int_equal(r->tx_calls, 0);
+	assert_int_equal(r->net.vp.stats.queue_errors[VQ_ERR_LOOP], 1);
 	free(r);
 }
 
@@ -962,14 +1034,6 @@ static void test_tx_stall(void **state)
 }
 
 /* ---- MSI-X ----------------------------------------------------------------- */
-
-static void cfg_wr(struct rig *r, unsigned int reg, uint8_t size, uint32_t v)
-{
-	uint32_t a = 0x80000000u | 1u << 11 | (reg & 0xFC);
-
-	vpci_io(&r->bus, 0xCF8, 4, false, &a);
-	vpci_io(&r->bus, (uint16_t)(0xCFC + (reg & 3)), size, false, &v);
-}
 
 /* Message control: enable (bit 15) and function mask (bit 14). */
 static void msix_ctl(struct rig *r, bool enable, bool fn_mask)
@@ -1821,6 +1885,8 @@ int main(void)
 		cmocka_unit_test(test_tx_rx),
 		cmocka_unit_test(test_ring_wraps),
 		cmocka_unit_test(test_not_ready),
+		cmocka_unit_test(test_no_dma_without_bus_master),
+		cmocka_unit_test(test_broken_queue_stops_alone),
 		cmocka_unit_test(test_isr_intx),
 		cmocka_unit_test(test_tx_drops),
 		cmocka_unit_test(test_rx_small_buffer),
