@@ -143,6 +143,10 @@ void mig_policy_init(struct mig_policy *p, const struct mig_policy_cfg *cfg)
 	p->cfg = *cfg;
 	if (!p->cfg.downtime_ms)
 		p->cfg.downtime_ms = MIG_DOWNTIME_DEFAULT_MS;
+	/* the target never above the ceiling: a stop that fits the target but
+	 * not downtime-max would pause the guest only to give up */
+	if (p->cfg.downtime_max_ms && p->cfg.downtime_ms > p->cfg.downtime_max_ms)
+		p->cfg.downtime_ms = p->cfg.downtime_max_ms;
 	if (!p->cfg.max_rounds)
 		p->cfg.max_rounds = MIG_MAX_ROUNDS_DEFAULT;
 	if (p->cfg.max_rounds >= MIG_ROUNDS_MAX)	/* the last round is one more */

@@ -375,7 +375,7 @@ static void test_always_ends(void **st)
 		s.wss = 1 + rnd() % s.mem_pages;
 		cfg.converge = rnd() & 1 ? MIG_CONVERGE_OFF : MIG_CONVERGE_AUTO;
 		cfg.downtime_ms = 1 + rnd() % 2000;
-		cfg.downtime_max_ms = rnd() & 1 ? 0 : cfg.downtime_ms + rnd() % 5000;
+		cfg.downtime_max_ms = rnd() & 1 ? 0 : 1 + rnd() % (cfg.downtime_ms + 5000);
 		cfg.max_rounds = rnd() % 40;
 		cfg.state_bytes = rnd() % 1000000;
 		cfg.handover_us = rnd() % 500000;
@@ -383,6 +383,13 @@ static void test_always_ends(void **st)
 		assert_true(s.rounds <= (int)(cfg.max_rounds ? cfg.max_rounds : MIG_MAX_ROUNDS_DEFAULT));
 		if (s.last.action == MIG_ACT_STOP && !s.last.forced)
 			assert_true(s.last.downtime_us <= (uint64_t)cfg.downtime_ms * 1000);
+		/* no stop, forced or not, expects more than downtime-max (a
+		 * maximum below the target lowers the target) */
+		if (s.last.action == MIG_ACT_STOP && cfg.downtime_max_ms &&
+		    s.last.downtime_us > (uint64_t)cfg.downtime_max_ms * 1000)
+			fail_msg("case %d: stop expecting %llu us over downtime-max %u ms (target %u)",
+				 i, (unsigned long long)s.last.downtime_us, cfg.downtime_max_ms,
+				 cfg.downtime_ms);
 		if (s.last.action == MIG_ACT_GIVE_UP)
 			assert_true(cfg.downtime_max_ms &&
 				    s.last.downtime_us > (uint64_t)cfg.downtime_max_ms * 1000);
