@@ -2,7 +2,8 @@
 /*
  * The guest state a VCPU_STATE record carries, checked before it is used
  * (statecheck.h, docs/migration.md "Trust", step 3): control registers,
- * EFER, RFLAGS, XCR0, canonical addresses, segments, PAT and MTRR types,
+ * EFER, RFLAGS, XCR0, canonical addresses, segments (as a VMX entry
+ * checks them, whichever vendor the destination is), PAT and MTRR types,
  * interruptibility, the pending event, and the XSAVE area.
  */
 #include <errno.h>
@@ -21,6 +22,14 @@
 #define CR4_PAE		(1ull << 5)
 #define CR4_ALLOWED	VMM_GUEST_CR4_BITS	/* what a guest's own MOV CR4 may set */
 #define RFLAGS_IF	(1ull << 9)
+#define RFLAGS_VM	(1ull << 17)
+#define SEG_TYPE	0xfu
+#define SEG_TYPE_CODE	(1u << 3)
+#define SEG_TYPE_CONFORMING (1u << 2)	/* code; expand-down for data */
+#define SEG_TYPE_RW	(1u << 1)	/* readable code, writable data */
+#define SEG_TYPE_LDT	2u
+#define SEG_ATTR_S	(1u << 4)
+#define SEG_SEL_TI	(1u << 2)
 #define SEG_TYPE_TSS_AVAIL16 1u
 #define SEG_TYPE_TSS_BUSY16 3u
 #define SEG_TYPE_TSS_AVAIL 9u
@@ -81,6 +90,8 @@ static bool canonical(uint64_t a)
 
 static const char *addr_problem(const struct cpu_state *c)
 {
+	bool wide = (c->efer & EFER_LMA) && (c->cs.attr & SEG_ATTR_L);
+
 	const uint64_t a[] = { c->rip, c->es.base, c->cs.base, c->ss.base, c->ds.base,
 			       c->fs.base, c->gs.base, c->ldtr.base, c->tr.base,
 			       c->gdtr.base, c->idtr.base, c->kernel_gs_base, c->lstar,
@@ -89,6 +100,73 @@ static const char *addr_problem(const struct cpu_state *c)
 	for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++)
 		if (!canonical(a[i]))
 			return "non-canonical address (RIP, a base, or a syscall MSR)";
+	if (!wide && c->rip >> 32)
+		return "RIP beyond 32 bits outside 64-bit code";
+	return NULL;
+}
+
+/* A memory type an MTRR may hold (SDM Vol. 3A 12.11.2: UC WC WT WP WB). */
+static bool mtrr_type_ok(uint8_t t)
+{
+	return t == 0 || t == 1 || t == 4 || t == 5 || t == 6;
+}
+
+static unsigned int dpl(const struct seg *s)
+{
+	return (s->attr >> 5) & 3;
+}
+
+/*
+ * The segment rules of a VMX entry (SDM Vol. 3C 26.3.1.2, with unrestricted
+ * guest) that the back ends do not fix up by themselves (accessed and busy
+ * bits, G against the limit, bases: vmx/state.c seg_sanitize): a state that
+ * broke them would pass here and then fail its first entry on an Intel
+ * host, after the source let the guest go.  Every state a CPU of either
+ * vendor holds keeps them; SVM's get_state already reports SS.DPL as the
+ * CPL, and "usable" is P set (cpu_state.h).
+ */
+static const char *seg_problem(const struct cpu_state *c)
+{
+	const struct seg *data[] = { &c->ds, &c->es, &c->fs, &c->gs };
+	unsigned int cs_type = c->cs.attr & SEG_TYPE;
+	bool pe = c->cr0 & CR0_PE;
+
+	if (c->rflags & RFLAGS_VM) {
+		const struct seg *v86[] = { &c->es, &c->cs, &c->ss, &c->ds, &c->fs, &c->gs };
+
+		if (!pe || (c->efer & EFER_LMA))
+			return "RFLAGS.VM outside protected mode, or in long mode";
+		for (size_t i = 0; i < sizeof(v86) / sizeof(v86[0]); i++)
+			if (v86[i]->base != (uint64_t)v86[i]->sel << 4 || v86[i]->limit != 0xffff)
+				return "virtual-8086 segment base or limit not its selector's";
+		return NULL;	/* their access rights are fixed by the mode */
+	}
+	if (!(c->cs.attr & SEG_ATTR_P) || !(c->cs.attr & SEG_ATTR_S))
+		return "CS not a present code or data segment";
+	if (!(cs_type & SEG_TYPE_CODE) &&
+	    (pe || (cs_type & (SEG_TYPE_CONFORMING | SEG_TYPE_RW)) != SEG_TYPE_RW))
+		return "CS not a code segment";
+	if (pe && !(cs_type & SEG_TYPE_CONFORMING) && (cs_type & SEG_TYPE_CODE) &&
+	    dpl(&c->cs) != dpl(&c->ss))
+		return "CS.DPL differs from SS.DPL (the CPL) for non-conforming code";
+	if (pe && (cs_type & SEG_TYPE_CONFORMING) && (cs_type & SEG_TYPE_CODE) &&
+	    dpl(&c->cs) > dpl(&c->ss))
+		return "conforming CS.DPL above SS.DPL (the CPL)";
+	if (!pe && (dpl(&c->ss) || (!(cs_type & SEG_TYPE_CODE) && dpl(&c->cs))))
+		return "real mode with a DPL other than 0 in SS (or a data CS)";
+	if ((c->ss.attr & SEG_ATTR_P) &&
+	    (!(c->ss.attr & SEG_ATTR_S) || (c->ss.attr & (SEG_TYPE_CODE | SEG_TYPE_RW)) != SEG_TYPE_RW))
+		return "SS not a writable data segment";
+	for (size_t i = 0; i < sizeof(data) / sizeof(data[0]); i++)
+		if ((data[i]->attr & SEG_ATTR_P) &&
+		    (!(data[i]->attr & SEG_ATTR_S) ||
+		     (data[i]->attr & (SEG_TYPE_CODE | SEG_TYPE_RW)) == SEG_TYPE_CODE))
+			return "DS, ES, FS or GS not data or readable code";
+	if ((c->tr.attr & SEG_ATTR_S) || (c->tr.sel & SEG_SEL_TI))
+		return "TR not a system segment in the GDT";
+	if ((c->ldtr.attr & SEG_ATTR_P) &&
+	    ((c->ldtr.attr & (SEG_ATTR_S | SEG_TYPE)) != SEG_TYPE_LDT || (c->ldtr.sel & SEG_SEL_TI)))
+		return "LDTR not an LDT in the GDT";
 	return NULL;
 }
 
@@ -116,7 +194,8 @@ static const char *misc_problem(const struct cpu_state *c)
 			return "segment attributes beyond 12 bits";
 	if ((c->sysenter_cs | c->sfmask) >> 32)
 		return "SYSENTER_CS/SFMASK bits 63:32 set";
-	if (!pat_ok(c->pat) || (c->mtrr_def_type & ~0xcffull) || !pat_ok(c->mtrr_def_type & 0xff))
+	if (!pat_ok(c->pat) || (c->mtrr_def_type & ~0xcffull) ||
+	    !mtrr_type_ok((uint8_t)c->mtrr_def_type))
 		return "PAT or MTRR default type invalid";
 	if ((c->interruptibility & ~INTR_ALL) ||
 	    ((c->interruptibility & INTR_SHADOW_STI) && (c->interruptibility & INTR_SHADOW_MOV_SS)))
@@ -163,6 +242,8 @@ int mig_cpu_state_check(const struct cpu_state *c, uint64_t xcr0_mask, struct mi
 		why = addr_problem(c);
 	if (!why)
 		why = misc_problem(c);
+	if (!why)
+		why = seg_problem(c);
 	if (!why)
 		return 0;
 	mig_error_set(e, MIG_E_STATE, "VCPU_STATE: %s", why);

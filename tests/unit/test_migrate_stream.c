@@ -766,9 +766,75 @@ static void cpu_mut(struct cpu_state *c, int i)
 	case 38: c->pending.error = 0x10002; break;
 	case 39: c->cr4 |= 1ull << 18; break;		/* OSXSAVE: CPUID hides XSAVE */
 	case 40: c->cr4 |= 1ull << 17; break;		/* PCIDE */
+	/* what a VMX entry refuses (SDM 26.3.1.2, 26.3.1.4) and the back
+	 * ends do not fix up */
+	case 41: c->rflags |= 1ull << 17; break;	/* virtual-8086 in long mode */
+	case 42: c->cs.attr &= ~SEG_ATTR_L; break;	/* compatibility mode, RIP > 4G */
+	case 43: c->cs.attr &= ~SEG_ATTR_P; break;
+	case 44: c->cs.attr = (c->cs.attr & ~0xfu) | 3; break;	/* data CS, protected mode */
+	case 45: c->cs.attr |= 3u << 5; break;		/* DPL 3 code with SS.DPL 0 */
+	case 46: c->ss.attr = (c->ss.attr & ~0xfu) | 0xb; break;	/* code SS */
+	case 47: c->ds.attr = (c->ds.attr & ~0xfu) | 0x8; break;	/* execute-only DS */
+	case 48: c->tr.attr |= 1u << 4; break;		/* TR with S */
+	case 49: c->tr.sel |= 4; break;			/* TR from the LDT */
+	case 50: c->ldtr.attr = (c->ldtr.attr & ~0xfu) | 0xb; break;
+	case 51: c->ldtr.sel |= 4; break;
+	case 52: c->mtrr_def_type = 0xc07; break;	/* UC- is no MTRR type */
+	case 53: c->cs.attr = (c->cs.attr & ~0x6fu) | 0x6f; break;	/* conforming, DPL 3 > CPL 0 */
 	}
 }
-#define CPU_MUTS 41
+#define CPU_MUTS 54
+
+/* States CPUs of either vendor hold pass: the reset state, a 32-bit
+ * kernel, 64-bit user mode, virtual-8086 mode, null data segments (unusable),
+ * conforming code below the CPL. */
+static void test_cpu_state_honest_modes(void **st)
+{
+	struct cpu_state c;
+	struct mig_error e;
+
+	(void)st;
+	memset(&c, 0, sizeof(c));
+	c.rip = 0xfff0;
+	c.rflags = 2;
+	c.cr0 = 0x60000010;
+	c.cs = seg_of(0xf000, 0x9b, 0xffff, 0xffff0000);
+	c.ds = c.es = c.fs = c.gs = c.ss = seg_of(0, 0x93, 0xffff, 0);
+	c.tr = seg_of(0, 0x8b, 0xffff, 0);
+	c.ldtr = seg_of(0, 0x82, 0xffff, 0);
+	c.xcr0 = 1;
+	assert_int_equal(mig_cpu_state_check(&c, XCR0_DST, &e), 0);
+	/* 32-bit protected mode, ring 0, flat */
+	c.cr0 = 0x80000011;
+	c.cr4 = 0x10;
+	c.cs = seg_of(0x10, 0xc9b, 0xffffffff, 0);
+	c.ds = c.es = c.fs = c.gs = c.ss = seg_of(0x18, 0xc93, 0xffffffff, 0);
+	c.tr = seg_of(0x20, 0x8b, 0x67, 0x1000);
+	c.rip = 0xc1000000;
+	assert_int_equal(mig_cpu_state_check(&c, XCR0_DST, &e), 0);
+	/* virtual-8086 mode: segments are the selector's paragraphs */
+	c.rflags = 0x20202;
+	c.cs = seg_of(0x1234, 0xf3, 0xffff, 0x12340);
+	c.ss = seg_of(0x2000, 0xf3, 0xffff, 0x20000);
+	c.ds = c.es = c.fs = c.gs = seg_of(0, 0xf3, 0xffff, 0);
+	c.rip = 0x100;
+	assert_int_equal(mig_cpu_state_check(&c, XCR0_DST, &e), 0);
+	c.ds.base = 0x10;
+	assert_int_equal(mig_cpu_state_check(&c, XCR0_DST, &e), -EINVAL);
+	/* 64-bit user mode with null DS/ES (unusable) and a conforming CS */
+	cpu_init(&c, 0);
+	c.pending.valid = false;
+	c.cs = seg_of(0x33, 0x2fb, 0xffffffff, 0);
+	c.ss = seg_of(0x2b, 0xcf3, 0xffffffff, 0);
+	c.ds = c.es = seg_of(0, 0, 0, 0);
+	c.rip = 0x401000;
+	assert_int_equal(mig_cpu_state_check(&c, XCR0_DST, &e), 0);
+	c.cs.attr = 0x29f;			/* conforming, DPL 0 at CPL 3 */
+	assert_int_equal(mig_cpu_state_check(&c, XCR0_DST, &e), 0);
+	c.ss = seg_of(0, 0, 0, 0);		/* null SS: CPL in its DPL only */
+	c.ss.attr = 3u << 5;
+	assert_int_equal(mig_cpu_state_check(&c, XCR0_DST, &e), 0);
+}
 
 /* Each broken field: refused by the check, by the encoder, and on the wire. */
 static void test_cpu_state_refused(void **st)
@@ -1849,6 +1915,7 @@ int main(void)
 		cmocka_unit_test(test_golden_layout),
 		cmocka_unit_test(test_cpu_state_every_field),
 		cmocka_unit_test(test_cpu_state_refused),
+		cmocka_unit_test(test_cpu_state_honest_modes),
 		cmocka_unit_test(test_xsave_refused),
 		cmocka_unit_test(test_bool_byte_refused),
 		cmocka_unit_test(test_oversized_lengths),

@@ -309,7 +309,7 @@ static void test_sanitize(void **state)
 	s.ss.limit = 0xffffffff; s.ss.attr = 0x493;	/* 4 GiB limit without G */
 	vmx_state_write(&io, &cfg, &soft, &s);
 	vmx_state_read(&io, &cfg, &soft, &out);
-	assert_int_equal(out.rflags, 0x3f7fd7);
+	assert_int_equal(out.rflags, 0x3d7fd7);	/* no virtual-8086 in long mode */
 	assert_int_equal(out.efer, EFER_SCE | EFER_LME | EFER_LMA | EFER_NXE);
 	assert_int_equal(out.lstar, 0xffff800000000000);
 	assert_int_equal(out.cstar, 0x0000567890abcdef);
@@ -332,6 +332,37 @@ static void test_sanitize(void **state)
 	assert_int_equal(out.interruptibility, INTR_SHADOW_STI | INTR_NMI_BLOCKED);
 	assert_true(vmcs.val[VMCS_GUEST_PENDING_DBG] & PENDING_DBG_BS);
 	assert_int_equal(vmcs.bad, 0);
+}
+
+/* Virtual-8086 mode from another vendor's state: the six segments get
+ * the access rights a VMX entry demands (0xF3), the rest is kept. */
+static void test_v86_segments(void **state)
+{
+	struct cpu_state s, out;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	s.cr0 = 0x80000011;
+	s.cr4 = 0x10;
+	s.rflags = 0x20202;
+	s.cs = mkseg(0x1234, 0x9b, 0xffff, 0x12340);	/* as a VMCB may leave it */
+	s.ss = mkseg(0x2000, 0x93, 0xffff, 0x20000);
+	s.ds = s.es = s.fs = s.gs = mkseg(0, 0x93, 0xffff, 0);
+	s.tr = mkseg(0x20, 0x8b, 0x2067, 0x1000);
+	s.ldtr = mkseg(0, 0x82, 0xffff, 0);
+	s.pat = 0x0007040600070406ull;
+	vmx_state_write(&io, &cfg, &soft, &s);
+	vmx_state_read(&io, &cfg, &soft, &out);
+	assert_int_equal(out.rflags, 0x20202);
+	for (unsigned int i = 0; i < 6; i++)
+		assert_int_equal(vmcs.val[VMCS_GUEST_ES_AR + 2 * i], 0xf3);
+	assert_int_equal(out.cs.base, 0x12340);
+	assert_int_equal(out.tr.attr, 0x8b);
+	/* and in real mode RFLAGS.VM does not reach the VMCS */
+	s.cr0 = 0x10;
+	vmx_state_write(&io, &cfg, &soft, &s);
+	assert_int_equal(vmcs.val[VMCS_GUEST_RFLAGS], 0x202);
+	assert_int_equal(vmcs.val[VMCS_GUEST_CS_AR], 0x9b);
 }
 
 static void test_interruptibility_rules(void **state)
@@ -481,6 +512,7 @@ int main(void)
 		cmocka_unit_test_setup(test_round_trip_real_mode, setup),
 		cmocka_unit_test_setup(test_pending_read, setup),
 		cmocka_unit_test_setup(test_sanitize, setup),
+		cmocka_unit_test_setup(test_v86_segments, setup),
 		cmocka_unit_test_setup(test_interruptibility_rules, setup),
 		cmocka_unit_test(test_event_encode),
 		cmocka_unit_test_setup(test_event_write, setup),

@@ -18,6 +18,8 @@
 #include "arch/x86/vmx/vmx.h"
 
 #define RFLAGS_TF	(1ull << 8)
+#define RFLAGS_VM	(1ull << 17)
+#define V86_SEG_ATTR	0xf3u	/* present, DPL 3, data read/write accessed */
 #define RFLAGS_FIXED1	(1ull << 1)
 #define RFLAGS_VALID	0x3f7fd5ull	/* CF PF AF ZF SF TF IF DF OF IOPL NT RF VM AC VIF VIP ID */
 #define EFER_GUEST_BITS	(EFER_SCE | EFER_LME | EFER_LMA | EFER_NXE)
@@ -159,10 +161,16 @@ void vmx_state_read(const struct vmcs_io *io, const struct vmx_config *cfg,
 
 /* Make a usable segment pass the entry checks without changing what it
  * does: accessed bit on code/data, busy TSS in TR, G matching the limit,
- * bases in range. */
-static struct seg seg_sanitize(struct seg sg, unsigned i)
+ * bases in range.  In virtual-8086 mode the six segment registers are the
+ * fixed ring-3 data segments the entry checks want (SDM 26.3.1.2: access
+ * rights 0xF3), whatever another vendor's state said of them. */
+static struct seg seg_sanitize(struct seg sg, unsigned i, bool v86)
 {
-	bool usable = sg.attr & SEG_ATTR_P;
+	bool usable;
+
+	if (v86 && i <= SEG_GS)
+		sg.attr = V86_SEG_ATTR;
+	usable = sg.attr & SEG_ATTR_P;
 
 	if (usable && (sg.attr & SEG_ATTR_S))
 		sg.attr |= SEG_TYPE_ACCESSED;
@@ -179,9 +187,9 @@ static struct seg seg_sanitize(struct seg sg, unsigned i)
 	return sg;
 }
 
-static void seg_write(const struct vmcs_io *io, unsigned i, const struct seg *in)
+static void seg_write(const struct vmcs_io *io, unsigned i, const struct seg *in, bool v86)
 {
-	struct seg sg = seg_sanitize(*in, i);
+	struct seg sg = seg_sanitize(*in, i, v86);
 
 	vmcs_wr(io, VMCS_GUEST_ES_SEL + 2 * i, sg.sel);
 	vmcs_wr(io, VMCS_GUEST_ES_LIMIT + 2 * i, sg.limit);
@@ -277,6 +285,11 @@ void vmx_state_write(const struct vmcs_io *io, const struct vmx_config *cfg,
 {
 	uint64_t rflags = (s->rflags & RFLAGS_VALID) | RFLAGS_FIXED1;
 
+	/* virtual-8086 mode exists only in legacy protected mode (SDM
+	 * 26.3.1.4); what a VMX guest cannot hold does not reach the VMCS */
+	if (!(s->cr0 & CR0_PE) || (s->efer & EFER_LMA))
+		rflags &= ~RFLAGS_VM;
+
 	vmcs_wr(io, VMCS_GUEST_RIP, s->rip);
 	vmcs_wr(io, VMCS_GUEST_RFLAGS, rflags);
 	cr_write(io, VMCS_GUEST_CR0, VMCS_CR0_SHADOW, s->cr0, cfg->cr0_must1, cfg->cr0_must0);
@@ -286,7 +299,8 @@ void vmx_state_write(const struct vmcs_io *io, const struct vmx_config *cfg,
 	vmcs_wr(io, VMCS_GUEST_DR7, s->dr7 & 0xffffffffull);
 	regs_write(&soft->hw, s);
 	for (unsigned i = 0; i < 8; i++)
-		seg_write(io, i, (const struct seg *)((const char *)s + seg_offsets[i]));
+		seg_write(io, i, (const struct seg *)((const char *)s + seg_offsets[i]),
+			  rflags & RFLAGS_VM);
 	tables_write(io, s);
 	msrs_write(io, soft, s);
 	/* an NMI whose delivery was cut short comes with its blocking, which
