@@ -96,7 +96,7 @@ int mig_listen(const struct mig_listen_cfg *cfg, char *err, size_t errlen)
 {
 	struct tcp_conn *l = NULL;
 	char why[160];
-	int rc;
+	int rc = 0;
 
 	if (!host_if.present) {
 		snprintf(err, errlen, "no network interface");
@@ -107,15 +107,24 @@ int mig_listen(const struct mig_listen_cfg *cfg, char *err, size_t errlen)
 			 "insecure`)", why);
 		return rc;
 	}
+	/*
+	 * A new port opens before the old one closes: if it cannot (in use,
+	 * no memory), the listener goes on as it was, port and all.
+	 */
 	netif_lock();
-	if (L.listener && L.cfg.port != cfg->port) {
-		tcp_close(L.listener);
-		L.listener = NULL;
-	}
-	rc = L.listener ? 0 : tcp_listen(&host_if.stack, cfg->port, 4, &l);
-	if (l)
+	if (!L.listener || L.cfg.port != cfg->port)
+		rc = tcp_listen(&host_if.stack, cfg->port, 4, &l);
+	if (l) {
+		if (L.listener)
+			tcp_close(L.listener);
 		L.listener = l;
+	}
 	netif_unlock();
+	if (rc && L.on) {
+		snprintf(err, errlen, "cannot listen on port %u (error %d); still listening on "
+			 "port %u as before", cfg->port, rc, L.cfg.port);
+		return rc;
+	}
 	if (rc) {
 		snprintf(err, errlen, "cannot listen on port %u (error %d)", cfg->port, rc);
 		return rc;

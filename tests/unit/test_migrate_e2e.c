@@ -236,6 +236,33 @@ static void test_begin_then_abandon(void **st)
 	assert_true(src_vm->destroyed);
 }
 
+/* ---- the listener ---- */
+
+/* `migrate listen` to a port in use: the listener goes on where it was,
+ * and says so, rather than list itself on while nothing listens. */
+static void test_listener_kept_when_the_new_port_is_taken(void **st)
+{
+	struct mig_listen_cfg lc = { .port = 7448 }, now;
+	struct tcp_conn *other;
+	char err[96];
+
+	(void)st;
+	W.running = MH_DST;
+	assert_int_equal(tcp_listen(&host_if.stack, 7448, 1, &other), 0);
+	assert_int_equal(mig_listen(&lc, err, sizeof(err)), -EADDRINUSE);
+	assert_non_null(strstr(err, "cannot listen on port 7448"));
+	assert_non_null(strstr(err, "still listening on port 7447 as before"));
+	assert_true(mig_listening(&now));
+	assert_int_equal(now.port, MIG_PORT);
+	tcp_close(other);
+	assert_int_equal(migrate(), 0);		/* and it still listens */
+	assert_true(src_vm->destroyed);
+	W.running = MH_DST;
+	assert_int_equal(mig_listen(&lc, err, sizeof(err)), 0);	/* now it moves */
+	assert_true(mig_listening(&now));
+	assert_int_equal(now.port, 7448);
+}
+
 /* ---- a clean run ---- */
 
 static void test_clean_run(void **st)
@@ -1724,6 +1751,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_doubt_impostor_gets_no_say, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pause_is_bounded_before_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_handshakes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_listener_kept_when_the_new_port_is_taken, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
