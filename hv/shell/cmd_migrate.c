@@ -39,6 +39,11 @@ static int parse_allow(char *list, struct mig_listen_cfg *cfg)
 {
 	char *save = NULL;
 
+	if (!list_valid(list)) {	/* "from ," must not read as "from anyone" */
+		shell_error("migrate", "bad address list '%s' after 'from': ADDR[,ADDR...] "
+			    "with no empty entry", list);
+		return -EINVAL;
+	}
 	for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (cfg->nr_allow == MIG_ALLOW_MAX) {
 			shell_error("migrate", "at most %d addresses after 'from'", MIG_ALLOW_MAX);

@@ -93,8 +93,7 @@ static int parse_cpulist(const char *s, uint64_t *mask)
 		return -EINVAL;
 	strcpy(buf, s);
 	*mask = 0;
-	/* strtok_r passes over empty elements: "1,,3", ",1" and "1," are typos */
-	if (buf[0] == ',' || (buf[0] && buf[strlen(buf) - 1] == ',') || strstr(buf, ",,"))
+	if (!list_valid(buf))
 		return -EINVAL;
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *dash = strchr(tok, '-');

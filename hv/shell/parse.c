@@ -309,6 +309,13 @@ static bool is_name_char(char c)
 	return is_alnum(c) || c == '_' || c == '.' || c == '-';
 }
 
+bool list_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n && s[0] != ',' && s[n - 1] != ',' && !strstr(s, ",,");
+}
+
 bool name_valid(const char *s)
 {
 	size_t n;

@@ -62,6 +62,14 @@ int parse_ipv4_prefix(const char *s, uint32_t *ip, unsigned int *len);
 int parse_host_port(const char *s, uint16_t default_port,
 		    uint32_t *ip, uint16_t *port);
 
+/*
+ * A comma-separated list has no empty element: it is not empty and has no
+ * leading, trailing or doubled comma.  strtok_r passes over empty elements,
+ * so "1,,3", ",1" and "1," would read as typos that worked, and "" or ","
+ * as no list at all.
+ */
+bool list_valid(const char *s);
+
 /* Guest name: 1..PARSE_NAME_MAX of [A-Za-z0-9_.-], first a letter/digit. */
 bool name_valid(const char *s);
 

@@ -39,7 +39,9 @@ struct mig_keyring *mig_keyring(void) { return &kr; }
 const struct mig_peer *mig_trust_by_name(const struct mig_keyring *k, const char *n) { (void)k; (void)n; return NULL; }
 void net_format_ipv4(uint32_t ip, char b[16]) { (void)ip; strcpy(b, "x"); }
 uint64_t netif_now_us(void) { return 0; }
-int mig_listen(const struct mig_listen_cfg *c, char *e, size_t l) { (void)c; (void)e; (void)l; return 0; }
+static struct mig_listen_cfg listened;	/* what mig_listen was given last */
+static unsigned int listens;		/* and how many times */
+int mig_listen(const struct mig_listen_cfg *c, char *e, size_t l) { (void)e; (void)l; listened = *c; listens++; return 0; }
 void mig_listen_off(void) {}
 bool mig_listening(struct mig_listen_cfg *c) { (void)c; return false; }
 const struct mig_entry *mig_history_at(unsigned int i) { (void)i; return NULL; }
@@ -96,10 +98,37 @@ static void test_a_name_too_long_is_no_guest(void **st)
 	assert_string_equal(claimed, "");
 }
 
+/* An address list with an empty entry is refused, not read as "anyone"
+ * (no entry at all) or as the entries it has. */
+static void test_listen_from_an_empty_entry(void **st)
+{
+	static const char *const bad[] = {
+		"migrate listen from ,", "migrate listen from \"\"", "migrate listen from ,,",
+		"migrate listen from 10.0.0.1,,10.0.0.2", "migrate listen from 10.0.0.1,",
+		"migrate listen from ,10.0.0.1", "migrate listen 7500 from , insecure",
+	};
+
+	(void)st;
+	host_if.present = true;
+	shell_set_output(out, NULL);
+	listens = 0;
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		run(bad[i]);
+		assert_non_null(strstr(said, "error: migrate: bad address list '"));
+		assert_non_null(strstr(said, "after 'from': ADDR[,ADDR...] with no empty entry"));
+	}
+	assert_int_equal(listens, 0);
+	run("migrate listen from 10.0.0.1,10.0.0.2");
+	assert_int_equal(listens, 1);
+	assert_int_equal(listened.nr_allow, 2);
+	assert_int_equal(listened.allow[1], 0x0a000002);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_a_name_too_long_is_no_guest),
+		cmocka_unit_test(test_listen_from_an_empty_entry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

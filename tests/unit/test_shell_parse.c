@@ -384,6 +384,19 @@ static void test_names(void **state)
 	assert_false(name_valid(NULL));
 }
 
+static void test_lists(void **state)
+{
+	static const struct { const char *s; bool ok; } cases[] = {
+		{ "1", true }, { "1,3", true }, { "a,b,c", true }, { "10.0.0.1,10.0.0.2", true },
+		{ "", false }, { ",", false }, { ",,", false }, { ",1", false }, { "1,", false },
+		{ "1,,3", false }, { "a,b,", false }, { ",a,b", false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		assert_int_equal(list_valid(cases[i].s), cases[i].ok);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -403,6 +416,7 @@ int main(void)
 		cmocka_unit_test(test_prefix),
 		cmocka_unit_test(test_host_port),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_lists),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
