@@ -483,7 +483,9 @@ int cmd_migrate(int argc, char **argv)
 		return bg_start(&a, argv[2]);
 	a.sink = &console_sink;
 	rc = mig_out_run(&a);
-	return rc == -ECANCELED ? 1 : rc;	/* the failure line said it all */
+	if (rc == -ECANCELED)
+		shell_reported();	/* the failure line said it all */
+	return rc;
 }
 
 /* Live figures of the migrations that run now, in or out. */

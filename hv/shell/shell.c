@@ -19,7 +19,8 @@
 static shell_out_fn out_fn;
 static void *out_ctx;
 
-/* Bumped by shell_error(), so shell_exec() knows a failure was reported. */
+/* Bumped by shell_error() and shell_reported(), so shell_exec() knows a
+ * failure was reported. */
 static unsigned int errors_reported;
 
 static bool never_interrupted(void)
@@ -99,6 +100,11 @@ void shell_error(const char *cmd, const char *fmt, ...)
 	shell_vprintf(fmt, ap);
 	va_end(ap);
 	shell_printf("\n");
+}
+
+void shell_reported(void)
+{
+	errors_reported++;
 }
 
 /* ---- dispatch ---- */

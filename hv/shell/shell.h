@@ -22,7 +22,8 @@
  * One command.  args is the usage after the name ("NAME [mem=SIZE]", or
  * NULL/"" for none), help a one-line description.  fn gets the split line
  * (argv[0] is the name) and returns 0 or a negative errno; if it fails
- * without calling shell_error(), shell_exec() prints the errno's meaning.
+ * without calling shell_error() or shell_reported(), shell_exec() prints
+ * the errno's meaning.
  */
 struct shell_cmd {
 	const char *name;
@@ -44,6 +45,13 @@ void shell_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "error: CMD: <message>\n". */
 void shell_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * The running command told its failure in its own words (a line that is
+ * not "error: ..."): the negative errno it returns still counts as a
+ * failure (a boot script counts the line), but nothing more is printed.
+ */
+void shell_reported(void);
 
 /*
  * Split line and run the command it names.  Empty or blank lines do

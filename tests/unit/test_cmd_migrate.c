@@ -32,7 +32,14 @@ struct mig_out *mig_out_begin(const struct mig_out_args *a, int *rc)
 { snprintf(claimed, sizeof(claimed), "%s", a->name); *rc = 0; return (struct mig_out *)1; }
 int mig_out_finish(struct mig_out *o) { (void)o; return 0; }
 void mig_out_abandon(struct mig_out *o, const char *w) { (void)o; (void)w; }
-int mig_out_run(const struct mig_out_args *a) { snprintf(claimed, sizeof(claimed), "%s", a->name); return 0; }
+static int run_rc;		/* what the migration ends with */
+int mig_out_run(const struct mig_out_args *a)
+{
+	snprintf(claimed, sizeof(claimed), "%s", a->name);
+	if (run_rc)
+		a->sink->print(a->sink->ctx, "migrate g1: failed: link down; g1 runs here as before");
+	return run_rc;
+}
 struct task *task_spawn(void (*fn)(void *), void *arg, size_t st) { (void)fn; (void)arg; (void)st; return (struct task *)1; }
 void task_yield(enum task_want s) { (void)s; }
 struct mig_keyring *mig_keyring(void) { return &kr; }
@@ -68,14 +75,14 @@ static void out(void *c, const char *s, size_t n)
 	}
 }
 
-static void run(const char *line)
+static int run(const char *line)
 {
 	static const struct shell_cmd tab[] = { { "migrate", "", "", cmd_migrate } };
 	char buf[256];
 
 	snprintf(buf, sizeof(buf), "%s", line);
 	claimed[0] = said[0] = 0;
-	shell_exec(tab, 1, buf);
+	return shell_exec(tab, 1, buf);
 }
 
 /* A name longer than any guest's is refused as no guest's, in the
@@ -124,11 +131,27 @@ static void test_listen_from_an_empty_entry(void **st)
 	assert_int_equal(listened.allow[1], 0x0a000002);
 }
 
+/* A foreground migration that fails is a failed command (a boot script
+ * counts it), its failure line said once and no "error:" line after it. */
+static void test_a_failed_migration_fails_the_command(void **st)
+{
+	(void)st;
+	host_if.present = true;
+	host_if.stack.ip = 1;
+	shell_set_output(out, NULL);
+	run_rc = -ECANCELED;
+	assert_int_equal(run("migrate g1 10.0.0.2"), -ECANCELED);
+	assert_string_equal(said, "migrate g1: failed: link down; g1 runs here as before\n");
+	run_rc = 0;
+	assert_int_equal(run("migrate g1 10.0.0.2"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_a_name_too_long_is_no_guest),
 		cmocka_unit_test(test_listen_from_an_empty_entry),
+		cmocka_unit_test(test_a_failed_migration_fails_the_command),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

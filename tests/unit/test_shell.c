@@ -91,6 +91,15 @@ static int cmd_weird(int argc, char **argv)
 	return -9999;
 }
 
+/* Says how it failed in its own words, as a failed `migrate` does. */
+static int cmd_told(int argc, char **argv)
+{
+	(void)argc;
+	shell_printf("%s: failed: link down; g1 runs here as before\n", argv[0]);
+	shell_reported();
+	return -ECANCELED;
+}
+
 static int cmd_help(int argc, char **argv);
 
 static const struct shell_cmd cmds[] = {
@@ -101,6 +110,7 @@ static const struct shell_cmd cmds[] = {
 	{ "busy", NULL, "fails without a word", cmd_busy },
 	{ "weird", NULL, "returns a strange errno", cmd_weird },
 	{ "nofn", NULL, "has no function", NULL },
+	{ "told", NULL, "fails in its own words", cmd_told },
 };
 
 static int cmd_help(int argc, char **argv)
@@ -286,7 +296,8 @@ static void test_help_all(void **state)
 		"fail             always fails, saying why\n"
 		"busy             fails without a word\n"
 		"weird            returns a strange errno\n"
-		"nofn             has no function\n");
+		"nofn             has no function\n"
+		"told             fails in its own words\n");
 }
 
 static void test_help_alignment_cap(void **state)
@@ -493,6 +504,19 @@ static void test_script_bad_quotes(void **state)
 	assert_echo(1, 1, "error: unterminated quote");
 }
 
+/* A failure the command told in its own words is a failure, said once. */
+static void test_failure_told(void **state)
+{
+	(void)state;
+	assert_int_equal(exec("told"), -ECANCELED);
+	assert_string_equal(out_buf, "told: failed: link down; g1 runs here as before\n");
+	out_reset();
+	assert_int_equal(run_str("count\ntold\ncount\n"), 1);
+	assert_int_equal(calls, 2);
+	assert_string_equal(out_buf, "told: failed: link down; g1 runs here as before\n"
+				     "error: script: line 2: failed\n");
+}
+
 static void test_script_error_reason(void **state)
 {
 	char line[400], want[200];
@@ -570,6 +594,7 @@ int main(void)
 		cmocka_unit_test_setup(test_split_errors, setup),
 		cmocka_unit_test_setup(test_line_length_limit, setup),
 		cmocka_unit_test_setup(test_command_errors, setup),
+		cmocka_unit_test_setup(test_failure_told, setup),
 		cmocka_unit_test_setup(test_shell_error_format, setup),
 		cmocka_unit_test_setup(test_long_output, setup),
 		cmocka_unit_test_setup(test_no_sink, setup),
