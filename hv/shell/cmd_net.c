@@ -8,6 +8,7 @@
 #include "arch/x86/cpu.h"
 #include "hv/gnet.h"
 #include "hv/lib/crc32.h"
+#include "hv/migrate/migrate.h"
 #include "hv/net/nettest.h"
 #include "hv/netif.h"
 #include "hv/sched.h"
@@ -236,8 +237,26 @@ static int show_no_net(void)
 	return -ENODEV;
 }
 
+/*
+ * A migration that runs now, in or out (the foreground `migrate`, `migrate
+ * -b`, or one arriving), as `migrations` lists it; NULL if none.  Its TCP
+ * connection is bound to the host's address: changed under it, the
+ * migration stalls until its silence timeout, and one past COMMIT ends in
+ * doubt with the guest paused.
+ */
+static const struct mig_entry *migration_running(void)
+{
+	const struct mig_entry *e;
+
+	for (unsigned int i = 0; (e = mig_history_at(i)); i++)
+		if (e->outcome == MIG_RUNNING)
+			return e;
+	return NULL;
+}
+
 int cmd_net(int argc, char **argv)
 {
+	const struct mig_entry *mig;
 	char err[128];
 	uint32_t ip, gwip = 0;
 	unsigned int len;
@@ -270,6 +289,12 @@ int cmd_net(int argc, char **argv)
 	if (gw && parse_ipv4(argv[4], &gwip)) {
 		shell_error("net", "gateway '%s' is not an IPv4 address", argv[4]);
 		return -EINVAL;
+	}
+	if ((mig = migration_running())) {
+		shell_error("net", "not while a migration runs (%s, %s %s): its connection "
+			    "would lose this address; wait for it to end (`migrations`)",
+			    mig->guest, mig->out ? "out to" : "in from", mig->peer);
+		return -EBUSY;
 	}
 	if (netif_configure(ip, len, gwip, err, sizeof(err))) {
 		shell_error("net", "%s", err);

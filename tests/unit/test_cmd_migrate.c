@@ -19,6 +19,7 @@
 #include "hv/netif.h"
 #include "hv/shell/cmd_migrate.h"
 #include "hv/shell/shell.h"
+#include "tests/unit/shell_said.h"
 
 /* ---- fakes: what cmd_migrate.c reaches ---- */
 
@@ -61,20 +62,6 @@ int mig_secure_ready(const struct mig_keyring *k, char *w, size_t l) { (void)k; 
 int mig_trust_add(struct mig_keyring *k, const char *n, const uint8_t p[NOISE_KEY], uint32_t ip, char *e, size_t l) { (void)k;(void)n;(void)p;(void)ip;(void)e;(void)l; return 0; }
 int mig_trust_remove(struct mig_keyring *k, const char *n) { (void)k; (void)n; return 0; }
 
-
-static char said[2048];
-
-static void out(void *c, const char *s, size_t n)
-{
-	size_t have = strlen(said);
-
-	(void)c;
-	if (have + n < sizeof(said)) {
-		memcpy(said + have, s, n);
-		said[have + n] = 0;
-	}
-}
-
 static int run(const char *line)
 {
 	static const struct shell_cmd tab[] = { { "migrate", "", "", cmd_migrate } };
@@ -93,7 +80,7 @@ static void test_a_name_too_long_is_no_guest(void **st)
 	(void)st;
 	host_if.present = true;
 	host_if.stack.ip = 1;
-	shell_set_output(out, NULL);
+	shell_set_output(said_out, NULL);
 	run("migrate -b abcdefghijklmnopqrstuvwxyz01234X 10.0.0.2");
 	assert_string_equal(claimed, "");
 	assert_non_null(strstr(said, "no guest named 'abcdefghijklmnopqrstuvwxyz01234X'"));
@@ -117,7 +104,7 @@ static void test_listen_from_an_empty_entry(void **st)
 
 	(void)st;
 	host_if.present = true;
-	shell_set_output(out, NULL);
+	shell_set_output(said_out, NULL);
 	listens = 0;
 	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		run(bad[i]);
@@ -138,7 +125,7 @@ static void test_a_failed_migration_fails_the_command(void **st)
 	(void)st;
 	host_if.present = true;
 	host_if.stack.ip = 1;
-	shell_set_output(out, NULL);
+	shell_set_output(said_out, NULL);
 	run_rc = -ECANCELED;
 	assert_int_equal(run("migrate g1 10.0.0.2"), -ECANCELED);
 	assert_string_equal(said, "migrate g1: failed: link down; g1 runs here as before\n");
