@@ -58,53 +58,67 @@ static int parse_allow(char *list, struct mig_listen_cfg *cfg)
 	return 0;
 }
 
+#define LISTEN_USAGE	"usage: migrate listen [PORT] [from ADDR[,ADDR...]] [max=N] [insecure] " \
+			"(in any order) | migrate listen off"
+
+/*
+ * `migrate listen`'s options, each at most once and in any order: PORT,
+ * from LIST, max=N, insecure.
+ */
+static int listen_args(int argc, char **argv, struct mig_listen_cfg *cfg)
+{
+	bool port_given = false, from_given = false;
+	uint64_t n;
+	int rc;
+
+	for (int i = 2; i < argc; i++) {
+		const char *w = argv[i];
+		bool insecure = !strcmp(w, "insecure"), from = !strcmp(w, "from");
+		bool max = !strncmp(w, "max=", 4), port = !insecure && !from && !max;
+
+		if ((insecure && cfg->insecure) || (max && cfg->max_in) ||
+		    (from && (from_given || i + 1 == argc)) || (port && port_given)) {
+			shell_error("migrate", LISTEN_USAGE);	/* twice, or 'from' with no list */
+			return -EINVAL;
+		}
+		if (insecure) {
+			cfg->insecure = true;
+		} else if (max) {
+			if (parse_u64(w + 4, 1, MIG_IN_MAX, &n)) {
+				shell_error("migrate", "bad %s: guests arriving at once, 1-%d", w,
+					    MIG_IN_MAX);
+				return -EINVAL;
+			}
+			cfg->max_in = (unsigned int)n;
+		} else if (from) {
+			if ((rc = parse_allow(argv[++i], cfg)))
+				return rc;
+			from_given = true;
+		} else {
+			if (parse_u64(w, 1, 65535, &n)) {
+				shell_error("migrate", "bad port '%s' (1-65535)", w);
+				return -EINVAL;
+			}
+			cfg->port = (uint16_t)n;
+			port_given = true;
+		}
+	}
+	return 0;
+}
+
 static int listen_cmd(int argc, char **argv)
 {
 	struct mig_listen_cfg cfg = { .port = MIG_PORT };
 	char err[96], allow[160];
-	uint64_t port;
-	int i = 2, rc;
+	int rc;
 
 	if (argc == 3 && !strcmp(argv[2], "off")) {
 		mig_listen_off();
 		shell_printf("migrate: listener off\n");
 		return 0;
 	}
-	if (argc > 2 && !strcmp(argv[argc - 1], "insecure")) {
-		cfg.insecure = true;
-		argc--;
-	}
-	if (argc > 2 && !strncmp(argv[argc - 1], "max=", 4)) {
-		if (parse_u64(argv[argc - 1] + 4, 1, MIG_IN_MAX, &port)) {
-			shell_error("migrate", "bad %s: guests arriving at once, 1-%d",
-				    argv[argc - 1], MIG_IN_MAX);
-			return -EINVAL;
-		}
-		cfg.max_in = (unsigned int)port;
-		argc--;
-	}
-	if (i < argc && strcmp(argv[i], "from")) {
-		if (parse_u64(argv[i], 1, 65535, &port)) {
-			shell_error("migrate", "bad port '%s' (1-65535)", argv[i]);
-			return -EINVAL;
-		}
-		cfg.port = (uint16_t)port;
-		i++;
-	}
-	if (i < argc && !strcmp(argv[i], "from")) {
-		if (i + 2 != argc) {
-			shell_error("migrate", "usage: migrate listen [PORT] [from ADDR[,ADDR...]]");
-			return -EINVAL;
-		}
-		if ((rc = parse_allow(argv[i + 1], &cfg)))
-			return rc;
-		i += 2;
-	}
-	if (i != argc) {
-		shell_error("migrate", "usage: migrate listen [PORT] [from ADDR[,ADDR...]] "
-			    "[max=N] [insecure] | migrate listen off");
-		return -EINVAL;
-	}
+	if ((rc = listen_args(argc, argv, &cfg)))
+		return rc;
 	if ((rc = mig_listen(&cfg, err, sizeof(err)))) {
 		shell_error("migrate", "%s", err);
 		return rc;

@@ -133,12 +133,48 @@ static void test_a_failed_migration_fails_the_command(void **st)
 	assert_int_equal(run("migrate g1 10.0.0.2"), 0);
 }
 
+/* `migrate listen`'s options go in any order, each once. */
+static void test_listen_options_in_any_order(void **st)
+{
+	static const char *const bad[] = {
+		"migrate listen insecure insecure", "migrate listen 7500 7501",
+		"migrate listen max=1 max=2", "migrate listen from", "migrate listen 7500 from",
+		"migrate listen from 10.0.0.1 from 10.0.0.2",
+	};
+
+	(void)st;
+	host_if.present = true;
+	shell_set_output(said_out, NULL);
+	listens = 0;
+	assert_int_equal(run("migrate listen insecure max=2 7500 from 10.0.0.1"), 0);
+	assert_int_equal(listens, 1);
+	assert_int_equal(listened.port, 7500);
+	assert_true(listened.insecure);
+	assert_int_equal(listened.max_in, 2);
+	assert_int_equal(listened.nr_allow, 1);
+	assert_int_equal(run("migrate listen max=1 insecure"), 0);	/* the old order */
+	assert_int_equal(listened.port, MIG_PORT);
+	assert_int_equal(listened.max_in, 1);
+	assert_int_equal(run("migrate listen from 10.0.0.1 7501 max=3"), 0);
+	assert_int_equal(listened.port, 7501);
+	assert_false(listened.insecure);
+	assert_int_equal(listens, 3);
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(run(bad[i]), -EINVAL);
+		assert_non_null(strstr(said, "error: migrate: usage: migrate listen [PORT]"));
+	}
+	assert_int_equal(run("migrate listen insecure x"), -EINVAL);
+	assert_string_equal(said, "error: migrate: bad port 'x' (1-65535)\n");
+	assert_int_equal(listens, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_a_name_too_long_is_no_guest),
 		cmocka_unit_test(test_listen_from_an_empty_entry),
 		cmocka_unit_test(test_a_failed_migration_fails_the_command),
+		cmocka_unit_test(test_listen_options_in_any_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
