@@ -133,26 +133,31 @@ static int listen_cmd(int argc, char **argv)
 	return 0;
 }
 
-/* HOST[:PORT]: an address, or the name of a trusted peer with one. */
-static int target(char *host, struct mig_out_args *a)
+/* HOST[:PORT]: an address, or the name of a trusted peer with one.  host
+ * stays as given: `migrate -b` says it back. */
+static int target(const char *host, struct mig_out_args *a)
 {
-	const struct mig_peer *p;
-	char *colon = strchr(host, ':');
+	const struct mig_peer *p = NULL;
+	const char *colon = strchr(host, ':');
+	size_t len = colon ? (size_t)(colon - host) : strlen(host);
+	char name[MIG_PEER_NAME_MAX + 1];
 	uint64_t port = MIG_PORT;
 
 	if (!parse_host_port(host, MIG_PORT, &a->ip, &a->port))
 		return 0;
-	if (colon)
-		*colon = 0;
-	p = mig_trust_by_name(mig_keyring(), host);
+	if (len < sizeof(name)) {
+		memcpy(name, host, len);
+		name[len] = 0;
+		p = mig_trust_by_name(mig_keyring(), name);
+	}
 	if (!p || (colon && parse_u64(colon + 1, 1, 65535, &port))) {
-		shell_error("migrate", "'%s%s%s' is not HOST[:PORT] (an IPv4 address, or the name "
-			    "of a trusted peer)", host, colon ? ":" : "", colon ? colon + 1 : "");
+		shell_error("migrate", "'%s' is not HOST[:PORT] (an IPv4 address, or the name "
+			    "of a trusted peer)", host);
 		return -EINVAL;
 	}
 	if (!p->ip) {
 		shell_error("migrate", "trusted peer '%s' has no address: give it (migrate NAME "
-			    "ADDR), or trust it with one", host);
+			    "ADDR), or trust it with one", name);
 		return -EINVAL;
 	}
 	a->ip = p->ip;

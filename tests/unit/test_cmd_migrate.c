@@ -29,8 +29,9 @@ static char claimed[64];	/* the name the migration was started with */
 static struct mig_keyring kr;
 
 void log_printf(enum log_level l, const char *f, ...) { (void)l; (void)f; }
+static struct mig_out_args begun;	/* what the background migration got */
 struct mig_out *mig_out_begin(const struct mig_out_args *a, int *rc)
-{ snprintf(claimed, sizeof(claimed), "%s", a->name); *rc = 0; return (struct mig_out *)1; }
+{ snprintf(claimed, sizeof(claimed), "%s", a->name); begun = *a; *rc = 0; return (struct mig_out *)1; }
 int mig_out_finish(struct mig_out *o) { (void)o; return 0; }
 void mig_out_abandon(struct mig_out *o, const char *w) { (void)o; (void)w; }
 static int run_rc;		/* what the migration ends with */
@@ -44,7 +45,9 @@ int mig_out_run(const struct mig_out_args *a)
 struct task *task_spawn(void (*fn)(void *), void *arg, size_t st) { (void)fn; (void)arg; (void)st; return (struct task *)1; }
 void task_yield(enum task_want s) { (void)s; }
 struct mig_keyring *mig_keyring(void) { return &kr; }
-const struct mig_peer *mig_trust_by_name(const struct mig_keyring *k, const char *n) { (void)k; (void)n; return NULL; }
+static const struct mig_peer peer = { .name = "peer", .ip = 0x0a000007 };
+const struct mig_peer *mig_trust_by_name(const struct mig_keyring *k, const char *n)
+{ (void)k; return strcmp(n, "peer") ? NULL : &peer; }
 void net_format_ipv4(uint32_t ip, char b[16]) { (void)ip; strcpy(b, "x"); }
 uint64_t netif_now_us(void) { return 0; }
 static struct mig_listen_cfg listened;	/* what mig_listen was given last */
@@ -168,6 +171,24 @@ static void test_listen_options_in_any_order(void **st)
 	assert_int_equal(listens, 3);
 }
 
+/* A trusted peer's name with a port: the migration goes there, and the
+ * background one says so as it was given. */
+static void test_peer_name_with_a_port(void **st)
+{
+	(void)st;
+	host_if.present = true;
+	host_if.stack.ip = 1;
+	shell_set_output(said_out, NULL);
+	assert_int_equal(run("migrate -b g1 peer:7500"), 0);
+	assert_int_equal(begun.ip, 0x0a000007);
+	assert_int_equal(begun.port, 7500);
+	assert_non_null(strstr(said, "migrate: g1 to peer:7500 in the background"));
+	assert_int_equal(run("migrate -b g2 nopeer:7500"), -EINVAL);
+	assert_non_null(strstr(said, "'nopeer:7500' is not HOST[:PORT]"));
+	assert_int_equal(run("migrate -b g2 peer:0"), -EINVAL);
+	assert_non_null(strstr(said, "'peer:0' is not HOST[:PORT]"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +196,7 @@ int main(void)
 		cmocka_unit_test(test_listen_from_an_empty_entry),
 		cmocka_unit_test(test_a_failed_migration_fails_the_command),
 		cmocka_unit_test(test_listen_options_in_any_order),
+		cmocka_unit_test(test_peer_name_with_a_port),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
