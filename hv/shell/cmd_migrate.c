@@ -483,7 +483,8 @@ int cmd_migrate(int argc, char **argv)
 	}
 	if (argc < 3) {
 		shell_error("migrate", "usage: migrate [-b] NAME HOST[:PORT] [downtime=MS] "
-			    "[bandwidth=MB/s] [converge=auto|off] [insecure] | migrate cancel NAME | "
+			    "[bandwidth=MB/s] [converge=auto|off] [downtime-max=MS] [max-rounds=N] "
+			    "[timeout=S] [insecure] | migrate cancel NAME | "
 			    "migrate listen ... | migrate key | trust NAME PUBKEY [ADDR] | "
 			    "untrust NAME | trusted");
 		return -EINVAL;

@@ -187,7 +187,7 @@ const struct shell_cmd shell_commands[] = {
 	{ "uptime", "", "time since boot", cmd_uptime },
 	{ "log", "", "the log: boot messages and everything since", cmd_log },
 	{ "modules", "", "the GRUB modules: name, size, command line", cmd_modules },
-	{ "create", "NAME kernel=MODULE [initrd=MODULE] [mem=MB] [vcpus=1] [nic=on [mac=52:54:00:XX:XX:XX]] [cmdline=\"...\"]",
+	{ "create", "NAME kernel=MODULE [initrd=MODULE] [mem=MB] [vcpus=1] [nic=on [mac=52:54:00:XX:XX:XX]] [tsc_khz=N] [cmdline=\"...\"]",
 	  "define a guest from a GRUB module (multiboot1 ELF or Linux bzImage)", cmd_create },
 	{ "start", "[-c] NAME", "start a created guest (-c: attach its console)", cmd_start },
 	{ "pause", "NAME", "stop running a guest, keeping it in memory", cmd_pause },
@@ -211,8 +211,13 @@ const struct shell_cmd shell_commands[] = {
 	{ "arp", "", "the ARP cache", cmd_arp },
 	{ "netstat", "", "TCP connections with their state and counters", cmd_netstat },
 	{ "nettest", "listen PORT | send HOST PORT MB", "TCP throughput test with CRC-32 (Ctrl-C stops)", cmd_nettest },
-	{ "migrate", "NAME HOST[:PORT] [downtime=MS] [bandwidth=MB/s] [converge=auto|off] [insecure] | listen [PORT] [from ADDR,...] [insecure] | listen off | key | trust NAME PUBKEY [ADDR] | untrust NAME | trusted",
-	  "live-migrate a guest to a trusted peer ferry (Ctrl-C cancels); accept migrations; the host key and trusted peers", cmd_migrate },
+	{ "migrate", "[-b] NAME HOST[:PORT] [downtime=MS] [bandwidth=MB/s] [converge=auto|off] "
+	  "[downtime-max=MS] [max-rounds=N] [timeout=S] [insecure] | cancel NAME | "
+	  "listen [PORT] [from ADDR,...] [max=N] [insecure] | listen off | key | "
+	  "trust NAME PUBKEY [ADDR] | untrust NAME | trusted",
+	  "live-migrate a guest to a trusted peer ferry (Ctrl-C cancels; -b: in the background, "
+	  "`migrate cancel NAME` stops it); accept migrations (listen's options in any order); "
+	  "the host key and trusted peers", cmd_migrate },
 	{ "migrations", "", "the listener and recent migrations in and out, with their figures", cmd_migrations },
 	{ "reboot", "", "reset the machine", cmd_reboot },
 	{ "poweroff", "", "power the machine off (ACPI S5)", cmd_poweroff },
