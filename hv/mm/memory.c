@@ -46,18 +46,24 @@ static size_t reserved_regions(const struct mb2_info *info, uint64_t info_pa,
 	return n;
 }
 
-/* ferry's heap (network and migration buffers): 1/16 of RAM, 16 to 128 MiB. */
+/* ferry's heap (guests' frame maps, network and migration buffers):
+ * mem_heap_bytes, or the largest half, quarter, ... of it that a
+ * contiguous range below the early map holds, down to the minimum. */
 static int heap_setup(void)
 {
 	struct frame_stats st;
-	uint64_t bytes, pa;
+	uint64_t bytes, pa = 0;
 
 	frame_get_stats(&st);
-	bytes = (st.free << FRAME_SHIFT) / 16;
-	bytes = bytes < (16u << 20) ? (16u << 20) : bytes > (128u << 20) ? (128u << 20) : bytes;
-	bytes &= ~(FRAME_SIZE - 1);
-	pa = frame_alloc_contig(bytes >> FRAME_SHIFT, 1);
-	if (!pa || pa + bytes > EARLY_MAP_LIMIT)
+	for (bytes = mem_heap_bytes(st.free << FRAME_SHIFT); bytes >= MEM_HEAP_MIN; bytes /= 2) {
+		pa = frame_alloc_contig(bytes >> FRAME_SHIFT, 1);
+		if (pa && pa + bytes <= EARLY_MAP_LIMIT)
+			break;
+		if (pa)
+			frame_free_contig(pa, bytes >> FRAME_SHIFT);
+		pa = 0;
+	}
+	if (!pa)
 		return -ENOMEM;
 	heap_init(phys_to_virt(pa), bytes);
 	return 0;

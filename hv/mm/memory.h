@@ -20,6 +20,25 @@ struct mem_stats {		/* bytes */
 	uint64_t heap_used, heap_size;
 };
 
+/*
+ * The heap's size for a host with free_bytes of RAM: 1/16 of it, at least
+ * 16 MiB, and at most 128 MiB plus 1/256 of the RAM.  Guests' frame maps
+ * come from the heap (8 bytes per 4 KiB page: 1/512 of the RAM they map),
+ * so the part that grows with the RAM leaves room for guests filling the
+ * whole host twice over; a fixed 128 MiB held all guests together to about
+ * 60 GiB on any host.  mem_init takes less where no contiguous range below
+ * EARLY_MAP_LIMIT is that large.
+ */
+#define MEM_HEAP_MIN	(16ull << 20)
+#define MEM_HEAP_BASE	(128ull << 20)
+static inline uint64_t mem_heap_bytes(uint64_t free_bytes)
+{
+	uint64_t b = free_bytes / 16, max = MEM_HEAP_BASE + free_bytes / 256;
+
+	b = b < MEM_HEAP_MIN ? MEM_HEAP_MIN : b > max ? max : b;
+	return b & ~((1ull << 12) - 1);
+}
+
 /* Boot CPU, once: frames from info's map, minus what must stay; the heap. */
 int mem_init(const struct mb2_info *info, uint64_t info_pa);
 void mem_get_stats(struct mem_stats *s);

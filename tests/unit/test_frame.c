@@ -18,6 +18,7 @@
 
 #include "hv/lib/log.h"
 #include "hv/mm/frame.h"
+#include "hv/mm/memory.h"
 
 static int warn_count;
 
@@ -487,6 +488,28 @@ static void test_concurrent(void **state)
 	expect_stats(2974, 290, 2684 - THREADS * PER_THREAD);
 }
 
+/* The heap grows with the host: guests' frame maps (8 bytes per 4 KiB
+ * page) for twice the host's RAM fit beside its fixed part, so that on a
+ * host of any size the guests can fill its RAM (a fixed 128 MiB stopped
+ * them near 60 GiB together). */
+static void test_heap_size(void **state)
+{
+	static const uint64_t gib = 1ull << 30;
+
+	(void)state;
+	assert_true(mem_heap_bytes(0) == MEM_HEAP_MIN);
+	assert_true(mem_heap_bytes(256ull << 20) == MEM_HEAP_MIN);
+	assert_true(mem_heap_bytes(gib) == 64ull << 20);		/* 1/16 */
+	assert_true(mem_heap_bytes(2 * gib) == 128ull << 20);
+	assert_true(mem_heap_bytes(4 * gib) == (128ull << 20) + 16ull * (1 << 20));
+	for (uint64_t ram = 4 * gib; ram <= 4096 * gib; ram *= 2) {
+		uint64_t h = mem_heap_bytes(ram);
+
+		assert_true(h - MEM_HEAP_BASE >= 2 * (ram / 4096) * 8 - 4096);
+		assert_true(h <= ram / 16 && !(h & 4095));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -503,6 +526,7 @@ int main(void)
 		cmocka_unit_test(test_bitmap_place),
 		cmocka_unit_test(test_large_map),
 		cmocka_unit_test(test_concurrent),
+		cmocka_unit_test(test_heap_size),
 	};
 	int ret = cmocka_run_group_tests(tests, NULL, NULL);
 
