@@ -249,6 +249,8 @@ void pic_disable(void)
  * is edge/active-high, and a PCI line (routed by the chipset onto an ISA
  * IRQ, as PIIX does in QEMU and Bochs) is level/active-high.
  */
+static volatile uint32_t *ioapic_regs;
+
 static volatile uint32_t *ioapic_pin(unsigned int irq, uint16_t *flags, uint32_t *pin)
 {
 	const struct acpi_info *a = acpi_get();
@@ -264,7 +266,12 @@ static volatile uint32_t *ioapic_pin(unsigned int irq, uint16_t *flags, uint32_t
 	if (gsi < a->ioapic_gsi_base || gsi - a->ioapic_gsi_base >= 24)
 		return NULL;
 	*pin = gsi - a->ioapic_gsi_base;
-	return ioremap(a->ioapic_pa, 4096);
+	/* mapped once, by the first route (at set-up): ioapic_mask runs in an
+	 * interrupt handler, where remapping's page-table lock may not be
+	 * taken (spinlock.h) */
+	if (!ioapic_regs)
+		ioapic_regs = ioremap(a->ioapic_pa, 4096);
+	return ioapic_regs;
 }
 
 static bool route(unsigned int irq, uint8_t vector, uint32_t dest, uint16_t flags)

@@ -152,7 +152,7 @@ void vmx_regs_drop(struct vmx_vcpu *vx)
 
 /* On the CPU holding it: VMCLEAR (the data reaches memory, launch state
  * clear) and hand back the guest registers. */
-void vmx_vmcs_release_local(struct vmx_vcpu *vx)
+static int release_here(struct vmx_vcpu *vx)
 {
 	struct vmx_cpu *pc = vmx_this_cpu();
 	int rc;
@@ -160,14 +160,28 @@ void vmx_vmcs_release_local(struct vmx_vcpu *vx)
 	if (vx->regs_cpu == (int)pc->index)
 		regs_give_back(pc);
 	if (vx->active_cpu != (int)pc->index)
-		return;
+		return 0;
 	rc = vmclear(vx->vmcs_pa);
 	if (rc)
-		pr_err("vmx: VMCLEAR of %#lx failed (%d)", vx->vmcs_pa, rc);
+		pc->vmcs_errors++;
 	if (pc->current == vx)
 		pc->current = NULL;
 	vx->launched = false;
 	__atomic_store_n(&vx->active_cpu, -1, __ATOMIC_RELEASE);
+	return rc;
+}
+
+static void vmclear_failed(const struct vmx_vcpu *vx, int cpu, int rc)
+{
+	pr_err("vmx: VMCLEAR of %#lx on CPU %d failed (%d)", vx->vmcs_pa, cpu, rc);
+}
+
+void vmx_vmcs_release_local(struct vmx_vcpu *vx)
+{
+	int rc = release_here(vx);
+
+	if (rc)
+		vmclear_failed(vx, (int)vmx_this_cpu()->index, rc);
 }
 
 /* A request another CPU left in our mailbox (IPI, or polled while we wait
@@ -178,7 +192,9 @@ static void serve_release(struct vmx_cpu *pc)
 
 	if (!vx)
 		return;
-	vmx_vmcs_release_local(vx);
+	/* maybe in the IPI's handler: no logging here (the log's lock may be
+	 * held by what it interrupted); the asking CPU reports a failure */
+	pc->req_rc = release_here(vx);
 	/* only this request is answered: if its sender gave up meanwhile
 	 * (release_remote's timeout) and another CPU asked for another VMCS,
 	 * that one must stay asked */
@@ -201,6 +217,7 @@ static int release_remote(struct vmx_vcpu *vx, int cpu)
 	uint64_t deadline = time_now_us() + RELEASE_TIMEOUT_US;
 	struct vmx_vcpu *expected = vx;
 	bool cancelled;
+	int rc;
 
 	while (!spin_trylock(&t->req_lock)) {
 		serve_release(me);
@@ -214,7 +231,10 @@ static int release_remote(struct vmx_vcpu *vx, int cpu)
 	}
 	cancelled = __atomic_compare_exchange_n(&t->req, &expected, NULL, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	rc = cancelled ? 0 : t->req_rc;
 	spin_unlock(&t->req_lock);
+	if (rc)
+		vmclear_failed(vx, cpu, rc);
 	if (cancelled)
 		pr_err("vmx: CPU %d did not release a VMCS within %u ms", cpu,
 		       RELEASE_TIMEOUT_US / 1000);

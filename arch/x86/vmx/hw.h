@@ -66,7 +66,8 @@ struct vmx_cpu {
 	struct vmx_vcpu *regs_owner;	/* whose guest registers are loaded */
 	spinlock_t req_lock;		/* one remote release request at a time */
 	struct vmx_vcpu *req;		/* (atomic) release this VMCS, then NULL */
-	uint64_t vmcs_errors;		/* failed VMREAD/VMWRITE (ferry bugs) */
+	int req_rc;			/* its VMCLEAR's result, before req is NULL */
+	uint64_t vmcs_errors;		/* failed VMREAD/VMWRITE/VMCLEAR (ferry bugs) */
 };
 
 /* Per VM (vm->arch). */
