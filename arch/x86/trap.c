@@ -47,7 +47,7 @@ static void report_exception(const struct trap_frame *tf)
 	panic_printf("  r13=%016lx r14=%016lx r15=%016lx\n", tf->r13, tf->r14, tf->r15);
 	panic_printf("  cr0=%016lx cr2=%016lx cr3=%016lx cr4=%016lx\n",
 		     read_cr0(), read_cr2(), read_cr3(), read_cr4());
-	panic_backtrace(tf->rbp);
+	panic_backtrace(tf->rbp, tf->rsp);
 	panic_end();
 }
 

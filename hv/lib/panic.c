@@ -48,13 +48,16 @@ void panic_begin(void)
 		panic_stop_others();
 }
 
-void panic_backtrace(uint64_t rbp)
+void panic_backtrace(uint64_t rbp, uint64_t sp)
 {
+	uint64_t above = sp;
+
 	panic_printf("  backtrace:");
-	for (int i = 0; i < 16 && rbp >= PANIC_FRAME_MIN && !(rbp & 7); i++) {
+	for (int i = 0; i < 16 && panic_frame_ok(rbp, above, sp); i++) {
 		uint64_t *frame = (uint64_t *)rbp;
 
 		panic_printf(" %lx", frame[1]);
+		above = rbp + 16;
 		rbp = frame[0];
 	}
 	panic_printf("\n");
@@ -76,6 +79,6 @@ void panic(const char *fmt, ...)
 	va_end(ap);
 	panic_begin();
 	panic_printf("\nferry: PANIC on CPU %u: %s\n", panic_cpu_index(), buf);
-	panic_backtrace((uint64_t)__builtin_frame_address(0));
+	panic_backtrace((uint64_t)__builtin_frame_address(0), (uint64_t)__builtin_frame_address(0));
 	panic_end();
 }

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 #include "hv/lib/log.h"
 #include "hv/lib/time.h"
+#include "hv/lib/panic.h"
 
 static uint64_t now_us = 1500000;
 uint64_t time_now_us(void) { return now_us; }
@@ -127,6 +128,23 @@ static void test_ring_wrap_starts_on_a_line(void **state)
 	assert_null(strstr(dumped, "filler line 0000"));
 }
 
+/* The crash report's backtrace follows a frame only up its own stack:
+ * garbage in RBP (code without frame pointers) ends it, never faults. */
+static void test_panic_frames(void **state)
+{
+	const uint64_t sp = 0xffff800000120000ull;
+
+	(void)state;
+	assert_true(panic_frame_ok(sp + 0x40, sp, sp));
+	assert_true(panic_frame_ok(sp + PANIC_STACK_SPAN - 24, sp + 0x50, sp));
+	assert_false(panic_frame_ok(sp + PANIC_STACK_SPAN, sp, sp));	/* off the stack */
+	assert_false(panic_frame_ok(sp - 8, sp - 8, sp));		/* below it */
+	assert_false(panic_frame_ok(sp + 0x40, sp + 0x50, sp));		/* not upward */
+	assert_false(panic_frame_ok(sp + 0x44, sp, sp));		/* misaligned */
+	assert_false(panic_frame_ok(0x1000, 0, 0));			/* lower half */
+	assert_false(panic_frame_ok(0xffffffffffffff00ull, sp, sp));	/* a data value */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -134,6 +152,7 @@ int main(void)
 		cmocka_unit_test_setup(test_hold_keeps_lines_until_flush, setup),
 		cmocka_unit_test_setup(test_hold_overflow_is_counted_not_split, setup),
 		cmocka_unit_test_setup(test_ring_wrap_starts_on_a_line, setup),
+		cmocka_unit_test(test_panic_frames),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
