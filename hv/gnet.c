@@ -238,12 +238,13 @@ int gnet_guest_tx(struct vm *vm, const uint8_t *frame, size_t len, const struct 
 		g->st.tx_qfull++;
 		return -EAGAIN;		/* the NIC waits for gnet_flush */
 	}
-	for (unsigned int k = 0; k < p.segs; k++) {
+	for (unsigned int k = 0, first = gso_tso_first(&p); k < p.segs; k++) {
 		struct slot *s = &g->tx.slot[(g->tx.tail + k) % GNET_QLEN];
 
 		s->len = (uint16_t)gso_segment(frame, r, &p, k, s->data);
 		s->partial = p.partial;
-		s->group = (uint16_t)(k ? 0 : p.segs);
+		/* a segment with CWR alone, the rest one group */
+		s->group = (uint16_t)(k < first ? 1 : k == first ? p.segs - first : 0);
 		s->mss = r->mss;
 		s->hlen = p.hlen <= 255 ? (uint8_t)p.hlen : 0;
 	}

@@ -34,6 +34,7 @@ static int plan_tcp4(const uint8_t *f, size_t len, const struct gso_req *r, stru
 		return -EINVAL;
 	p->segs = (p->payload + r->mss - 1) / r->mss;
 	p->partial = r->partial_ok && ihl == 20;
+	p->cwr = f[IP_OFF + ihl + 13] & TCP_CWR;
 	return 0;
 }
 

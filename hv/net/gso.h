@@ -47,6 +47,10 @@ struct gso_plan {
 	uint32_t hlen;			/* Ethernet + IP + TCP headers */
 	uint32_t payload;
 	bool partial;			/* segments keep a partial TCP checksum */
+	/* The first segment carries CWR (only it does): a NIC's TSO frame
+	 * copies its first header's flags onto every segment it cuts, so
+	 * that segment never goes in one (gso_tso_first). */
+	bool cwr;
 };
 
 /* Check frame f[0..len) against r.  0 with *p filled (segs is 1 without
@@ -59,6 +63,13 @@ int gso_plan(const uint8_t *f, size_t len, const struct gso_req *r, struct gso_p
 size_t gso_segment(const uint8_t *f, const struct gso_req *r, const struct gso_plan *p,
 		   unsigned int k, uint8_t *out);
 
+/* The segment of a planned frame from which its TSO frames may start:
+ * 1 when the first carries CWR (it goes on its own), else 0. */
+static inline unsigned int gso_tso_first(const struct gso_plan *p)
+{
+	return p->cwr ? 1 : 0;
+}
+
 /*
  * Consecutive segments of one super-frame, as gso_segment built them with
  * a partial checksum, sent on as one TSO frame by a NIC that has TSO
@@ -67,7 +78,7 @@ size_t gso_segment(const uint8_t *f, const struct gso_req *r, const struct gso_p
  * first's, with the IP total length for payload bytes of payload, no IP
  * checksum (the NIC's), the TCP checksum field holding the pseudo-header
  * sum without the length (as ferry's stack leaves it, hv/net/tcp_out.c),
- * and last's FIN and PSH.
+ * and last's FIN and PSH.  first must not carry CWR (gso_tso_first).
  */
 void gso_tso_hdr(uint8_t *out, const uint8_t *first, const uint8_t *last, uint32_t hlen,
 		 uint32_t payload);

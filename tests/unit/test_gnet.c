@@ -94,6 +94,7 @@ int netif_switch_input(int port, const void *frame, size_t len, unsigned flags)
 static bool tso_nic;
 static unsigned int tso_take, tso_calls, tso_segs[4];
 static uint32_t tso_hlen, tso_mss;
+static uint8_t tso_flags;		/* the TCP flags of a TSO frame's first segment */
 static size_t tso_bytes;
 static uint8_t tso_payload[GSO_FRAME_MAX];
 
@@ -118,6 +119,7 @@ unsigned int netif_switch_tso(int port, const struct netif_seg *seg, unsigned in
 	tso_calls++;
 	tso_hlen = hlen;
 	tso_mss = mss;
+	tso_flags = seg[0].f[47];
 	return k;
 }
 
@@ -543,6 +545,30 @@ static void test_tso_to_a_nic(void **st)
 	gnet_flush(&va);
 	assert_int_equal(tso_calls, 0);
 	assert_int_equal(rx_b, 6);
+}
+
+/* A NIC without ECN-aware TSO copies its first header's CWR onto every
+ * segment: a super-frame whose first segment has CWR sends that one on
+ * its own, with CWR, and the rest, without, as TSO frames. */
+static void test_tso_cwr_goes_alone(void **st)
+{
+	struct gso_req tso = { .csum = true, .csum_start = 34, .csum_offset = 16, .mss = 500,
+			       .partial_ok = true };
+	size_t len = tso_frame(PEER, 10 * 500);
+
+	(void)st;
+	tso_nic = true;
+	big[47] |= 0x80;				/* CWR|PSH|ACK */
+	assert_int_equal(gnet_guest_tx(&va, big, len, &tso), 0);
+	gnet_flush(&va);
+	assert_int_equal(wire.frames, 1);
+	assert_int_equal(wire.len, 54 + 500);
+	assert_int_equal(wire.last[47] & 0x80, 0x80);
+	assert_int_equal(tso_calls, 1);
+	assert_int_equal(tso_segs[0], 9);
+	assert_int_equal(tso_flags & 0x80, 0);
+	assert_int_equal(tso_bytes, 9 * 500);
+	assert_memory_equal(tso_payload, big + 54 + 500, tso_bytes);
 }
 
 /* A NIC with no buffer drops; a guest still arriving keeps a queue's worth
@@ -1082,6 +1108,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_from_the_wire, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tso_from_a_guest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tso_to_a_nic, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tso_cwr_goes_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spoof_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_management, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ports_and_macs, setup, teardown),
