@@ -42,10 +42,24 @@ struct gnet_carry {
 	struct slot slot[];
 };
 
+/* Ethernet header and the longest IPv4 and TCP headers. */
+#define HDR_MAX		(14 + 60 + 60)
+
+/* A super-frame of more segments than the tx queue holds, going in rounds
+ * (tx_rounds): known again by its length, MSS and headers when the NIC
+ * offers it anew; that much of it identifies a TCP segment's bytes. */
+struct tx_big {
+	uint32_t len;			/* 0: none */
+	uint32_t done;			/* segments queued so far */
+	uint16_t mss, hlen;
+	uint8_t hdr[HDR_MAX];
+};
+
 struct gport {
 	struct vm *vm;
 	int port;			/* on host_if.sw */
 	struct fq tx, rx;
+	struct tx_big big;		/* under the guest's dev_lock, as tx's producer */
 	struct gnet_carry *carry;	/* under deliver_lock; NULL: none */
 	uint32_t late_from;		/* under deliver_lock: rx index past what */
 	uint32_t saved_n;		/* the last device save took, and how many */
@@ -225,6 +239,65 @@ bool gnet_mac_taken(const uint8_t mac[6])
 
 /* ---- frames ------------------------------------------------------------- */
 
+/* Segments [from, to) of a planned frame into the tx queue, which has room
+ * for them, published at once: gnet_flush sees them whole.  They are one
+ * group, but for a first segment with CWR, which goes alone. */
+static void tx_queue_segs(struct gport *g, const uint8_t *frame, const struct gso_req *r,
+			  const struct gso_plan *p, unsigned int from, unsigned int to)
+{
+	unsigned int first = from > gso_tso_first(p) ? from : gso_tso_first(p);
+
+	for (unsigned int k = from; k < to; k++) {
+		struct slot *s = &g->tx.slot[(g->tx.tail + k - from) % GNET_QLEN];
+
+		s->len = (uint16_t)gso_segment(frame, r, p, k, s->data);
+		s->partial = p->partial;
+		s->group = (uint16_t)(k < first ? 1 : k == first ? to - first : 0);
+		s->mss = r->mss;
+		s->hlen = p->hlen <= 255 ? (uint8_t)p->hlen : 0;
+	}
+	__atomic_store_n(&g->tx.tail, g->tx.tail + (to - from), __ATOMIC_RELEASE);
+}
+
+static bool big_is(const struct tx_big *b, const uint8_t *frame, size_t len,
+		   const struct gso_req *r, const struct gso_plan *p)
+{
+	return b->len == len && b->mss == r->mss && b->hlen == p->hlen &&
+	       !memcmp(b->hdr, frame, p->hlen);
+}
+
+/*
+ * A super-frame of more segments than the queue holds (a small MSS, which
+ * a NIC cuts as readily as a large one): as many as fit at a time, -EAGAIN
+ * until the last, so the NIC keeps the frame and offers it again once
+ * gnet_flush has emptied the queue; the segments already queued are not
+ * queued again.  A different frame starts afresh: the NIC was reset, and
+ * the old one's rest is lost as it would be in a NIC's ring.  (A migration
+ * does not carry the rounds: the destination sends the frame whole, and
+ * the peer's TCP drops the part it has.)
+ */
+static int tx_rounds(struct gport *g, const uint8_t *frame, size_t len, const struct gso_req *r,
+		     const struct gso_plan *p)
+{
+	struct tx_big *b = &g->big;
+	unsigned int n;
+
+	if (!big_is(b, frame, len, r, p)) {
+		*b = (struct tx_big){ .len = (uint32_t)len, .mss = r->mss,
+				      .hlen = (uint16_t)p->hlen };
+		memcpy(b->hdr, frame, p->hlen);
+	}
+	n = p->segs - b->done < fq_room(&g->tx) ? p->segs - b->done : fq_room(&g->tx);
+	tx_queue_segs(g, frame, r, p, b->done, b->done + n);
+	b->done += n;
+	if (b->done < p->segs) {
+		g->st.tx_qfull++;
+		return -EAGAIN;		/* the NIC waits for gnet_flush */
+	}
+	b->len = 0;
+	return 0;
+}
+
 int gnet_guest_tx(struct vm *vm, const uint8_t *frame, size_t len, const struct gso_req *r)
 {
 	struct gport *g = find(vm);
@@ -232,24 +305,15 @@ int gnet_guest_tx(struct vm *vm, const uint8_t *frame, size_t len, const struct 
 
 	if (!g)
 		return 0;		/* no port (detached): nowhere to go */
-	if (gso_plan(frame, len, r, &p) || p.segs > GNET_QLEN)
+	if (gso_plan(frame, len, r, &p))
 		return -EINVAL;
+	if (p.segs > GNET_QLEN)
+		return tx_rounds(g, frame, len, r, &p);
 	if (fq_room(&g->tx) < p.segs) {
 		g->st.tx_qfull++;
 		return -EAGAIN;		/* the NIC waits for gnet_flush */
 	}
-	for (unsigned int k = 0, first = gso_tso_first(&p); k < p.segs; k++) {
-		struct slot *s = &g->tx.slot[(g->tx.tail + k) % GNET_QLEN];
-
-		s->len = (uint16_t)gso_segment(frame, r, &p, k, s->data);
-		s->partial = p.partial;
-		/* a segment with CWR alone, the rest one group */
-		s->group = (uint16_t)(k < first ? 1 : k == first ? p.segs - first : 0);
-		s->mss = r->mss;
-		s->hlen = p.hlen <= 255 ? (uint8_t)p.hlen : 0;
-	}
-	/* all at once: gnet_flush sees a super-frame whole */
-	__atomic_store_n(&g->tx.tail, g->tx.tail + p.segs, __ATOMIC_RELEASE);
+	tx_queue_segs(g, frame, r, &p, 0, p.segs);
 	return 0;
 }
 

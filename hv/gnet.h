@@ -72,7 +72,9 @@ bool gnet_mac_taken(const uint8_t mac[6]);
 /* Under vm->dev_lock: a frame the guest's NIC sent, with the offloads it
  * asks for (hv/net/gso.h), finished here: segments into the port's tx
  * queue.  0; -EAGAIN when the queue has no room for all its segments yet
- * (the NIC waits: gnet_flush empties the queue); -EINVAL for a frame whose
+ * (the NIC waits: gnet_flush empties the queue), or, for a frame of more
+ * segments than the queue holds, until its last round is queued (the NIC
+ * offers it again, and only the rest goes); -EINVAL for a frame whose
  * offload cannot be done (refused whole). */
 int gnet_guest_tx(struct vm *vm, const uint8_t *frame, size_t len, const struct gso_req *r);
 /* Without dev_lock, after an exit that may have sent frames. */

@@ -441,7 +441,6 @@ static size_t tso_frame(const uint8_t *dst, size_t payload)
 static void test_tso_from_a_guest(void **st)
 {
 	struct gso_req tso = { .csum = true, .csum_start = 34, .csum_offset = 16, .mss = 1000 };
-	struct gso_req tiny = tso;
 	size_t len = tso_frame(PEER, 10 * 1000 + 1);
 	const uint8_t *tcp = wire.last + 34;
 	uint8_t f[64];
@@ -488,11 +487,46 @@ static void test_tso_from_a_guest(void **st)
 	assert_int_equal(gnet_guest_tx(&va, big, len, &tso), 0);
 	gnet_flush(&va);
 	assert_int_equal(wire.frames, 11 + GNET_QLEN - 5 + 6);
-	/* an MSS so small that it could never fit the queue: refused */
-	tiny.mss = 8;
-	assert_int_equal(gnet_guest_tx(&va, big, tso_frame(PEER, 8 * (GNET_QLEN + 1)), &tiny), -EINVAL);
+}
+
+/* A super-frame of more segments than the queue holds (a peer's small
+ * MSS) goes in rounds: a queue's worth, -EAGAIN until the last, each
+ * segment once and in order; another frame in between starts afresh. */
+static void test_tso_in_rounds(void **st)
+{
+	struct gso_req tiny = { .csum = true, .csum_start = 34, .csum_offset = 16, .mss = 8 };
+	size_t len = tso_frame(PEER, 8 * (2 * GNET_QLEN + 10) + 3);
+	const uint8_t *tcp = wire.last + 34;
+	struct gnet_stats s;
+
+	(void)st;
+	for (int round = 0; round < 2; round++) {
+		assert_int_equal(gnet_guest_tx(&va, big, len, &tiny), -EAGAIN);
+		gnet_flush(&va);
+		assert_int_equal(wire.frames, (round + 1) * GNET_QLEN);
+		assert_int_equal(tcp[4] << 24 | tcp[5] << 16 | tcp[6] << 8 | tcp[7],
+				 8 * ((round + 1) * GNET_QLEN - 1));
+		assert_int_equal(wire.last[54], (uint8_t)(8 * ((round + 1) * GNET_QLEN - 1)));
+	}
+	assert_int_equal(gnet_guest_tx(&va, big, len, &tiny), 0);
 	gnet_flush(&va);
-	assert_int_equal(wire.frames, 11 + GNET_QLEN - 5 + 6);
+	assert_int_equal(wire.frames, 2 * GNET_QLEN + 11);
+	assert_int_equal(wire.len, 54 + 3);
+	assert_true(csum_ok(csum_add(csum_pseudo(0x0a000002, 0x0a000001, 6, 23), tcp, 23)));
+	assert_int_equal(gnet_stats(&va, &s), 0);
+	assert_int_equal(s.tx_qfull, 2);
+	/* offered again after it went: a new frame, from its start */
+	wire.frames = 0;
+	assert_int_equal(gnet_guest_tx(&va, big, len, &tiny), -EAGAIN);
+	gnet_flush(&va);
+	assert_int_equal(wire.frames, GNET_QLEN);
+	/* another frame instead of the rest: that one from its start */
+	big[41] ^= 1;				/* its sequence number */
+	assert_int_equal(gnet_guest_tx(&va, big, len, &tiny), -EAGAIN);
+	gnet_flush(&va);
+	assert_int_equal(wire.frames, 2 * GNET_QLEN);
+	assert_int_equal(tcp[4] << 24 | tcp[5] << 16 | tcp[6] << 8 | tcp[7],
+			 1 + 8 * (GNET_QLEN - 1));
 }
 
 /* A super-frame for the wire, when the NIC has TSO, reaches it whole (in
@@ -1107,6 +1141,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_guest_to_guest_queued, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_from_the_wire, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tso_from_a_guest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tso_in_rounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tso_to_a_nic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tso_cwr_goes_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spoof_counted, setup, teardown),
