@@ -49,18 +49,31 @@ static void entry_free(struct netstack *s, struct arp_entry *e)
 	e->state = ARP_FREE;
 }
 
-/* A free entry, or, when every one is taken and evict is set, the least
- * recently used incomplete one, else the least recently used: an entry
- * ferry sends through (a migration's peer) stays however many hosts ask
- * for us or send from addresses no one answers for. */
-static bool older(const struct arp_entry *a, const struct arp_entry *b)
-{
-	bool ia = a->state == ARP_INCOMPLETE, ib = b->state == ARP_INCOMPLETE;
+/* Which entries a new one may take when none is free. */
+enum arp_take {
+	ARP_TAKE_NOT_OWN,	/* for an answer or an ARP packet about us */
+	ARP_TAKE_ANY,		/* for ferry's own traffic */
+};
 
-	return ia != ib ? ia : a->used_us < b->used_us;
+/* First what no one answered for, then what ferry does not send to, least
+ * recently used first: an entry ferry sends through or waits on (a
+ * migration's peer) stays however many hosts ask for us or send from
+ * addresses no one answers for (forged sources cost a flood nothing),
+ * while a host that asks for us still finds room among theirs. */
+static int keep_rank(const struct arp_entry *e)
+{
+	return e->own * 2 + (e->state == ARP_REACHABLE);
 }
 
-static struct arp_entry *arp_alloc(struct netstack *s, uint32_t ip, bool evict)
+static bool older(const struct arp_entry *a, const struct arp_entry *b)
+{
+	int ra = keep_rank(a), rb = keep_rank(b);
+
+	return ra != rb ? ra < rb : a->used_us < b->used_us;
+}
+
+/* A free entry, else the least worth keeping of those take allows. */
+static struct arp_entry *arp_alloc(struct netstack *s, uint32_t ip, enum arp_take take)
 {
 	struct arp_entry *victim = NULL;
 
@@ -71,7 +84,7 @@ static struct arp_entry *arp_alloc(struct netstack *s, uint32_t ip, bool evict)
 			victim = e;
 			break;
 		}
-		if (evict && (!victim || older(e, victim)))
+		if ((take == ARP_TAKE_ANY || !e->own) && (!victim || older(e, victim)))
 			victim = e;
 	}
 	if (!victim)
@@ -179,43 +192,72 @@ void arp_input(struct netstack *s, const uint8_t *a, size_t len)
 		return;
 	}
 	/* Learn only on-link unicast senders; create entries only when the
-	 * packet is about us (RFC 826 "merge" rule), and only in a free slot:
-	 * the reply below needs none, and a flood of askers must not push
-	 * out the entries ferry sends through. */
+	 * packet is about us (RFC 826 "merge" rule), never in one of ferry's
+	 * own: the reply below needs none, and a flood of askers must not
+	 * push out the entries ferry sends through or waits on.  A host that
+	 * is there (a peer's late reply) still gets in past a flood's. */
 	e = ip_is_unicast(s, spa) && (spa & s->netmask) == (s->ip & s->netmask)
 	    ? arp_find(s, spa) : NULL;
 	if (!e && tpa == s->ip && ip_is_unicast(s, spa) &&
 	    (spa & s->netmask) == (s->ip & s->netmask))
-		e = arp_alloc(s, spa, false);
+		e = arp_alloc(s, spa, ARP_TAKE_NOT_OWN);
 	if (e)
 		arp_learn(s, e, a + ARP_O_SHA);
 	if (op == ARP_OP_REQUEST && tpa == s->ip)
 		arp_send(s, ARP_OP_REPLY, a + ARP_O_SHA, a + ARP_O_SHA, spa);
 }
 
+/* A free slot, else for ferry's own frame one an answer holds (that
+ * answer is dropped); else the frame is dropped, the older ones kept:
+ * earlier data. */
 static int pending_add(struct netstack *s, uint32_t nexthop,
-		       const uint8_t *frame, size_t len)
+		       const uint8_t *frame, size_t len, bool answer)
 {
+	struct arp_pending *slot = NULL;
+
 	for (int i = 0; i < ARP_PENDING; i++) {
 		struct arp_pending *p = &s->arp.pend[i];
 
 		if (!p->len) {
-			memcpy(p->frame, frame, len);
-			p->len = (uint16_t)len;
-			p->nexthop = nexthop;
-			p->queued_us = s->now_us;
-			return 0;
+			slot = p;
+			break;
 		}
+		if (!answer && p->answer && !slot)
+			slot = p;
 	}
-	s->stats.arp.unresolved++;	/* keep the older frames: earlier data */
+	if (!slot || slot->len)
+		s->stats.arp.unresolved++;
+	if (!slot)
+		return 0;
+	memcpy(slot->frame, frame, len);
+	slot->len = (uint16_t)len;
+	slot->answer = answer;
+	slot->nexthop = nexthop;
+	slot->queued_us = s->now_us;
 	return 0;
 }
 
+/* May an answer start resolving a next hop now?  ARP_ANSWER_RATE a
+ * second: each broadcasts up to ARP_RETRIES requests. */
+static bool answer_may_resolve(struct netstack *s)
+{
+	struct arp_cache *a = &s->arp;
+
+	if (s->now_us - a->answer_window_us >= 1000000) {
+		a->answer_window_us = s->now_us;
+		a->answer_new = 0;
+	}
+	if (a->answer_new >= ARP_ANSWER_RATE)
+		return false;
+	a->answer_new++;
+	return true;
+}
+
 int arp_output(struct netstack *s, uint32_t nexthop, uint8_t *frame,
-	       size_t len)
+	       size_t len, unsigned flags)
 {
 	struct arp_entry *e = arp_find(s, nexthop);
-
+	bool answer = flags & NET_TX_ANSWER;
 	int rc;
 
 	/* frame may be the driver's next transmit buffer (net_tx_frame):
@@ -225,6 +267,7 @@ int arp_output(struct netstack *s, uint32_t nexthop, uint8_t *frame,
 				e->expires_us - s->now_us : 0;
 
 		e->used_us = s->now_us;
+		e->own = e->own || !answer;
 		rc = eth_output(s, frame, len, e->mac, ETH_P_IP);
 		if (left < s->arp.timeout_us / 4 && s->now_us >= e->next_req_us)
 			arp_request(s, e);	/* refresh while still valid */
@@ -232,13 +275,21 @@ int arp_output(struct netstack *s, uint32_t nexthop, uint8_t *frame,
 	}
 	if (len > ETH_FRAME_MAX)
 		return -EINVAL;
-	if (e)
-		return pending_add(s, nexthop, frame, len);
-	e = arp_alloc(s, nexthop, true);
+	if (e) {
+		e->own = e->own || !answer;
+		return pending_add(s, nexthop, frame, len, answer);
+	}
+	e = !answer || answer_may_resolve(s) ?
+	    arp_alloc(s, nexthop, answer ? ARP_TAKE_NOT_OWN : ARP_TAKE_ANY) : NULL;
+	if (!e) {		/* an answer, and no room: as if lost */
+		s->stats.arp.unresolved++;
+		return 0;
+	}
 	e->state = ARP_INCOMPLETE;
+	e->own = !answer;
 	e->tries = 1;
 	e->expires_us = s->now_us;
-	rc = pending_add(s, nexthop, frame, len);
+	rc = pending_add(s, nexthop, frame, len, answer);
 	arp_request(s, e);
 	return rc;
 }

@@ -16,6 +16,7 @@ struct netstack;
 #define ARP_CACHE_SIZE	32
 #define ARP_PENDING	4	/* frames waiting for resolution, stack-wide */
 #define ARP_RETRIES	3	/* requests before giving up on a next hop */
+#define ARP_ANSWER_RATE	8	/* next hops answers may start resolving a second */
 
 enum arp_state { ARP_FREE, ARP_INCOMPLETE, ARP_REACHABLE };
 
@@ -25,6 +26,8 @@ struct arp_entry {
 	uint8_t mac[ETH_ALEN];
 	uint8_t state;			/* enum arp_state */
 	uint8_t tries;			/* requests sent while incomplete */
+	bool own;			/* ferry's own traffic made it or went
+					 * through it: no answer takes it */
 	uint64_t expires_us;		/* reachable: drop after this */
 	uint64_t used_us;		/* made, or last sent through */
 	uint64_t next_req_us;		/* earliest next request */
@@ -34,6 +37,7 @@ struct arp_entry {
 struct arp_pending {
 	uint32_t nexthop;
 	uint16_t len;			/* 0: slot free */
+	bool answer;			/* an answer: ferry's own frame may take the slot */
 	uint64_t queued_us;
 	uint8_t frame[ETH_FRAME_MAX];
 };
@@ -42,6 +46,8 @@ struct arp_cache {
 	struct arp_entry e[ARP_CACHE_SIZE];
 	struct arp_pending pend[ARP_PENDING];
 	uint64_t timeout_us;
+	uint64_t answer_window_us;	/* the second answer_new counts in */
+	uint32_t answer_new;		/* entries answers made in it */
 };
 
 /* What the shell's `arp` command prints. */

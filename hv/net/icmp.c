@@ -23,7 +23,8 @@ static void icmp_echo_reply(struct netstack *s, const uint8_t *iph,
 	r[ICMP_O_CODE] = 0;
 	put_be16(r + ICMP_O_CSUM, 0);
 	csum_store(r + ICMP_O_CSUM, csum_finish(csum_add(0, r, len)));
-	if (!ip_output(s, s->txbuf, len, get_be32(iph + IP_O_SRC), IP_PROTO_ICMP))
+	if (!ip_output(s, s->txbuf, len, get_be32(iph + IP_O_SRC), IP_PROTO_ICMP,
+		       NET_TX_ANSWER))
 		s->stats.icmp.tx_echo_replies++;
 }
 
@@ -115,7 +116,7 @@ int icmp_ping_send(struct netstack *s, uint32_t dst, uint16_t id,
 	o->seq = seq;
 	o->sent_us = s->now_us;
 	o->used = true;		/* before sending: a reply may come at once */
-	rc = ip_output(s, s->txbuf, ICMP_HLEN + len, dst, IP_PROTO_ICMP);
+	rc = ip_output(s, s->txbuf, ICMP_HLEN + len, dst, IP_PROTO_ICMP, 0);
 	if (rc < 0) {
 		o->used = false;
 		return rc;

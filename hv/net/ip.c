@@ -109,7 +109,7 @@ static uint16_t ip_ids(const struct netstack *s)
 }
 
 int ip_output(struct netstack *s, uint8_t *frame, size_t l4len,
-	      uint32_t dst, uint8_t proto)
+	      uint32_t dst, uint8_t proto, unsigned flags)
 {
 	uint8_t *h = frame + ETH_HLEN;
 	uint32_t nexthop = 0;
@@ -137,5 +137,5 @@ int ip_output(struct netstack *s, uint8_t *frame, size_t l4len,
 	s->stats.ip.tx_packets++;
 	if (!nexthop)
 		return eth_output(s, frame, ETH_HLEN + len, mac_bcast, ETH_P_IP);
-	return arp_output(s, nexthop, frame, ETH_HLEN + len);
+	return arp_output(s, nexthop, frame, ETH_HLEN + len, flags);
 }

@@ -28,13 +28,20 @@ uint8_t *net_tx_frame(struct netstack *s);
 /* net.c: xorshift64* from the configured seed (not cryptographic). */
 uint64_t net_rand(struct netstack *s);
 
+/* ip_output and arp_output: the frame answers what came in unasked (an
+ * echo reply, a reset, a half-open connection's segments) from a source
+ * anyone may forge.  It never takes an ARP entry or a queued frame's
+ * slot from ferry's own traffic (a migration's peer), nor starts to
+ * resolve more than ARP_ANSWER_RATE next hops a second. */
+#define NET_TX_ANSWER	(1u << 0)
+
 /* arp.c */
 void arp_init(struct netstack *s, uint64_t timeout_us);
 void arp_input(struct netstack *s, const uint8_t *pkt, size_t len);
 /* Send an IPv4 frame to nexthop, resolving it first; queues the frame when
- * unresolved (and returns 0). */
+ * unresolved (and returns 0).  flags: NET_TX_*. */
 int arp_output(struct netstack *s, uint32_t nexthop, uint8_t *frame,
-	       size_t len);
+	       size_t len, unsigned flags);
 void arp_announce(struct netstack *s);
 uint64_t arp_poll(struct netstack *s);
 
@@ -42,9 +49,10 @@ uint64_t arp_poll(struct netstack *s);
 void ip_input(struct netstack *s, const uint8_t *pkt, size_t len);
 /* Fill the IPv4 header at frame + ETH_HLEN for l4len transport bytes
  * (already at NET_L4_OFF) and send.  -ENETUNREACH, -EAGAIN, -EIO.  With
- * s->tso set, l4len counts the payload the NIC will cut up too. */
+ * s->tso set, l4len counts the payload the NIC will cut up too.  flags:
+ * NET_TX_*. */
 int ip_output(struct netstack *s, uint8_t *frame, size_t l4len,
-	      uint32_t dst, uint8_t proto);
+	      uint32_t dst, uint8_t proto, unsigned flags);
 /* Can a frame to dst go out now (routed, next hop in the ARP cache)?
  * TSO frames must: they cannot wait in the ARP queue. */
 bool ip_resolved(struct netstack *s, uint32_t dst);

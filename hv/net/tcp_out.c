@@ -17,6 +17,7 @@ struct tcp_hdr {
 	uint32_t seq, ack;
 	uint8_t flags;
 	uint16_t wnd;
+	unsigned tx;			/* NET_TX_* */
 };
 
 /* Fill the header at NET_L4_OFF of frame (options and data already
@@ -43,7 +44,7 @@ static int tcp_emit(struct netstack *s, uint8_t *frame, const struct tcp_hdr *h,
 		csum_store(t + TCP_O_CSUM, csum_fold(sum));
 	else
 		csum_store(t + TCP_O_CSUM, csum_finish(csum_add(sum, t, tl)));
-	rc = ip_output(s, frame, tl, h->rip, IP_PROTO_TCP);
+	rc = ip_output(s, frame, tl, h->rip, IP_PROTO_TCP, h->tx);
 	if (rc == -EAGAIN)
 		s->stats.tcp.tx_blocked++;
 	else if (rc != -EXDEV)
@@ -51,6 +52,14 @@ static int tcp_emit(struct netstack *s, uint8_t *frame, const struct tcp_hdr *h,
 	if (h->flags & TCP_RST)
 		s->stats.tcp.tx_resets++;
 	return rc;
+}
+
+/* A half-open passive connection (its listener its parent) answers a SYN
+ * whose source may be forged; from ESTABLISHED on, the peer has answered
+ * us, and a simultaneous open's SYN_RCVD follows ferry's own SYN. */
+static unsigned tx_flags(const struct tcp_conn *c)
+{
+	return c->state == TCP_SYN_RCVD && c->parent ? NET_TX_ANSWER : 0;
 }
 
 /* MSS, window scale and SACK-permitted: offered in a SYN, echoed in a
@@ -188,7 +197,8 @@ static long tcp_xmit(struct tcp_conn *c, uint32_t seq, uint32_t len,
 	uint32_t optlen = syn ? syn_options(c, t + TCP_HLEN) :
 				sack_options(c, t + TCP_HLEN);
 	struct tcp_hdr h = { .rip = c->rip, .lport = c->lport,
-			     .rport = c->rport, .seq = seq, .ack = c->rcv_nxt };
+			     .rport = c->rport, .seq = seq, .ack = c->rcv_nxt,
+			     .tx = tx_flags(c) };
 	struct net_tso tso;
 	uint32_t edge;
 	bool as_tso;
@@ -408,7 +418,7 @@ void tcp_send_rst(struct tcp_conn *c)
 {
 	struct tcp_hdr h = { .rip = c->rip, .lport = c->lport, .rport = c->rport,
 			     .seq = c->snd_nxt, .ack = c->rcv_nxt,
-			     .flags = TCP_RST | TCP_ACK };
+			     .flags = TCP_RST | TCP_ACK, .tx = tx_flags(c) };
 
 	tcp_emit(c->s, net_tx_frame(c->s), &h, 0, 0);
 }
@@ -416,7 +426,8 @@ void tcp_send_rst(struct tcp_conn *c)
 /* RST for a segment that has no connection (RFC 9293 3.10.7.1). */
 void tcp_send_rst_reply(struct netstack *s, const struct tcp_seg *g)
 {
-	struct tcp_hdr h = { .rip = g->src, .lport = g->dport, .rport = g->sport };
+	struct tcp_hdr h = { .rip = g->src, .lport = g->dport, .rport = g->sport,
+			     .tx = NET_TX_ANSWER };
 
 	if (g->flags & TCP_ACK) {
 		h.seq = g->ack;

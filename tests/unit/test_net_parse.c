@@ -365,6 +365,79 @@ static void test_arp_unanswered(void **state)
 	assert_int_equal(net_poll(&ns, 7000000), UINT64_MAX);
 }
 
+/* Echo requests from n forged on-link sources from 10.0.0.first, one a
+ * millisecond from t: each is answered, none of them resolves. */
+static void forged_pings(uint64_t t, int first, int n)
+{
+	uint8_t f[128];
+
+	for (int i = 0; i < n; i++) {
+		net_set_time(&ns, t + 1000 * (uint64_t)i);
+		net_input(&ns, f, echo_frame(f, ICMP_ECHO, 0x0a000000u | (uint32_t)(first + i),
+					     MY_IP, 1, (uint16_t)i, 8));
+	}
+}
+
+/* Answers to forged sources (echo replies here; resets alike) take no
+ * entry or queue slot that ferry's own traffic holds: a SYN to a peer
+ * waiting for its reply between two floods goes when the reply comes.
+ * And they start resolving at most ARP_ANSWER_RATE next hops a second. */
+static void test_arp_answers_keep_own_entries(void **state)
+{
+	struct tcp_conn *c;
+	uint8_t mac[6];
+	const uint8_t *t;
+	int requests;
+
+	(void)state;
+	forged_pings(1000000, 100, ARP_CACHE_SIZE);
+	assert_int_equal(tcp_connect(&ns, PEER_IP, 80, &c), 0);
+	forged_pings(2000000, 150, ARP_CACHE_SIZE);
+	requests = (int)ns.stats.arp.tx_requests;
+	cap.n = 0;
+	net_set_time(&ns, 2100000);
+	learn_peer();
+	assert_int_equal(arp_lookup(&ns, PEER_IP, mac), 0);
+	assert_int_equal(cap.n, 1);			/* the SYN, which waited */
+	assert_memory_equal(cap.f[0], peer_mac, 6);
+	t = cap.f[0] + NET_L4_OFF;
+	assert_int_equal(get_be16(t + TCP_O_DPORT), 80);
+	assert_int_equal(t[TCP_O_FLAGS], TCP_SYN);
+	assert_int_equal(requests, 1 + 2 * ARP_ANSWER_RATE + 1);	/* and ours */
+	tcp_abort(c);
+}
+
+/* A host that asks for us after a flood of forged askers filled the cache
+ * is cached in place of one of theirs (not of the peer ferry sends to),
+ * so that answering it needs no request. */
+static void test_arp_asker_after_a_flood(void **state)
+{
+	static const uint8_t host_mac[6] = { 0x02, 0, 0, 0, 0, 0x33 };
+	uint8_t f[128], mac[6];
+	int before;
+
+	(void)state;
+	learn_peer();
+	assert_int_equal(icmp_ping_send(&ns, PEER_IP, 1, 1, 0), 0);	/* in use */
+	for (int i = 0; i < ARP_CACHE_SIZE; i++) {
+		uint8_t smac[6] = { 0x02, 0, 0, 0, 1, (uint8_t)i };
+
+		net_set_time(&ns, 1000000 + 1000 * (uint64_t)i);
+		net_input(&ns, f, arp_frame(f, ARP_OP_REQUEST, smac,
+					    0x0a000000u | (uint32_t)(100 + i),
+					    (uint8_t[6]){ 0 }, MY_IP, bcast));
+	}
+	net_input(&ns, f, arp_frame(f, ARP_OP_REQUEST, host_mac, 0x0a000033u,
+				    (uint8_t[6]){ 0 }, MY_IP, bcast));
+	assert_int_equal(arp_lookup(&ns, 0x0a000033u, mac), 0);
+	assert_memory_equal(mac, host_mac, 6);
+	assert_int_equal(arp_lookup(&ns, PEER_IP, mac), 0);
+	before = (int)ns.stats.arp.tx_requests;
+	net_input(&ns, f, echo_frame(f, ICMP_ECHO, 0x0a000033u, MY_IP, 1, 1, 8));
+	assert_int_equal(ns.stats.arp.tx_requests, before);
+	assert_memory_equal(cap.f[cap.n - 1], host_mac, 6);	/* the echo reply */
+}
+
 /* --- ICMP --- */
 
 static void test_echo_reply(void **state)
@@ -668,6 +741,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_arp_resolve_and_ping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_arp_expiry_and_refresh, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_arp_unanswered, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_arp_answers_keep_own_entries, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_arp_asker_after_a_flood, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_echo_reply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ip_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_eth_malformed, setup, teardown),
