@@ -2,8 +2,10 @@
 /*
  * ICMP (RFC 792, RFC 1122 3.2.2): echo requests are answered (not when sent
  * to a broadcast address), echo replies are matched to the requests that
- * icmp_ping_send() remembers and queued with their round-trip time.  Other
- * types are counted and ignored.
+ * icmp_ping_send() remembers and queued with their round-trip time, and
+ * "fragmentation needed" about our TCP segments (every packet has DF set)
+ * goes to TCP (RFC 1191 path MTU discovery).  Other types are counted and
+ * ignored.
  */
 #include "hv/net/cksum.h"
 #include "hv/net/net_priv.h"
@@ -68,6 +70,25 @@ static void icmp_got_reply(struct netstack *s, const uint8_t *iph,
 	o->used = false;
 }
 
+/* "Fragmentation needed" (RFC 1191 4): the packet it quotes must be one
+ * we sent, to a TCP peer, with at least the ports and sequence number
+ * (RFC 792's 8 bytes); TCP checks that number against what is in flight. */
+static void icmp_frag_needed(struct netstack *s, const uint8_t *msg, size_t len)
+{
+	const uint8_t *q = msg + ICMP_HLEN;
+	size_t qlen = len - ICMP_HLEN, hl = qlen ? (size_t)(q[IP_O_VHL] & 15) * 4 : 0;
+
+	if (qlen < IP_HLEN || (q[IP_O_VHL] >> 4) != 4 || hl < IP_HLEN || qlen < hl + 8 ||
+	    q[IP_O_PROTO] != IP_PROTO_TCP || get_be32(q + IP_O_SRC) != s->ip) {
+		s->stats.icmp.rx_other++;
+		return;
+	}
+	s->stats.icmp.rx_frag_needed++;
+	tcp_frag_needed(s, get_be32(q + IP_O_DST), get_be16(q + hl + TCP_O_SPORT),
+			get_be16(q + hl + TCP_O_DPORT), get_be32(q + hl + TCP_O_SEQ),
+			get_be16(msg + ICMP_O_MTU));
+}
+
 void icmp_input(struct netstack *s, const uint8_t *iph, const uint8_t *msg,
 		size_t len)
 {
@@ -87,6 +108,12 @@ void icmp_input(struct netstack *s, const uint8_t *iph, const uint8_t *msg,
 		break;
 	case ICMP_ECHO_REPLY:
 		icmp_got_reply(s, iph, msg, len);
+		break;
+	case ICMP_DEST_UNREACH:
+		if (msg[ICMP_O_CODE] == ICMP_FRAG_NEEDED)
+			icmp_frag_needed(s, msg, len);
+		else
+			s->stats.icmp.rx_other++;
 		break;
 	default:
 		s->stats.icmp.rx_other++;

@@ -2,7 +2,8 @@
 /*
  * IPv4 (RFC 791, host requirements of RFC 1122 3.2.1): header validation
  * and checksum on input, fragments dropped and counted (never reassembled),
- * options skipped; on output DF set, TTL 64, one gateway for everything
+ * options skipped; on output DF set (a router's "fragmentation needed"
+ * lowers TCP's MSS, RFC 1191), TTL 64, one gateway for everything
  * off-link.
  */
 #include "hv/net/cksum.h"

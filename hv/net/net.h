@@ -130,6 +130,7 @@ struct net_icmp_stats {
 	uint64_t tx_echo_requests, rx_echo_replies;
 	uint64_t rx_unmatched;	/* echo replies to no outstanding request */
 	uint64_t rx_other;	/* types we ignore */
+	uint64_t rx_frag_needed;	/* "fragmentation needed" quoting our TCP */
 };
 
 struct net_tcp_stats {
@@ -155,6 +156,7 @@ struct net_tcp_stats {
 	uint64_t challenge_acks;	/* RFC 5961 */
 	uint64_t conn_timeouts;
 	uint64_t tx_blocked;	/* xmit busy: output retried at next poll */
+	uint64_t pmtu_lowered;	/* MSS lowered for a path's MTU (RFC 1191) */
 };
 
 struct net_stats {

@@ -70,5 +70,9 @@ int tcp_init(struct netstack *s, const struct net_config *cfg);
 void tcp_input(struct netstack *s, const uint8_t *iph, const uint8_t *seg,
 	       size_t len);
 uint64_t tcp_poll(struct netstack *s);
+/* An ICMP "fragmentation needed" (RFC 1191) quoting our TCP segment to
+ * rip (ports, sequence number), the next hop's MTU in mtu (0: unknown). */
+void tcp_frag_needed(struct netstack *s, uint32_t rip, uint16_t lport,
+		     uint16_t rport, uint32_t seq, uint32_t mtu);
 
 #endif

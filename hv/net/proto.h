@@ -69,6 +69,9 @@
 #define ICMP_O_SEQ	6
 #define ICMP_ECHO_REPLY	0
 #define ICMP_ECHO	8
+#define ICMP_DEST_UNREACH	3
+#define ICMP_FRAG_NEEDED	4	/* its code: DF set, the next hop's MTU in */
+#define ICMP_O_MTU	6		/* RFC 1191 4: 0 from older routers */
 
 /* TCP (RFC 9293 section 3.1). */
 #define TCP_HLEN	20

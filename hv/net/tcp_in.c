@@ -4,7 +4,8 @@
  * SYN-SENT processing, then for synchronized states the sequence check,
  * RST and SYN rules of RFC 5961, ACK processing, data reassembly into the
  * receive ring and FIN.  Every check failure is counted and the segment
- * dropped; nothing here trusts a length it has not bounded.
+ * dropped; nothing here trusts a length it has not bounded.  Also ICMP's
+ * "fragmentation needed" for a connection (RFC 1191).
  */
 #include "hv/net/cksum.h"
 #include "hv/net/tcp_priv.h"
@@ -613,4 +614,31 @@ void tcp_input(struct netstack *s, const uint8_t *iph, const uint8_t *seg,
 		syn_sent_input(c, &g);
 	else
 		sync_input(c, &g);
+}
+
+/*
+ * A router could not forward a segment of ours whole (DF is always set):
+ * segments of at most mtu - 40 bytes from now on (options count, as for
+ * the peer's MSS), never fewer than TCP_PMTU_MSS_MIN, and what is in
+ * flight is sent again at once, cut anew: it was dropped, and the timer
+ * would only resend it whole.  Not a sign of congestion, so cwnd stays
+ * (RFC 1191 6.5; Linux's tcp_simple_retransmit).  Only a message that
+ * quotes a sequence number in flight counts (RFC 5927 4.1.2): a blind
+ * attacker must guess the window to shrink a connection's segments.
+ */
+void tcp_frag_needed(struct netstack *s, uint32_t rip, uint16_t lport,
+		     uint16_t rport, uint32_t seq, uint32_t mtu)
+{
+	struct tcp_seg g = { .src = rip, .dst = s->ip, .sport = rport, .dport = lport };
+	struct tcp_conn *c = tcp_lookup(s, &g);
+	uint32_t mss = mtu > IP_HLEN + TCP_HLEN + TCP_PMTU_MSS_MIN ?
+		       mtu - IP_HLEN - TCP_HLEN : TCP_PMTU_MSS_MIN;
+
+	if (!c || c->state < TCP_ESTABLISHED || c->state == TCP_TIME_WAIT ||
+	    seq_lt(seq, c->snd_una) || !seq_lt(seq, c->snd_max) || mss >= c->mss)
+		return;
+	c->mss = mss;
+	s->stats.tcp.pmtu_lowered++;
+	c->snd_nxt = c->snd_una;
+	tcp_output(c);
 }

@@ -28,6 +28,11 @@
  * segments, the most Linux's GRO makes one of. */
 #define TCP_ACK_STRETCH		(65536 / TCP_MSS_OURS)
 #define TCP_MSS_MIN		64		/* floor for a hostile peer */
+/* Floor for a path's MTU (RFC 1191): 576-byte datagrams, which every IPv4
+ * host must take (RFC 791, RFC 1122 3.3.3).  RFC 1191's 68 would let a
+ * forged ICMP that guessed a sequence number in flight cut segments to
+ * 28 bytes, fifty times the per-segment cost. */
+#define TCP_PMTU_MSS_MIN	TCP_MSS_DEFAULT
 #define TCP_SACK_MAX		3		/* blocks we send per ACK */
 #define TCP_SACK_RX_MAX		4		/* blocks we parse */
 #define TCP_RSET_BYTES		2048		/* one range per this much buffer */

@@ -138,25 +138,34 @@ static void opt_syn(struct opts *o, uint16_t mss, int ws, bool sackok)
 		o->b[o->n++] = 0;
 }
 
-static void inject_from(uint32_t src, uint16_t sport, uint16_t dport, uint32_t seq,
-			uint32_t ack, uint8_t flags, uint16_t wnd, const struct opts *o,
-			const void *data, size_t len)
+/* The Ethernet and IPv4 headers of a frame from src to us, for l4len
+ * bytes of proto. */
+static void ip_hdr(uint8_t *f, uint32_t src, uint8_t proto, size_t l4len)
 {
-	static uint8_t f[ETH_FRAME_MAX + 100];
-	uint8_t *ip = f + ETH_HLEN, *t = ip + IP_HLEN;
-	size_t ol = o ? o->n : 0, tl = TCP_HLEN + ol + len;
+	uint8_t *ip = f + ETH_HLEN;
 
 	memcpy(f, my_mac, 6);
 	memcpy(f + 6, peer_mac, 6);
 	put_be16(f + 12, ETH_P_IP);
 	memset(ip, 0, IP_HLEN);
 	ip[0] = 0x45;
-	put_be16(ip + 2, (uint16_t)(IP_HLEN + tl));
+	put_be16(ip + 2, (uint16_t)(IP_HLEN + l4len));
 	ip[8] = 64;
-	ip[9] = IP_PROTO_TCP;
+	ip[9] = proto;
 	put_be32(ip + 12, src);
 	put_be32(ip + 16, MY_IP);
 	csum_store(ip + 10, csum_finish(csum_add(0, ip, IP_HLEN)));
+}
+
+static void inject_from(uint32_t src, uint16_t sport, uint16_t dport, uint32_t seq,
+			uint32_t ack, uint8_t flags, uint16_t wnd, const struct opts *o,
+			const void *data, size_t len)
+{
+	static uint8_t f[ETH_FRAME_MAX + 100];
+	uint8_t *t = f + ETH_HLEN + IP_HLEN;
+	size_t ol = o ? o->n : 0, tl = TCP_HLEN + ol + len;
+
+	ip_hdr(f, src, IP_PROTO_TCP, tl);
 	memset(t, 0, TCP_HLEN);
 	put_be16(t, sport);
 	put_be16(t + 2, dport);
@@ -969,6 +978,84 @@ static void test_arp_keeps_entries_in_use(void **state)
 	assert_int_equal(ns.stats.arp.tx_replies >= ARP_CACHE_SIZE, 1);
 }
 
+/* A router's "fragmentation needed" (RFC 1191) from 10.0.0.254 quoting
+ * the IP header and first 8 TCP bytes of ip, with seq in place of its
+ * sequence number, and the next hop's MTU. */
+static void frag_needed(const uint8_t *ip, uint32_t seq, uint16_t mtu)
+{
+	uint8_t f[ETH_HLEN + IP_HLEN + ICMP_HLEN + IP_HLEN + 8];
+	uint8_t *m = f + ETH_HLEN + IP_HLEN;
+	size_t ml = ICMP_HLEN + IP_HLEN + 8;
+
+	ip_hdr(f, 0x0a0000feu, IP_PROTO_ICMP, ml);
+	memset(m, 0, ICMP_HLEN);
+	m[0] = 3;
+	m[1] = 4;
+	put_be16(m + 6, mtu);
+	memcpy(m + ICMP_HLEN, ip, IP_HLEN + 8);
+	put_be32(m + ICMP_HLEN + IP_HLEN + 4, seq);
+	csum_store(m + 2, csum_finish(csum_add(0, m, ml)));
+	net_set_time(&ns, now_us);
+	net_input(&ns, f, sizeof(f));
+}
+
+/* Segments too big for a router on the path (it says so, DF being set)
+ * are cut to its MTU and sent again at once, not left to vanish until
+ * the user timeout; not below 536 bytes, and only for a message that
+ * quotes a segment of ours in flight. */
+static void test_path_mtu(void **state)
+{
+	static uint8_t d[3 * 1460];
+	uint8_t quoted[IP_HLEN + 8];
+	struct tcp_info i;
+	struct hs h;
+	struct seg g;
+
+	(void)state;
+	open_conn(&h, 1460, 0, true);
+	fill(d, sizeof(d), 3);
+	assert_int_equal(tcp_send(h.c, d, sizeof(d)), (long)sizeof(d));
+	assert_int_equal(cap.n, 3);
+	assert_int_equal(seg_at(0).len, 1460);
+	memcpy(quoted, cap.f[0] + ETH_HLEN, sizeof(quoted));
+	cap.n = 0;
+	/* not in flight, or not from us: nothing */
+	frag_needed(quoted, h.sseq - 1, 1000);
+	frag_needed(quoted, h.sseq + sizeof(d), 1000);
+	put_be32(quoted + 12, PEER_IP);
+	frag_needed(quoted, h.sseq, 1000);
+	put_be32(quoted + 12, MY_IP);
+	assert_int_equal(cap.n, 0);
+	tcp_get_info(h.c, &i);
+	assert_int_equal(i.mss, 1460);
+	/* in flight: all of it again, in 960-byte segments */
+	frag_needed(quoted, h.sseq + 1460, 1000);
+	assert_int_equal(cap.n, 5);
+	for (int k = 0; k < 5; k++) {
+		g = seg_at(k);
+		assert_int_equal(g.seq, h.sseq + 960u * (uint32_t)k);
+		assert_int_equal(g.len, k < 4 ? 960 : sizeof(d) - 4 * 960);
+		assert_memory_equal(g.data, d + 960 * k, g.len);
+	}
+	assert_int_equal(ns.stats.tcp.pmtu_lowered, 1);
+	/* an MTU below 576 (or none given) counts as 576; a larger one is no news */
+	cap.n = 0;
+	frag_needed(quoted, h.sseq, 0);
+	assert_int_equal(seg_at(0).len, 536);
+	assert_int_equal(cap.n, 9);
+	cap.n = 0;
+	frag_needed(quoted, h.sseq, 1400);
+	assert_int_equal(cap.n, 0);
+	tcp_get_info(h.c, &i);
+	assert_int_equal(i.mss, 536);
+	/* the peer's ACK: on as before, in 536-byte segments */
+	inject(h.pseq, h.sseq + sizeof(d), TCP_ACK, 65535, NULL, 0);
+	cap.n = 0;
+	assert_int_equal(tcp_send(h.c, d, 1000), 1000);
+	assert_int_equal(cap.n, 1);			/* Nagle keeps the rest */
+	assert_int_equal(last().len, 536);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -991,6 +1078,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_syn_retried_after_full_ring, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_challenge_acks_per_connection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_arp_keeps_entries_in_use, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_path_mtu, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
