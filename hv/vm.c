@@ -384,22 +384,85 @@ static int base_once(struct vm *vm, char *err, size_t errlen)
 	return vm->gpt_ready ? 0 : vm_build_base(vm, err, errlen);
 }
 
-/* A multiboot1 ELF guest (the test guests): its entry state in *st. */
+/* A multiboot1 guest's modules (module=A,B): each found by name, with the
+ * string GRUB's `module FILE ARGS` would give it, the host module's own
+ * command line (its name, then its arguments), in strings[]. */
+struct mb1_mods {
+	struct mb1_mod_src src[MB1_MAX_MODS];
+	unsigned int n;
+	char strings[MB1_MOD_STRINGS_MAX];
+};
+
+static int find_mb1_modules(const char *list, struct mb1_mods *mods, char *err, size_t errlen)
+{
+	size_t used = 0;
+
+	mods->n = 0;
+	while (list && *list) {
+		const char *end = strchr(list, ',');
+		size_t len = end ? (size_t)(end - list) : strlen(list);
+		char name[MODULE_NAME_MAX];
+		const struct module *m;
+		int w;
+
+		if (!len || len >= sizeof(name) || mods->n == MB1_MAX_MODS) {
+			snprintf(err, errlen, "module=: %s", mods->n == MB1_MAX_MODS ?
+				 "at most " MB1_MAX_MODS_TEXT " modules" : "a list of module names");
+			return -EINVAL;
+		}
+		memcpy(name, list, len);
+		name[len] = 0;
+		if (!(m = modules_find(name))) {
+			snprintf(err, errlen, "no module named '%s' for module= (see 'modules')", name);
+			return -ENOENT;
+		}
+		w = snprintf(mods->strings + used, sizeof(mods->strings) - used, "%s%s%s", m->name,
+			     m->args[0] ? " " : "", m->args);
+		if (w < 0 || (size_t)w >= sizeof(mods->strings) - used) {
+			snprintf(err, errlen, "module=: the modules' command lines exceed %u bytes",
+				 MB1_MOD_STRINGS_MAX);
+			return -E2BIG;
+		}
+		mods->src[mods->n++] = (struct mb1_mod_src){ m->data, m->size, mods->strings + used };
+		used += (size_t)w + 1;
+		list += len + (end ? 1 : 0);
+		if (end && !*list) {
+			snprintf(err, errlen, "module=: a list of module names");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* A multiboot1 ELF guest (the test guests) and its modules: its entry
+ * state in *st. */
 static int load_mb1(struct vm *vm, const struct module *m, const struct vm_config *cfg,
 		    struct cpu_state *st, char *err, size_t errlen)
 {
 	struct mb1_entry_state entry;
 	struct mb1_plan plan;
+	struct mb1_mods *mods = malloc(sizeof(*mods));
 	int rc;
 
-	rc = mb1_prepare(m->data, m->size, vm->mem_size, &plan);
-	if (rc) {
-		snprintf(err, errlen, "'%s' is not a usable guest image: %s", m->name, plan.errmsg);
-		return rc;
+	if (!mods) {
+		snprintf(err, errlen, "out of memory for the module list");
+		return -ENOMEM;
 	}
-	if ((rc = base_once(vm, err, errlen)))
-		return rc;
-	if ((rc = load_image(vm, m, cfg, &plan, &entry, err, errlen)))
+	rc = find_mb1_modules(cfg->modules, mods, err, errlen);
+	if (!rc) {
+		rc = mb1_prepare(m->data, m->size, vm->mem_size, &plan);
+		if (!rc)
+			rc = mb1_add_modules(&plan, mods->src, mods->n);
+		if (rc)
+			snprintf(err, errlen, "'%s' is not a usable guest image: %s", m->name,
+				 plan.errmsg);
+	}
+	if (!rc)
+		rc = base_once(vm, err, errlen);
+	if (!rc)
+		rc = load_image(vm, m, cfg, &plan, &entry, err, errlen);
+	free(mods);
+	if (rc)
 		return rc;
 	/* its CPUs, as a BIOS would list them (a multiboot loader passes none) */
 	if ((rc = write_mptable(vm, cfg->vcpus))) {
@@ -464,11 +527,16 @@ static int vm_load(struct vm *vm, const struct vm_config *cfg, struct cpu_state 
 	}
 	switch (loader_probe(m->data, m->size, &why)) {
 	case LOADER_BZIMAGE:
+		if (cfg->modules && cfg->modules[0]) {
+			snprintf(err, errlen, "module= is for multiboot1 kernels; '%s' is a Linux "
+				 "kernel (give it initrd=)", m->name);
+			return -EINVAL;
+		}
 		return load_linux(vm, m, cfg, st, err, errlen);
 	case LOADER_MB1:
 		if (cfg->initrd) {
 			snprintf(err, errlen, "initrd= is for Linux kernels; '%s' is a multiboot1 "
-				 "kernel", m->name);
+				 "kernel (give it module=)", m->name);
 			return -EINVAL;
 		}
 		return load_mb1(vm, m, cfg, st, err, errlen);
@@ -493,6 +561,7 @@ static void vm_config_of(struct vm *vm, struct vm_config *cfg)
 		.name = vm->name, .kernel = vm->kernel,
 		.initrd = vm->initrd[0] ? vm->initrd : NULL, .mem_mb = vm->mem_size >> 20,
 		.vcpus = vm->nr_vcpus, .cmdline = vm->cmdline,
+		.modules = vm->modules[0] ? vm->modules : NULL,
 	};
 }
 
@@ -610,6 +679,11 @@ static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 			 sizeof(vm->kernel) - 1);
 		return NULL;
 	}
+	if (cfg->modules && strlen(cfg->modules) >= sizeof(vm->modules)) {
+		snprintf(err, errlen, "module=: at most %zu characters of names",
+			 sizeof(vm->modules) - 1);
+		return NULL;
+	}
 	if (cfg->cmdline && strlen(cfg->cmdline) >= sizeof(vm->cmdline)) {
 		snprintf(err, errlen, "cmdline: at most %zu bytes (this one has %zu)",
 			 sizeof(vm->cmdline) - 1, strlen(cfg->cmdline));
@@ -640,6 +714,7 @@ static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 	vm->hw.dirty = &vm->dirty;
 	snprintf(vm->kernel, sizeof(vm->kernel), "%s", cfg->kernel);
 	snprintf(vm->initrd, sizeof(vm->initrd), "%s", cfg->initrd ? cfg->initrd : "");
+	snprintf(vm->modules, sizeof(vm->modules), "%s", cfg->modules ? cfg->modules : "");
 	snprintf(vm->cmdline, sizeof(vm->cmdline), "%s", cfg->cmdline ? cfg->cmdline : "");
 	vm->mem_size = cfg->mem_mb << 20;
 	vm->nic = cfg->nic;

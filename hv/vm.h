@@ -33,6 +33,7 @@
 #define VM_MAX		16
 #define VM_MAX_VCPUS	64	/* the device set's local APICs (VDEV_MAX_CPUS) */
 #define VM_VCPUS_PER_CPU 4	/* overcommit: at most this many vCPUs per host CPU */
+#define VM_MODULES_MAX	128	/* bytes of module=LIST, the NUL included */
 #define VM_MAX_MEM_MB	(63 * 1024)	/* + the 1 GiB hole below 4 GiB: all of it
 					 * under the guest's 36-bit MAXPHYADDR */
 
@@ -236,6 +237,7 @@ struct vm {
 	char cmdline[256];		/* (c) */
 	char kernel[32];		/* (c) module name */
 	char initrd[32];		/* (c) module name, "" for none */
+	char modules[VM_MODULES_MAX];	/* (c) multiboot1 modules: names, comma-separated */
 	volatile bool reset_pending;	/* (a) the guest pulled its reset line */
 	uint64_t reboots;		/* (a) resets that restarted it */
 	uint32_t weight, cap_pct;	/* its CPU share (`sched`): set by the shell */
@@ -256,6 +258,8 @@ struct vm_config {
 	const char *name;
 	const char *kernel;	/* module name */
 	const char *initrd;	/* module name, or NULL (Linux kernels only) */
+	const char *modules;	/* module names, comma-separated, or NULL
+				 * (multiboot1 kernels only: their mods_*) */
 	uint64_t mem_mb;
 	unsigned int vcpus;
 	const char *cmdline;

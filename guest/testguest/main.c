@@ -11,6 +11,7 @@
 #define MB_BOOT_MAGIC 0x2BADB002
 #define MB_INFO_MEM (1u << 0)
 #define MB_INFO_CMDLINE (1u << 2)
+#define MB_INFO_MODS (1u << 3)
 #define MB_INFO_MMAP (1u << 6)
 #define MB_MEM_AVAILABLE 1
 #define FOUR_GIB 0x100000000ull
@@ -27,6 +28,11 @@ struct mb_info {
 	uint32_t mods_count, mods_addr;
 	uint32_t syms[4];
 	uint32_t mmap_length, mmap_addr; /* valid with MB_INFO_MMAP */
+};
+
+/* One module (spec 3.3): [start, end) and its string. */
+struct mb_module {
+	uint32_t start, end, string, reserved;
 };
 
 /* One memory map entry (spec 3.3): size counts the bytes after itself. */
@@ -186,6 +192,30 @@ static void read_boot_info(const struct mb_info *mbi)
 		((uint32_t)__image_end + TG_PAGE - 1) & ~(TG_PAGE - 1);
 }
 
+/* The modules the loader gave (one line each: where, how long, a checksum
+ * of the bytes, the string); free memory starts past the last. */
+static void report_modules(const struct mb_info *mbi)
+{
+	const struct mb_module *mod = (const void *)mbi->mods_addr;
+
+	if (!(mbi->flags & MB_INFO_MODS))
+		return;
+	tg_printf("TG modules count=%u\n", mbi->mods_count);
+	for (uint32_t i = 0; i < mbi->mods_count && i < 64; i++) {
+		const uint8_t *p = (const void *)mod[i].start;
+		uint32_t sum = 0, end;
+
+		for (uint32_t j = 0; mod[i].start + j < mod[i].end; j++)
+			sum = sum * 31 + p[j];
+		tg_printf("TG module %u start=0x%x len=%u sum=0x%08x string=\"%s\"\n", i,
+			  mod[i].start, mod[i].end - mod[i].start, sum,
+			  mod[i].string ? (const char *)mod[i].string : "");
+		end = (mod[i].end + TG_PAGE - 1) & ~(TG_PAGE - 1);
+		if (end > tg_boot.free_start)
+			tg_boot.free_start = end;
+	}
+}
+
 /* Power off: ferry's control port first, then QEMU's isa-debug-exit,
  * and if neither is there, stop for good. */
 void tg_poweroff(void)
@@ -218,6 +248,7 @@ void tg_main(uint32_t magic, const struct mb_info *mbi)
 	read_boot_info(mbi);
 	tg_printf("TG boot cmdline=\"%s\" mem_lower_kib=%u mem_upper_kib=%u\n",
 		  cmdline, tg_boot.mem_lower_kib, tg_boot.mem_upper_kib);
+	report_modules(mbi);
 	split_cmdline();
 	m = find_mode();
 	if (!m) {

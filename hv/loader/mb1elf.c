@@ -328,6 +328,45 @@ static int cb_result(struct mb1_plan *plan, int ret, const char *what, uint64_t 
 	return fail(plan, ret, "%s at 0x%llx failed (%d)", what, (unsigned long long)gpa, ret);
 }
 
+/* ---- modules ---- */
+
+#define MB1_PAGE 4096u
+
+static uint64_t page_up(uint64_t a)
+{
+	return (a + MB1_PAGE - 1) & ~(uint64_t)(MB1_PAGE - 1);
+}
+
+int mb1_add_modules(struct mb1_plan *plan, const struct mb1_mod_src *mods, unsigned int n)
+{
+	uint64_t at = MB1_LOAD_MIN, limit, strings = 0;
+
+	plan->nr_mods = 0;
+	plan->mods = NULL;
+	if (plan->nr_segs == 0)
+		return fail(plan, -EINVAL, "no valid load plan");
+	if (n > MB1_MAX_MODS)
+		return fail(plan, -E2BIG, "%u modules (at most %u)", n, MB1_MAX_MODS);
+	limit = plan->guest_mem < GUEST_HOLE_START ? plan->guest_mem : GUEST_HOLE_START;
+	for (uint32_t i = 0; i < plan->nr_segs; i++)
+		if (plan->segs[i].gpa + plan->segs[i].memsz > at)
+			at = plan->segs[i].gpa + plan->segs[i].memsz;
+	for (unsigned int i = 0; i < n; i++) {
+		strings += strnlen(mods[i].string, MB1_MOD_STRINGS_MAX) + 1;
+		if (strings > MB1_MOD_STRINGS_MAX)
+			return fail(plan, -E2BIG, "module strings over %u bytes", MB1_MOD_STRINGS_MAX);
+		at = page_up(at);
+		if (mods[i].len > limit || at > limit - mods[i].len)
+			return fail(plan, -ERANGE, "module %u (%zu bytes) does not fit in the "
+				    "guest's RAM below 3 GiB after the image", i + 1, mods[i].len);
+		plan->mod_gpa[i] = (uint32_t)at;
+		at += mods[i].len;
+	}
+	plan->nr_mods = n;
+	plan->mods = n ? mods : NULL;
+	return 0;
+}
+
 int mb1_load(struct mb1_plan *plan, const struct loader_mem_ops *ops)
 {
 	const struct mb1_segment *s;
@@ -346,6 +385,10 @@ int mb1_load(struct mb1_plan *plan, const struct loader_mem_ops *ops)
 							(size_t)(s->memsz - s->filesz)),
 					"zero", s->gpa + s->filesz);
 	}
+	for (i = 0; i < plan->nr_mods && !ret; i++)
+		if (plan->mods[i].len)
+			ret = cb_result(plan, ops->copy(ops->ctx, plan->mod_gpa[i], plan->mods[i].data,
+							plan->mods[i].len), "copy", plan->mod_gpa[i]);
 	return ret;
 }
 
@@ -418,6 +461,34 @@ static int put(struct mb1_plan *plan, const struct loader_mem_ops *ops,
 	return cb_result(plan, ops->copy(ops->ctx, gpa, src, len), "copy", gpa);
 }
 
+/* The module list and its strings (sizes checked by mb1_add_modules). */
+static int put_modules(struct mb1_plan *plan, const struct loader_mem_ops *ops,
+		       struct mb1_info *info)
+{
+	struct mb1_module list[MB1_MAX_MODS];
+	uint32_t str = MB1_MOD_STRINGS_GPA;
+	int ret = 0;
+
+	if (!plan->nr_mods)
+		return 0;
+	for (uint32_t i = 0; i < plan->nr_mods && !ret; i++) {
+		size_t n = strnlen(plan->mods[i].string, MB1_MOD_STRINGS_MAX - 1);
+
+		list[i] = (struct mb1_module){ plan->mod_gpa[i],
+					       plan->mod_gpa[i] + (uint32_t)plan->mods[i].len, str, 0 };
+		ret = put(plan, ops, str, plan->mods[i].string, n);
+		if (!ret)
+			ret = put(plan, ops, str + n, "", 1);
+		str += (uint32_t)n + 1;
+	}
+	if (!ret)
+		ret = put(plan, ops, MB1_MODS_GPA, list, plan->nr_mods * sizeof(list[0]));
+	info->flags |= MB1_INFO_MODS;
+	info->mods_count = plan->nr_mods;
+	info->mods_addr = MB1_MODS_GPA;
+	return ret;
+}
+
 int mb1_write_info(struct mb1_plan *plan, const char *cmdline,
 		   const struct loader_mem_ops *ops, struct mb1_entry_state *st)
 {
@@ -438,6 +509,8 @@ int mb1_write_info(struct mb1_plan *plan, const char *cmdline,
 		ret = put(plan, ops, MB1_CMDLINE_GPA, cmdline, n + 1);
 	if (!ret)
 		ret = put(plan, ops, MB1_LOADER_NAME_GPA, "ferry", sizeof("ferry"));
+	if (!ret)
+		ret = put_modules(plan, ops, &info);
 	if (!ret)
 		ret = put(plan, ops, MB1_INFO_GPA, &info, sizeof(info));
 	if (!ret)

@@ -7,8 +7,8 @@
  * (Multiboot Specification 0.6.96: 3.1 header, 3.2 machine state,
  * 3.3 boot information; ELF32 as in the System V ABI, i386 supplement.)
  *
- * Use: mb1_prepare() -> mb1_load() -> mb1_write_info() -> set the vCPU
- * state from struct mb1_entry_state.  Every step returns 0 or a negative
+ * Use: mb1_prepare() [-> mb1_add_modules()] -> mb1_load() ->
+ * mb1_write_info() -> set the vCPU state from struct mb1_entry_state.  Every step returns 0 or a negative
  * errno with a one-line reason in plan->errmsg:
  *   -ENOEXEC  not a multiboot1 image, or not an ELF32/i386/ET_EXEC file
  *   -EINVAL   inconsistent image (checksum, header fields, file ranges,
@@ -16,13 +16,19 @@
  *   -ENOTSUP  the header requires a feature ferry does not provide
  *   -ERANGE   a segment outside [MB1_LOAD_MIN, min(guest RAM, 3 GiB)),
  *             or guest RAM not larger than MB1_LOAD_MIN
- *   -E2BIG    more than MB1_MAX_SEGS loadable segments, or command line
- *             of MB1_CMDLINE_MAX bytes or more
+ *   -E2BIG    more than MB1_MAX_SEGS loadable segments, command line of
+ *             MB1_CMDLINE_MAX bytes or more, more than MB1_MAX_MODS
+ *             modules or their strings over MB1_MOD_STRINGS_MAX bytes
  *   callback errors are passed on (a positive return becomes -EIO).
  *
  * Decisions:
- * - Header flags 0 (page-align modules: no modules are loaded, trivially
- *   honoured) and 1 (memory info: always given) are accepted; any other
+ * - Modules (spec 3.3 mods_*), as GRUB's `module FILE ARGS` gives them:
+ *   each page-aligned (so header flag 0 is always honoured), one after
+ *   the other from the first page above the image's highest byte, each
+ *   with its string (ARGS: ferry passes a host module's own command line,
+ *   its name first); all of them within the RAM below 3 GiB.
+ * - Header flags 0 (page-align modules) and 1 (memory info: always
+ *   given) are accepted; any other
  *   required bit (2..15; 2 is video mode) is refused.  Bits 17..31 are
  *   ignored as the spec allows.
  * - Flag 16 (a.out kludge) is honoured, as GRUB does, even for ELF files:
@@ -55,6 +61,11 @@
 #define MB1_CMDLINE_MAX		4096u		/* bytes including the NUL */
 #define MB1_MMAP_GPA		0xB000u		/* MB1_MMAP_ENTRIES entries */
 #define MB1_MMAP_ENTRIES	4		/* at most; 3 without RAM above 4 GiB */
+#define MB1_MODS_GPA		0xC000u		/* struct mb1_module[MB1_MAX_MODS] */
+#define MB1_MOD_STRINGS_GPA	0xC100u		/* their strings, back to back */
+#define MB1_MOD_STRINGS_MAX	0x0F00u		/* bytes, NULs included */
+#define MB1_MAX_MODS		16
+#define MB1_MAX_MODS_TEXT	"16"
 #define MB1_LOW_RAM_END		0xA0000u	/* usable [0, 640 KiB) */
 #define MB1_LOAD_MIN		0x100000u	/* segments start at >= 1 MiB */
 
@@ -75,6 +86,7 @@
 /* Information structure flags (spec 3.3). */
 #define MB1_INFO_MEMORY		(1u << 0)
 #define MB1_INFO_CMDLINE	(1u << 2)
+#define MB1_INFO_MODS		(1u << 3)
 #define MB1_INFO_MMAP		(1u << 6)
 #define MB1_INFO_LOADER_NAME	(1u << 9)
 
@@ -122,6 +134,22 @@ struct mb1_mmap_entry {
 	uint32_t type;
 } __attribute__((packed));
 
+/* One module entry (spec 3.3): [mod_start, mod_end) and its string. */
+struct mb1_module {
+	uint32_t mod_start;
+	uint32_t mod_end;
+	uint32_t string;		/* guest-physical address of a C string */
+	uint32_t reserved;
+} __attribute__((packed));
+
+/* A module to give the guest: its bytes (borrowed until mb1_load
+ * returns) and its string. */
+struct mb1_mod_src {
+	const void *data;
+	size_t len;
+	const char *string;
+};
+
 /* One piece of the image to place in guest memory. */
 struct mb1_segment {
 	uint32_t index;		/* program header index (0 for a.out kludge) */
@@ -147,6 +175,9 @@ struct mb1_plan {
 	uint32_t nr_segs;		/* sorted as in the file */
 	struct mb1_segment segs[MB1_MAX_SEGS];
 	uint32_t entry;			/* guest-physical EIP */
+	uint32_t nr_mods;		/* mb1_add_modules */
+	const struct mb1_mod_src *mods;	/* borrowed until mb1_write_info */
+	uint32_t mod_gpa[MB1_MAX_MODS];
 	char errmsg[MB1_ERRMSG_LEN];
 };
 
@@ -186,12 +217,17 @@ bool mb1_aout_kludge(const void *image, size_t len);
 int mb1_prepare(const void *image, size_t len, uint64_t guest_mem,
 		struct mb1_plan *plan);
 
-/* Copy every segment and zero its tail.  Pre: mb1_prepare() succeeded. */
+/* Place n modules (n <= MB1_MAX_MODS) above the image; mods is borrowed
+ * until mb1_write_info returns.  On error the plan has no modules. */
+int mb1_add_modules(struct mb1_plan *plan, const struct mb1_mod_src *mods, unsigned int n);
+
+/* Copy every segment and zero its tail, then the modules.
+ * Pre: mb1_prepare() succeeded. */
 int mb1_load(struct mb1_plan *plan, const struct loader_mem_ops *ops);
 
 /*
- * Write the mmap, command line (NULL: none), boot loader name and info
- * structure at the MB1_*_GPA addresses and fill *st.
+ * Write the mmap, command line (NULL: none), boot loader name, module list
+ * and info structure at the MB1_*_GPA addresses and fill *st.
  * Pre: mb1_prepare() succeeded.
  */
 int mb1_write_info(struct mb1_plan *plan, const char *cmdline,

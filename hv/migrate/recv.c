@@ -18,6 +18,7 @@
 #include "hv/migrate/migrate.h"
 #include "hv/migrate/sparse.h"
 #include "hv/migrate/trust.h"
+#include "hv/modules.h"
 #include "hv/mm/memory.h"
 #include "hv/netif.h"
 #include "hv/lib/time.h"
@@ -273,6 +274,8 @@ static int create_guest(struct in *in, const struct mig_hello *h, struct mig_err
 	struct vm_config cfg = {
 		.name = h->name, .kernel = h->kernel, .mem_mb = h->mem_size >> 20,
 		.vcpus = h->vcpus, .cmdline = h->cmdline, .nic = h->nic,
+		.initrd = h->initrd[0] ? h->initrd : NULL,
+		.modules = h->modules[0] ? h->modules : NULL,
 		.mac = h->nic ? h->mac : NULL, .weight = h->weight, .cap_pct = h->cap_pct,
 		.pvpanic = h->pvpanic ? VM_PVPANIC_ON : VM_PVPANIC_OFF,
 	};
@@ -292,6 +295,35 @@ static int create_guest(struct in *in, const struct mig_hello *h, struct mig_err
 	snprintf(in->vm->mig.peer, sizeof(in->vm->mig.peer), "%s", in->peer);
 	spin_unlock(&in->vm->lock);
 	return 0;
+}
+
+/* The images a reboot loads again (kernel, initrd, modules) are this
+ * host's modules of those names: a note on the reply, in both logs, when
+ * one is missing here (the guest runs; its next reboot here would stop
+ * it, as `create` with that name would fail). */
+static void note_missing_images(const struct mig_hello *h, struct mig_error *e)
+{
+	char name[MIG_MODULES_MAX + 1];
+	const char *missing = NULL;
+	size_t n;
+
+	if (!modules_find(h->kernel))
+		missing = h->kernel;
+	else if (h->initrd[0] && !modules_find(h->initrd))
+		missing = h->initrd;
+	for (const char *p = h->modules; !missing && *p; ) {
+		size_t len = strcspn(p, ",");
+
+		snprintf(name, sizeof(name), "%.*s", (int)len, p);
+		if (!modules_find(name))
+			missing = name;
+		p += len + (p[len] == ',');
+	}
+	if (!missing)
+		return;
+	n = strnlen(e->msg, sizeof(e->msg) - 1);
+	snprintf(e->msg + n, sizeof(e->msg) - n, "%snote: no module '%s' here: a reboot of "
+		 "the guest here would stop it", n ? "; " : "", missing);
 }
 
 static void on_hello(struct in *in, const struct mig_hello *h)
@@ -319,6 +351,7 @@ static void on_hello(struct in *in, const struct mig_hello *h)
 		refuse(in, &e);
 		return;
 	}
+	note_missing_images(h, &e);
 	if (reply(in, &e)) {
 		discard(in, 0, "cannot answer %s", in->peer);
 		return;

@@ -480,6 +480,8 @@ static void fill_hello(struct mig_out *o, struct mig_hello *h)
 	snprintf(h->name, sizeof(h->name), "%s", vm->name);
 	snprintf(h->kernel, sizeof(h->kernel), "%s", vm->kernel);
 	snprintf(h->cmdline, sizeof(h->cmdline), "%s", vm->cmdline);
+	snprintf(h->initrd, sizeof(h->initrd), "%s", vm->initrd);
+	snprintf(h->modules, sizeof(h->modules), "%s", vm->modules);
 }
 
 static int hello(struct mig_out *o)
@@ -872,6 +874,8 @@ static int stop_and_copy(struct mig_out *o)
 }
 
 _Static_assert(MIG_FRAMES_MAX == 4 + GNET_CARRY_BYTES, "FRAMES holds what gnet writes");
+_Static_assert(MIG_MODULES_MAX + 1 == VM_MODULES_MAX && MIG_KERNEL_MAX + 1 == sizeof(((struct vm *)0)->initrd),
+	       "HELLO carries a guest's module names whole");
 
 /* Frames that came for the guest since its device state was saved follow
  * it in FRAMES, so that they are not lost with the source's copy (those

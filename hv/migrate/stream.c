@@ -256,6 +256,8 @@ static void walk_hello(struct walk *w, struct mig_rec *r)
 	w_str(w, h->name, MIG_NAME_MAX, "HELLO name");
 	w_str(w, h->kernel, MIG_KERNEL_MAX, "HELLO kernel");
 	w_str(w, h->cmdline, MIG_CMDLINE_MAX, "HELLO cmdline");
+	w_str(w, h->initrd, MIG_KERNEL_MAX, "HELLO initrd");
+	w_str(w, h->modules, MIG_MODULES_MAX, "HELLO modules");
 }
 
 static void walk_reply(struct walk *w, struct mig_rec *r)
@@ -433,7 +435,8 @@ static int check_hello(const struct mig_stream *s, const struct mig_rec *r, stru
 		return NOPE(MIG_E_PROTOCOL, "HELLO: weight %u or cap %u%% out of range",
 			    h->weight, h->cap_pct);
 	if (!text_ok(h->ferry_version, true) || !text_ok(h->kernel, false) ||
-	    !text_ok(h->cmdline, true))
+	    !text_ok(h->cmdline, true) || !text_ok(h->initrd, false) ||
+	    !text_ok(h->modules, false))
 		return NOPE(MIG_E_PROTOCOL, "HELLO: non-printable characters in a string");
 	return 0;
 }

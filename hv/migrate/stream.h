@@ -31,9 +31,10 @@
 #include "hv/cpuid.h"
 
 #define MIG_PORT		7447	/* default TCP port of `migrate listen` */
-#define MIG_PROTO_VERSION	7	/* 2: SPARSE pages, halted vCPUs; 3: HELLO nic, mac;
+#define MIG_PROTO_VERSION	8	/* 2: SPARSE pages, halted vCPUs; 3: HELLO nic, mac;
 					 * 4: HELLO weight, cap; 5: HELLO pvpanic;
-					 * 6: ROUND_ACK; 7: FRAMES */
+					 * 6: ROUND_ACK; 7: FRAMES;
+					 * 8: HELLO initrd, modules */
 #define MIG_CPU_STATE_VERSION	1	/* layout of struct cpu_state on the wire */
 
 /* Record header: u16 type, u16 flags, u32 len, u32 seq, u32 crc; LE. */
@@ -61,6 +62,7 @@
 #define MIG_NAME_MAX		31	/* = VM_NAME_MAX - 1, shell name rule */
 #define MIG_KERNEL_MAX		31
 #define MIG_CMDLINE_MAX		255
+#define MIG_MODULES_MAX		127	/* module=LIST (hv/vm.h VM_MODULES_MAX) */
 #define MIG_VERSTR_MAX		63
 #define MIG_MSG_MAX		127
 
@@ -152,6 +154,8 @@ struct mig_hello {
 	char name[MIG_NAME_MAX + 1];		/* shell name rule */
 	char kernel[MIG_KERNEL_MAX + 1];	/* printable, no spaces */
 	char cmdline[MIG_CMDLINE_MAX + 1];	/* printable */
+	char initrd[MIG_KERNEL_MAX + 1];	/* printable, no spaces, "" for none */
+	char modules[MIG_MODULES_MAX + 1];	/* printable, no spaces, "" for none */
 };
 
 struct mig_reply {

@@ -57,8 +57,8 @@ static int parse_guest_mac(const char *text, const uint8_t **out)
 static int create_args(int argc, char **argv, struct vm_config *cfg)
 {
 	static const char *const keys[] = { "kernel", "mem", "vcpus", "cmdline", "initrd", "nic",
-					    "mac", "tsc_khz", NULL };
-	const char *vals[8];
+					    "mac", "tsc_khz", "module", NULL };
+	const char *vals[9];
 	uint64_t n;
 	int bad, rc;
 
@@ -94,6 +94,7 @@ static int create_args(int argc, char **argv, struct vm_config *cfg)
 	}
 	cfg->cmdline = vals[3] ? vals[3] : "";
 	cfg->initrd = vals[4];
+	cfg->modules = vals[8];
 	cfg->nic = vals[5] && !strcmp(vals[5], "on");
 	if (vals[5] && !cfg->nic && strcmp(vals[5], "off")) {
 		shell_error("create", "nic=%s: on or off", vals[5]);
@@ -359,6 +360,10 @@ int cmd_info(int argc, char **argv)
 		shell_printf("stopped:    %s\n", vm->stop_reason);
 	print_migration(vm);
 	shell_printf("kernel:     %s\n", vm->kernel);
+	if (vm->initrd[0])
+		shell_printf("initrd:     %s\n", vm->initrd);
+	if (vm->modules[0])
+		shell_printf("modules:    %s\n", vm->modules);
 	shell_printf("cmdline:    %s\n", vm->cmdline);
 	shell_printf("memory:     %lu MiB (%lu MiB of it on host RAM above 4 GiB)\n",
 		     vm->mem_size >> 20, vm_host_high_bytes(vm) >> 20);

@@ -3,16 +3,25 @@
 The operator's view: create, start, watch, pause, resume, destroy guests and
 talk to their consoles; the test guest checks from inside."""
 
+import os
 import re
 import time
 
 import pytest
 
-from ferry_harness import PROMPT
+from ferry_harness import BUILD, PROMPT
 
 
 def free_kib(m):
     return int(re.search(r"free:\s+(\d+) KiB", m.cmd("mem")).group(1))
+
+
+def module_sum(data):
+    """The test guest's checksum of a module's bytes (main.c report_modules)."""
+    total = 0
+    for b in data:
+        total = (total * 31 + b) & 0xffffffff
+    return total
 
 
 def wait_console(m, name, pattern, timeout=60):
@@ -136,8 +145,12 @@ def host(request, machine_factory):
 @pytest.mark.vmx
 def test_hello_runs_and_powers_off(host):
     m = host
-    out = m.cmd('create g1 kernel=testguest mem=16 cmdline="hello"')
+    # with two modules, as GRUB's `module` gives them (here the test guest's
+    # own image, twice): page-aligned above the image, the bytes whole, the
+    # string the host module's command line
+    out = m.cmd('create g1 kernel=testguest module=testguest,testguest mem=16 cmdline="hello"')
     assert "created g1" in out
+    assert re.search(r"^modules:\s+testguest,testguest$", m.cmd("info g1"), re.M)
     row = listed(m, "g1")
     assert (row["state"], row["mem"], row["vcpus"], row["cpu"]) == ("created", 16, 1, 0.0), row
     assert "started g1" in m.cmd("start g1")
@@ -149,6 +162,14 @@ def test_hello_runs_and_powers_off(host):
     assert "TG cpu vendor=GenuineIntel hypervisor=1" in text
     assert 'hv_signature="ferry-hv' in text
     assert re.search(r"TG mem lower_kib=640 upper_kib=\d+ total_mib=16", text)
+    image = open(os.path.join(BUILD, "guest", "testguest.elf"), "rb").read()
+    mods = re.findall(r'TG module (\d) start=0x([0-9a-f]+) len=(\d+) sum=0x([0-9a-f]{8}) '
+                      r'string="([^"]*)"', text)
+    assert "TG modules count=2" in text and len(mods) == 2, text
+    for i, (_, start, length, total, string) in enumerate(mods):
+        assert int(start, 16) % 4096 == 0 and int(length) == len(image), mods
+        assert int(total, 16) == module_sum(image) and string == "testguest", mods
+    assert int(mods[1][1], 16) >= int(mods[0][1], 16) + len(image), mods
 
 
 @pytest.mark.vmx
@@ -186,6 +207,10 @@ def test_create_errors_change_nothing(host):
     assert "error: create: tsc_khz=999: a rate in kHz from 1000 to 10000000" in \
         m.cmd("create a kernel=testguest tsc_khz=999")
     assert "error: create: tsc_khz=2GHz" in m.cmd("create a kernel=testguest tsc_khz=2GHz")
+    assert "error: create: no module named 'nope' for module=" in \
+        m.cmd("create a kernel=testguest module=testguest,nope")
+    assert "error: create: module=: a list of module names" in \
+        m.cmd("create a kernel=testguest module=testguest,,testguest")
     # kept whole or refused: a reboot and a migration load the same line
     assert "error: create: cmdline: at most 255 bytes (this one has 300)" in \
         m.cmd('create a kernel=testguest cmdline="' + "x" * 300 + '"')

@@ -17,11 +17,13 @@
 #include "hv/lib/time.h"
 #include "hv/migrate/migrate.h"
 #include "hv/mm/memory.h"
+#include "hv/modules.h"
 #include "hv/netif.h"
 #include "hv/tsc.h"
 #include "hv/version.h"
 #include "hv/vmstate.h"
 #include "tests/unit/mig_host.h"
+#include "hv/modules.h"
 #include "tests/unit/net_free.h"
 
 #define RAM_PA	0x180000000ull		/* made-up host frames of guest RAM */
@@ -317,6 +319,23 @@ void mh_down(void)
 	memset(&W, 0, sizeof(W));
 }
 
+/* ---- the host's modules (hv/modules.h): both hosts have the guest's
+ * images but "config" ---- */
+
+const struct module *modules_find(const char *name)
+{
+	static const char *const here[] = { "guest.elf", "rd.img", "ramdisk" };
+	static struct module m;
+
+	for (size_t i = 0; i < sizeof(here) / sizeof(here[0]); i++)
+		if (!strcmp(name, here[i])) {
+			snprintf(m.name, sizeof(m.name), "%s", name);
+			m.args = "";
+			return &m;
+		}
+	return NULL;
+}
+
 /* ---- guests (hv/vm.h) ---- */
 
 static struct mh_vm *vm_new(enum mh_host h, const struct vm_config *cfg)
@@ -330,6 +349,8 @@ static struct mh_vm *vm_new(enum mh_host h, const struct vm_config *cfg)
 	snprintf(v->vm.name, sizeof(v->vm.name), "%s", cfg->name);
 	snprintf(v->vm.kernel, sizeof(v->vm.kernel), "%s", cfg->kernel ? cfg->kernel : "");
 	snprintf(v->vm.cmdline, sizeof(v->vm.cmdline), "%s", cfg->cmdline ? cfg->cmdline : "");
+	snprintf(v->vm.initrd, sizeof(v->vm.initrd), "%s", cfg->initrd ? cfg->initrd : "");
+	snprintf(v->vm.modules, sizeof(v->vm.modules), "%s", cfg->modules ? cfg->modules : "");
 	v->vm.mem_size = cfg->mem_mb << 20;
 	v->vm.nr_frames = v->vm.mem_size / MIG_PAGE_SIZE;
 	v->vm.nr_vcpus = cfg->vcpus;
@@ -645,7 +666,8 @@ static void fill_page(uint8_t *p, uint64_t g)
 struct mh_vm *mh_source_vm(const char *name, unsigned int mb)
 {
 	struct vm_config cfg = { .name = name, .kernel = "guest.elf", .mem_mb = mb, .vcpus = 1,
-				 .cmdline = "console=ttyS0", .weight = 384, .cap_pct = 60 };
+				 .cmdline = "console=ttyS0", .weight = 384, .cap_pct = 60,
+				 .initrd = "rd.img", .modules = "ramdisk,config" };
 	struct mh_vm *v = vm_new(MH_SRC, &cfg);
 	struct pt_ops ops = pt_pool_ops(&v->pool);
 

@@ -181,6 +181,89 @@ static void expect(int err, const char *msg)
 	assert_int_equal(plan.nr_segs, 0);
 }
 
+/* ---- modules ---- */
+
+/* Modules as GRUB's `module FILE ARGS` gives them: page-aligned, one after
+ * the other from the first page above the image (its bss included), their
+ * bytes copied, their strings beside the list, flag 3 set. */
+static void test_modules(void **state)
+{
+	static uint8_t a[5000], b[1];
+	const struct mb1_mod_src mods[3] = {
+		{ a, sizeof(a), "initrd root=/dev/ram0" }, { b, 0, "empty" }, { b, 1, "b" },
+	};
+	struct mb1_entry_state st;
+	struct mb1_module list[3];
+	struct mb1_info info;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(a); i++)
+		a[i] = (uint8_t)(i * 7);
+	b[0] = 0x42;
+	std_image();				/* the image ends at 0x106000 (bss) */
+	assert_int_equal(prepare_copy(img_len, GMEM), 0);
+	assert_int_equal(mb1_add_modules(&plan, mods, 3), 0);
+	assert_int_equal(mb1_load(&plan, &ops), 0);
+	assert_int_equal(mb1_write_info(&plan, "x", &ops, &st), 0);
+	memcpy(&info, gmem + MB1_INFO_GPA, sizeof(info));
+	assert_true(info.flags & MB1_INFO_MODS);
+	assert_int_equal(info.mods_count, 3);
+	assert_int_equal(info.mods_addr, MB1_MODS_GPA);
+	memcpy(list, gmem + MB1_MODS_GPA, sizeof(list));
+	assert_int_equal(list[0].mod_start, 0x106000);
+	assert_int_equal(list[0].mod_end, 0x106000 + sizeof(a));
+	assert_memory_equal(gmem + 0x106000, a, sizeof(a));
+	assert_int_equal(list[1].mod_start, 0x108000);	/* page-aligned */
+	assert_int_equal(list[1].mod_end, 0x108000);	/* empty */
+	assert_int_equal(list[2].mod_start, 0x108000);
+	assert_int_equal(gmem[0x108000], 0x42);
+	assert_string_equal((char *)gmem + list[0].string, "initrd root=/dev/ram0");
+	assert_string_equal((char *)gmem + list[1].string, "empty");
+	assert_string_equal((char *)gmem + list[2].string, "b");
+	assert_true(list[2].string + 2 <= MB1_MOD_STRINGS_GPA + MB1_MOD_STRINGS_MAX);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(list[i].reserved, 0);
+	/* none: no flag, as before */
+	assert_int_equal(prepare_copy(img_len, GMEM), 0);
+	assert_int_equal(mb1_add_modules(&plan, mods, 0), 0);
+	assert_int_equal(mb1_write_info(&plan, NULL, &ops, &st), 0);
+	memcpy(&info, gmem + MB1_INFO_GPA, sizeof(info));
+	assert_false(info.flags & MB1_INFO_MODS);
+	assert_int_equal(info.mods_count, 0);
+}
+
+/* Too many, strings too long, or more than the RAM holds: refused with a
+ * reason, and the plan keeps no modules. */
+static void test_modules_refused(void **state)
+{
+	static char big[MB1_MOD_STRINGS_MAX + 8];
+	static uint8_t a[16];
+	struct mb1_mod_src mods[MB1_MAX_MODS + 1];
+
+	(void)state;
+	for (int i = 0; i <= MB1_MAX_MODS; i++)
+		mods[i] = (struct mb1_mod_src){ a, sizeof(a), "m" };
+	std_image();
+	assert_int_equal(prepare_copy(img_len, GMEM), 0);
+	assert_int_equal(mb1_add_modules(&plan, mods, MB1_MAX_MODS), 0);
+	assert_int_equal(mb1_add_modules(&plan, mods, MB1_MAX_MODS + 1), -E2BIG);
+	assert_int_equal(plan.nr_mods, 0);
+	memset(big, 'x', sizeof(big) - 1);
+	mods[0].string = big;
+	assert_int_equal(mb1_add_modules(&plan, mods, 1), -E2BIG);
+	assert_non_null(strstr(plan.errmsg, "strings"));
+	mods[0].string = big + 9;			/* exactly the room left for one */
+	assert_int_equal(mb1_add_modules(&plan, mods, 1), 0);
+	mods[0] = (struct mb1_mod_src){ a, GMEM - 0x106000 + 1, "huge" };
+	assert_int_equal(mb1_add_modules(&plan, mods, 1), -ERANGE);
+	assert_non_null(strstr(plan.errmsg, "does not fit"));
+	assert_int_equal(plan.nr_mods, 0);
+	mods[0].len = GMEM - 0x106000;			/* to the last byte */
+	assert_int_equal(mb1_add_modules(&plan, mods, 1), 0);
+	mods[0].len = SIZE_MAX;
+	assert_int_equal(mb1_add_modules(&plan, mods, 1), -ERANGE);
+}
+
 /* ---- the valid image ---- */
 
 static void test_valid_plan_and_load(void **state)
@@ -738,6 +821,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_valid_plan_and_load, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_modules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_modules_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_info_and_entry_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_info_ram_above_4g, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_info_cmdline_limits, setup, teardown),

@@ -284,6 +284,10 @@ static void test_clean_run(void **st)
 	assert_int_equal(d->vm.mem_size, (uint64_t)MB << 20);
 	assert_string_equal(d->vm.kernel, "guest.elf");
 	assert_string_equal(d->vm.cmdline, "console=ttyS0");
+	/* what a reboot there loads again came too, and a missing one is named */
+	assert_string_equal(d->vm.initrd, "rd.img");
+	assert_string_equal(d->vm.modules, "ramdisk,config");
+	assert_true(said("note: no module 'config' here: a reboot of the guest here would stop it"));
 	assert_int_equal(d->vm.weight, 384);	/* its share came along */
 	assert_int_equal(d->vm.cap_pct, 60);
 	/* memory as the source left it when it paused: every byte */

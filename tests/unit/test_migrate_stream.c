@@ -132,6 +132,8 @@ static void pb_hello(const struct mig_hello *h)
 	pb_str(name_override ? name_override : h->name);
 	pb_str(h->kernel);
 	pb_str(h->cmdline);
+	pb_str(h->initrd);
+	pb_str(h->modules);
 }
 
 /* A whole record around payload P: header, CRC over header[0..12) + P. */
