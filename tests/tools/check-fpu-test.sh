@@ -15,7 +15,7 @@ asm() {
 }
 
 # Allowed: general registers, state save/restore, the variadic-function
-# register save area.
+# register save area, an fs prefix objdump shows on its own ("fs nop").
 asm '	push %rbp
 	mov %rsp, %rbp
 	add %rax, %rbx
@@ -26,6 +26,7 @@ asm '	push %rbp
 	xgetbv
 	movaps %xmm0, -0x80(%rbp)
 	movaps %xmm7, 0x10(%rsp)
+	.byte 0x64, 0x90
 	pop %rbp'
 if ! "$check" "$tmp/t.o" 2>"$tmp/err"; then
 	echo "check-fpu-test: clean object refused:"; cat "$tmp/err"; fail=1
@@ -33,7 +34,8 @@ fi
 
 for insn in 'addps %xmm1, %xmm0' 'movss (%rdi), %xmm0' 'vaddps %ymm1, %ymm2, %ymm0' \
 	'movaps %xmm8, -0x10(%rbp)' 'movaps (%rdi), %xmm0' 'fldz' 'fstp %st(1)' \
-	'emms' 'paddb %mm1, %mm0' 'ldmxcsr (%rdi)' 'vzeroupper'; do
+	'emms' 'paddb %mm1, %mm0' 'ldmxcsr (%rdi)' 'vzeroupper' 'fsqrt' 'fstps (%rdi)' \
+	'fsave (%rdi)' '.byte 0x64, 0xd9, 0xfa'; do
 	asm "	$insn"
 	if "$check" "$tmp/t.o" 2>"$tmp/err"; then
 		echo "check-fpu-test: '$insn' passed the check"; fail=1
