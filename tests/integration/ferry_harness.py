@@ -80,15 +80,21 @@ class Machine:
 
     # ---- start and stop ----------------------------------------------
     def start(self, boot_timeout=None, prompt=True):
-        """Boot; unless prompt is False, wait for the first prompt."""
+        """Boot; unless prompt is False, wait for the first prompt.  A boot
+        that fails closes the machine: callers that write
+        `m = Machine(...).start()` never get m to close."""
         _LIVE.append(self)
-        if self.kind == "qemu":
-            self._start_qemu()
-        else:
-            self._start_bochs()
-        threading.Thread(target=self._pump, daemon=True).start()
-        if prompt:
-            self.expect(PROMPT, timeout=boot_timeout or (60 if self.kind == "qemu" else 300))
+        try:
+            if self.kind == "qemu":
+                self._start_qemu()
+            else:
+                self._start_bochs()
+            threading.Thread(target=self._pump, daemon=True).start()
+            if prompt:
+                self.expect(PROMPT, timeout=boot_timeout or (60 if self.kind == "qemu" else 300))
+        except BaseException:
+            self.close()
+            raise
         return self
 
     def _start_qemu(self):
@@ -178,6 +184,8 @@ error: action=report
                 time.sleep(0.1)
 
     def close(self, timeout=10):
+        """Stop the emulator and keep the transcript; a second call (a
+        caller's cleanup after a failed start) does nothing more."""
         if self in _LIVE:
             _LIVE.remove(self)
         if self.sock:
@@ -196,8 +204,9 @@ error: action=report
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        self.log.write("\n---- console ----\n" + self.buf)
-        self.log.close()
+        if not self.log.closed:
+            self.log.write("\n---- console ----\n" + self.buf)
+            self.log.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def exited(self, timeout):
