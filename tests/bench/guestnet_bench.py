@@ -482,7 +482,8 @@ def main(argv=None):
                     help="the ferry host's NIC, the guest's uplink (e1000)")
     a = ap.parse_args(argv)
     if os.geteuid() != 0:
-        sys.exit("guestnet: needs root (network namespace)")
+        print("guestnet: needs root (network namespace)")
+        return
     if not 1 <= a.mb <= 100:
         sys.exit("guestnet: --mb must be 1..100 (the guest holds the file in its tmpfs)")
     # a SIGTERM still deletes the namespace and stops the emulators

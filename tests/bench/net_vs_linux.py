@@ -605,7 +605,8 @@ def main(argv=None):
     if not models or any(x not in QEMU_NICS for x in models):
         sys.exit("net: --nics takes " + ", ".join(QEMU_NICS))
     if os.geteuid() != 0:
-        sys.exit("net: needs root (network namespaces, apt-get)")
+        print("net: needs root (network namespaces, apt-get)")
+        return
     if not 1 <= a.mb <= 150:
         sys.exit("net: --mb must be 1..150 (the Linux guest holds the data in tmpfs)")
     # a SIGTERM still deletes the namespace and stops the emulators

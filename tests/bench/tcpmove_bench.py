@@ -205,7 +205,8 @@ def main(argv=None):
                     "moves' times printed, to see what each stall was")
     a = ap.parse_args(argv)
     if os.geteuid() != 0:
-        sys.exit("tcpmove: needs root (network namespace)")
+        print("tcpmove: needs root (network namespace)")
+        return
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("tcpmove: terminated"))
     bench(a.moves, a.rate << 10, a.out, a.settle, a.pcap and os.path.abspath(a.pcap))
 
