@@ -228,6 +228,7 @@ unit: $(UNIT_BINS)
 	@tools/run-unit.sh $(UNIT_BINS)
 	@tests/tools/check-fpu-test.sh
 	@tests/tools/check-layers-test.sh
+	@PYTHON=$(PYTHON) tests/tools/ferry-keygen-test.sh
 
 integration: iso
 	$(PYTHON) -m pytest -v --durations=12 tests/integration $(PYTEST_ARGS)
