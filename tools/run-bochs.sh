@@ -4,7 +4,18 @@
 set -eu
 iso=$(realpath "$1") cpus=${2:-2} megs=${3:-256}
 dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+bpid=""
+# dash runs no EXIT trap on a signal it has no trap for: INT, TERM and HUP
+# exit through it too, so that Bochs is stopped and the directory removed
+cleanup() {
+	if [ -n "$bpid" ]; then
+		kill "$bpid" 2>/dev/null || :
+		wait "$bpid" 2>/dev/null || :
+	fi
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
 # ips: Bochs's emulated second is this many instructions; 50M, not 200M,
 # boots faster and receives faster (its NIC polls once per emulated ms), as
 # measured for the tests (tests/integration/ferry_harness.py)
@@ -22,10 +33,14 @@ log: $dir/bochs.log
 sound: waveoutdrv=dummy, waveindrv=dummy, midioutdrv=dummy
 panic: action=fatal
 RC
-echo "run-bochs: Bochs is slow; the prompt takes a minute or two. Ctrl-] then 'quit' ends the session."
-(echo c; while sleep 3600; do :; done) | bochs -q -f "$dir/bochsrc" >"$dir/bochs.out" 2>&1 &
+echo "run-bochs: Bochs is slow; the prompt takes a minute or two. Ctrl-] ends the session."
+# Bochs asks whether to start ("c" continues) and must not see its input
+# end: a FIFO this script holds open for writing, which no process outlives
+mkfifo "$dir/in"
+bochs -q -f "$dir/bochsrc" <"$dir/in" >"$dir/bochs.out" 2>&1 &
 bpid=$!
+exec 3>"$dir/in"
+echo c >&3
 sleep 2
-# socat gives a raw terminal on the serial socket; telnet-like escape is Ctrl-]
-socat -,raw,echo=0,escape=0x1d TCP:localhost:$port,retry=20,interval=0.5 || true
-kill $bpid 2>/dev/null || true
+# socat gives a raw terminal on the serial socket; Ctrl-] ends it at once
+socat -,raw,echo=0,escape=0x1d TCP:localhost:"$port",retry=20,interval=0.5 || true
