@@ -37,6 +37,7 @@ if ! ls "$dir"/root/boot/vmlinuz-* >/dev/null 2>&1 ||
 	echo "fetch-linux: downloading $pkg into $dir (not installed)"
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
+	trap 'exit 130' INT TERM HUP	# dash runs no EXIT trap on a signal it has none for
 	(cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root "$pkg")
 	dpkg-deb --fsys-tarfile "$tmp"/*.deb |
 		tar -x -C "$dir/root" --wildcards './boot/*' './lib/modules/*/kernel/drivers/net/*' \

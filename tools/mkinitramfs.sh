@@ -48,6 +48,7 @@ moddir=$(find "$kroot/lib/modules" -mindepth 1 -maxdepth 1 -type d 2>/dev/null |
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
+trap 'exit 130' INT TERM HUP	# dash runs no EXIT trap on a signal it has none for
 mkdir -p "$stage/bin" "$stage/dev" "$stage/proc" "$stage/sys" "$stage/tmp" "$stage/lib/modules"
 cp "$bb" "$stage/bin/busybox"
 cc -static -Os -s -std=gnu11 -Wall -Wextra -Werror -o "$stage/bin/rtcwait" "$top/guest/linux/rtcwait.c"

@@ -13,6 +13,7 @@ out=$1 elf=$2 guests=$3 script=${4:-} cmdline=${5:-} key=${6:-}
 # builds at once must not share one.
 dir=$(mktemp -d "${TMPDIR:-/tmp}/ferry-iso.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
+trap 'exit 130' INT TERM HUP	# dash runs no EXIT trap on a signal it has none for
 mkdir -p "$dir/boot/grub" "$dir/boot/guests"
 cp "$elf" "$dir/boot/ferry.elf"
 cfg="$dir/boot/grub/grub.cfg"
