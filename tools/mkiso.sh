@@ -9,6 +9,12 @@
 # and from UEFI, with the same grub.cfg.
 set -eu
 out=$1 elf=$2 guests=$3 script=${4:-} cmdline=${5:-} key=${6:-}
+# An ISO with the host's private key in it is as secret as the key: made
+# mode 0600 from the start (a new file: an old one keeps its mode).
+if [ -n "$key" ]; then
+	umask 077
+	rm -f "$out"
+fi
 # A private staging tree: OUT may be anywhere (make iso ISO=...), and two
 # builds at once must not share one.
 dir=$(mktemp -d "${TMPDIR:-/tmp}/ferry-iso.XXXXXX")
@@ -43,3 +49,4 @@ echo "}" >> "$cfg"
 [ -d /usr/lib/grub/x86_64-efi ] ||
 	echo "mkiso: grub-efi-amd64-bin missing: $out boots from BIOS only" >&2
 grub-mkrescue -o "$out" "$dir" >/dev/null 2>&1 || { grub-mkrescue -o "$out" "$dir"; exit 1; }
+[ -z "$key" ] || chmod 600 "$out"
