@@ -23,7 +23,7 @@ HV_CFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -mno-red-zone \
 	-fno-omit-frame-pointer -fno-strict-aliasing $(WARN) -MMD -MP -I. \
 	-nostdinc -isystem $(NEWLIB)/include -isystem $(BEARSSL)/include -isystem $(GCCINC) \
 	-DFERRY_VERSION='"$(VERSION)"' -DFERRY_GITREV='"$(GITREV)"'
-HV_ASFLAGS := -I. -I$(BUILD) -D__ASSEMBLY__
+HV_ASFLAGS := -I. -I$(BUILD) -D__ASSEMBLY__ -MMD -MP
 
 # The hypervisor, layer by layer, bottom first (docs/ARCHITECTURE.md).
 # Each layer is an archive, linked top first, so that a layer can only call
@@ -122,18 +122,23 @@ $(BUILD)/obj/%.c.o: %.c $(NEWLIB)/lib/libc.a $(BEARSSL)/lib/libbearssl.a
 	@echo "  CC      $<"
 	$(Q)$(CC) $(HV_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/%.S.o: %.S $(BUILD)/asm-offsets.h
+# A missing dependency file (a tree built before the .S files had them)
+# counts as changed, so the object is rebuilt once and gets one.
+HV_SDEPS := $(patsubst %.o,%.d,$(filter %.S.o,$(HV_OBJS)))
+$(HV_SDEPS) $(BUILD)/asm-offsets.d: ;
+$(BUILD)/obj/%.S.o: %.S $(BUILD)/asm-offsets.h $(BUILD)/obj/%.S.d
 	@mkdir -p $(dir $@)
 	@echo "  AS      $<"
 	$(Q)$(CC) $(HV_ASFLAGS) -c $< -o $@
 
 # Offsets into C structures for the .S files, generated from the C
 # definitions (arch/x86/asm-offsets.c): compile to assembly, keep the
-# "-> NAME value" markers as #defines.
-$(BUILD)/asm-offsets.h: arch/x86/asm-offsets.c $(NEWLIB)/lib/libc.a
+# "-> NAME value" markers as #defines.  Its dependency file names the
+# header, not the .s, so that an edit to a structure regenerates it.
+$(BUILD)/asm-offsets.h: arch/x86/asm-offsets.c $(NEWLIB)/lib/libc.a $(BUILD)/asm-offsets.d
 	@mkdir -p $(BUILD)/obj/arch/x86
 	@echo "  GEN     $@"
-	$(Q)$(CC) $(HV_CFLAGS) -S $< -o $(BUILD)/obj/arch/x86/asm-offsets.s
+	$(Q)$(CC) $(HV_CFLAGS) -MT $@ -MF $(BUILD)/asm-offsets.d -S $< -o $(BUILD)/obj/arch/x86/asm-offsets.s
 	$(Q){ echo '/* Generated from arch/x86/asm-offsets.c: do not edit. */'; \
 	  sed -n 's/^.*-> \([A-Za-z0-9_]*\) \$$\{0,1\}\(-\{0,1\}[0-9]*\).*$$/#define \1 \2/p' \
 	  $(BUILD)/obj/arch/x86/asm-offsets.s; } > $@.tmp && mv $@.tmp $@
@@ -253,6 +258,7 @@ bench: deps iso bench-tools
 	$(PYTHON) tests/bench/run.py
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/unit $(BUILD)/guest $(BUILD)/iso $(BUILD)/*.elf $(BUILD)/*.iso
+	rm -rf $(BUILD)/obj $(BUILD)/unit $(BUILD)/guest $(BUILD)/iso $(BUILD)/*.elf $(BUILD)/*.iso \
+		$(BUILD)/asm-offsets.h $(BUILD)/asm-offsets.d
 
--include $(HV_OBJS:.o=.d)
+-include $(HV_OBJS:.o=.d) $(BUILD)/asm-offsets.d
