@@ -220,13 +220,19 @@ UNIT_CFLAGS := -std=gnu11 -g -O1 -fsanitize=address,undefined \
 	-fno-sanitize-recover=all -fno-omit-frame-pointer -Wall -Wextra -Werror -Wshadow -I.
 UNIT_BINS := $(addprefix $(BUILD)/unit/,$(UNIT_TESTS))
 
+# Each binary's headers go to BIN.d (-MM: one pass over all its sources;
+# -MMD in the compile would keep only the last source's).  A missing .d
+# counts as changed, so a binary built before it had one is rebuilt once.
 define unit_rule
-$(BUILD)/unit/$(1): $$(unit_$(1)_SRCS) $$(wildcard $$(patsubst %.c,%.h,$$(unit_$(1)_SRCS)))
+$(BUILD)/unit/$(1).d: ;
+$(BUILD)/unit/$(1): $$(unit_$(1)_SRCS) $$(wildcard $$(patsubst %.c,%.h,$$(unit_$(1)_SRCS))) $(BUILD)/unit/$(1).d
 	@mkdir -p $$(dir $$@)
 	@echo "  CC      $$@ (unit test)"
+	$(Q)$$(CC) $$(UNIT_CFLAGS) $$(unit_$(1)_CFLAGS) -MM -MP -MT $$@ $$(unit_$(1)_SRCS) > $$@.d
 	$(Q)$$(CC) $$(UNIT_CFLAGS) $$(unit_$(1)_CFLAGS) $$(unit_$(1)_SRCS) -lcmocka $$(unit_$(1)_LIBS) -o $$@
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rule,$(t))))
+-include $(UNIT_BINS:=.d)
 -include tests/fuzz/fuzz.mk
 
 unit: $(UNIT_BINS)

@@ -41,13 +41,17 @@ fuzz_loader_SRCS := tests/fuzz/fuzz_loader.c hv/loader/probe.c hv/loader/bzimage
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_BINS := $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_ALL))
 
+# Headers as for the unit tests (the Makefile's unit_rule): BIN.d.
 define fuzz_rule
-$(FUZZ_DIR)/fuzz_$(1): $$(fuzz_$(1)_SRCS) $$(wildcard $$(patsubst %.c,%.h,$$(fuzz_$(1)_SRCS))) tests/fuzz/fuzz.mk
+$(FUZZ_DIR)/fuzz_$(1).d: ;
+$(FUZZ_DIR)/fuzz_$(1): $$(fuzz_$(1)_SRCS) $$(wildcard $$(patsubst %.c,%.h,$$(fuzz_$(1)_SRCS))) tests/fuzz/fuzz.mk $(FUZZ_DIR)/fuzz_$(1).d
 	@mkdir -p $$(dir $$@)
 	@echo "  FUZZCC  $$@"
+	$(Q)$$(FUZZ_CC) $$(FUZZ_CFLAGS) $$(fuzz_$(1)_CFLAGS) -MM -MP -MT $$@ $$(fuzz_$(1)_SRCS) > $$@.d
 	$(Q)$$(FUZZ_CC) $$(FUZZ_CFLAGS) $$(fuzz_$(1)_CFLAGS) $$(fuzz_$(1)_SRCS) -o $$@
 endef
 $(foreach t,$(FUZZ_ALL),$(eval $(call fuzz_rule,$(t))))
+-include $(FUZZ_BINS:=.d)
 
 fuzz-build: $(FUZZ_BINS)
 
