@@ -22,29 +22,44 @@ mods="e1000 virtio_pci virtio_net pvpanic_pci"
 made="$mods $(cat "$top/tools/mkinitramfs.sh" "$top"/guest/linux/*.c | sha256sum | cut -c1-16)"
 [ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd" ] &&
 	[ "$(cat "$dir/initrd.modules" 2>/dev/null)" = "$made" ] && exit 0
-mkdir -p "$dir/root"
-pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
-	sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -n 1)
-if [ -z "$pkg" ]; then
-	apt-get update -qq
-	pkg=$(apt-cache depends linux-image-amd64 |
-		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -n 1)
-fi
-[ -n "$pkg" ] || { echo "fetch-linux: apt-cache names no kernel for linux-image-amd64" >&2; exit 1; }
-if ! ls "$dir"/root/boot/vmlinuz-* >/dev/null 2>&1 ||
-	! ls -d "$dir"/root/lib/modules/*/kernel/drivers/virtio >/dev/null 2>&1 ||
-	! ls -d "$dir"/root/lib/modules/*/kernel/drivers/misc/pvpanic >/dev/null 2>&1; then
+# the kernel package linux-image-amd64 depends on, in the local apt lists
+kernel_pkg() {
+	apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -n 1
+}
+# one_kernel: the version of the kernel in $dir/root when it holds exactly
+# one, whole (vmlinuz and the module trees the initrd takes), else nothing
+one_kernel() {
+	set -- "$dir"/root/lib/modules/*
+	[ $# = 1 ] && [ -d "$1/kernel/drivers/virtio" ] && [ -d "$1/kernel/drivers/misc/pvpanic" ] &&
+		[ -s "$dir/root/boot/vmlinuz-${1##*/}" ] && [ "$(ls "$dir"/root/boot/vmlinuz-*)" = \
+		"$dir/root/boot/vmlinuz-${1##*/}" ] && echo "${1##*/}"
+	return 0
+}
+
+kver=$(one_kernel)
+if [ -z "$kver" ]; then
+	pkg=$(kernel_pkg)
+	[ -n "$pkg" ] || { apt-get update -qq; pkg=$(kernel_pkg); }
+	[ -n "$pkg" ] || { echo "fetch-linux: apt-cache names no kernel for linux-image-amd64" >&2; exit 1; }
 	echo "fetch-linux: downloading $pkg into $dir (not installed)"
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 	trap 'exit 130' INT TERM HUP	# dash runs no EXIT trap on a signal it has none for
 	(cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root "$pkg")
+	# an empty tree each time: one kernel and its own modules, never a mix
+	# with an older package's
+	rm -rf "$dir/root" "$dir/root.new"
+	mkdir -p "$dir/root.new"
 	dpkg-deb --fsys-tarfile "$tmp"/*.deb |
-		tar -x -C "$dir/root" --wildcards './boot/*' './lib/modules/*/kernel/drivers/net/*' \
+		tar -x -C "$dir/root.new" --wildcards './boot/*' './lib/modules/*/kernel/drivers/net/*' \
 		'./lib/modules/*/kernel/drivers/virtio/*' './lib/modules/*/kernel/net/core/*' \
 		'./lib/modules/*/kernel/drivers/misc/pvpanic/*'
+	mv "$dir/root.new" "$dir/root"
+	kver=$(one_kernel)
+	[ -n "$kver" ] || { echo "fetch-linux: $pkg holds no kernel with virtio and pvpanic modules" >&2; exit 1; }
 fi
-cp "$(ls "$dir"/root/boot/vmlinuz-* | tail -n 1)" "$dir/vmlinuz.tmp"
+cp "$dir/root/boot/vmlinuz-$kver" "$dir/vmlinuz.tmp"
 mv "$dir/vmlinuz.tmp" "$dir/vmlinuz"
 "$top/tools/mkinitramfs.sh" "$dir/root" "$dir/initrd" $mods
 echo "$made" > "$dir/initrd.modules"

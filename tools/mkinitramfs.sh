@@ -43,6 +43,9 @@ if ! [ -x "$bb" ] || ! "$bb" --list | grep -qx nc; then
 fi
 file -L "$bb" 2>/dev/null | grep -q "dynamically linked" && { echo "mkinitramfs: $bb is not static" >&2; exit 1; }
 command -v cpio >/dev/null || { echo "mkinitramfs: need cpio" >&2; exit 1; }
+# one kernel's modules: with two, the kernel and the modules could differ
+n=$(find "$kroot/lib/modules" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | wc -l)
+[ "$n" -le 1 ] || { echo "mkinitramfs: $kroot/lib/modules holds $n kernels' modules, not one" >&2; exit 1; }
 moddir=$(find "$kroot/lib/modules" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | head -n 1)
 [ -d "$moddir/kernel" ] || { echo "mkinitramfs: no modules under $kroot/lib/modules" >&2; exit 1; }
 
