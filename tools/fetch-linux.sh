@@ -12,7 +12,9 @@
 #                 virtio-net (PCI) and pvpanic (PCI) drivers, which Debian
 #                 builds as modules
 # Does nothing when both are there and the initrd was made with today's
-# module list (DIR/initrd.modules).  Needs apt (root for apt-get update).
+# module list (DIR/initrd.modules).  Needs apt; root or sudo when the lists
+# are stale (apt-get update: when they name no kernel, or one the mirror no
+# longer has).
 set -eu
 dir=${1:-build/linux}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,10 +24,18 @@ mods="e1000 virtio_pci virtio_net pvpanic_pci"
 made="$mods $(cat "$top/tools/mkinitramfs.sh" "$top"/guest/linux/*.c | sha256sum | cut -c1-16)"
 [ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd" ] &&
 	[ "$(cat "$dir/initrd.modules" 2>/dev/null)" = "$made" ] && exit 0
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo	# as tools/deps.sh
+
 # the kernel package linux-image-amd64 depends on, in the local apt lists
 kernel_pkg() {
 	apt-cache depends linux-image-amd64 2>/dev/null |
 		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -n 1
+}
+# fresh lists, their signatures checked as always
+apt_update() {
+	echo "fetch-linux: apt-get update"
+	$SUDO apt-get update -qq
 }
 # one_kernel: the version of the kernel in $dir/root when it holds exactly
 # one, whole (vmlinuz and the module trees the initrd takes), else nothing
@@ -40,13 +50,23 @@ one_kernel() {
 kver=$(one_kernel)
 if [ -z "$kver" ]; then
 	pkg=$(kernel_pkg)
-	[ -n "$pkg" ] || { apt-get update -qq; pkg=$(kernel_pkg); }
+	[ -n "$pkg" ] || { apt_update; pkg=$(kernel_pkg); }
 	[ -n "$pkg" ] || { echo "fetch-linux: apt-cache names no kernel for linux-image-amd64" >&2; exit 1; }
 	echo "fetch-linux: downloading $pkg into $dir (not installed)"
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 	trap 'exit 130' INT TERM HUP	# dash runs no EXIT trap on a signal it has none for
-	(cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root "$pkg")
+	if ! (cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root "$pkg"); then
+		# the mirror drops a kernel's .deb once a newer one is out (a point
+		# release, a security update) while the local lists still name it
+		echo "fetch-linux: $pkg not downloaded: updating the lists and trying once more" >&2
+		apt_update
+		pkg=$(kernel_pkg)
+		[ -n "$pkg" ] || { echo "fetch-linux: apt-cache names no kernel for linux-image-amd64" >&2; exit 1; }
+		rm -f "$tmp"/*.deb
+		(cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root "$pkg") ||
+			{ echo "fetch-linux: apt-get download $pkg failed" >&2; exit 1; }
+	fi
 	# an empty tree each time: one kernel and its own modules, never a mix
 	# with an older package's
 	rm -rf "$dir/root" "$dir/root.new"
