@@ -110,7 +110,9 @@ help:
 deps:
 	@tools/deps.sh
 
-$(NEWLIB)/lib/libc.a:
+# newlib, from Debian's source with ferry's flags; the script rebuilds it
+# only when its flags changed (tools/build-newlib.sh).
+$(NEWLIB)/lib/libc.a: tools/build-newlib.sh
 	tools/build-newlib.sh $(NEWLIB)
 
 # BearSSL, from Debian's source with ferry's flags (docs/migration.md).
