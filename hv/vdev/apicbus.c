@@ -329,8 +329,7 @@ uint8_t vdev_phys_bits(const struct vm_devices *d)
 
 bool vdev_wall_clock_msr_valid(uint64_t v, uint8_t phys_bits)
 {
-	return !(v & 3) && !(v >> phys_bits) &&
-	       (v & 0xfff) + sizeof(struct pvclock_wall) <= 0x1000;
+	return !(v & 3) && (phys_bits >= 64 || !(v >> phys_bits));
 }
 
 bool vdev_pv_eoi_msr_valid(uint64_t v, uint8_t phys_bits)

@@ -218,7 +218,8 @@ int vdev_ack(struct vm_devices *d, unsigned int cpu, uint64_t now_ns);
  */
 #define MSR_KVM_PV_EOI_EN	0x4b564d04u
 bool vdev_pv_eoi_msr_valid(uint64_t v, uint8_t phys_bits);	/* bit 1 clear, in range */
-/* MSR_KVM_WALL_CLOCK_NEW: 4-byte aligned, in range, within one page. */
+/* MSR_KVM_WALL_CLOCK_NEW: 4-byte aligned and in range (it may cross a page,
+ * as KVM allows: Linux's is a plain static struct). */
 bool vdev_wall_clock_msr_valid(uint64_t v, uint8_t phys_bits);
 /* The guest's MAXPHYADDR, which the MSRs holding addresses are held to. */
 uint8_t vdev_phys_bits(const struct vm_devices *d);

@@ -66,7 +66,5 @@ bool pvclock_msr_valid(uint64_t v, uint8_t phys_bits)
 
 	if (!(v & PVCLOCK_ENABLE))
 		return true;
-	if (gpa & 3 || (phys_bits < 64 && gpa >> phys_bits))
-		return false;
-	return (gpa & 0xfff) + sizeof(struct pvclock_time) <= 0x1000;
+	return !(gpa & 3) && (phys_bits >= 64 || !(gpa >> phys_bits));
 }

@@ -68,8 +68,9 @@ void pvclock_wall_fill(struct pvclock_wall *w, uint64_t tod_ns, uint64_t now_ns,
 		       uint32_t version);
 
 /* Whether v is an acceptable MSR_KVM_SYSTEM_TIME_NEW value: disabled, or
- * an enabled 4-byte aligned address whose 32 bytes stay in one page below
- * 2^phys_bits. */
+ * an enabled 4-byte aligned address below 2^phys_bits.  That is all KVM's
+ * ABI asks (msr.rst); the 32 bytes may cross a page (the core's writes
+ * span pages), and an address outside RAM is counted where it is written. */
 bool pvclock_msr_valid(uint64_t v, uint8_t phys_bits);
 
 #endif
