@@ -351,6 +351,19 @@ void vdev_pv_eoi_done(struct vm_devices *d, unsigned int cpu)
 		lapic_pv_eoi(&d->lapic[cpu]);
 }
 
+/* INIT resets the processor's paravirtual MSRs as KVM's kvm_vcpu_reset
+ * does on INIT (kvmclock_reset, and kvm_lapic_reset for PV EOI): what
+ * runs after it (a kexec'd kernel, another OS) never named those
+ * addresses, and ferry would go on writing its kvmclock and EOI flag into
+ * memory that is no longer theirs.  The wall clock is the VM's, not the
+ * processor's, and stays. */
+static void init_msrs(struct vm_devices *d, unsigned int cpu)
+{
+	d->wait_sipi[cpu] = true;
+	d->kvm_system_time[cpu] = 0;
+	d->kvm_pv_eoi[cpu] = 0;
+}
+
 enum lapic_event vdev_take_event(struct vm_devices *d, unsigned int cpu, uint8_t *vector,
 				 bool extint_ok)
 {
@@ -361,7 +374,7 @@ enum lapic_event vdev_take_event(struct vm_devices *d, unsigned int cpu, uint8_t
 		return LAPIC_EV_NONE;
 	ev = lapic_take_event(&d->lapic[cpu], vector);
 	if (ev == LAPIC_EV_INIT)
-		d->wait_sipi[cpu] = true;
+		init_msrs(d, cpu);
 	/* A processor in wait-for-SIPI answers only INIT and SIPI (SDM vol.
 	 * 3C, the wait-for-SIPI activity state): NMI and ExtINT are dropped,
 	 * not held, so that a flood of them cannot keep a parked vCPU waking

@@ -229,8 +229,9 @@ void vdev_pv_eoi_done(struct vm_devices *d, unsigned int cpu);
 /* NMI, INIT and SIPI for vCPU cpu, one at a time (lapic_take_event); an
  * ExtINT message comes back with the 8259's vector in *vector, and stays
  * pending (LAPIC_EV_NONE) unless extint_ok: the vCPU can take an
- * interrupt now.  INIT puts the vCPU in wait-for-SIPI; a SIPI is taken
- * only there (SDM 10.4.7.3: otherwise ignored) and ends it. */
+ * interrupt now.  INIT puts the vCPU in wait-for-SIPI and turns its
+ * kvmclock and PV EOI MSRs off (as KVM's INIT does); a SIPI is taken only
+ * there (SDM 10.4.7.3: otherwise ignored) and ends it. */
 enum lapic_event vdev_take_event(struct vm_devices *d, unsigned int cpu, uint8_t *vector,
 				 bool extint_ok);
 bool vdev_event_pending(const struct vm_devices *d, unsigned int cpu);

@@ -794,6 +794,35 @@ static void test_init_sipi_storm(void **state)
 	vdev_destroy(d);
 }
 
+/* INIT turns off the target's kvmclock and PV EOI MSRs, as KVM's reset on
+ * INIT does; the wall clock, the VM's, and the sender's MSRs stay. */
+static void test_init_clears_pv_msrs(void **state)
+{
+	struct vm_devices *d = make();
+	uint64_t v = 1;
+	uint8_t vec;
+
+	(void)state;
+	for (unsigned int cpu = 0; cpu < 2; cpu++) {
+		assert_int_equal(vdev_wrmsr(d, cpu, MSR_KVM_SYSTEM_TIME_NEW, 0x3000 + 64 * cpu + 1,
+					    0, 0), VDEV_MSR_PVCLOCK);
+		assert_int_equal(vdev_wrmsr(d, cpu, MSR_KVM_PV_EOI_EN, 0x4001 + 4 * cpu, 0, 0), 0);
+	}
+	assert_int_equal(vdev_wrmsr(d, 0, MSR_KVM_WALL_CLOCK_NEW, 0x5000, 0, 0),
+			 VDEV_MSR_PVCLOCK);
+	apic_w(d, 0, 0x310, 1u << 24);
+	apic_w(d, 0, 0x300, 0x4500);			/* INIT to APIC 1 */
+	assert_int_equal(vdev_take_event(d, 1, &vec, false), LAPIC_EV_INIT);
+	assert_int_equal(vdev_rdmsr(d, 1, MSR_KVM_SYSTEM_TIME_NEW, &v, 0), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(vdev_rdmsr(d, 1, MSR_KVM_PV_EOI_EN, &v, 0), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(d->kvm_system_time[0], 0x3001);
+	assert_int_equal(d->kvm_pv_eoi[0], 0x4001);
+	assert_int_equal(d->kvm_wall_clock, 0x5000);
+	vdev_destroy(d);
+}
+
 static void eoi(struct vm_devices *d, unsigned int cpu)
 {
 	if (lapic_x2apic(&d->lapic[cpu]))
@@ -900,6 +929,7 @@ int main(void)
 		cmocka_unit_test(test_ipi_flood_merges),
 		cmocka_unit_test(test_ipis_to_absent_apics),
 		cmocka_unit_test(test_init_sipi_storm),
+		cmocka_unit_test(test_init_clears_pv_msrs),
 		cmocka_unit_test(test_icr_fuzz),
 		cmocka_unit_test(test_fuzz),
 	};
