@@ -35,10 +35,21 @@ static uint32_t next_version(struct vm *vm, uint64_t gpa)
 	return (old | 1) + 1;	/* even, and newer than what the guest saw */
 }
 
+/*
+ * Every vCPU's structure holds the VM's one reference (struct vm_tsc: the
+ * guest TSC and clock at one instant, taken when the TSC setting last
+ * changed), at the rate the guest's TSC runs at here.  A pair read afresh
+ * for each vCPU, whenever its MSR was written, made them disagree: the
+ * truncated mul runs kvmclock up to 2^-31 slow, so a vCPU that registered
+ * a day later (CPU offline/online) read some 17 us ahead of the others at
+ * the same TSC, and with PVCLOCK_TSC_STABLE Linux trusts them to agree
+ * (no last_value clamp): its time went backwards between CPUs.
+ */
 static void update_one(struct vm *vm, unsigned int id)
 {
 	uint64_t msr, gpa;
 	struct pvclock_time t;
+	struct vm_tsc ref;
 
 	spin_lock(&vm->dev_lock);
 	msr = vm->dev->kvm_system_time[id];
@@ -46,13 +57,11 @@ static void update_one(struct vm *vm, unsigned int id)
 	if (!(msr & PVCLOCK_ENABLE))
 		return;
 	gpa = msr & ~PVCLOCK_ENABLE;
-	/* guest TSC and guest clock read as one instant, at the rate the
-	 * guest's TSC runs at here */
-	uint64_t hz = vm_tsc_hz(vm);
 	spin_lock(&vm->lock);
-	uint64_t tsc = vm_tsc_at(vm, rdtsc()), ns = vm_clock_ns(vm);
+	ref = vm->tsc;
 	spin_unlock(&vm->lock);
-	pvclock_fill(&t, hz, tsc, ns, next_version(vm, gpa));
+	pvclock_fill(&t, tsc_scaled(tsc_hz(), ref.mult), ref.clock_tsc, ref.clock_ns,
+		     next_version(vm, gpa));
 	publish(vm, gpa, &t, sizeof(t));
 }
 

@@ -3,7 +3,9 @@
  * kvmclock for guests (hv/vdev/pvclock.h has the format and arithmetic):
  * ferry writes each vCPU's pvclock structure into guest memory when the
  * guest names it, when the guest's TSC is written, and when the guest
- * arrives on a host (whose TSC may run at another rate).
+ * arrives on a host (whose TSC may run at another rate).  Every structure
+ * holds the VM's one reference pair (struct vm_tsc, hv/tsc.h), so the
+ * vCPUs' clocks agree to the tick.
  */
 #ifndef FERRY_HV_KVMCLOCK_H
 #define FERRY_HV_KVMCLOCK_H

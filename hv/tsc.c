@@ -45,11 +45,16 @@ uint64_t vm_tsc_hz(struct vm *vm)
 }
 
 /* Under vm->lock: from now on the guest's TSC reads guest_tsc + elapsed
- * ticks at mult. */
+ * ticks at mult.  kvmclock's reference is taken with it, from the same
+ * host TSC reading: the guest's TSC and clock at one instant. */
 static void set_locked(struct vm *vm, uint64_t guest_tsc, uint64_t mult)
 {
+	uint64_t host = rdtsc();
+
 	vm->tsc.mult = mult;
-	vm->tsc.offset = guest_tsc - tsc_scaled(rdtsc(), mult);
+	vm->tsc.offset = guest_tsc - tsc_scaled(host, mult);
+	vm->tsc.clock_tsc = guest_tsc;
+	vm->tsc.clock_ns = time_ns_at(host) + vm->clock_offset_ns;
 	__atomic_add_fetch(&vm->tsc.gen, 1, __ATOMIC_RELEASE);
 }
 

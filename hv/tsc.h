@@ -14,7 +14,10 @@
  *
  * The VM's setting has a generation; each vCPU hands a new one to its back
  * end before its next entry (vcpu_tsc_sync), so nothing reaches into a
- * running vCPU.
+ * running vCPU.  The setting carries kvmclock's reference (struct vm_tsc):
+ * the guest clock at one guest TSC value, taken whenever the setting
+ * changes (creation, guest WRMSR, a new rate, arrival) and only then, so
+ * that every vCPU's kvmclock says the same.
  */
 #ifndef FERRY_HV_TSC_H
 #define FERRY_HV_TSC_H
@@ -35,7 +38,8 @@ uint64_t vcpu_tsc_now(const struct vcpu *v);
 /* The rate the guest's TSC counts at, in this host's measure (Hz). */
 uint64_t vm_tsc_hz(struct vm *vm);
 
-/* The guest's TSC reads guest_tsc now (creation, guest WRMSR, restore). */
+/* The guest's TSC reads guest_tsc now (creation, guest WRMSR, restore);
+ * kvmclock's reference pairs it with the guest clock now. */
 void vm_tsc_set(struct vm *vm, uint64_t guest_tsc);
 /* Native or scaled, from the guest's boot rate and this host's; the
  * guest's TSC goes on from its value now.  Says so when it scales. */

@@ -113,11 +113,14 @@ struct vcpu_stats {
 #define FPU_AREA_SIZE 4096
 struct fpu_area { uint8_t bytes[FPU_AREA_SIZE]; } __attribute__((aligned(64)));
 
-/* The guest's TSC: tsc_scaled(host TSC, mult) + offset (hv/tsc.h). */
+/* The guest's TSC: tsc_scaled(host TSC, mult) + offset (hv/tsc.h), and
+ * kvmclock's one reference for every vCPU (hv/kvmclock.h): at guest TSC
+ * clock_tsc the guest clock (vm_clock_ns) read clock_ns. */
 struct vm_tsc {
 	uint64_t offset;
 	uint64_t mult;			/* TSC_MULT_ONE: the host's rate */
 	uint32_t gen;			/* bumped with each change */
+	uint64_t clock_tsc, clock_ns;	/* taken at one host TSC reading */
 };
 
 struct vcpu {

@@ -200,13 +200,15 @@ void vmstate_save_time(struct vm *vm, uint64_t *guest_tsc, uint64_t *clock_ns)
 /* The devices are in (the local APIC holds the rate the guest's TSC ran
  * at): that rate first, then the value, so that no tick passes at this
  * host's own rate, which would put the TSC behind kvmclock by as long as
- * the rest of the loading takes (Linux then marks 'tsc' unstable). */
+ * the rest of the loading takes (Linux then marks 'tsc' unstable).  The
+ * guest clock before both: setting the TSC takes kvmclock's reference,
+ * the guest clock at that TSC value, which must be the arrived one. */
 void vmstate_load_time(struct vm *vm, uint64_t guest_tsc, uint64_t clock_ns)
 {
-	vm_tsc_retune(vm);
-	vm_tsc_set(vm, guest_tsc);	/* each vCPU's back end has it at its entry */
 	spin_lock(&vm->lock);
 	vm->clock_offset_ns = clock_ns - time_now_ns();
 	spin_unlock(&vm->lock);
+	vm_tsc_retune(vm);
+	vm_tsc_set(vm, guest_tsc);	/* each vCPU's back end has it at its entry */
 	vm_devices_changed(vm);
 }

@@ -26,12 +26,17 @@ uint64_t tsc_hz(void)
 	return tsc_freq;
 }
 
-uint64_t time_now_ns(void)
+uint64_t time_ns_at(uint64_t tsc)
 {
 	if (!tsc_freq)
 		return 0;
-	unsigned __int128 t = (unsigned __int128)(read_tsc() - tsc_boot) * 1000000000u;
+	unsigned __int128 t = (unsigned __int128)(tsc - tsc_boot) * 1000000000u;
 	return (uint64_t)(t / tsc_freq);
+}
+
+uint64_t time_now_ns(void)
+{
+	return time_ns_at(read_tsc());
 }
 
 uint64_t time_now_us(void)

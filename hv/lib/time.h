@@ -8,6 +8,7 @@
 
 uint64_t time_now_us(void);	/* 0 until the TSC is calibrated */
 uint64_t time_now_ns(void);
+uint64_t time_ns_at(uint64_t tsc);	/* time_now_ns when the TSC read tsc */
 void time_set_tsc(uint64_t boot_tsc, uint64_t hz);	/* time 0 and the rate */
 uint64_t tsc_hz(void);
 void udelay(uint64_t us);

@@ -15,7 +15,9 @@
  * TSC runs at there: the host's, or the guest's own rate from boot when the
  * host's differs and ferry scales the guest's TSC (hv/lib/time.h,
  * hv/tsc.h).  system_time is ferry's guest clock (vm_clock_ns), so kvmclock
- * and the devices agree.
+ * and the devices agree; tsc_timestamp and system_time are one pair per
+ * VM, taken when its TSC setting changes, the same in every vCPU's
+ * structure (PVCLOCK_TSC_STABLE promises that they agree).
  *
  * Pure logic: the core writes the bytes into guest memory.
  */

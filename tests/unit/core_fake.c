@@ -170,6 +170,7 @@ void fake_irq(bool on)
 void fake_idle(void) { fake.idles++; }
 
 uint64_t time_now_ns(void) { return fake_now_ns; }
+uint64_t time_ns_at(uint64_t tsc) { (void)tsc; return fake_now_ns; }
 uint64_t time_now_us(void) { return fake_now_ns / 1000; }
 uint64_t tsc_hz(void) { return 1000000000ull; }
 

@@ -255,6 +255,72 @@ static void test_kvmclock_outside_ram_said_sparingly(void **state)
 	assert_int_equal(fake.nr_injected, 0);		/* accepted, as KVM does */
 }
 
+/* on writes MSR_KVM_SYSTEM_TIME_NEW = gpa | 1 (a WRMSR exit run
+ * through vcpu_run). */
+static void kvmclock_on(struct vcpu *on, uint64_t gpa)
+{
+	const struct fake_step w = {
+		.exit = { .code = EXIT_MSR_WRITE, .inst_len = 2, .u.msr.index = MSR_KVM_SYSTEM_TIME_NEW },
+		.regs = true, .rax = (uint32_t)gpa | 1, .rcx = MSR_KVM_SYSTEM_TIME_NEW, .rdx = gpa >> 32 };
+
+	fake_script(&w, 1);
+	vcpu_run(on);
+}
+
+static struct pvclock_time kvmclock_of(uint64_t gpa)
+{
+	struct pvclock_time t;
+
+	assert_int_equal(vm_read_gpa(vm, gpa, &t, sizeof(t)), 0);
+	return t;
+}
+
+/* The relation kvmclock states, version and flags aside. */
+static void assert_same_clock(const struct pvclock_time *a, const struct pvclock_time *b)
+{
+	assert_true(a->tsc_timestamp == b->tsc_timestamp);
+	assert_true(a->system_time == b->system_time);
+	assert_int_equal(a->tsc_to_system_mul, b->tsc_to_system_mul);
+	assert_int_equal(a->tsc_shift, b->tsc_shift);
+	assert_int_equal(a->flags & PVCLOCK_TSC_STABLE, PVCLOCK_TSC_STABLE);
+}
+
+/* Every vCPU's kvmclock holds the VM's one reference: vCPU 1 registering
+ * a day after vCPU 0 (Linux's CPU offline/online) gets the same TSC and
+ * time pair, not its own later reading, which the truncated mul would put
+ * ahead of vCPU 0's at the same TSC while TSC_STABLE says they agree.  A
+ * write of the guest's TSC moves the reference for both. */
+static void test_kvmclock_one_reference_for_every_vcpu(void **state)
+{
+	struct vcpu *ap;
+	struct pvclock_time a, b;
+
+	(void)state;
+	ap = fake_add_ap(vm);
+	vcpu_set_state(ap, VCPU_IDLE, VCPU_RUNNABLE);
+	vcpu_set_state(ap, VCPU_RUNNABLE, VCPU_RUNNING);
+	kvmclock_on(v, 0x3000);
+	fake_now_ns += 86400ull * 1000000000ull;
+	kvmclock_on(ap, 0x3ff0);			/* across a page, too */
+	a = kvmclock_of(0x3000);
+	b = kvmclock_of(0x3ff0);
+	assert_same_clock(&a, &b);
+	assert_true(a.system_time < fake_now_ns);	/* the reference, not now */
+
+	static const struct fake_step wr = {
+		.exit = { .code = EXIT_MSR_WRITE, .inst_len = 2, .u.msr.index = MSR_IA32_TSC },
+		.regs = true, .rax = 0, .rcx = MSR_IA32_TSC, .rdx = 1 };
+	fake_script(&wr, 1);
+	vcpu_run(v);
+	vcpu_run(ap);					/* its next entry */
+	a = kvmclock_of(0x3000);
+	b = kvmclock_of(0x3ff0);
+	assert_same_clock(&a, &b);
+	assert_true(a.tsc_timestamp == 1ull << 32);
+	assert_true(a.system_time == fake_now_ns);
+	fake_drop_ap(vm);
+}
+
 /* A guest TSC scaled to a third of the host's rate, answered on RDTSC
  * exits: the value the core returns is the scaled one, in EDX:EAX, and
  * goes on from where it was set. */
@@ -1083,6 +1149,7 @@ int main(void)
 		T(test_cpuid),
 		T(test_msr_allow_list_and_gp),
 		T(test_kvmclock_outside_ram_said_sparingly),
+		T(test_kvmclock_one_reference_for_every_vcpu),
 		T(test_msr_tsc_write_moves_the_offset),
 		T(test_rdtsc_exit_answers_the_scaled_tsc),
 		T(test_port_io),

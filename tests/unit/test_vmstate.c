@@ -211,6 +211,9 @@ static void test_time_round_trip(void **state)
 	/* the vCPUs' back ends get it at their next entry */
 	assert_int_equal(dst->tsc.gen, gen + 1);
 	assert_true(dst->tsc.mult == TSC_MULT_ONE);
+	/* kvmclock's reference is the arrived pair, not this host's clock */
+	assert_true(dst->tsc.clock_tsc == 5000000000ull);
+	assert_true(dst->tsc.clock_ns == 7000000000ull);
 	fake_now_ns += 1000;
 	vmstate_save_time(dst, &tsc, &clock);
 	assert_true(clock == 7000001000ull);
