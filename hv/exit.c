@@ -169,9 +169,14 @@ static enum exit_action do_msr(struct vcpu *v, struct vm_exit *e)
 	if (write && in_state)
 		vmm->set_state(&v->hw, &s);
 	if (tsc_written) {
-		vm_tsc_set(v->vm, new_tsc);	/* every vCPU's, before its next entry */
-		vcpu_tsc_sync(v);
-		kvmclock_update_all(v->vm);	/* the TSC-to-time relation moved */
+		/* Every vCPU takes the new setting, and writes its kvmclock for
+		 * it, at its next entry (kvmclock_sync), this one included: the
+		 * others run on the old TSC until then, and their structures
+		 * must say so.  Kicked, they leave the guest for it now. */
+		vm_tsc_set(v->vm, new_tsc);
+		for (unsigned int i = 0; i < v->vm->nr_vcpus; i++)
+			if (v->vm->vcpus[i] != v)
+				vcpu_kick(v->vm->vcpus[i]);
 	}
 	if (!write)
 		msr_result(v, val);

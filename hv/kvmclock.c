@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* kvmclock: see kvmclock.h. */
-#include "arch/x86/cpu.h"
 #include "hv/kvmclock.h"
 #include "hv/lib/log.h"
 #include "hv/lib/time.h"
@@ -38,18 +37,18 @@ static uint32_t next_version(struct vm *vm, uint64_t gpa)
 /*
  * Every vCPU's structure holds the VM's one reference (struct vm_tsc: the
  * guest TSC and clock at one instant, taken when the TSC setting last
- * changed), at the rate the guest's TSC runs at here.  A pair read afresh
+ * changed), at the rate the guest's TSC runs at here: ref is the setting
+ * the vCPU's back end has, or the VM's while no vCPU runs.  A pair read afresh
  * for each vCPU, whenever its MSR was written, made them disagree: the
  * truncated mul runs kvmclock up to 2^-31 slow, so a vCPU that registered
  * a day later (CPU offline/online) read some 17 us ahead of the others at
  * the same TSC, and with PVCLOCK_TSC_STABLE Linux trusts them to agree
  * (no last_value clamp): its time went backwards between CPUs.
  */
-static void update_one(struct vm *vm, unsigned int id)
+static void update_one(struct vm *vm, unsigned int id, const struct vm_tsc *ref)
 {
 	uint64_t msr, gpa;
 	struct pvclock_time t;
-	struct vm_tsc ref;
 
 	spin_lock(&vm->dev_lock);
 	msr = vm->dev->kvm_system_time[id];
@@ -57,10 +56,7 @@ static void update_one(struct vm *vm, unsigned int id)
 	if (!(msr & PVCLOCK_ENABLE))
 		return;
 	gpa = msr & ~PVCLOCK_ENABLE;
-	spin_lock(&vm->lock);
-	ref = vm->tsc;
-	spin_unlock(&vm->lock);
-	pvclock_fill(&t, tsc_scaled(tsc_hz(), ref.mult), ref.clock_tsc, ref.clock_ns,
+	pvclock_fill(&t, tsc_scaled(tsc_hz(), ref->mult), ref->clock_tsc, ref->clock_ns,
 		     next_version(vm, gpa));
 	publish(vm, gpa, &t, sizeof(t));
 }
@@ -84,11 +80,22 @@ void kvmclock_msr_written(struct vcpu *v, uint32_t msr)
 	if (msr == MSR_KVM_WALL_CLOCK_NEW)
 		update_wall(v->vm);
 	else
-		update_one(v->vm, v->hw.id);
+		update_one(v->vm, v->hw.id, &v->tsc);
+}
+
+void kvmclock_sync(struct vcpu *v)
+{
+	if (vcpu_tsc_sync(v))
+		update_one(v->vm, v->hw.id, &v->tsc);
 }
 
 void kvmclock_update_all(struct vm *vm)
 {
+	struct vm_tsc ref;
+
+	spin_lock(&vm->lock);
+	ref = vm->tsc;
+	spin_unlock(&vm->lock);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
-		update_one(vm, i);
+		update_one(vm, i, &ref);
 }

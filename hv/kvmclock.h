@@ -15,10 +15,17 @@
 struct vcpu;
 struct vm;
 
-/* A kvmclock MSR of v's was just written (vdev accepted it). */
+/* A kvmclock MSR of v's was just written (vdev accepted it): v's exit. */
 void kvmclock_msr_written(struct vcpu *v, uint32_t msr);
-/* Rewrite every vCPU's structure: the TSC-to-time relation changed.  The
- * vCPUs must not be running, or be the caller. */
+/* Before v enters its guest, in place of vcpu_tsc_sync: if the VM's TSC
+ * setting changed, v's back end gets it and v's structure the reference
+ * that goes with it (as KVM's KVM_REQ_CLOCK_UPDATE at entry).  So a
+ * running vCPU's structure always matches the TSC it runs on, and only
+ * its own CPU writes it. */
+void kvmclock_sync(struct vcpu *v);
+/* Rewrite every vCPU's structure from the VM's setting (an arrival: the
+ * rate may differ here, and a halted vCPU's structure is read by the
+ * others' vDSO too).  No vCPU may be running. */
 void kvmclock_update_all(struct vm *vm);
 
 #endif

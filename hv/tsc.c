@@ -101,14 +101,15 @@ void vm_tsc_describe(struct vm *vm, char *buf, size_t len)
 			 (unsigned long long)host_khz);
 }
 
-void vcpu_tsc_sync(struct vcpu *v)
+bool vcpu_tsc_sync(struct vcpu *v)
 {
 	struct vm *vm = v->vm;
 
 	if (__atomic_load_n(&vm->tsc.gen, __ATOMIC_ACQUIRE) == v->tsc.gen)
-		return;
+		return false;
 	spin_lock(&vm->lock);
 	v->tsc = vm->tsc;
 	spin_unlock(&vm->lock);
 	vmm->set_tsc(&v->hw, v->tsc.offset, v->tsc.mult);
+	return true;
 }

@@ -13,8 +13,8 @@
  * such a migration.  kvmclock is written for the rate the TSC then runs at.
  *
  * The VM's setting has a generation; each vCPU hands a new one to its back
- * end before its next entry (vcpu_tsc_sync), so nothing reaches into a
- * running vCPU.  The setting carries kvmclock's reference (struct vm_tsc):
+ * end before its next entry (vcpu_tsc_sync, called by kvmclock_sync, which
+ * rewrites its kvmclock to match), so nothing reaches into a running vCPU.  The setting carries kvmclock's reference (struct vm_tsc):
  * the guest clock at one guest TSC value, taken whenever the setting
  * changes (creation, guest WRMSR, a new rate, arrival) and only then, so
  * that every vCPU's kvmclock says the same.
@@ -22,6 +22,7 @@
 #ifndef FERRY_HV_TSC_H
 #define FERRY_HV_TSC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,7 +49,7 @@ void vm_tsc_retune(struct vm *vm);
  * "1000000 kHz, scaled on RDTSC exits (this host: 2098398 kHz)". */
 void vm_tsc_describe(struct vm *vm, char *buf, size_t len);
 /* Before v enters its guest: give its back end the VM's setting if it
- * changed.  v's own CPU, outside the guest. */
-void vcpu_tsc_sync(struct vcpu *v);
+ * changed (true then).  v's own CPU, outside the guest. */
+bool vcpu_tsc_sync(struct vcpu *v);
 
 #endif

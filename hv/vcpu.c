@@ -12,6 +12,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/fpu.h"
 #include "arch/x86/percpu.h"
+#include "hv/kvmclock.h"
 #include "hv/throttle.h"
 #include "hv/msr.h"
 #include "hv/sched.h"
@@ -474,7 +475,7 @@ enum vcpu_state vcpu_run(struct vcpu *v)
 		}
 		if (inject_pending(v))
 			v->pv_eoi_hint = true;
-		vcpu_tsc_sync(v);
+		kvmclock_sync(v);		/* the TSC setting, kvmclock with it */
 		if (vm_waits_for_sipi(v))
 			return VCPU_HALTED;	/* an application processor before its SIPI */
 		irq_disable();

@@ -289,7 +289,8 @@ static void assert_same_clock(const struct pvclock_time *a, const struct pvclock
  * a day after vCPU 0 (Linux's CPU offline/online) gets the same TSC and
  * time pair, not its own later reading, which the truncated mul would put
  * ahead of vCPU 0's at the same TSC while TSC_STABLE says they agree.  A
- * write of the guest's TSC moves the reference for both. */
+ * write of the guest's TSC moves the reference for both, each vCPU's at
+ * its own next entry, with the TSC it then runs on. */
 static void test_kvmclock_one_reference_for_every_vcpu(void **state)
 {
 	struct vcpu *ap;
@@ -312,7 +313,14 @@ static void test_kvmclock_one_reference_for_every_vcpu(void **state)
 		.regs = true, .rax = 0, .rcx = MSR_IA32_TSC, .rdx = 1 };
 	fake_script(&wr, 1);
 	vcpu_run(v);
+	/* vCPU 1 runs on the old TSC until its next entry, and its kvmclock
+	 * says so until then; it is kicked out for it */
+	a = kvmclock_of(0x3ff0);
+	assert_same_clock(&a, &b);
+	assert_true(vcpu_has_request(ap, VCPU_REQ_KICK));
+	assert_true(ap->tsc.gen != vm->tsc.gen);
 	vcpu_run(ap);					/* its next entry */
+	assert_true(ap->tsc.gen == vm->tsc.gen);
 	a = kvmclock_of(0x3000);
 	b = kvmclock_of(0x3ff0);
 	assert_same_clock(&a, &b);
