@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* kvmclock: see kvmclock.h. */
+#include <stddef.h>
 #include "hv/kvmclock.h"
 #include "hv/lib/log.h"
 #include "hv/lib/time.h"
@@ -45,10 +46,11 @@ static uint32_t next_version(struct vm *vm, uint64_t gpa)
  * the same TSC, and with PVCLOCK_TSC_STABLE Linux trusts them to agree
  * (no last_value clamp): its time went backwards between CPUs.
  */
-static void update_one(struct vm *vm, unsigned int id, const struct vm_tsc *ref)
+static void update_one(struct vm *vm, unsigned int id, const struct vm_tsc *ref, bool stopped)
 {
 	uint64_t msr, gpa;
 	struct pvclock_time t;
+	uint8_t flags = 0;
 
 	spin_lock(&vm->dev_lock);
 	msr = vm->dev->kvm_system_time[id];
@@ -58,6 +60,13 @@ static void update_one(struct vm *vm, unsigned int id, const struct vm_tsc *ref)
 	gpa = msr & ~PVCLOCK_ENABLE;
 	pvclock_fill(&t, tsc_scaled(tsc_hz(), ref->mult), ref->clock_tsc, ref->clock_ns,
 		     next_version(vm, gpa));
+	/* GUEST_STOPPED stays until the guest clears it in its copy (Linux's
+	 * kvm_check_and_clear_guest_paused and pvclock_clocksource_read
+	 * write the flags byte), as KVM keeps it (kvm_setup_guest_pvclock);
+	 * the guest is not in this vCPU now, so its clear cannot race this */
+	vm_read_gpa(vm, gpa + offsetof(struct pvclock_time, flags), &flags, sizeof(flags));
+	if (stopped || (flags & PVCLOCK_GUEST_STOPPED))
+		t.flags |= PVCLOCK_GUEST_STOPPED;
 	publish(vm, gpa, &t, sizeof(t));
 }
 
@@ -80,13 +89,23 @@ void kvmclock_msr_written(struct vcpu *v, uint32_t msr)
 	if (msr == MSR_KVM_WALL_CLOCK_NEW)
 		update_wall(v->vm);
 	else
-		update_one(v->vm, v->hw.id, &v->tsc);
+		update_one(v->vm, v->hw.id, &v->tsc, false);
 }
 
 void kvmclock_sync(struct vcpu *v)
 {
-	if (vcpu_tsc_sync(v))
-		update_one(v->vm, v->hw.id, &v->tsc);
+	bool moved = vcpu_tsc_sync(v);
+	bool stopped = vcpu_has_request(v, VCPU_REQ_CLOCK_STOPPED) &&
+		       vcpu_take_request(v, VCPU_REQ_CLOCK_STOPPED);
+
+	if (moved || stopped)
+		update_one(v->vm, v->hw.id, &v->tsc, stopped);
+}
+
+void kvmclock_guest_stopped(struct vm *vm)
+{
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		vcpu_request(vm->vcpus[i], VCPU_REQ_CLOCK_STOPPED);
 }
 
 void kvmclock_update_all(struct vm *vm)
@@ -97,5 +116,5 @@ void kvmclock_update_all(struct vm *vm)
 	ref = vm->tsc;
 	spin_unlock(&vm->lock);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
-		update_one(vm, i, &ref);
+		update_one(vm, i, &ref, false);
 }

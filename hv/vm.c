@@ -872,6 +872,7 @@ int vm_activate(struct vm *vm, bool run, char *err, size_t errlen)
 		 * kvmclock says so before its first instruction here (its memory
 		 * is all in). */
 		kvmclock_update_all(vm);
+		kvmclock_guest_stopped(vm);	/* it stood still from its last round */
 		if (vm->nic)
 			gnet_arrived(vm);	/* the LAN learns where its MAC went */
 		rc = go(vm, VM_INCOMING, run ? VM_RUNNING : VM_PAUSED, "activate", err, errlen);
@@ -937,8 +938,16 @@ int vm_pause(struct vm *vm, char *err, size_t errlen)
 
 int vm_resume(struct vm *vm, char *err, size_t errlen)
 {
-	int rc = set_state(vm, VM_PAUSED, VM_RUNNING, "resume", err, errlen);
+	int rc = set_state(vm, VM_PAUSED, VM_PAUSED, "resume", err, errlen);	/* only the check */
 
+	if (rc)
+		return rc;
+	/* Its clock ran on while it was paused: its kvmclock says so before
+	 * any vCPU enters, or Linux takes a pause past 20 s for a soft
+	 * lock-up.  Every resume comes here: the operator's, a doubt settled
+	 * (hv/migrate/doubt.c), a migration that failed or was cancelled. */
+	kvmclock_guest_stopped(vm);
+	rc = set_state(vm, VM_PAUSED, VM_RUNNING, "resume", err, errlen);
 	if (rc)
 		return rc;
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)

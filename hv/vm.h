@@ -98,6 +98,8 @@ enum vcpu_state {
 #define VCPU_REQ_FPU_SYNC	(1u << 1)	/* save its extended state to v->fpu */
 #define VCPU_REQ_REMOVE		(1u << 2)	/* drop it from the run queue */
 #define VCPU_REQ_INIT		(1u << 3)	/* go to the INIT state (guest reboot) */
+#define VCPU_REQ_CLOCK_STOPPED	(1u << 4)	/* its kvmclock says the guest stood
+						 * still (hv/kvmclock.h) */
 
 struct vcpu_stats {
 	uint64_t exits[EXIT_COUNT];

@@ -31,6 +31,9 @@
 #define MSR_KVM_WALL_CLOCK_NEW	0x4b564d00u
 #define MSR_KVM_SYSTEM_TIME_NEW	0x4b564d01u
 #define PVCLOCK_TSC_STABLE	(1u << 0)	/* one TSC-to-time relation for all vCPUs */
+#define PVCLOCK_GUEST_STOPPED	(1u << 1)	/* the vCPU stood still while time ran on:
+						 * the guest clears it (and excuses the gap
+						 * to its watchdogs) */
 #define PVCLOCK_ENABLE		1ull
 
 struct pvclock_time {

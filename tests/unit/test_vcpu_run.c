@@ -11,6 +11,7 @@
 #include <cmocka.h>
 #include "arch/x86/cpu.h"
 #include "hv/cpuid.h"
+#include "hv/kvmclock.h"
 #include "hv/msr.h"
 #include "hv/lib/time.h"
 #include "hv/tsc.h"
@@ -327,6 +328,38 @@ static void test_kvmclock_one_reference_for_every_vcpu(void **state)
 	assert_true(a.tsc_timestamp == 1ull << 32);
 	assert_true(a.system_time == fake_now_ns);
 	fake_drop_ap(vm);
+}
+
+/* A guest that stood still (vm_resume, vm_activate) is told so at each
+ * vCPU's next entry: PVCLOCK_GUEST_STOPPED, beside TSC_STABLE, the clock
+ * itself unchanged.  ferry keeps the flag in later writes until the guest
+ * clears it in its copy, and does not bring it back after that. */
+static void test_kvmclock_says_the_guest_stood_still(void **state)
+{
+	const uint64_t flags_at = 0x3000 + offsetof(struct pvclock_time, flags);
+	struct pvclock_time a, b;
+	uint8_t f;
+
+	(void)state;
+	kvmclock_on(v, 0x3000);
+	a = kvmclock_of(0x3000);
+	assert_int_equal(a.flags, PVCLOCK_TSC_STABLE);
+	fake_now_ns += 60ull * 1000000000ull;		/* paused a minute */
+	kvmclock_guest_stopped(vm);
+	assert_int_equal(kvmclock_of(0x3000).flags, PVCLOCK_TSC_STABLE);	/* at entry */
+	run(NULL, 0);
+	b = kvmclock_of(0x3000);
+	assert_int_equal(b.flags, PVCLOCK_TSC_STABLE | PVCLOCK_GUEST_STOPPED);
+	assert_same_clock(&a, &b);
+	assert_true(b.version > a.version && !(b.version & 1));
+	assert_false(vcpu_has_request(v, VCPU_REQ_CLOCK_STOPPED));
+	kvmclock_on(v, 0x3000);				/* not cleared yet: kept */
+	assert_int_equal(kvmclock_of(0x3000).flags, PVCLOCK_TSC_STABLE | PVCLOCK_GUEST_STOPPED);
+	f = PVCLOCK_TSC_STABLE;				/* the guest clears it */
+	assert_int_equal(vm_write_gpa(vm, flags_at, &f, 1), 0);
+	kvmclock_on(v, 0x3000);
+	run(NULL, 0);
+	assert_int_equal(kvmclock_of(0x3000).flags, PVCLOCK_TSC_STABLE);
 }
 
 /* A guest TSC scaled to a third of the host's rate, answered on RDTSC
@@ -1158,6 +1191,7 @@ int main(void)
 		T(test_msr_allow_list_and_gp),
 		T(test_kvmclock_outside_ram_said_sparingly),
 		T(test_kvmclock_one_reference_for_every_vcpu),
+		T(test_kvmclock_says_the_guest_stood_still),
 		T(test_msr_tsc_write_moves_the_offset),
 		T(test_rdtsc_exit_answers_the_scaled_tsc),
 		T(test_port_io),
