@@ -35,7 +35,8 @@ fi
 for insn in 'addps %xmm1, %xmm0' 'movss (%rdi), %xmm0' 'vaddps %ymm1, %ymm2, %ymm0' \
 	'movaps %xmm8, -0x10(%rbp)' 'movaps (%rdi), %xmm0' 'fldz' 'fstp %st(1)' \
 	'emms' 'paddb %mm1, %mm0' 'ldmxcsr (%rdi)' 'vzeroupper' 'fsqrt' 'fstps (%rdi)' \
-	'fsave (%rdi)' '.byte 0x64, 0xd9, 0xfa'; do
+	'fsave (%rdi)' '.byte 0x64, 0xd9, 0xfa' 'fwait' 'vldmxcsr (%rdi)' 'vstmxcsr (%rdi)' \
+	'kmovw %eax, %k1' 'fnclex' 'fildl (%rdi)'; do
 	asm "	$insn"
 	if "$check" "$tmp/t.o" 2>"$tmp/err"; then
 		echo "check-fpu-test: '$insn' passed the check"; fail=1
@@ -43,6 +44,13 @@ for insn in 'addps %xmm1, %xmm0' 'movss (%rdi), %xmm0' 'vaddps %ymm1, %ymm2, %ym
 		echo "check-fpu-test: '$insn' refused without the report:"; cat "$tmp/err"; fail=1
 	fi
 done
+
+# The x87 pointer scrub (arch/x86/fpu.c) in its own function only.
+printf '\t.text\n\t.globl fpu_scrub_x87_pointers\nfpu_scrub_x87_pointers:\n\tfnclex\n\temms\n\tfildl (%%rip)\n\tret\n' > "$tmp/t.S"
+gcc -c "$tmp/t.S" -o "$tmp/t.o"
+if ! "$check" "$tmp/t.o" 2>"$tmp/err"; then
+	echo "check-fpu-test: the x87 pointer scrub refused:"; cat "$tmp/err"; fail=1
+fi
 
 [ "$fail" = 0 ] && echo "check-fpu-test: passed"
 exit "$fail"
