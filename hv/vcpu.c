@@ -291,7 +291,10 @@ static bool inject_event(struct vcpu *v, bool intr_ok)
 			vcpu_init_state(&s);
 			vcpu_reset(v, &s);
 			v->stats.inits++;
-			break;
+			/* no second look: siblings that send INITs without end
+			 * would hold this CPU here for ever; a SIPI already
+			 * sent wakes the vCPU for its next run */
+			return true;
 		}
 		case LAPIC_EV_SIPI: {
 			struct cpu_state s;
@@ -500,8 +503,12 @@ enum vcpu_state vcpu_run(struct vcpu *v)
 		enum exit_action a = exit_handle(v, &v->exit);
 		account(v, t0, t1, rdtsc());
 		if (__atomic_load_n(&v->vm->reset_pending, __ATOMIC_ACQUIRE)) {
+			/* rebooted at the top, now or at its next run: a guest
+			 * that resets without end still yields its turn */
+			if (v->hw.id == 0 && (throttled(v) || sched_preempt(start)))
+				return VCPU_RUNNABLE;
 			if (v->hw.id == 0)
-				continue;	/* rebooted at the top */
+				continue;
 			vcpu_notify(v->vm->vcpus[0]);	/* the BSP reboots */
 			return VCPU_HALTED;		/* parked: reset_parked */
 		}

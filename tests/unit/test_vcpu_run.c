@@ -1026,6 +1026,26 @@ static void test_reset_by_an_ap_is_done_by_the_bsp(void **state)
 	vcpu_free(ap);
 }
 
+/* A guest that resets again and again (its first instruction pulls the
+ * line) still gives its CPU back when its slice is over: the reboot waits
+ * for its next turn, at the top of its next run. */
+static void test_a_reset_loop_yields_its_turn(void **state)
+{
+	static const struct fake_step pull[] = {
+		{ .exit = IO(0x64, 1, false), .regs = true, .rax = 0xfe, .ticks = 100 },
+		{ .exit = IO(0x64, 1, false), .regs = true, .rax = 0xfe, .ticks = 100 },
+	};
+
+	(void)state;
+	assert_int_equal(run(pull, 2), VCPU_RUNNABLE);
+	assert_int_equal(fake.pos, 1);			/* out after the first pull */
+	assert_int_equal(fake_reboots, 0);
+	assert_true(vm->reset_pending);
+	assert_int_equal(run(NULL, 0), VCPU_RUNNABLE);	/* rebooted at its next run */
+	assert_int_equal(fake_reboots, 1);
+	assert_false(vm->reset_pending);
+}
+
 static void test_triple_fault(void **state)
 {
 	static const struct fake_step s[] = {
@@ -1220,6 +1240,7 @@ int main(void)
 		T(test_event_delivery_outside_ram_stops),
 		T(test_reset_reboots_and_cli_hlt_powers_off),
 		T(test_reset_by_an_ap_is_done_by_the_bsp),
+		T(test_a_reset_loop_yields_its_turn),
 		T(test_triple_fault),
 		T(test_unknown_exit_code),
 		T(test_hypercall_and_virt_insn),
