@@ -62,6 +62,14 @@ static bool send_to(struct vm_devices *d, unsigned int cpu, uint8_t mode, uint8_
 		d->stats.blocked_in_wait_sipi++;
 		return false;	/* see vdev_take_event */
 	}
+	/* a SIPI to a processor that is not waiting for one (nor about to,
+	 * with an INIT still to take) is ignored, as on real hardware: it
+	 * must not wake a vCPU halted in HLT only to be dropped there */
+	if (mode == LAPIC_DM_SIPI && !d->wait_sipi[cpu] &&
+	    !(__atomic_load_n(&d->lapic[cpu].events, __ATOMIC_RELAXED) & LAPIC_EVB_INIT)) {
+		d->stats.sipis_ignored++;
+		return false;
+	}
 	requests_of(&d->lapic[cpu], &before);
 	if (lapic_deliver(&d->lapic[cpu], mode, vector, level))
 		return false;

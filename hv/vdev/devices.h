@@ -126,6 +126,7 @@ struct vdev_stats {
 	uint64_t ipis_merged;	/* messages that found the same request pending:
 				 * accepted, no kick (apicbus.c send_to) */
 	uint64_t blocked_in_wait_sipi;	/* NMI/ExtINT to a vCPU waiting for a SIPI */
+	uint64_t sipis_ignored;		/* SIPI to a vCPU not waiting for one */
 	uint64_t nic_lost;	/* resets after which the NIC could not be made again */
 };
 

@@ -770,10 +770,13 @@ static void test_init_sipi_storm(void **state)
 	assert_int_equal(vdev_take_event(d, 1, &vec, false), LAPIC_EV_SIPI);
 	assert_int_equal(vec, 99);
 	assert_false(vdev_wait_sipi(d, 1));
+	vdev_take_kicks(d);
 	for (int i = 0; i < 100; i++)
 		apic_w(d, 0, 0x300, 0x4600 | 3u << 18 | 0x20);	/* SIPIs while it runs */
+	assert_false(vdev_event_pending(d, 1));		/* ignored: no wake-up */
+	assert_int_equal(vdev_take_kicks(d), 0);
+	assert_int_equal(d->stats.sipis_ignored, 100);
 	assert_int_equal(vdev_take_event(d, 1, &vec, false), LAPIC_EV_NONE);
-	assert_false(vdev_event_pending(d, 1));
 	/* Parked again: NMIs neither wake it nor stay pending; an NMI that
 	 * was pending with the INIT goes too; the SIPI still starts it. */
 	apic_w(d, 0, 0x300, 0x4400 | 3u << 18);
