@@ -378,7 +378,12 @@ bool vcpu_wants_wake(struct vcpu *v)
  * is.  On its own CPU it looks before its next entry anyway. */
 void vcpu_notify(struct vcpu *v)
 {
-	int cpu = __atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE);
+	int cpu;
+
+	/* the event posted before (under dev_lock, released) is seen by a vCPU
+	 * that halts now, or its HALTED by us: a full barrier between the two */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	cpu = __atomic_load_n(&v->cpu, __ATOMIC_ACQUIRE);
 
 	if (vcpu_state(v) == VCPU_HALTED) {
 		sched_wake(v);	/* with credit left it may preempt a CPU hog */
@@ -487,6 +492,15 @@ enum vcpu_state vcpu_run(struct vcpu *v)
 		    __atomic_exchange_n(&this_cpu()->resched, false, __ATOMIC_ACQ_REL)) {
 			irq_enable();
 			return VCPU_RUNNABLE;
+		}
+		/* an interrupt sent since the devices were asked: its kick IPI
+		 * may have landed already, with interrupts on, and the guest
+		 * would not see it before its next exit; look again */
+		if (__atomic_load_n(&v->notified, __ATOMIC_SEQ_CST)) {
+			irq_enable();
+			if (throttled(v) || sched_preempt(start))
+				return VCPU_RUNNABLE;
+			continue;
 		}
 		fpu_switch_in(v);
 		vm_arrival_entry(v);
