@@ -108,12 +108,14 @@ static const char *stage = "";
 /* What no single device can check (devices.c's wiring_valid and the NIC's
  * pin check, which this found missing): a line is high exactly when a
  * device drives it.  Only
- * COM1 (IRQ 4) and the NIC's INTx (I/O APIC pin VNIC_IRQ) hold a level;
+ * COM1 (IRQ 4), the RTC (IRQ 8, its IRQF) and the NIC's INTx (I/O APIC pin
+ * VNIC_IRQ) hold a level;
  * the PIT only pulses; nothing else drives a line. */
 static bool wiring_ok(const struct vm_devices *d, bool say)
 {
-	uint32_t pic_extra = d->pic.lines & ~(1u << VDEV_COM1_IRQ);
-	uint32_t io_extra = d->ioapic.lines & ~(1u << VDEV_COM1_IRQ | 1u << VNIC_IRQ);
+	uint32_t rtc = d->rtc.irq_level ? 1u << VDEV_RTC_IRQ : 0;
+	uint32_t pic_extra = (d->pic.lines & ~(1u << VDEV_COM1_IRQ)) ^ rtc;
+	uint32_t io_extra = (d->ioapic.lines & ~(1u << VDEV_COM1_IRQ | 1u << VNIC_IRQ)) ^ rtc;
 	bool drive = false, pin = d->ioapic.lines & (1u << VNIC_IRQ);
 
 	if (d->pci)
