@@ -41,7 +41,7 @@ import zlib
 
 HDR = 16
 MAGIC = 0x4D00
-PROTO = 7             # MIG_PROTO_VERSION
+PROTO = 8             # MIG_PROTO_VERSION
 HELLO_FIXED = "<IIIIQQQQQB6sBII"  # ... guest_tsc, nic, mac (3), pvpanic (5), weight, cap (4)
 TYPES = ["HELLO", "HELLO_REPLY", "PAGES", "ROUND_END", "VCPU_STATE", "DEVICE_STATE",
          "TSC", "END", "READY", "COMMIT", "COMMITTED", "ABORT", "QUERY", "QUERY_REPLY",
@@ -70,17 +70,19 @@ def string(s):
 
 def hello_payload(name="peer1", mem_mib=16, vcpus=1, mig_id=0x1122334455667788,
                   baseline=0x0123456789ABCDEF, tsc_hz=2_000_000_000, version="migpeer",
-                  kernel="testguest", cmdline="heartbeat", dev_version=1):
+                  kernel="testguest", cmdline="heartbeat", dev_version=1, initrd="", modules=""):
     return (struct.pack(HELLO_FIXED, PROTO, 1, dev_version, vcpus, mig_id, mem_mib << 20,
                         baseline, tsc_hz, 123456789, 0, bytes(6), 0, 256, 0)
-            + string(version) + string(name) + string(kernel) + string(cmdline))
+            + string(version) + string(name) + string(kernel) + string(cmdline)
+            + string(initrd) + string(modules))
 
 
 def parse_hello(p):
-    """The fixed part and the four strings of a HELLO payload (version PROTO)."""
+    """The fixed part and the six strings of a HELLO payload (version PROTO):
+    ferry version, name, kernel, cmdline, initrd, modules."""
     fixed = list(struct.unpack_from(HELLO_FIXED, p))
     pos, strs = struct.calcsize(HELLO_FIXED), []
-    for _ in range(4):
+    for _ in range(6):
         (n,) = struct.unpack_from("<H", p, pos)
         strs.append(p[pos + 2:pos + 2 + n])
         pos += 2 + n

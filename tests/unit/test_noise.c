@@ -16,7 +16,13 @@
 #include <string.h>
 
 #include "hv/crypto/noise.h"
+#include "hv/migrate/stream.h"
 #include "noise_kk_vectors.h"
+
+/* The Python peer (tests/tools/noise_kk.py, the integration tests' second
+ * implementation) speaks the version the channel's prologue names. */
+_Static_assert(KK_PROTO_VERSION == MIG_PROTO_VERSION,
+	       "tests/tools/noise_kk.py PROTO_VERSION follows MIG_PROTO_VERSION");
 
 #define BUF 512
 
