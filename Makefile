@@ -31,7 +31,8 @@ HV_ASFLAGS := -I. -I$(BUILD) -D__ASSEMBLY__ -MMD -MP
 # tools/check-layers.py checks the includes the same way.
 CRYPTO_SRCS  := hv/crypto/selftest.c hv/crypto/noise.c hv/crypto/keyfile.c hv/crypto/random.c
 LIB_SRCS     := hv/lib/log.c hv/lib/panic.c hv/lib/ring.c hv/lib/crc32.c hv/lib/time.c \
-	hv/lib/heap.c hv/lib/errtext.c hv/lib/tscscale.c
+	hv/lib/heap.c hv/lib/errtext.c hv/lib/tscscale.c \
+	hv/lib/namelist.c
 BOOT_SRCS    := boot/mb2info.c
 ARCH_SRCS    := arch/x86/desc.c arch/x86/trap.c arch/x86/apic.c arch/x86/time.c \
 	arch/x86/smp.c arch/x86/setup.c arch/x86/paging.c \

@@ -18,6 +18,7 @@
 #include "hv/kvmclock.h"
 #include "hv/lib/crc32.h"
 #include "hv/lib/log.h"
+#include "hv/lib/namelist.h"
 #include "hv/mm/gpmap.h"
 #include "hv/mm/memory.h"
 #include "hv/sched.h"
@@ -395,24 +396,22 @@ struct mb1_mods {
 
 static int find_mb1_modules(const char *list, struct mb1_mods *mods, char *err, size_t errlen)
 {
+	char name[MODULE_NAME_MAX];
 	size_t used = 0;
+	int rc;
 
 	mods->n = 0;
-	while (list && *list) {
-		const char *end = strchr(list, ',');
-		size_t len = end ? (size_t)(end - list) : strlen(list);
-		char name[MODULE_NAME_MAX];
-		const struct module *m;
+	if (!list)
+		return 0;
+	while ((rc = namelist_next(&list, name, sizeof(name))) > 0) {
+		const struct module *m = modules_find(name);
 		int w;
 
-		if (!len || len >= sizeof(name) || mods->n == MB1_MAX_MODS) {
-			snprintf(err, errlen, "module=: %s", mods->n == MB1_MAX_MODS ?
-				 "at most " MB1_MAX_MODS_TEXT " modules" : "a list of module names");
+		if (mods->n == MB1_MAX_MODS) {
+			snprintf(err, errlen, "module=: at most " MB1_MAX_MODS_TEXT " modules");
 			return -EINVAL;
 		}
-		memcpy(name, list, len);
-		name[len] = 0;
-		if (!(m = modules_find(name))) {
+		if (!m) {
 			snprintf(err, errlen, "no module named '%s' for module= (see 'modules')", name);
 			return -ENOENT;
 		}
@@ -425,13 +424,10 @@ static int find_mb1_modules(const char *list, struct mb1_mods *mods, char *err, 
 		}
 		mods->src[mods->n++] = (struct mb1_mod_src){ m->data, m->size, mods->strings + used };
 		used += (size_t)w + 1;
-		list += len + (end ? 1 : 0);
-		if (end && !*list) {
-			snprintf(err, errlen, "module=: a list of module names");
-			return -EINVAL;
-		}
 	}
-	return 0;
+	if (rc < 0)
+		snprintf(err, errlen, "module=: a list of module names");
+	return rc;
 }
 
 /* A multiboot1 ELF guest (the test guests) and its modules: its entry

@@ -14,6 +14,7 @@
 #include <string.h>
 #include "hv/cpuid.h"
 #include "hv/lib/log.h"
+#include "hv/lib/namelist.h"
 #include "hv/migrate/chan.h"
 #include "hv/migrate/migrate.h"
 #include "hv/migrate/sparse.h"
@@ -311,14 +312,9 @@ static void note_missing_images(const struct mig_hello *h, struct mig_error *e)
 		missing = h->kernel;
 	else if (h->initrd[0] && !modules_find(h->initrd))
 		missing = h->initrd;
-	for (const char *p = h->modules; !missing && *p; ) {
-		size_t len = strcspn(p, ",");
-
-		snprintf(name, sizeof(name), "%.*s", (int)len, p);
+	for (const char *p = h->modules; !missing && namelist_next(&p, name, sizeof(name)) > 0; )
 		if (!modules_find(name))
 			missing = name;
-		p += len + (p[len] == ',');
-	}
 	if (!missing)
 		return;
 	n = strnlen(e->msg, sizeof(e->msg) - 1);
