@@ -462,3 +462,11 @@ int netif_configure(uint32_t ip, unsigned int len, uint32_t gw, char *err, size_
 		pr_info("net: address %s/%u%s%s", a, len, gw ? ", gateway " : "", gw ? g : "");
 	return rc;
 }
+
+bool netif_mac(uint8_t mac[6])
+{
+	if (!host_if.nic)
+		return false;
+	memcpy(mac, host_if.nic->mac, 6);
+	return true;
+}

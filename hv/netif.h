@@ -92,6 +92,9 @@ bool netif_csum_partial(void);
 unsigned netif_rx_flags(void);
 /* Hand the frames queued for the wire to the NIC (under the lock). */
 void netif_uplink_kick(void);
+/* This host's own MAC (its NIC's), for what must differ between hosts on
+ * one LAN: false when ferry has no NIC. */
+bool netif_mac(uint8_t mac[6]);
 /* Configure from text ("10.0.0.2/24", "10.0.0.1" or NULL); error message in err. */
 int netif_configure(uint32_t ip, unsigned int len, uint32_t gw, char *err, size_t errlen);
 

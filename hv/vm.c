@@ -26,6 +26,7 @@
 #include "hv/tsc.h"
 #include "hv/vcpu.h"
 #include "hv/gnet.h"
+#include "hv/netif.h"
 #include "hv/vm.h"
 #include "hv/modules.h"
 #include "hv/loader/bzimage.h"
@@ -348,18 +349,37 @@ static bool wants_pvpanic(const char *kernel)
 	return m && loader_probe(m->data, m->size, &why) == LOADER_BZIMAGE;
 }
 
-/* A MAC in QEMU's 52:54:00 range (locally administered) from the guest's
- * name, when create has no mac=; stable for the guest's life. */
-static void mac_of(const char *name, uint8_t mac[6])
+/*
+ * A MAC in QEMU's 52:54:00 range (locally administered) when create has no
+ * mac=: its low 24 bits a hash of this host's own MAC, the TSC, the try and
+ * the name.  Two ferry hosts on one LAN, each with a guest of the same
+ * name, must not give both one MAC (as a hash of the name alone did), nor
+ * must a guest created again after destroy reuse a MAC that switches on the
+ * LAN still place elsewhere.  One taken here is drawn again.  The guest
+ * keeps it for its life: reboots keep vm->mac, and migration carries it.
+ */
+static int pick_mac(const char *name, uint8_t mac[6])
 {
-	uint32_t h = crc32_update(0, name, strlen(name));
+	for (unsigned int try = 0; try < 64; try++) {
+		uint8_t host[6] = { 0 };
+		uint64_t tsc = rdtsc();
+		uint32_t h;
 
-	mac[0] = 0x52;
-	mac[1] = 0x54;
-	mac[2] = 0x00;
-	mac[3] = (uint8_t)(h >> 16);
-	mac[4] = (uint8_t)(h >> 8);
-	mac[5] = (uint8_t)h;
+		netif_mac(host);
+		h = crc32_update(0, host, sizeof(host));
+		h = crc32_update(h, &try, sizeof(try));
+		h = crc32_update(h, &tsc, sizeof(tsc));
+		h = crc32_update(h, name, strlen(name));
+		mac[0] = 0x52;
+		mac[1] = 0x54;
+		mac[2] = 0x00;
+		mac[3] = (uint8_t)(h >> 16);
+		mac[4] = (uint8_t)(h >> 8);
+		mac[5] = (uint8_t)h;
+		if (!gnet_mac_taken(mac))
+			return 0;
+	}
+	return -EEXIST;
 }
 
 /* The MP tables that tell a guest its CPUs, local APICs and I/O APIC
@@ -718,8 +738,11 @@ static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 		      cfg->pvpanic == VM_PVPANIC_ON;
 	if (cfg->mac)
 		memcpy(vm->mac, cfg->mac, sizeof(vm->mac));
-	else
-		mac_of(vm->name, vm->mac);
+	else if (vm->nic && pick_mac(vm->name, vm->mac)) {
+		snprintf(err, errlen, "no free MAC after 64 draws: give one with mac=");
+		free(vm);
+		return NULL;
+	}
 	if (vm->nic && gnet_mac_taken(vm->mac)) {
 		snprintf(err, errlen, "MAC %02x:%02x:%02x:%02x:%02x:%02x is in use here",
 			 vm->mac[0], vm->mac[1], vm->mac[2], vm->mac[3], vm->mac[4], vm->mac[5]);

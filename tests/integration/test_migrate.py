@@ -427,6 +427,40 @@ def test_four_guests_there_and_back(ab):
     assert free_kib(a) == a.free
 
 
+def guest_mac(h, name):
+    """The MAC of guest name's NIC, from `info`."""
+    out = h.cmd(f"info {name}")
+    m = re.search(r"^nic:\s+virtio-net ((?:[0-9a-f]{2}:){5}[0-9a-f]{2}),", out, re.M)
+    assert m, out
+    return m.group(1)
+
+
+def test_generated_macs_differ_between_hosts_and_travel(ab):
+    """A NIC created without mac= gets a locally administered 52:54:00 MAC
+    of its own: a guest of the same name on another host on the LAN gets
+    another, and so does the same name created again; a migration carries
+    the MAC, which the destination keeps."""
+    a, b = ab
+    macs = {}
+    for h in (a, b):
+        out = h.cmd('create gm kernel=testguest mem=16 nic=on cmdline="heartbeat"', timeout=60)
+        assert "created gm" in out, out
+        macs[h.label] = guest_mac(h, "gm")
+        assert re.fullmatch(r"52:54:00(:[0-9a-f]{2}){3}", macs[h.label]), macs
+    assert macs[a.label] != macs[b.label], macs
+    b.cmd("destroy gm")
+    out = b.cmd('create gm kernel=testguest mem=16 nic=on cmdline="heartbeat"', timeout=60)
+    assert "created gm" in out, out
+    assert guest_mac(b, "gm") != macs[b.label], (guest_mac(b, "gm"), macs)
+    b.cmd("destroy gm")
+    assert free_kib(b) == b.free
+    assert "started gm" in a.cmd("start gm")
+    migrate_ok(a, "gm", b)
+    assert guest_mac(b, "gm") == macs[a.label], (b.cmd("info gm"), macs)
+    b.cmd("destroy gm")
+    assert free_kib(a) == a.free and free_kib(b) == b.free
+
+
 # ---- background migrations ----------------------------------------------------
 def bg_migrate(src, name, dst, opts=""):
     out = src.cmd(f"migrate -b {name} {dst.ip} {opts}".strip())
