@@ -16,6 +16,8 @@
 #include "hv/migrate/statecheck.h"
 #include "hv/migrate/stream.h"
 #include "hv/lib/crc32.h"
+#include "hv/lib/namelist.h"
+#include "hv/loader/mb1elf.h"
 #include "hv/vdev/snap.h"
 
 _Static_assert(sizeof(struct cpu_state) == 512,
@@ -408,6 +410,19 @@ static void walk_abort(struct walk *w, struct mig_rec *r)
 
 #define NOPE(code, ...)	mig_error_set(e, code, __VA_ARGS__)
 
+/* A module= list as create takes it: names that fit a module's, at most
+ * MB1_MAX_MODS of them; else the guest's first reboot there would stop it. */
+static bool modules_ok(const char *list)
+{
+	char name[MIG_KERNEL_MAX + 1];
+	unsigned int n = 0;
+	int rc;
+
+	while ((rc = namelist_next(&list, name, sizeof(name))) > 0)
+		n++;
+	return !rc && n <= MB1_MAX_MODS;
+}
+
 static int check_hello(const struct mig_stream *s, const struct mig_rec *r, struct mig_error *e)
 {
 	const struct mig_hello *h = &r->hello;
@@ -438,6 +453,9 @@ static int check_hello(const struct mig_stream *s, const struct mig_rec *r, stru
 	    !text_ok(h->cmdline, true) || !text_ok(h->initrd, false) ||
 	    !text_ok(h->modules, false))
 		return NOPE(MIG_E_PROTOCOL, "HELLO: non-printable characters in a string");
+	if (!h->kernel[0] || !modules_ok(h->modules) || (h->initrd[0] && h->modules[0]))
+		return NOPE(MIG_E_PROTOCOL, "HELLO: no kernel, a malformed module list, or both "
+			    "an initrd and modules");
 	return 0;
 }
 

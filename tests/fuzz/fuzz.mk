@@ -31,7 +31,7 @@ fuzz_decode_SRCS := tests/fuzz/fuzz_decode.c arch/x86/emulate/decode.c arch/x86/
 FUZZ_ALL += snap
 fuzz_snap_SRCS := tests/fuzz/fuzz_snap.c $(VDEV_SRCS)
 FUZZ_ALL += migrate_stream
-fuzz_migrate_stream_SRCS := tests/fuzz/fuzz_migrate_stream.c hv/migrate/stream.c \
+fuzz_migrate_stream_SRCS := tests/fuzz/fuzz_migrate_stream.c hv/migrate/stream.c hv/lib/namelist.c \
 	hv/migrate/statecheck.c hv/migrate/sparse.c hv/vdev/snap.c hv/lib/crc32.c hv/cpuid.c
 FUZZ_ALL += loader
 fuzz_loader_SRCS := tests/fuzz/fuzz_loader.c hv/loader/probe.c hv/loader/bzimage.c \

