@@ -94,6 +94,10 @@ bool mig_listening(struct mig_listen_cfg *out);
  * may be ready at once (do not sleep). */
 enum mig_in_work { MIG_IN_NONE, MIG_IN_WAITING, MIG_IN_BUSY };
 enum mig_in_work mig_in_poll(void);
+/* The operator stops guest name's arrival (shell CPU): before COMMIT the
+ * guest here is discarded and the source told (it keeps its copy); 0, or
+ * -ENOENT when no guest of that name is arriving or COMMIT came already. */
+int mig_in_cancel(const char *name);
 
 /* Remember how migration id reached its destination, for the QUERY that
  * settles it in doubt: the same pinned key (peer NULL: insecure), and

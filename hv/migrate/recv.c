@@ -569,6 +569,20 @@ static void on_commit(struct in *in, const struct mig_commit *c)
 		finish(in);
 }
 
+int mig_in_cancel(const char *name)
+{
+	for (unsigned int i = 0; i < IN_SLOTS; i++) {
+		struct in *in = L.slot[i];
+
+		/* in->vm is set from the accepted HELLO until COMMIT starts it */
+		if (in && in->vm && !in->closing && !strcmp(in->name, name)) {
+			discard(in, MIG_E_CANCELLED, "the destination's operator cancelled it");
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 /* An in-doubt source asks how migration q->mig_id ended here. */
 static void on_query(struct in *in, const struct mig_query *q)
 {

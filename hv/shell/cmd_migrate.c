@@ -455,7 +455,13 @@ static int cancel_cmd(int argc, char **argv)
 		return -EINVAL;
 	}
 	if (!(b = bg_find(argv[2]))) {
-		shell_error("migrate", "no background migration of '%s' runs", argv[2]);
+		if (!mig_in_cancel(argv[2])) {
+			shell_printf("migrate: %s's arrival cancelled; the source keeps the guest\n",
+				     argv[2]);
+			return 0;
+		}
+		shell_error("migrate", "no background migration of '%s' runs, and none "
+			    "arrives that has not committed", argv[2]);
 		return -ENOENT;
 	}
 	b->cancel = true;

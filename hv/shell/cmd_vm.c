@@ -163,7 +163,8 @@ bool shell_vm_migrating(const char *cmd, const struct vm *vm)
 	if (!vm->mig_owned)
 		return false;
 	shell_error(cmd, "'%s' is %s", vm->name, vm->mig.kind == VM_MIG_IN ?
-		    "arriving by migration" : "migrating (Ctrl-C on `migrate` cancels)");
+		    "arriving by migration (`migrate cancel NAME` stops it)" :
+		    "migrating (`migrate cancel NAME` stops it)");
 	return true;
 }
 

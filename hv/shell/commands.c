@@ -216,7 +216,8 @@ const struct shell_cmd shell_commands[] = {
 	  "listen [PORT] [from ADDR,...] [max=N] [insecure] | listen off | key | "
 	  "trust NAME PUBKEY [ADDR] | untrust NAME | trusted",
 	  "live-migrate a guest to a trusted peer ferry (Ctrl-C cancels; -b: in the background, "
-	  "`migrate cancel NAME` stops it); accept migrations (listen's options in any order); "
+	  "`migrate cancel NAME` stops it, or a guest arriving here); accept migrations (listen's "
+	  "options in any order); "
 	  "the host key and trusted peers", cmd_migrate },
 	{ "migrations", "", "the listener and recent migrations in and out, with their figures", cmd_migrations },
 	{ "reboot", "", "reset the machine", cmd_reboot },

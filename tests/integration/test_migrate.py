@@ -580,6 +580,24 @@ def test_background_migrations_run_side_by_side_and_leave_the_prompt_free(ab):
     assert is_running(state(a, "bg3")) and "bg3" not in guests(b)
     progress(a, "bg3", "dirtyhb", above=p["bg3"])
     assert [r["outcome"] for r in migrations(a) if r["guest"] == "bg3"][-1] == "cancelled"
+    # B's operator stops bg3's next arrival: B discards it, A is told why
+    # and keeps it running
+    free_b = free_kib(b)
+    since = mark(a)
+    bg_migrate(a, "bg3", b, "bandwidth=2")
+    end = time.time() + 30
+    while running(b).get("bg3", {}).get("phase") != "precopy":
+        assert time.time() < end, b.cmd("migrations")
+        time.sleep(0.3)
+    assert "destroy: 'bg3' is arriving by migration (`migrate cancel NAME` stops it)" \
+        in b.cmd("destroy bg3")
+    assert "bg3's arrival cancelled; the source keeps the guest" in b.cmd("migrate cancel bg3")
+    line = bg_outcome(a, "bg3", since)
+    assert "aborted: cancelled: the destination's operator cancelled it" in line, line
+    wait_quiet_incoming(b)
+    assert "bg3" not in guests(b) and free_kib(b) == free_b
+    assert is_running(state(a, "bg3"))
+    progress(a, "bg3", "dirtyhb", above=p["bg3"])
     for name in ("bg1", "bg2"):
         b.cmd(f"destroy {name}")
     a.cmd("destroy bg3")

@@ -54,6 +54,14 @@ static struct mig_listen_cfg listened;	/* what mig_listen was given last */
 static unsigned int listens;		/* and how many times */
 int mig_listen(const struct mig_listen_cfg *c, char *e, size_t l) { (void)e; (void)l; listened = *c; listens++; return 0; }
 void mig_listen_off(void) {}
+static char arriving[32];		/* the guest mig_in_cancel finds arriving */
+int mig_in_cancel(const char *n)
+{
+	if (strcmp(n, arriving))
+		return -ENOENT;
+	arriving[0] = 0;
+	return 0;
+}
 bool mig_listening(struct mig_listen_cfg *c) { (void)c; return false; }
 const struct mig_entry *mig_history_at(unsigned int i) { (void)i; return NULL; }
 const char *mig_outcome_name(enum mig_outcome o) { (void)o; return ""; }
@@ -136,6 +144,24 @@ static void test_a_failed_migration_fails_the_command(void **st)
 	assert_int_equal(run("migrate g1 10.0.0.2"), 0);
 }
 
+/* `migrate cancel NAME` stops an arrival here when no migration of that
+ * name leaves in the background, and says which it did. */
+static void test_cancel_an_arrival(void **st)
+{
+	(void)st;
+	host_if.present = true;
+	shell_set_output(said_out, NULL);
+	strcpy(arriving, "in1");
+	assert_int_equal(run("migrate cancel in2"), -ENOENT);
+	assert_non_null(strstr(said, "error: migrate: no background migration of 'in2' runs, "
+				      "and none arrives that has not committed"));
+	assert_string_equal(arriving, "in1");
+	assert_int_equal(run("migrate cancel in1"), 0);
+	assert_string_equal(said, "migrate: in1's arrival cancelled; the source keeps the guest\n");
+	assert_string_equal(arriving, "");
+	assert_int_equal(run("migrate cancel in1"), -ENOENT);
+}
+
 /* `migrate listen`'s options go in any order, each once. */
 static void test_listen_options_in_any_order(void **st)
 {
@@ -195,6 +221,7 @@ int main(void)
 		cmocka_unit_test(test_a_name_too_long_is_no_guest),
 		cmocka_unit_test(test_listen_from_an_empty_entry),
 		cmocka_unit_test(test_a_failed_migration_fails_the_command),
+		cmocka_unit_test(test_cancel_an_arrival),
 		cmocka_unit_test(test_listen_options_in_any_order),
 		cmocka_unit_test(test_peer_name_with_a_port),
 	};

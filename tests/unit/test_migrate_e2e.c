@@ -198,13 +198,18 @@ static void source_kept(void)
 }
 
 /* The destination made a guest and threw it away. */
-static void destination_discarded(void)
+static void destination_discarded_as(enum mig_outcome outcome)
 {
 	struct mh_vm *d = mh_vm_on(MH_DST, "g1");
 
 	assert_non_null(d);
 	assert_true(d->destroyed);
-	assert_int_equal(last_entry(false)->outcome, MIG_FAILED);
+	assert_int_equal(last_entry(false)->outcome, outcome);
+}
+
+static void destination_discarded(void)
+{
+	destination_discarded_as(MIG_FAILED);
 }
 
 /* ---- begun in the shell, run or given back ---- */
@@ -501,6 +506,47 @@ static void test_cancel_before_commit(void **st)
 	/* the sender's ABORT goes out behind the round's queued bytes and its
 	 * reset overtakes it, so the destination sees the connection go */
 	assert_non_null(strstr(last_entry(false)->why, "lost"));
+}
+
+/* The destination's operator cancels the arrival after round 0 (the
+ * source's wait is where the destination's shell would run): the guest
+ * there is discarded at once, the source is told why and keeps its guest;
+ * after COMMIT there is nothing left to cancel. */
+static int dst_cancel_rc = 1;
+
+static bool cancel_at_destination(void)
+{
+	if (src_vm->vm.mig.round >= 1 && dst_cancel_rc == 1) {
+		W.running = MH_DST;
+		dst_cancel_rc = mig_in_cancel("g1");
+		W.running = MH_SRC;
+	}
+	return false;
+}
+
+static void test_cancel_at_the_destination(void **st)
+{
+	(void)st;
+	W.running = MH_DST;
+	assert_int_equal(mig_in_cancel("g1"), -ENOENT);		/* nothing arrives yet */
+	W.running = MH_SRC;
+	S.cancel = cancel_at_destination;
+	assert_int_equal(migrate(), -ECANCELED);
+	assert_int_equal(dst_cancel_rc, 0);
+	assert_true(said("aborted: cancelled: the destination's operator cancelled it; g1 runs "
+			 "here as before"));
+	source_kept();
+	destination_discarded_as(MIG_CANCELLED);
+	assert_string_equal(last_entry(false)->why, "the destination's operator cancelled it");
+	W.running = MH_DST;
+	assert_int_equal(mig_in_cancel("g1"), -ENOENT);		/* gone: once is all */
+	W.running = MH_SRC;
+	S.cancel = NULL;
+	dst_cancel_rc = 1;
+	assert_int_equal(migrate(), 0);			/* and it can go after all */
+	W.running = MH_DST;
+	assert_int_equal(mig_in_cancel("g1"), -ENOENT);		/* it runs there */
+	W.running = MH_SRC;
 }
 
 /* ---- after COMMIT ---- */
@@ -1721,6 +1767,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lying_ack_early, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lying_ack_twice, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_link_cut_mid_round, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cancel_at_the_destination, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_before_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_silence_after_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commit_lost, setup, teardown),
