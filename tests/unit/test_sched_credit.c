@@ -225,24 +225,20 @@ static double fairness_error(unsigned int r, unsigned int secs)
 	return got > r ? got / r - 1 : 1 - got / r;
 }
 
+/* Weights share one CPU 1:1, 2:1 and 4:1 within 2 % of the ratio; the
+ * error of each is the benchmark figure, printed as it is checked. */
 static void test_weights(void **state)
-{
-	(void)state;
-	assert_true(fairness_error(1, 10) <= 0.02);
-	assert_true(fairness_error(2, 10) <= 0.02);
-	assert_true(fairness_error(4, 10) <= 0.02);
-}
-
-/* The benchmark figure: fairness error for 1:1, 2:1, 4:1 (info only;
- * test_weights holds the thresholds). */
-static void test_fairness_figure(void **state)
 {
 	static const unsigned int ratio[] = { 1, 2, 4 };
 
 	(void)state;
-	for (unsigned int i = 0; i < 3; i++)
+	for (unsigned int i = 0; i < 3; i++) {
+		double err = fairness_error(ratio[i], 10);
+
 		print_message("[ INFO     ] fairness error %u:1 over 10 s: %.3f %%\n",
-			      ratio[i], 100 * fairness_error(ratio[i], 10));
+			      ratio[i], 100 * err);
+		assert_true(err <= 0.02);
+	}
 }
 
 /* Three hogs over one CPU, one of them twice as heavy, on 1..3 CPUs more. */
@@ -600,7 +596,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_weights),
 		cmocka_unit_test(test_no_debt_while_alone),
-		cmocka_unit_test(test_fairness_figure),
 		cmocka_unit_test(test_weights_beside_others),
 		cmocka_unit_test(test_cap),
 		cmocka_unit_test(test_guest_cap_split),
