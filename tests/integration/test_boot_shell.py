@@ -13,6 +13,8 @@ import pytest
 from ferry_harness import BUILD, PROMPT, ROOT
 
 GUEST = os.path.join(BUILD, "guest", "testguest.elf")
+# the `version` line (hv/shell/commands.c), whatever the version number is
+VERSION = re.compile(r"ferry \d+\.\d+\.\d+ \(git ")
 
 
 def make_iso(tmp_path, guests=(), script=None, cmdline=""):
@@ -93,7 +95,7 @@ def test_log_keeps_boot_messages(machine_factory):
 def test_unknown_command_and_bad_quotes(machine_factory):
     m = machine_factory("qemu")
     assert m.cmd("frob").strip() == "error: unknown command 'frob' (try 'help')"
-    assert "error:" in m.cmd('help "unterminated')
+    assert m.cmd('help "unterminated').strip() == "error: unterminated quote"
     assert m.cmd("   ").strip() == ""
 
 
@@ -107,10 +109,10 @@ def test_overlong_line_refused_rest_discarded(machine_factory):
     m.expect(PROMPT)
     m.drain_quiet()
     tail = m.buf[start:]
-    assert "unknown command" not in tail and "ferry 0." not in tail, tail
+    assert "unknown command" not in tail and not VERSION.search(tail), tail
     assert tail.count(PROMPT) == 1, tail
     m.pos = len(m.buf)
-    assert re.match(r"ferry \d+\.\d+\.\d+ \(git ", m.cmd("version"))
+    assert VERSION.match(m.cmd("version"))
 
 
 def test_random_bytes_then_shell_still_answers(machine_factory):
@@ -121,7 +123,8 @@ def test_random_bytes_then_shell_still_answers(machine_factory):
     m.send(b"\x03\r")  # abandon whatever line the junk left
     m.expect(PROMPT, timeout=60)
     m.pos = len(m.buf)
-    assert "ferry 0." in m.cmd("version", timeout=60)
+    out = m.cmd("version", timeout=60)
+    assert VERSION.match(out), out
     assert "online" in m.cmd("cpus")
 
 
