@@ -5,7 +5,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ferry_harness import Machine  # noqa: E402
+from ferry_harness import OVMF_DIR, Machine, ovmf_missing  # noqa: E402
 
 
 @pytest.fixture
@@ -35,6 +35,16 @@ def pytest_sessionstart(session):
     if os.environ.get("FERRY_CI") and os.geteuid() != 0:
         pytest.exit("FERRY_CI: the integration tests must run as root here "
                     "(network namespaces); they would be skipped", returncode=1)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """On CI the UEFI tests must run too: without OVMF they would skip and
+    the run pass."""
+    missing = ovmf_missing()
+    if os.environ.get("FERRY_CI") and missing and any(
+            os.path.basename(str(item.fspath)) == "test_uefi.py" for item in items):
+        pytest.exit(f"FERRY_CI: the UEFI tests need {', '.join(missing)} in {OVMF_DIR} "
+                    "(make deps); they would be skipped", returncode=1)
 
 
 @pytest.hookimpl(tryfirst=True, hookwrapper=True)

@@ -28,6 +28,14 @@ LOGDIR = os.path.join(BUILD, "test-logs")
 # real; FERRY_BOCHS_IPS overrides it for such measurements.
 BOCHS_IPS = int(os.environ.get("FERRY_BOCHS_IPS", "50000000"))
 OVMF_DIR = os.environ.get("OVMF_DIR", "/usr/share/OVMF")
+
+
+def ovmf_missing():
+    """The OVMF files a UEFI machine needs (_firmware_args) that are not there."""
+    return [f for f in ("OVMF_CODE.fd", "OVMF_VARS.fd")
+            if not os.path.exists(os.path.join(OVMF_DIR, f))]
+
+
 PROMPT = "ferry> "
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
