@@ -316,10 +316,21 @@ def test_weights_caps_and_pinning(machine_factory):
     assert w1["cpu"] == w2["cpu"] == 1 and c["cpu"] == 2, rows
     assert 1.4 <= w1["use"] / max(w2["use"], 0.1) <= 2.8, rows
     assert 15 <= c["use"] <= 32, rows
-    for bad in ("sched w1 weight=0", "sched w1 cap=500", "sched nosuch weight=3",
-                "pin w1 0 9", "pin w1 3 1", "pin w1 0 1-", "pin w1", "pin w1 0 0"):
-        assert "error" in m.cmd(bad), bad
+    none_of = "none of CPUs {} can run guests (CPU 0 runs the shell; see 'cpus')"
+    for bad, why in (
+            ("sched w1 weight=0", "sched: weight=0: a number from 1 to 65535"),
+            ("sched w1 cap=500", "sched: cap=500: a percentage of one CPU from 0 (none) "
+                                 "to 100 (all its vCPUs)"),
+            ("sched nosuch weight=3", "sched: no guest named 'nosuch'"),
+            ("pin w1 0 9", "pin: " + none_of.format(9)),
+            ("pin w1 3 1", "pin: VCPU 3: w1 has vCPUs 0 to 0"),
+            ("pin w1 0 1-", "pin: '1-': CPU numbers 0-63, ranges and commas, or any"),
+            ("pin w1", "pin: usage: pin NAME VCPU CPULIST|any"),
+            ("pin w1 0 0", "pin: " + none_of.format(0))):
+        out = m.cmd(bad)
+        assert "error: " + why in out, (bad, out)
     assert "weight 512, cap 0%" in m.cmd("sched w1")
+    assert re.search(r"^vcpu 0:\s+on CPU 1,", m.cmd("info w1"), re.M)   # not moved
     # unpinned again: w2 may go where there is room
     assert "may run on any" in m.cmd("pin w2 0 any")
     assert "on CPU 2" in m.cmd("pin w2 0 2")
