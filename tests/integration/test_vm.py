@@ -602,9 +602,11 @@ def test_spinning_guest_cannot_starve_a_one_cpu_host(machine_factory):
     for g in ("spin", "z", "w"):
         m.cmd(f"start {g}")
     tick, _ = wait_tick(m, "w", 30, timeout=90)
-    t0 = time.time()
-    assert "ferry" in m.cmd("version")
-    assert time.time() - t0 < 5, "the shell answered slowly beside a spinning guest"
+    # the shell answers beside it: a guest that kept the CPU would hold it
+    # past m.cmd's 30 s.  How fast is not asserted (a wall-clock bound on a
+    # shared build machine measures the machine); the heartbeat's ticks,
+    # before and after, show the CPU is shared.
+    assert re.match(r"ferry \d+\.\d+\.\d+ \(git ", m.cmd("version", timeout=30))
     first = listed(m, "spin")
     assert first["state"] == "running", first
     assert "powered off (halted with interrupts off)" in state_of(m, "z")
