@@ -676,16 +676,21 @@ static bool tsc_khz_ok(const struct vm_config *cfg)
 	return !cfg->tsc_khz || (cfg->tsc_khz >= VM_TSC_KHZ_MIN && cfg->tsc_khz <= VM_TSC_KHZ_MAX);
 }
 
-static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
+/* A guest's bookkeeping from cfg, checked; NULL with *rc and err saying why
+ * (-ENODEV, -EEXIST for the name, -EADDRINUSE for the MAC, -EINVAL, -E2BIG
+ * beyond this host's limits, -ENOMEM). */
+static struct vm *vm_new(const struct vm_config *cfg, int *rc, char *err, size_t errlen)
 {
 	struct vm *vm;
 
 	if (!vmm) {
 		snprintf(err, errlen, "this machine has no usable hardware virtualization");
+		*rc = -ENODEV;
 		return NULL;
 	}
 	if (vm_find(cfg->name)) {
 		snprintf(err, errlen, "a guest named '%s' exists already", cfg->name);
+		*rc = -EEXIST;
 		return NULL;
 	}
 	/* kept whole, for a reboot and a migration to load the same again */
@@ -693,21 +698,25 @@ static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 	    (cfg->initrd && strlen(cfg->initrd) >= sizeof(vm->initrd))) {
 		snprintf(err, errlen, "module names of at most %zu characters",
 			 sizeof(vm->kernel) - 1);
+		*rc = -EINVAL;
 		return NULL;
 	}
 	if (cfg->modules && strlen(cfg->modules) >= sizeof(vm->modules)) {
 		snprintf(err, errlen, "module=: at most %zu characters of names",
 			 sizeof(vm->modules) - 1);
+		*rc = -EINVAL;
 		return NULL;
 	}
 	if (cfg->cmdline && strlen(cfg->cmdline) >= sizeof(vm->cmdline)) {
 		snprintf(err, errlen, "cmdline: at most %zu bytes (this one has %zu)",
 			 sizeof(vm->cmdline) - 1, strlen(cfg->cmdline));
+		*rc = -EINVAL;
 		return NULL;
 	}
 	if (!tsc_khz_ok(cfg)) {
 		snprintf(err, errlen, "tsc_khz=%llu: a rate from %llu to %llu kHz",
 			 (unsigned long long)cfg->tsc_khz, VM_TSC_KHZ_MIN, VM_TSC_KHZ_MAX);
+		*rc = -EINVAL;
 		return NULL;
 	}
 	if (cfg->vcpus < 1 || cfg->vcpus > VM_MAX_VCPUS ||
@@ -717,11 +726,13 @@ static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 			 cpu_count * VM_VCPUS_PER_CPU < VM_MAX_VCPUS ?
 			 cpu_count * VM_VCPUS_PER_CPU : VM_MAX_VCPUS,
 			 VM_VCPUS_PER_CPU, VM_MAX_VCPUS);
+		*rc = cfg->vcpus ? -E2BIG : -EINVAL;
 		return NULL;
 	}
 	vm = calloc(1, sizeof(*vm));
 	if (!vm) {
 		snprintf(err, errlen, "out of memory for the guest's bookkeeping");
+		*rc = -ENOMEM;
 		return NULL;
 	}
 	snprintf(vm->name, sizeof(vm->name), "%s", cfg->name);
@@ -741,12 +752,14 @@ static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 	else if (vm->nic && pick_mac(vm->name, vm->mac)) {
 		snprintf(err, errlen, "no free MAC after 64 draws: give one with mac=");
 		free(vm);
+		*rc = -EADDRINUSE;
 		return NULL;
 	}
 	if (vm->nic && gnet_mac_taken(vm->mac)) {
 		snprintf(err, errlen, "MAC %02x:%02x:%02x:%02x:%02x:%02x is in use here",
 			 vm->mac[0], vm->mac[1], vm->mac[2], vm->mac[3], vm->mac[4], vm->mac[5]);
 		free(vm);
+		*rc = -EADDRINUSE;
 		return NULL;
 	}
 	vm->nr_frames = vm->mem_size / PAGE_SIZE;
@@ -756,25 +769,13 @@ static struct vm *vm_new(const struct vm_config *cfg, char *err, size_t errlen)
 	return vm;
 }
 
-static int vm_error_code(const struct vm_config *cfg, unsigned int vcpus_max)
-{
-	if (!vmm)
-		return -ENODEV;
-	if (vm_find(cfg->name))
-		return -EEXIST;
-	if (!tsc_khz_ok(cfg))
-		return -EINVAL;
-	return cfg->vcpus < 1 || cfg->vcpus > vcpus_max ||
-	       cfg->vcpus > VM_VCPUS_PER_CPU * cpu_count ? -EINVAL : -ENOMEM;
-}
-
 int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen)
 {
-	struct vm *vm = vm_new(cfg, err, errlen);
-	int rc;
+	int rc = 0;
+	struct vm *vm = vm_new(cfg, &rc, err, errlen);
 
 	if (!vm)
-		return vm_error_code(cfg, VM_MAX_VCPUS);
+		return rc;
 	rc = vm_build(vm, cfg, err, errlen);
 	if (!rc)
 		rc = vm_register(vm, err, errlen);
@@ -791,11 +792,11 @@ int vm_create_incoming(const struct vm_config *cfg, struct vm **out, char *err, 
 {
 	struct mb1_entry_state zero;
 	struct cpu_state entry;
-	struct vm *vm = vm_new(cfg, err, errlen);
-	int rc;
+	int rc = 0;
+	struct vm *vm = vm_new(cfg, &rc, err, errlen);
 
 	if (!vm)
-		return vm_error_code(cfg, VM_MAX_VCPUS);
+		return rc;
 	memset(&zero, 0, sizeof(zero));		/* the source's state replaces it */
 	vcpu_mb1_state(&zero, &entry);
 	vm->state = VM_INCOMING;

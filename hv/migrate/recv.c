@@ -285,8 +285,10 @@ static int create_guest(struct in *in, const struct mig_hello *h, struct mig_err
 
 	in->ch.last_rx_us = netif_now_us();	/* taking a big guest's frames is no silence */
 	if (rc) {
-		mig_error_set(e, rc == -EEXIST ? MIG_E_NAME_TAKEN :
-			      rc == -ENOMEM ? MIG_E_NO_MEMORY : MIG_E_INTERNAL, "%s", err);
+		/* a guest here has its name or its MAC: either is taken */
+		mig_error_set(e, rc == -EEXIST || rc == -EADDRINUSE ? MIG_E_NAME_TAKEN :
+			      rc == -ENOMEM ? MIG_E_NO_MEMORY :
+			      rc == -E2BIG ? MIG_E_LIMIT : MIG_E_INTERNAL, "%s", err);
 		in->vm = NULL;
 		return rc;
 	}

@@ -746,6 +746,21 @@ def test_admission_refusals(ab):
     assert guests(b).get("adm", "").startswith("created"), guests(b)
     assert free_kib(b) == before_b
     b.cmd("destroy adm")
+    # a MAC taken: a guest on B has the NIC's MAC of the one coming
+    mac = "52:54:00:ad:0b:01"
+    for h, name in ((a, "admn"), (b, "other")):
+        out = h.cmd(f'create {name} kernel=testguest mem=16 nic=on mac={mac} '
+                    'cmdline="heartbeat"', timeout=60)
+        assert f"created {name}" in out, out
+    assert "started admn" in a.cmd("start admn")
+    before_b = free_kib(b)
+    r = migrate(a, "admn", b, timeout=60)
+    assert r.what == "error" and re.search(rf"refused: name taken: MAC {mac} is in use here",
+                                           r.rest), r.line_out
+    assert is_running(state(a, "admn")) and free_kib(b) == before_b
+    a.cmd("destroy admn")
+    b.cmd("destroy other")
+    assert free_kib(a) == after_create
     # not enough memory: fill B with a created guest, leave less than 16 MiB
     room = free_kib(b) // 1024 - 12
     out = b.cmd(f"create filler kernel=testguest mem={room}", timeout=60)
