@@ -23,7 +23,7 @@ GUEST_LDFLAGS := -m32 -static -nostdlib -no-pie -Wl,--build-id=none \
 TESTGUEST_SRCS := $(addprefix $(GUEST_DIR)/testguest/, entry.S main.c lib.c \
 	console.c trap.c timer.c mode_hello.c mode_memtest.c \
 	mode_heartbeat.c mode_fpu.c mode_bench.c mode_hostile.c \
-	hostile_mem.c mode_dirty.c mode_ipi.c mode_smp.c smp_tramp.S)
+	hostile_mem.c mode_vq.c mode_dirty.c mode_ipi.c mode_smp.c smp_tramp.S)
 TESTGUEST_OBJS := $(patsubst $(GUEST_DIR)/testguest/%,$(BUILD)/guest/testguest/%.o,$(TESTGUEST_SRCS))
 
 .PHONY: guest guest-clean
