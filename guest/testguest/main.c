@@ -59,7 +59,7 @@ static const struct mode modes[] = {
 	{ "work", true, mode_work },
 	{ "share", true, mode_share },
 	{ "hostile", false, mode_hostile },
-	{ "vqhostile", false, mode_vqhostile },
+	{ "vqhostile", true, mode_vqhostile },
 	{ "dirty", true, mode_dirty },
 	{ "spin", false, mode_spin },
 	{ "triplefault", false, mode_triplefault },

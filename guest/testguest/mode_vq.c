@@ -74,6 +74,8 @@
 #define FRAME 60               /* a minimum Ethernet frame, no FCS */
 #define ETHERTYPE_LOCAL 0x88B5 /* IEEE 802 local experimental */
 #define SETTLE_SPINS (1u << 20)
+#define RX_BUF 2048
+#define RX_WAIT_S 20 /* rx_goes_on's default wait for a frame */
 
 struct vdesc {
 	uint64_t addr;
@@ -99,6 +101,7 @@ struct vring {
 static struct vring rings[2] __attribute__((aligned(TG_PAGE)));
 static struct vdesc table[4] __attribute__((aligned(16))); /* indirect */
 static uint8_t frame[NET_HDR + FRAME];
+static uint8_t rxbuf[2][RX_BUF];
 
 /* Where the device is: BAR addresses of its structures. */
 static struct {
@@ -380,6 +383,7 @@ struct vq_case {
 	uint64_t features;	/* besides VERSION_1 and MAC */
 	void (*rx)(struct qlayout *l);
 	void (*tx)(void);
+	bool rx_wait;		/* then wait for a frame on the receive queue */
 };
 
 static uint32_t past_ram(void)
@@ -520,6 +524,20 @@ static void tx_ind_unnegotiated(void)
 	post_table(sizeof(struct vdesc), (uint32_t)table);
 }
 
+/* Receive buffers posted, then the transmit loop: the receive queue must
+ * still take a frame (the test has ferry broadcast one: an ARP request). */
+static void tx_loop_rx_posted(void)
+{
+	for (uint16_t i = 0; i < 2; i++) {
+		rings[RXQ].desc[i] = (struct vdesc){ (uint32_t)rxbuf[i], RX_BUF, D_WRITE, 0 };
+		rings[RXQ].avail.ring[i] = i;
+	}
+	__asm__ volatile("" : : : "memory");
+	*(volatile uint16_t *)&rings[RXQ].avail.idx = 2;
+	kick(RXQ);
+	tx_loop();
+}
+
 /* The available index a long way ahead of what was offered. */
 static void tx_avail_jump(void)
 {
@@ -548,26 +566,27 @@ static void rx_align(struct qlayout *l)
 }
 
 static const struct vq_case cases[] = {
-	{ "rx_ring_past_ram", F_INDIRECT, rx_ring_past_ram, NULL },
-	{ "rx_size", F_INDIRECT, rx_size, NULL },
-	{ "rx_align", F_INDIRECT, rx_align, NULL },
-	{ "loop", F_INDIRECT, NULL, tx_loop },
-	{ "next_range", F_INDIRECT, NULL, tx_next_range },
-	{ "head_range", F_INDIRECT, NULL, tx_head_range },
-	{ "buf_past_ram", F_INDIRECT, NULL, tx_buf_past_ram },
-	{ "buf_straddle", F_INDIRECT, NULL, tx_buf_straddle },
-	{ "buf_mmio", F_INDIRECT, NULL, tx_buf_mmio },
-	{ "buf_wrap", F_INDIRECT, NULL, tx_buf_wrap },
-	{ "len_huge", F_INDIRECT, NULL, tx_len_huge },
-	{ "dir", F_INDIRECT, NULL, tx_dir },
-	{ "order", F_INDIRECT, NULL, tx_order },
-	{ "ind_loop", F_INDIRECT, NULL, tx_ind_loop },
-	{ "ind_nested", F_INDIRECT, NULL, tx_ind_nested },
-	{ "ind_badlen", F_INDIRECT, NULL, tx_ind_badlen },
-	{ "ind_past_ram", F_INDIRECT, NULL, tx_ind_past_ram },
-	{ "ind_next", F_INDIRECT, NULL, tx_ind_next },
-	{ "ind_unnegotiated", 0, NULL, tx_ind_unnegotiated },
-	{ "avail_jump", F_INDIRECT, NULL, tx_avail_jump },
+	{ "rx_ring_past_ram", F_INDIRECT, rx_ring_past_ram, NULL, false },
+	{ "rx_size", F_INDIRECT, rx_size, NULL, false },
+	{ "rx_align", F_INDIRECT, rx_align, NULL, false },
+	{ "loop", F_INDIRECT, NULL, tx_loop, false },
+	{ "next_range", F_INDIRECT, NULL, tx_next_range, false },
+	{ "head_range", F_INDIRECT, NULL, tx_head_range, false },
+	{ "buf_past_ram", F_INDIRECT, NULL, tx_buf_past_ram, false },
+	{ "buf_straddle", F_INDIRECT, NULL, tx_buf_straddle, false },
+	{ "buf_mmio", F_INDIRECT, NULL, tx_buf_mmio, false },
+	{ "buf_wrap", F_INDIRECT, NULL, tx_buf_wrap, false },
+	{ "len_huge", F_INDIRECT, NULL, tx_len_huge, false },
+	{ "dir", F_INDIRECT, NULL, tx_dir, false },
+	{ "order", F_INDIRECT, NULL, tx_order, false },
+	{ "ind_loop", F_INDIRECT, NULL, tx_ind_loop, false },
+	{ "ind_nested", F_INDIRECT, NULL, tx_ind_nested, false },
+	{ "ind_badlen", F_INDIRECT, NULL, tx_ind_badlen, false },
+	{ "ind_past_ram", F_INDIRECT, NULL, tx_ind_past_ram, false },
+	{ "ind_next", F_INDIRECT, NULL, tx_ind_next, false },
+	{ "ind_unnegotiated", 0, NULL, tx_ind_unnegotiated, false },
+	{ "rx_goes_on", F_INDIRECT, NULL, tx_loop_rx_posted, true },
+	{ "avail_jump", F_INDIRECT, NULL, tx_avail_jump, false },
 };
 
 /* Reset, handshake, both queues; false (said) if the device refused. */
@@ -600,9 +619,35 @@ static bool bring_up(const struct vq_case *c, uint16_t *rx_enabled)
 	return true;
 }
 
+/* What the receive queue's first used entry says. */
+struct rx_seen {
+	uint16_t used;
+	uint32_t len, type;
+};
+
+/* Up to rxwait= seconds for the receive queue's first used entry: its
+ * length and the frame's EtherType (after the 12-byte header). */
+static struct rx_seen wait_rx(void)
+{
+	uint32_t start = tg_ticks, limit = tg_opt_u32("rxwait", RX_WAIT_S) * TG_HZ, id;
+	struct rx_seen r = { 0, 0, 0 };
+
+	tg_printf("TG vq waiting for a frame\n");
+	while (!used_idx(RXQ) && tg_ticks - start < limit)
+		tg_wait_tick_edge();
+	r.used = used_idx(RXQ);
+	id = rings[RXQ].used.ring[0].id;
+	if (r.used && id < 2) {
+		r.len = rings[RXQ].used.ring[0].len;
+		r.type = (uint32_t)rxbuf[id][NET_HDR + 12] << 8 | rxbuf[id][NET_HDR + 13];
+	}
+	return r;
+}
+
 static void run_case(const struct vq_case *c)
 {
-	uint16_t rx_enabled = 0, used;
+	uint16_t rx_enabled = 0, used, probe_used;
+	struct rx_seen rx = { 0, 0, 0 };
 	uint8_t st, isr;
 
 	tg_printf("TG vq TRY %s\n", c->name);
@@ -618,10 +663,15 @@ static void run_case(const struct vq_case *c)
 	good_desc(&rings[TXQ].desc[PROBE_DESC]); /* does the transmit queue still work? */
 	post(PROBE_DESC);
 	kick(TXQ);
+	probe_used = settle(TXQ, used);
+	if (c->rx_wait)
+		rx = wait_rx();
 	tg_printf("TG vq RESULT %s queue=%s used=%u status=0x%x isr=0x%x probe_used=%u", c->name,
-		  c->rx ? "rx" : "tx", used, st, isr, settle(TXQ, used));
+		  c->rx ? "rx" : "tx", used, st, isr, probe_used);
 	if (c->rx)
 		tg_printf(" enabled=%u", rx_enabled);
+	if (c->rx_wait)
+		tg_printf(" rx_used=%u rx_len=%u rx_type=0x%04x", rx.used, rx.len, rx.type);
 	tg_printf("\n");
 }
 
