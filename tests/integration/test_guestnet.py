@@ -106,6 +106,13 @@ def test_linux_guest_on_the_wire(ns, hosts):
         out = m.cmd(f"create bad kernel=vmlinuz initrd=initrd mem=64 nic=on mac={bad}")
         assert re.search(r"error: create: mac=.*unicast", out), out
     boot_guest(m)
+    # Linux found the NIC where ferry put it, as lspci would show it: the
+    # host bridge at 00:00.0 and virtio-net (modern, 1af4:1041) at 00:01.0,
+    # bound to virtio-pci
+    pci = talk(m, "cd /sys/bus/pci/devices; for d in *; do drv=$(readlink $d/driver); "
+                  "echo PCI $d $(cat $d/vendor) $(cat $d/device) ${drv##*/}; done; cd /")
+    assert re.search(r"^PCI 0000:00:00\.0 0x1b36 0x0008\s*$", pci, re.M), pci
+    assert re.search(r"^PCI 0000:00:01\.0 0x1af4 0x1041 virtio-pci$", pci, re.M), pci
     assert received(talk(m, f"ping -c 3 -W 3 {BRIDGE_IP}", timeout=60)) == 3
     # the operator pulls the guest's cable: its driver sees the carrier go
     # and nothing passes either way, until it is plugged back
@@ -288,8 +295,10 @@ def test_linux_guest_migrates_keeping_its_tcp_connection(ns, hosts):
     out = peer(ns, "netpeer.py", "recv", 5005, MOVED_WITHIN)
     assert out.stdout.readline().strip() == "listening"
     talk(a, f"(nc {BRIDGE_IP} 5005 -e sh /tmp/send.sh &)")
-    pings = subprocess.Popen(["ip", "netns", "exec", ns.name, "ping", "-i", "0.1", "-w", "40",
-                              GUEST_IP], stdout=subprocess.PIPE, text=True)
+    # runs until the move is done (SIGINT then: it prints its summary), so
+    # that its window always holds the move, however long that takes
+    pings = subprocess.Popen(["ip", "netns", "exec", ns.name, "ping", "-i", "0.1", GUEST_IP],
+                             stdout=subprocess.PIPE, text=True)
     detach(a)
     time.sleep(3)
     a.send(f"migrate lx {b.ip} insecure\r")
@@ -297,6 +306,8 @@ def test_linux_guest_migrates_keeping_its_tcp_connection(ns, hosts):
     assert r.group(1) == "done", r.group(0)
     downtime = float(re.search(r"downtime ([\d.]+) ms", r.group(0)).group(1))
     a.expect(PROMPT, timeout=60)
+    time.sleep(2)               # the announce, and some pings after it
+    pings.send_signal(signal.SIGINT)
     # the echo connection was open across the move, and at least one bulk
     # stream was still running when the guest left: their ends come from B
     assert p.poll() is None, p.communicate()[0]

@@ -130,7 +130,8 @@ def test_debian_kernel_boots_to_its_shell(machine_factory, linux_iso):
 BAD = [
     ("kernel=short initrd=initrd mem=64", r"'short' cannot boot: truncated"),
     ("kernel=armelf mem=64", r"an ELF file for another architecture"),
-    ("kernel=vmlinuz initrd=initrd mem=24", r"does not fit|more RAM than the guest has"),
+    ("kernel=vmlinuz initrd=initrd mem=24", r"the kernel runs at \d+ MiB and needs \d+ MiB "
+                                            r"there: more RAM than the guest has"),
     ("kernel=vmlinuz initrd=nosuch mem=64", r"no module named 'nosuch' for the initrd"),
     ("kernel=testguest initrd=initrd mem=16", r"initrd= is for Linux kernels"),
 ]
@@ -142,7 +143,16 @@ def test_bad_linux_images_are_refused(machine_factory, linux_iso):
     refused with its reason, no guest left, all memory back."""
     m = machine_factory("qemu", cpus=1, mem=256, iso=linux_iso)
     free = re.search(r"free:\s+(\d+) KiB", m.cmd("mem")).group(1)
-    for args, reason in BAD:
+    # RAM where the kernel fits (it runs at pref_address and needs init_size
+    # there: boot protocol header at 0x258 and 0x260) and leaves less than
+    # the initrd beside it
+    hdr = open(os.path.join(LINUX, "vmlinuz"), "rb").read(0x264)
+    end = int.from_bytes(hdr[0x258:0x260], "little") + int.from_bytes(hdr[0x260:0x264], "little")
+    mem_mb = -(-end >> 20)
+    assert (mem_mb << 20) - end < os.path.getsize(os.path.join(LINUX, "initrd"))
+    bad = BAD + [(f"kernel=vmlinuz initrd=initrd mem={mem_mb}",
+                  r"the initrd \(\d+ KiB\) does not fit in the guest's RAM beside the kernel")]
+    for args, reason in bad:
         out = m.cmd(f"create bad {args}")
         assert re.search(r"error: create: .*(" + reason + ")", out), out
         assert not re.search(r"^bad ", m.cmd("list"), re.M)

@@ -22,10 +22,12 @@ def test_debian_kernel_boots_on_vmx(machine_factory, linux_iso):  # noqa: F811
     m = machine_factory("bochs", cpus=3, mem=512, iso=linux_iso)
     to_shell(m, slow=10, vcpus=2)
     assert re.search(r"^2$", talk(m, "nproc", timeout=300), re.M)
-    talk(m, "for i in 1 2; do (dd if=/dev/zero bs=1M count=2 2>/dev/null | sha256sum "
-            ">/dev/null) & done; wait", timeout=600)
-    loc = re.search(r"LOC:\s+(\d+)\s+(\d+)", talk(m, "grep LOC: /proc/interrupts", timeout=300))
-    assert loc and int(loc.group(1)) > 0 and int(loc.group(2)) > 0, loc
+    # one job pinned to each vCPU, at once; each says where its last step
+    # ran (field 39 of /proc/self/stat: the CPU it last ran on)
+    jobs = talk(m, "for i in 0 1; do (taskset -c $i sh -c \"dd if=/dev/zero bs=1M count=2 "
+                   "2>/dev/null | sha256sum >/dev/null; echo JOB $i on "
+                   "\\$(cut -d' ' -f39 /proc/self/stat)\") & done; wait", timeout=600)
+    assert sorted(re.findall(r"^JOB (\d) on (\d+)$", jobs, re.M)) == [("0", "0"), ("1", "1")], jobs
     uname = talk(m, "uname -a", timeout=300)
     assert re.search(r"Linux \S+ 6\.1\.\S+-amd64 .* x86_64", uname), uname
     cpu = talk(m, "grep -m1 'model name' /proc/cpuinfo", timeout=300)
