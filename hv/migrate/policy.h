@@ -114,7 +114,7 @@ uint32_t mig_throttle_for(uint64_t dirty_Bps, uint64_t link_Bps);
  * one pass over the guest's memory at 1 GB/s (a big guest's allocation or
  * load), at most MIG_SILENCE_MAX_US.  `migrate ... timeout=S` overrides. */
 #define MIG_SILENCE_BASE_US	(10ull * 1000000)
-#define MIG_SILENCE_MAX_US	(600ull * 1000000)
+#define MIG_SILENCE_MAX_US	(MIG_TIMEOUT_MAX_S * 1000000ull)
 uint64_t mig_silence_us(uint64_t mem_bytes, uint64_t srtt_us);
 
 /* Token bucket for bandwidth=MB/s: tokens are bytes, refilled per us. */

@@ -731,7 +731,9 @@ static bool silent(struct in *in)
 	netif_lock();
 	tcp_get_info(in->ch.conn, &ti);
 	netif_unlock();
-	limit = mig_silence_us(in->vm ? in->vm->mem_size : 0, ti.srtt_us);
+	/* the source's `timeout=S` holds here too, once its HELLO came */
+	limit = in->vm && in->ch.st.hello.timeout_s ? in->ch.st.hello.timeout_s * 1000000ull :
+		mig_silence_us(in->vm ? in->vm->mem_size : 0, ti.srtt_us);
 
 	if (netif_now_us() - in->ch.last_rx_us <= limit)
 		return false;

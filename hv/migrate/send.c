@@ -482,6 +482,7 @@ static void fill_hello(struct mig_out *o, struct mig_hello *h)
 	snprintf(h->cmdline, sizeof(h->cmdline), "%s", vm->cmdline);
 	snprintf(h->initrd, sizeof(h->initrd), "%s", vm->initrd);
 	snprintf(h->modules, sizeof(h->modules), "%s", vm->modules);
+	h->timeout_s = o->a->timeout_s;
 }
 
 static int hello(struct mig_out *o)

@@ -260,6 +260,7 @@ static void walk_hello(struct walk *w, struct mig_rec *r)
 	w_str(w, h->cmdline, MIG_CMDLINE_MAX, "HELLO cmdline");
 	w_str(w, h->initrd, MIG_KERNEL_MAX, "HELLO initrd");
 	w_str(w, h->modules, MIG_MODULES_MAX, "HELLO modules");
+	snap_u32(&w->s, &h->timeout_s);
 }
 
 static void walk_reply(struct walk *w, struct mig_rec *r)
@@ -453,6 +454,9 @@ static int check_hello(const struct mig_stream *s, const struct mig_rec *r, stru
 	    !text_ok(h->cmdline, true) || !text_ok(h->initrd, false) ||
 	    !text_ok(h->modules, false))
 		return NOPE(MIG_E_PROTOCOL, "HELLO: non-printable characters in a string");
+	if (h->timeout_s > MIG_TIMEOUT_MAX_S)
+		return NOPE(MIG_E_PROTOCOL, "HELLO: timeout %u s, at most %u", h->timeout_s,
+			    MIG_TIMEOUT_MAX_S);
 	if (!h->kernel[0] || !modules_ok(h->modules) || (h->initrd[0] && h->modules[0]))
 		return NOPE(MIG_E_PROTOCOL, "HELLO: no kernel, a malformed module list, or both "
 			    "an initrd and modules");

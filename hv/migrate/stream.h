@@ -31,10 +31,11 @@
 #include "hv/cpuid.h"
 
 #define MIG_PORT		7447	/* default TCP port of `migrate listen` */
-#define MIG_PROTO_VERSION	8	/* 2: SPARSE pages, halted vCPUs; 3: HELLO nic, mac;
+#define MIG_PROTO_VERSION	9	/* 2: SPARSE pages, halted vCPUs; 3: HELLO nic, mac;
 					 * 4: HELLO weight, cap; 5: HELLO pvpanic;
 					 * 6: ROUND_ACK; 7: FRAMES;
-					 * 8: HELLO initrd, modules */
+					 * 8: HELLO initrd, modules;
+					 * 9: HELLO timeout_s */
 #define MIG_CPU_STATE_VERSION	1	/* layout of struct cpu_state on the wire */
 
 /* Record header: u16 type, u16 flags, u32 len, u32 seq, u32 crc; LE. */
@@ -63,6 +64,8 @@
 #define MIG_KERNEL_MAX		31
 #define MIG_CMDLINE_MAX		255
 #define MIG_MODULES_MAX		127	/* module=LIST (hv/vm.h VM_MODULES_MAX) */
+#define MIG_TIMEOUT_MAX_S	600	/* `migrate ... timeout=S`, and the longest
+					 * silence either end waits out by its own rule */
 #define MIG_VERSTR_MAX		63
 #define MIG_MSG_MAX		127
 
@@ -156,6 +159,8 @@ struct mig_hello {
 	char cmdline[MIG_CMDLINE_MAX + 1];	/* printable */
 	char initrd[MIG_KERNEL_MAX + 1];	/* printable, no spaces, "" for none */
 	char modules[MIG_MODULES_MAX + 1];	/* printable, no spaces, "" for none */
+	uint32_t timeout_s;		/* `migrate ... timeout=S` for both ends; 0: each
+					 * its own rule (mig_silence_us); <= MIG_TIMEOUT_MAX_S */
 };
 
 struct mig_reply {

@@ -41,7 +41,7 @@ import zlib
 
 HDR = 16
 MAGIC = 0x4D00
-PROTO = 8             # MIG_PROTO_VERSION
+PROTO = 9             # MIG_PROTO_VERSION
 HELLO_FIXED = "<IIIIQQQQQB6sBII"  # ... guest_tsc, nic, mac (3), pvpanic (5), weight, cap (4)
 TYPES = ["HELLO", "HELLO_REPLY", "PAGES", "ROUND_END", "VCPU_STATE", "DEVICE_STATE",
          "TSC", "END", "READY", "COMMIT", "COMMITTED", "ABORT", "QUERY", "QUERY_REPLY",
@@ -70,32 +70,34 @@ def string(s):
 
 def hello_payload(name="peer1", mem_mib=16, vcpus=1, mig_id=0x1122334455667788,
                   baseline=0x0123456789ABCDEF, tsc_hz=2_000_000_000, version="migpeer",
-                  kernel="testguest", cmdline="heartbeat", dev_version=1, initrd="", modules=""):
+                  kernel="testguest", cmdline="heartbeat", dev_version=1, initrd="", modules="",
+                  timeout_s=0):
     return (struct.pack(HELLO_FIXED, PROTO, 1, dev_version, vcpus, mig_id, mem_mib << 20,
                         baseline, tsc_hz, 123456789, 0, bytes(6), 0, 256, 0)
             + string(version) + string(name) + string(kernel) + string(cmdline)
-            + string(initrd) + string(modules))
+            + string(initrd) + string(modules) + struct.pack("<I", timeout_s))
 
 
 def parse_hello(p):
-    """The fixed part and the six strings of a HELLO payload (version PROTO):
-    ferry version, name, kernel, cmdline, initrd, modules."""
+    """The fixed part, the six strings of a HELLO payload (version PROTO):
+    ferry version, name, kernel, cmdline, initrd, modules; and what follows
+    them (the timeout)."""
     fixed = list(struct.unpack_from(HELLO_FIXED, p))
     pos, strs = struct.calcsize(HELLO_FIXED), []
     for _ in range(6):
         (n,) = struct.unpack_from("<H", p, pos)
         strs.append(p[pos + 2:pos + 2 + n])
         pos += 2 + n
-    return fixed, strs
+    return fixed, strs, p[pos:]
 
 
 def rename_hello(p, name):
     """Another guest name, and another migration id (a listener refuses an
     id that came to it before)."""
-    fixed, strs = parse_hello(p)
+    fixed, strs, tail = parse_hello(p)
     strs[1] = name.encode()
     fixed[4] ^= zlib.crc32(name.encode()) << 16 | 1
-    return struct.pack(HELLO_FIXED, *fixed) + b"".join(string(s) for s in strs)
+    return struct.pack(HELLO_FIXED, *fixed) + b"".join(string(s) for s in strs) + tail
 
 
 def split_records(data):
@@ -299,7 +301,7 @@ def capture(lport, out, to=None, cut=None, hello_only=False, timeout=120):
         rtype, p = ans
         with open(out, "wb") as f:
             f.write(record(rtype, p, 0))
-        fixed, strs = parse_hello(p)
+        fixed, strs, _ = parse_hello(p)
         print(f"capture: {tname(rtype)} from {addr[0]} name={strs[1].decode()} "
               f"mem_mib={fixed[5] >> 20}", flush=True)
         src.close()

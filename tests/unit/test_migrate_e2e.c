@@ -756,6 +756,8 @@ static size_t ls_capture(const struct mig_rec *r, uint8_t *out, size_t cap)
 	return n;
 }
 
+static uint32_t ls_timeout_s;		/* what its HELLO says of timeout=S */
+
 /* Connect, say HELLO for a 2 MiB guest "liar" with migration id id (0: a
  * new one, as a real source's), and get the answer. */
 static const struct mig_rec *ls_hello_id(uint64_t id)
@@ -782,6 +784,7 @@ static const struct mig_rec *ls_hello_id(uint64_t id)
 		.weight = 256 };
 	strcpy(h.hello.name, "liar");
 	strcpy(h.hello.kernel, "guest.elf");
+	h.hello.timeout_s = ls_timeout_s;
 	ls_send(&h);
 	r = ls_pull();
 	assert_non_null(r);
@@ -1358,6 +1361,24 @@ static void test_sealed_record_empty(void **st)
  * records are, so the destination gives up once the silence limit has
  * passed (about 10 s) and frees the guest, not after the week the record
  * would take. */
+/* The source's `timeout=S` holds at the destination too: a source silent
+ * after its HELLO is waited for S seconds, not by the destination's own
+ * rule (about 10 s for this guest), and then it is silent. */
+static void test_source_timeout_holds_at_the_destination(void **st)
+{
+	(void)st;
+	ls_timeout_s = 30;
+	ls_hello();
+	ls_timeout_s = 0;
+	mh_run_for(25 * SEC);
+	assert_false(mh_vm_on(MH_DST, "liar")->destroyed);
+	mh_run_for(10 * SEC);
+	assert_true(mh_vm_on(MH_DST, "liar")->destroyed);
+	assert_int_equal(last_entry(false)->outcome, MIG_FAILED);
+	assert_non_null(strstr(last_entry(false)->why, "silent for 30 s"));
+	chan_close(&LS, true);
+}
+
 static void test_trickled_record_times_out(void **st)
 {
 	uint8_t a[128];
@@ -1755,6 +1776,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_sealed_record_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_silent_connections_make_room, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_source_timeout_holds_at_the_destination, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_trickled_record_times_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hello_with_a_used_id_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paused_guest, setup, teardown),

@@ -722,7 +722,7 @@ static void test_admission(void **st)
 	(void)st;
 	admit_case(m_peer, MIG_E_NOT_ALLOWED, "does not accept");
 	admit_case(m_busy, MIG_E_BUSY, "already");
-	admit_case(m_proto, MIG_E_VERSION, "this host v8");
+	admit_case(m_proto, MIG_E_VERSION, "this host v9");
 	admit_case(m_cpuv, MIG_E_VERSION, "cpu v9");
 	admit_case(m_devv, MIG_E_VERSION, "device v1");
 	admit_case(m_base, MIG_E_BASELINE, "baseline");

@@ -117,7 +117,7 @@ static void test_query_hostile_replies(void **st)
 			struct mig_stream d2;
 			uint8_t b2[64];
 			memcpy(b2, qb, (size_t)qn);
-			b2[MIG_HDR_SIZE] = 9;	/* proto_version, little-endian low byte */
+			b2[MIG_HDR_SIZE] = MIG_PROTO_VERSION + 1;	/* proto_version's low byte */
 			mig_fix_crc(b2, (size_t)qn);
 			mig_stream_init(&d2, MIG_DST);
 			assert_int_equal(mig_feed_all(&d2, b2, (size_t)qn, &r), -EPROTO);

@@ -134,6 +134,7 @@ static void pb_hello(const struct mig_hello *h)
 	pb_str(h->cmdline);
 	pb_str(h->initrd);
 	pb_str(h->modules);
+	pb_u32(h->timeout_s);
 }
 
 /* A whole record around payload P: header, CRC over header[0..12) + P. */
@@ -1050,6 +1051,7 @@ static void hello_mut(struct mig_hello *h, int i)
 	case 20: memset(h->modules, 'm', 40); h->modules[40] = 0; break;	/* a name of 40 */
 	case 21: strcpy(h->modules, "a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q"); break;	/* 17 */
 	case 22: strcpy(h->initrd, "initrd"); strcpy(h->modules, "a"); break;
+	case 23: h->timeout_s = MIG_TIMEOUT_MAX_S + 1; break;
 	}
 }
 
@@ -1066,6 +1068,7 @@ static void test_hello_fields_refused(void **st)
 		{ MIG_E_PROTOCOL, "no kernel" }, { MIG_E_PROTOCOL, "module list" },
 		{ MIG_E_PROTOCOL, "module list" }, { MIG_E_PROTOCOL, "module list" },
 		{ MIG_E_PROTOCOL, "module list" }, { MIG_E_PROTOCOL, "initrd and modules" },
+		{ MIG_E_PROTOCOL, "timeout 601 s, at most 600" },
 	};
 	char mods[2][MIG_MODULES_MAX + 1] = { "", "a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p" };
 	struct mig_hello h;
