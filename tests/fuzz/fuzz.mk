@@ -33,6 +33,7 @@ fuzz_snap_SRCS := tests/fuzz/fuzz_snap.c $(VDEV_SRCS)
 FUZZ_ALL += migrate_stream
 fuzz_migrate_stream_SRCS := tests/fuzz/fuzz_migrate_stream.c hv/migrate/stream.c hv/lib/namelist.c \
 	hv/migrate/statecheck.c hv/migrate/sparse.c hv/vdev/snap.c hv/lib/crc32.c hv/cpuid.c
+fuzz_migrate_stream_CFLAGS := -fsanitize-coverage-ignorelist=tests/fuzz/nocov.txt
 FUZZ_ALL += loader
 fuzz_loader_SRCS := tests/fuzz/fuzz_loader.c hv/loader/probe.c hv/loader/bzimage.c \
 	hv/loader/mb1elf.c hv/loader/e820.c
@@ -44,7 +45,7 @@ FUZZ_BINS := $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_ALL))
 # Headers as for the unit tests (the Makefile's unit_rule): BIN.d.
 define fuzz_rule
 $(FUZZ_DIR)/fuzz_$(1).d: ;
-$(FUZZ_DIR)/fuzz_$(1): $$(fuzz_$(1)_SRCS) $$(wildcard $$(patsubst %.c,%.h,$$(fuzz_$(1)_SRCS))) tests/fuzz/fuzz.mk $(FUZZ_DIR)/fuzz_$(1).d
+$(FUZZ_DIR)/fuzz_$(1): $$(fuzz_$(1)_SRCS) $$(wildcard $$(patsubst %.c,%.h,$$(fuzz_$(1)_SRCS))) tests/fuzz/fuzz.mk tests/fuzz/nocov.txt $(FUZZ_DIR)/fuzz_$(1).d
 	@mkdir -p $$(dir $$@)
 	@echo "  FUZZCC  $$@"
 	$(Q)$$(FUZZ_CC) $$(FUZZ_CFLAGS) $$(fuzz_$(1)_CFLAGS) -MM -MP -MT $$@ $$(fuzz_$(1)_SRCS) > $$@.d

@@ -6,21 +6,37 @@
  *
  * Input: byte 0 = setup (bit 0: we are the source, else the destination;
  * bit 1: the destination refuses HELLO / the source starts with QUERY),
- * then steps, each: u8 ctl, u16 len (LE), len bytes.
- *   ctl & 0x10: the bytes are fed raw (any framing);
- *   otherwise they are the payload of a record of type MIG_MAGIC | (ctl & 15)
- *   framed by the harness with the right length, sequence number (ctl &
- *   0x20: a wrong one), flags (ctl & 0x40: nonzero) and CRC-32;
- *   ctl & 0x80: fed one byte at a time, else in two pieces.
+ * then steps, each: u8 ctl, u16 len (LE), len bytes; or, in the long form,
+ * u8 ctl, u24 len, u8 head, u24 reps, len bytes, which stand for a payload
+ * of their first head bytes and then the rest repeated reps times, the
+ * i-th copy with i added to its first (up to 8, LE) bytes: so a PAGES
+ * record of 256 DATA pages at gfns g, g+1, ... (about 1 MiB) or a
+ * DEVICE_STATE of 65536 bytes takes one page or one byte of input.
+ *   ctl & 15: the record type MIG_MAGIC | (ctl & 15), 0 meaning FRAMES
+ *     (0x4d10; the unknown types come through raw steps);
+ *   ctl & 0x10: the bytes are fed raw (any framing), else they are the
+ *     payload of a record of that type framed by the harness with the
+ *     right length, sequence number, flags (0) and CRC-32;
+ *   ctl & 0x60: 0x40 = the long form; 0x20 = a wrong sequence number;
+ *     0x60 = nonzero flags;
+ *   ctl & 0x80: fed one byte at a time (framed: the header), else in two
+ *     pieces.
  * Our own side answers as a real peer would (HELLO_REPLY, ROUND_ACK,
- * READY, COMMITTED; PAGES, ROUND_END, VCPU_STATE ... COMMIT), so the
- * fuzzer reaches every phase.
+ * READY, COMMITTED; PAGES, ROUND_END, VCPU_STATE ... END, FRAMES, COMMIT),
+ * so the fuzzer reaches every phase.
  *
  * Invariants: feed consumes <= len bytes, 0 means all taken; a refusal is
- * -EPROTO or -ENOMEM, sticky, with a printable message; a handed-out
- * record has the framed type, is allowed in the phase it came in, and its
- * pointers lie inside the stream's payload buffer; pages are inside
- * guest memory; sparse pages decode into exactly one page.
+ * -EPROTO or -ENOMEM, sticky, with a printable message; the decoder's
+ * sequence number counts the records handed out; a handed-out record has
+ * the framed type, is allowed in the phase it came in, its pointers lie
+ * inside the stream's payload buffer, and every field obeys the rules the
+ * decoder promises (docs/migration.md): strings printable and
+ * NUL-terminated (HELLO kernel, initrd, modules without spaces, the name
+ * the shell's), counts and totals as the conversation so far says, the
+ * order of DEVICE_STATE, TSC, END, READY, FRAMES, COMMIT; pages are inside
+ * guest memory; a sparse page is checked here segment by segment, decodes
+ * into exactly one page equal to that reading (zero outside the segments),
+ * and re-encodes to the same page.
  *
  * FERRY_FUZZ_MKSEEDS=dir: write seeds (whole conversations) and exit.
  */
@@ -40,11 +56,17 @@
 #define G_PAGES 256u			/* a 1 MiB guest */
 #define XCR0_DST 0x7ull
 #define OUTCAP (1u << 21)
+/* a long step's payload: above every type's bound (PAGES: 1050884) */
+#define PAYCAP ((1u << 20) + 8192)
+#define FRAMES_SMALL (4 + 2 + 60)
 
 static uint8_t out[OUTCAP];		/* what our side encodes */
-static uint8_t recbuf[16 + 65536 + 16];
+static uint8_t pay[PAYCAP];		/* a step's payload, expanded */
+static uint8_t recbuf[MIG_HDR_SIZE + PAYCAP];
 static uint8_t xsave[MIG_XSAVE_MAX];
-static uint8_t page[MIG_PAGE_SIZE], devblob[300];
+static uint8_t page[MIG_PAGE_SIZE], devblob[300], bigdev[MIG_DEV_STATE_MAX];
+static uint8_t frames[MIG_FRAMES_MAX];	/* gnet_rx_late_snapshot's format */
+static bool g_big;			/* seeds: our source sends the largest records */
 
 /* ---- a valid guest, as the unit test builds it ---- */
 
@@ -93,6 +115,35 @@ static void statics_init(void)
 		page[j] = (uint8_t)(j / 64 + 1);
 	for (unsigned j = 0; j < sizeof(devblob); j++)
 		devblob[j] = (uint8_t)(j ^ 0x5a);
+	for (unsigned j = 0; j < sizeof(bigdev); j++)
+		bigdev[j] = (uint8_t)j;		/* what one repeated byte expands to */
+	/* FRAMES: u32 n, then n times u16 len and the frame; the small one is
+	 * one 60-byte frame, the big one 32 of 1022 bytes (MIG_FRAMES_MAX) */
+	memset(frames, 0, sizeof(frames));
+	frames[0] = 32;
+	for (unsigned i = 0; i < 32; i++) {
+		uint8_t *f = frames + 4 + i * 1024;
+		f[0] = 1022 & 0xff; f[1] = 1022 >> 8;
+		memset(f + 2, 0xff, 6);			/* broadcast */
+		f[2 + 6] = 0x52; f[2 + 11] = (uint8_t)i;
+		f[2 + 12] = 0x08; f[2 + 13] = 0x06;	/* ARP */
+	}
+}
+
+static const uint8_t *frames_blob(uint32_t *len)
+{
+	static uint8_t small[FRAMES_SMALL];
+
+	if (g_big) {
+		*len = MIG_FRAMES_MAX;
+		return frames;
+	}
+	memcpy(small, frames, sizeof(small));
+	small[0] = 1;
+	small[4] = 60;
+	small[5] = 0;
+	*len = sizeof(small);
+	return small;
 }
 
 static void hello_init(struct mig_hello *h)
@@ -112,6 +163,8 @@ static void hello_init(struct mig_hello *h)
 	strcpy(h->name, "web-1");
 	strcpy(h->kernel, "testguest.elf");
 	strcpy(h->cmdline, "console=ttyS0");
+	strcpy(h->initrd, "initrd.img");
+	strcpy(h->modules, "a.mod,b.mod");
 }
 
 /* ---- our side: answer as a conforming peer would ---- */
@@ -177,17 +230,27 @@ static void src_respond(struct mig_stream *s, sink_fn sink, void *ctx)
 
 	memset(&r, 0, sizeof(r));
 	if (s->phase == MIG_PH_MEMORY && !s->round_open && !s->rounds) {
-		static struct mig_page pg[4];
-		pg[0] = (struct mig_page){ .gfn = 0, .kind = MIG_PAGE_DATA, .data = page };
-		pg[1] = (struct mig_page){ .gfn = 1, .kind = MIG_PAGE_ZERO };
-		pg[2] = (struct mig_page){ .gfn = 2, .kind = MIG_PAGE_ZERO_RUN, .run = G_PAGES - 3 };
+		static struct mig_page pg[MIG_PAGES_MAX];
 		static uint8_t sp[MIG_SPARSE_MAX];
-		int sl = mig_sparse_encode(page, sp, sizeof(sp));
-		CHECK(sl >= (int)MIG_SPARSE_MIN);
-		pg[3] = (struct mig_page){ .gfn = G_PAGES - 1, .kind = MIG_PAGE_SPARSE,
-					   .data = sp, .len = (uint16_t)sl };
+		uint32_t cnt = 4;
+		if (g_big) {	/* round 0 in one record of the most pages: 1 MiB */
+			CHECK(G_PAGES == MIG_PAGES_MAX);
+			cnt = MIG_PAGES_MAX;
+			for (unsigned i = 0; i < cnt; i++)
+				pg[i] = (struct mig_page){ .gfn = i, .kind = MIG_PAGE_DATA,
+							   .data = page };
+		} else {	/* one of each kind */
+			pg[0] = (struct mig_page){ .gfn = 0, .kind = MIG_PAGE_DATA, .data = page };
+			pg[1] = (struct mig_page){ .gfn = 1, .kind = MIG_PAGE_ZERO };
+			pg[2] = (struct mig_page){ .gfn = 2, .kind = MIG_PAGE_ZERO_RUN,
+						   .run = G_PAGES - 3 };
+			int sl = mig_sparse_encode(page, sp, sizeof(sp));
+			CHECK(sl >= (int)MIG_SPARSE_MIN);
+			pg[3] = (struct mig_page){ .gfn = G_PAGES - 1, .kind = MIG_PAGE_SPARSE,
+						   .data = sp, .len = (uint16_t)sl };
+		}
 		r.type = MIG_PAGES;
-		r.pages = (struct mig_pages){ 4, pg };
+		r.pages = (struct mig_pages){ cnt, pg };
 		if ((n = enc(s, &r)) && sink)
 			sink(ctx, out, (size_t)n);
 		r.type = MIG_ROUND_END;
@@ -210,7 +273,8 @@ static void src_respond(struct mig_stream *s, sink_fn sink, void *ctx)
 		}
 		memset(&r, 0, sizeof(r));
 		r.type = MIG_DEVICE_STATE;
-		r.dev = (struct mig_devstate){ sizeof(devblob), devblob };
+		r.dev = g_big ? (struct mig_devstate){ sizeof(bigdev), bigdev } :
+				(struct mig_devstate){ sizeof(devblob), devblob };
 		if ((n = enc(s, &r)) && sink)
 			sink(ctx, out, (size_t)n);
 		r.type = MIG_TSC;
@@ -221,6 +285,14 @@ static void src_respond(struct mig_stream *s, sink_fn sink, void *ctx)
 		r.end = (struct mig_end){ s->rounds, s->vcpus_done, s->total_pages };
 		if ((n = enc(s, &r)) && sink)
 			sink(ctx, out, (size_t)n);
+	}
+	if (s->phase == MIG_PH_READY && !s->frames_done) {
+		memset(&r, 0, sizeof(r));
+		r.type = MIG_FRAMES;
+		r.frames.data = frames_blob(&r.frames.len);
+		if ((n = enc(s, &r)) && sink)
+			sink(ctx, out, (size_t)n);
+		CHECK(s->frames_done);
 	}
 	if (s->phase == MIG_PH_READY) {
 		memset(&r, 0, sizeof(r));
@@ -271,32 +343,142 @@ static bool str_ok(const char *str, size_t size)
 	return true;
 }
 
-static void check_rec(const struct mig_stream *s, const struct mig_rec *r, uint16_t want)
+/* str_ok and no spaces (a file name, a module list). */
+static bool word_ok(const char *str, size_t size)
+{
+	return str_ok(str, size) && !strchr(str, ' ');
+}
+
+/* hv/shell/parse.c name_valid: 1-31 of [A-Za-z0-9_.-], not starting with
+ * [_.-]. */
+static bool name_rule(const char *str, size_t size)
+{
+	size_t n = strnlen(str, size);
+
+	if (n == 0 || n > MIG_NAME_MAX || n == size || strchr("_.-", str[0]))
+		return false;
+	return strspn(str, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			   "0123456789_.-") == n;
+}
+
+/*
+ * A sparse page as this harness reads sparse.h's format: segments (u16
+ * first word, u16 words, the words), ascending, not overlapping, inside
+ * the page, exactly filling len; the page is zero outside them.  Writes
+ * the page into pg and returns whether the encoding is valid.
+ */
+static bool sparse_ref(const uint8_t *in, size_t len, uint8_t *pg)
+{
+	size_t pos = 0;
+	unsigned next = 0;
+
+	memset(pg, 0, MIG_PAGE_SIZE);
+	if (len < MIG_SPARSE_MIN || len > MIG_SPARSE_MAX)
+		return false;
+	while (pos < len) {
+		if (len - pos < 4)
+			return false;
+		unsigned first = (unsigned)(in[pos] | in[pos + 1] << 8);
+		unsigned words = (unsigned)(in[pos + 2] | in[pos + 3] << 8);
+		if (first < next || words == 0 || first + words > MIG_PAGE_SIZE / 8 ||
+		    len - pos - 4 < (size_t)words * 8)
+			return false;
+		memcpy(pg + first * 8, in + pos + 4, (size_t)words * 8);
+		pos += 4 + (size_t)words * 8;
+		next = first + words;
+	}
+	return true;
+}
+
+static void check_sparse(const uint8_t *data, size_t len)
+{
+	static uint8_t ref[MIG_PAGE_SIZE], again[MIG_PAGE_SIZE], sp[MIG_SPARSE_MAX];
+
+	CHECK(sparse_ref(data, len, ref));
+	CHECK(mig_sparse_valid(data, len));
+	/* an exact-size heap page: ASan sees a write past it */
+	uint8_t *pg = malloc(MIG_PAGE_SIZE);
+	memset(pg, 0xa5, MIG_PAGE_SIZE);
+	mig_sparse_decode(data, len, pg);
+	CHECK(memcmp(pg, ref, MIG_PAGE_SIZE) == 0);
+	/* re-encoded (the encoder's own segments), it is the same page; all
+	 * zero words in the segments may make it all zero (0) */
+	int n = mig_sparse_encode(pg, sp, sizeof(sp));
+	CHECK(n >= 0 && (size_t)n <= len);
+	if (n == 0) {
+		static const uint8_t zero[MIG_PAGE_SIZE];
+		CHECK(memcmp(pg, zero, MIG_PAGE_SIZE) == 0);
+	} else {
+		CHECK(sparse_ref(sp, (size_t)n, again));
+		CHECK(memcmp(again, pg, MIG_PAGE_SIZE) == 0);
+	}
+	free(pg);
+}
+
+/* What a record may change, as it was before the record. */
+struct before {
+	enum mig_phase phase;
+	uint32_t rounds, vcpus_done;
+	uint64_t round_pages, total_pages;
+	bool round0_acked, dev_done, tsc_done, frames_done;
+};
+
+static struct before before_of(const struct mig_stream *s)
+{
+	return (struct before){ s->phase, s->rounds, s->vcpus_done, s->round_pages,
+				s->total_pages, s->round0_acked, s->dev_done, s->tsc_done,
+				s->frames_done };
+}
+
+/* r was handed out by s and applied: b is s before it, s after. */
+static void check_rec(const struct mig_stream *s, const struct before *b,
+		      const struct mig_rec *r, uint16_t want)
 {
 	static uint8_t pg[MIG_PAGE_SIZE];
+	const struct mig_hello *h = &s->hello;
 
 	if (want)
 		CHECK(r->type == want);
 	switch (r->type) {
 	case MIG_HELLO:
+		CHECK(b->phase == MIG_PH_HELLO && s->phase == MIG_PH_ADMIT);
 		/* a destination takes another version's HELLO (only the version
 		 * is read: admission refuses it) */
-		if (r->hello.proto_version != MIG_PROTO_VERSION && s->role == MIG_DST)
+		if (h->proto_version != MIG_PROTO_VERSION && s->role == MIG_DST)
 			break;
-		CHECK(r->hello.vcpus >= 1 && r->hello.vcpus <= MIG_VCPUS_MAX);
-		CHECK(r->hello.mem_size && r->hello.mem_size <= MIG_MEM_MAX &&
-		      r->hello.mem_size % MIG_MEM_ALIGN == 0);
-		CHECK(str_ok(r->hello.name, sizeof(r->hello.name)));
-		CHECK(str_ok(r->hello.kernel, sizeof(r->hello.kernel)));
-		CHECK(str_ok(r->hello.cmdline, sizeof(r->hello.cmdline)));
-		CHECK(str_ok(r->hello.ferry_version, sizeof(r->hello.ferry_version)));
+		CHECK(h->vcpus >= 1 && h->vcpus <= MIG_VCPUS_MAX);
+		CHECK(h->mem_size && h->mem_size <= MIG_MEM_MAX &&
+		      h->mem_size % MIG_MEM_ALIGN == 0);
+		CHECK(s->guest_pages == h->mem_size / MIG_PAGE_SIZE);
+		CHECK(h->tsc_hz >= MIG_TSC_HZ_MIN && h->tsc_hz <= MIG_TSC_HZ_MAX);
+		CHECK(!h->nic || (!(h->mac[0] & 1) && (h->mac[0] | h->mac[1] | h->mac[2] |
+						       h->mac[3] | h->mac[4] | h->mac[5])));
+		CHECK(h->weight >= 1 && h->weight <= 65535 && h->cap_pct <= 100 * h->vcpus);
+		CHECK(name_rule(h->name, sizeof(h->name)));
+		CHECK(word_ok(h->kernel, sizeof(h->kernel)));
+		CHECK(str_ok(h->cmdline, sizeof(h->cmdline)));
+		CHECK(word_ok(h->initrd, sizeof(h->initrd)));
+		CHECK(word_ok(h->modules, sizeof(h->modules)));
+		CHECK(str_ok(h->ferry_version, sizeof(h->ferry_version)));
 		break;
 	case MIG_HELLO_REPLY:
+		CHECK(r->reply.code <= MIG_CODE_LAST);
+		if (r->reply.proto_version != MIG_PROTO_VERSION) {
+			CHECK(r->reply.code != MIG_OK && s->phase == MIG_PH_REFUSED);
+			break;
+		}
 		CHECK(str_ok(r->reply.msg, sizeof(r->reply.msg)));
 		CHECK(str_ok(r->reply.ferry_version, sizeof(r->reply.ferry_version)));
+		if (r->reply.code != MIG_OK) {
+			CHECK(s->phase == MIG_PH_REFUSED && s->end_code == r->reply.code);
+			break;
+		}
+		CHECK(s->phase == MIG_PH_MEMORY && s->xcr0_mask == r->reply.xcr0_mask);
+		CHECK((s->xcr0_mask & 3) == 3 && !(s->xcr0_mask & ~MIG_XCR0_PROTO));
 		break;
 	case MIG_PAGES: {
 		uint64_t span = 0;
+		CHECK(b->phase == MIG_PH_MEMORY && s->phase == MIG_PH_MEMORY && s->round_open);
 		CHECK(r->pages.count >= 1 && r->pages.count <= MIG_PAGES_MAX);
 		for (uint32_t i = 0; i < r->pages.count; i++) {
 			const struct mig_page *p = &r->pages.page[i];
@@ -315,30 +497,88 @@ static void check_rec(const struct mig_stream *s, const struct mig_rec *r, uint1
 				}
 			} else if (p->kind == MIG_PAGE_SPARSE) {
 				in_payload(s, p->data, p->len);
-				uint8_t *exact = malloc(MIG_PAGE_SIZE);
-				mig_sparse_decode(p->data, p->len, exact);
-				free(exact);
+				check_sparse(p->data, p->len);
+			} else if (p->kind == MIG_PAGE_ZERO_RUN) {
+				CHECK(p->run >= 2 && p->run <= MIG_ZERO_RUN_MAX);
 			} else {
-				CHECK(p->kind == MIG_PAGE_ZERO || p->kind == MIG_PAGE_ZERO_RUN);
+				CHECK(p->kind == MIG_PAGE_ZERO);
 			}
 		}
-		CHECK(span <= s->guest_pages);
+		CHECK(span <= s->guest_pages && span <= MIG_REC_SPAN_MAX);
+		CHECK(s->total_pages == b->total_pages + span);
+		CHECK(s->round_pages == b->round_pages + span);
+		CHECK(s->round_pages <= s->guest_pages && s->seen_pages <= s->guest_pages);
 		break;
 	}
+	case MIG_ROUND_END:
+		CHECK(s->phase == MIG_PH_MEMORY && !s->round_open && !s->round_pages);
+		CHECK(r->round.round == b->rounds && r->round.round + 1 == s->rounds);
+		CHECK(r->round.round < MIG_ROUNDS_MAX && r->round.pages == b->round_pages);
+		CHECK(r->round.remaining <= s->guest_pages);
+		if (r->round.round == 0)
+			CHECK(s->seen_pages == s->guest_pages && s->round0_pages == r->round.pages);
+		break;
+	case MIG_ROUND_ACK:
+		CHECK(r->ack.round == 0 && r->ack.pages == s->round0_pages);
+		CHECK(!b->round0_acked && s->round0_acked);
+		CHECK(s->rounds >= 1);
+		break;
 	case MIG_VCPU_STATE:
+		CHECK(s->phase == MIG_PH_STATE && s->rounds && !s->round_open);
 		CHECK(r->vcpu.xsave_len >= MIG_XSAVE_MIN && r->vcpu.xsave_len <= MIG_XSAVE_MAX);
 		in_payload(s, r->vcpu.xsave, r->vcpu.xsave_len);
-		CHECK(r->vcpu.id < s->hello.vcpus);
+		CHECK(r->vcpu.id == b->vcpus_done && r->vcpu.id + 1 == s->vcpus_done &&
+		      r->vcpu.id < h->vcpus);
 		break;
 	case MIG_DEVICE_STATE:
+		CHECK(!b->dev_done && s->dev_done && s->vcpus_done == h->vcpus && !s->tsc_done);
 		CHECK(r->dev.len >= 1 && r->dev.len <= MIG_DEV_STATE_MAX);
 		in_payload(s, r->dev.data, r->dev.len);
 		break;
+	case MIG_TSC:
+		CHECK(!b->tsc_done && s->dev_done && s->tsc_done && s->phase == MIG_PH_STATE);
+		CHECK(!(r->tsc.guest_clock_ns >> 62));
+		break;
+	case MIG_END:
+		CHECK(b->phase == MIG_PH_STATE && s->phase == MIG_PH_LOADING);
+		CHECK(s->tsc_done && s->dev_done);
+		CHECK(r->end.rounds == s->rounds && r->end.vcpus == s->vcpus_done &&
+		      r->end.vcpus == h->vcpus && r->end.pages == s->total_pages);
+		break;
+	case MIG_READY:
+		CHECK(b->phase == MIG_PH_LOADING && s->phase == MIG_PH_READY && s->round0_acked);
+		CHECK(r->ready.pages == s->total_pages);
+		break;
+	case MIG_FRAMES:
+		/* after READY (and so after the device state), once */
+		CHECK(b->phase == MIG_PH_READY && !b->frames_done);
+		CHECK(s->phase == MIG_PH_READY && s->frames_done && s->dev_done);
+		CHECK(r->frames.len >= 4 && r->frames.len <= MIG_FRAMES_MAX);
+		in_payload(s, r->frames.data, r->frames.len);
+		break;
+	case MIG_COMMIT:
+		CHECK(b->phase == MIG_PH_READY && s->phase == MIG_PH_COMMITTING);
+		CHECK(r->commit.paused_ns <= MIG_PAUSED_NS_MAX);
+		CHECK(!(r->commit.flags & ~MIG_COMMIT_FLAGS));
+		break;
+	case MIG_COMMITTED:
+		CHECK(b->phase == MIG_PH_COMMITTING && s->phase == MIG_PH_DONE);
+		break;
 	case MIG_ABORT:
+		CHECK(s->phase == MIG_PH_ABORTED && s->end_code == r->abort.code);
+		CHECK(r->abort.code != MIG_OK && r->abort.code <= MIG_CODE_LAST);
 		CHECK(str_ok(r->abort.msg, sizeof(r->abort.msg)));
 		break;
-	default:
+	case MIG_QUERY:
+		CHECK(s->phase == MIG_PH_QUERY && r->query.proto_version == MIG_PROTO_VERSION);
+		CHECK(s->query_id == r->query.mig_id);
 		break;
+	case MIG_QUERY_REPLY:
+		CHECK(s->phase == MIG_PH_ANSWERED && r->qreply.mig_id == s->query_id);
+		CHECK(r->qreply.outcome <= MIG_Q_DISCARDED);
+		break;
+	default:
+		CHECK(!"a record of no known type");
 	}
 }
 
@@ -361,6 +601,31 @@ static size_t frame(uint16_t type, uint16_t flags, uint32_t seq, const uint8_t *
 	return 16 + n;
 }
 
+/*
+ * A step's payload into pay: the first head bytes of p[0..len), then the
+ * rest repeated reps times, the i-th copy with i added to its first (up to
+ * 8, little-endian) bytes; no more than PAYCAP.  Returns the bytes.
+ */
+static size_t expand(const uint8_t *p, size_t len, size_t head, size_t reps)
+{
+	size_t h = head < len ? head : len, ul = len - h, n = h;
+
+	memcpy(pay, p, h);
+	for (size_t i = 0; ul && i < reps && ul <= PAYCAP - n; i++, n += ul) {
+		uint8_t *q = pay + n;
+		size_t k = ul < 8 ? ul : 8;
+		uint64_t v = 0;
+
+		memcpy(q, p + h, ul);
+		for (size_t j = 0; j < k; j++)
+			v |= (uint64_t)q[j] << 8 * j;
+		v += i;
+		for (size_t j = 0; j < k; j++)
+			q[j] = (uint8_t)(v >> 8 * j);
+	}
+	return n;
+}
+
 struct ctx {
 	struct mig_stream *s;
 	int dead;		/* the sticky refusal once seen */
@@ -375,10 +640,13 @@ static void feed(struct ctx *c, const uint8_t *b, size_t n, size_t piece)
 		const struct mig_rec *r = NULL;
 		size_t used = 12345678, give = n < piece ? n : piece;
 		enum mig_phase ph = c->s->phase;
-		/* an exact-size heap copy: ASan sees reads past it */
-		uint8_t *copy = malloc(give);
-		memcpy(copy, b, give);
-		int rc = mig_stream_feed(c->s, copy, give, &used, &r);
+		struct before bf = before_of(c->s);
+		/* an exact-size heap copy: ASan sees reads past it (not of the
+		 * few pieces above 64 KiB: each would be a mapping of its own) */
+		uint8_t *copy = give <= 65536 ? malloc(give) : NULL;
+		if (copy)
+			memcpy(copy, b, give);
+		int rc = mig_stream_feed(c->s, copy ? copy : b, give, &used, &r);
 		free(copy);
 
 		if (c->dead) {
@@ -400,7 +668,7 @@ static void feed(struct ctx *c, const uint8_t *b, size_t n, size_t piece)
 		} else {
 			CHECK(rc == 1 && r != NULL);
 			CHECK(mig_phase_allows(ph, r->type, c->s->role == MIG_SRC ? MIG_DST : MIG_SRC));
-			check_rec(c->s, r, c->want);
+			check_rec(c->s, &bf, r, c->want);
 			c->recs++;
 		}
 		CHECK(used > 0 || rc == 1);
@@ -414,20 +682,53 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 struct seedw { FILE *f; struct mig_stream *peer; bool peer_src; bool refuse; };
 
+static void put_le(FILE *f, size_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++)
+		fputc((int)(v >> 8 * i) & 0xff, f);
+}
+
+/* One step of the seed: the short form, or the long one, with the payload
+ * as a head and one repeated unit when it is so (PAGES of pages at
+ * successive gfns, a DEVICE_STATE of bytes 0, 1, 2, ...). */
+static void seed_step(FILE *f, uint8_t ctl, const uint8_t *p, size_t plen)
+{
+	size_t len = plen, head = 0, reps = 1;
+
+	if (plen <= 0xffff) {
+		fputc(ctl, f);
+		put_le(f, plen, 2);
+		fwrite(p, 1, plen, f);
+		return;
+	}
+	uint32_t cnt = (uint32_t)(p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24);
+	size_t units[] = { cnt ? (plen - 4) / cnt : 0, 1 };
+	for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+		size_t ul = units[u], r = ul ? (plen - 4) / ul : 0;
+		if (!ul || 4 + r * ul != plen || expand(p, 4 + ul, 4, r) != plen ||
+		    memcmp(pay, p, plen))
+			continue;
+		len = 4 + ul, head = 4, reps = r;
+		break;
+	}
+	CHECK(len <= 0xffffff && reps <= 0xffffff);
+	fputc(ctl | 0x40, f);
+	put_le(f, len, 3);
+	fputc((int)head, f);
+	put_le(f, reps, 3);
+	fwrite(p, 1, len, f);
+}
+
 static void to_seed_and_us(struct seedw *w, struct mig_stream *us, const uint8_t *rec, size_t n)
 {
-	/* a framed step: ctl = type low nibble, the payload */
+	/* a framed step: ctl = type low nibble (FRAMES: 0), the payload */
 	uint16_t type = (uint16_t)(rec[0] | rec[1] << 8);
-	size_t plen = n - 16;
-	fputc(type & 15, w->f);
-	fputc((int)(plen & 0xff), w->f);
-	fputc((int)(plen >> 8), w->f);
-	fwrite(rec + 16, 1, plen, w->f);
+	seed_step(w->f, type & 15, rec + 16, n - 16);
 	struct ctx c = { us, 0, type, 0 };
-	static uint8_t copyb[sizeof(recbuf)];
+	static uint8_t copyb[MIG_HDR_SIZE + PAYCAP];
 	memcpy(copyb, rec, n);
 	feed(&c, copyb, n, n);
-	CHECK(!c.dead);
+	CHECK(!c.dead && c.recs == 1);
 }
 
 static struct mig_stream *g_us;
@@ -457,7 +758,8 @@ static void mkseeds(const char *dir)
 	char path[4096];
 
 	statics_init();
-	for (int variant = 0; variant < 4; variant++) {
+	/* 0-3: setup bytes 0-3; 4: the destination, sent the largest records */
+	for (int variant = 0; variant < 5; variant++) {
 		bool we_src = variant & 1, alt = variant & 2;
 		struct mig_stream *us = calloc(1, sizeof(*us)), *peer = calloc(1, sizeof(*peer));
 		struct seedw w;
@@ -466,6 +768,7 @@ static void mkseeds(const char *dir)
 		w.f = fopen(path, "wb");
 		CHECK(w.f);
 		fputc(variant & 3, w.f);
+		g_big = variant == 4;
 		g_us = us;
 		g_w = &w;
 		CHECK(mig_stream_init(us, we_src ? MIG_SRC : MIG_DST) == 0);
@@ -486,6 +789,10 @@ static void mkseeds(const char *dir)
 		}
 		fprintf(stderr, "seed %s: us %s, peer %s\n", path, mig_phase_name(us->phase),
 			mig_phase_name(peer->phase));
+		/* the whole conversation, FRAMES in it */
+		if (!alt)
+			CHECK(us->phase == MIG_PH_DONE && peer->phase == MIG_PH_DONE &&
+			      us->frames_done && peer->frames_done);
 		fclose(w.f);
 		mig_stream_fini(us);
 		mig_stream_fini(peer);
@@ -512,13 +819,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct mig_stream st;
 	struct mig_stream *s = &st;
 	bool we_src, alt;
-	uint32_t seq = 0;
 	struct ctx c = { s, 0, 0, 0 };
 
 	if (size < 1)
 		return 0;
 	we_src = data[0] & 1;
 	alt = (data[0] >> 1) & 1;
+	g_big = (data[0] >> 2) & 1;
 	data++, size--;
 	CHECK(mig_stream_init(s, we_src ? MIG_SRC : MIG_DST) == 0);
 	if (we_src)
@@ -526,35 +833,40 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	while (size >= 3 && !c.dead) {
 		uint8_t ctl = data[0];
-		size_t len = (size_t)(data[1] | data[2] << 8);
-		data += 3, size -= 3;
+		bool lng = (ctl & 0x60) == 0x40;
+		size_t hl = lng ? 8 : 3;
+		if (size < hl)
+			break;
+		size_t len = (size_t)(data[1] | data[2] << 8 | (lng ? data[3] << 16 : 0));
+		size_t head = lng ? data[4] : len;
+		size_t reps = lng ? (size_t)(data[5] | data[6] << 8 | data[7] << 16) : 0;
+		data += hl, size -= hl;
 		if (len > size)
 			len = size;
-		const uint8_t *p = data;
+		size_t plen = expand(data, len, head, reps);
 		data += len, size -= len;
 
-		size_t piece = ctl & 0x80 ? 1 : (len / 2 + 9);
+		/* the peer's records so far: the next one's sequence number */
+		uint32_t seq = (uint32_t)c.recs;
 		if (ctl & 0x10) {
 			c.want = 0;
-			feed(&c, p, len, piece);
-		} else if (ctl & 0x80) {	/* the header byte by byte, then the rest */
-			uint16_t type = (uint16_t)(MIG_MAGIC | (ctl & 15));
-			size_t n = frame(type, ctl & 0x40 ? (uint16_t)(1u << (ctl & 3)) : 0,
-					 ctl & 0x20 ? seq + 1 : seq, p, len);
-			seq++;
-			c.want = type;
-			size_t head = n < 17 ? n : 17;
-			feed(&c, recbuf, head, 1);
-			if (!c.dead && n > head)
-				feed(&c, recbuf + head, n - head, n);
+			feed(&c, pay, plen, ctl & 0x80 ? (plen <= 4096 ? 1 : 509) : plen / 2 + 9);
 		} else {
-			uint16_t type = (uint16_t)(MIG_MAGIC | (ctl & 15));
-			size_t n = frame(type, ctl & 0x40 ? (uint16_t)(1u << (ctl & 3)) : 0,
-					 ctl & 0x20 ? seq + 1 : seq, p, len);
-			seq++;
+			uint16_t type = (uint16_t)(MIG_MAGIC | (ctl & 15 ? ctl & 15 : MIG_FRAMES & 0xff));
+			size_t n = frame(type, (ctl & 0x60) == 0x60 ? (uint16_t)(1u << (ctl & 3)) : 0,
+					 (ctl & 0x60) == 0x20 ? seq + 1 : seq, pay, plen);
 			c.want = type;
-			feed(&c, recbuf, n, piece);
+			if (ctl & 0x80) {	/* the header byte by byte, then the rest */
+				size_t hd = n < 17 ? n : 17;
+				feed(&c, recbuf, hd, 1);
+				if (!c.dead && n > hd)
+					feed(&c, recbuf + hd, n - hd, n);
+			} else {
+				feed(&c, recbuf, n, n / 2 + 9);
+			}
 		}
+		/* every record handed out, and only those, moved the sequence on */
+		CHECK(s->rx_seq == (uint32_t)c.recs);
 		if (c.dead)
 			break;
 		if (we_src)
