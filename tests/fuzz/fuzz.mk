@@ -34,6 +34,11 @@ FUZZ_ALL += migrate_stream
 fuzz_migrate_stream_SRCS := tests/fuzz/fuzz_migrate_stream.c hv/migrate/stream.c hv/lib/namelist.c \
 	hv/migrate/statecheck.c hv/migrate/sparse.c hv/vdev/snap.c hv/lib/crc32.c hv/cpuid.c
 fuzz_migrate_stream_CFLAGS := -fsanitize-coverage-ignorelist=tests/fuzz/nocov.txt
+FUZZ_ALL += devstate
+fuzz_devstate_SRCS := tests/fuzz/fuzz_devstate.c $(filter-out tests/unit/test_vmstate.c \
+	tests/unit/gnet_fake.c,$(unit_vmstate_SRCS)) hv/gnet.c hv/net/switch.c hv/net/cksum.c \
+	hv/net/gso.c hv/net/gro.c
+fuzz_devstate_LIBS := -lcmocka
 FUZZ_ALL += loader
 fuzz_loader_SRCS := tests/fuzz/fuzz_loader.c hv/loader/probe.c hv/loader/bzimage.c \
 	hv/loader/mb1elf.c hv/loader/e820.c
@@ -49,7 +54,7 @@ $(FUZZ_DIR)/fuzz_$(1): $$(fuzz_$(1)_SRCS) $$(wildcard $$(patsubst %.c,%.h,$$(fuz
 	@mkdir -p $$(dir $$@)
 	@echo "  FUZZCC  $$@"
 	$(Q)$$(FUZZ_CC) $$(FUZZ_CFLAGS) $$(fuzz_$(1)_CFLAGS) -MM -MP -MT $$@ $$(fuzz_$(1)_SRCS) > $$@.d
-	$(Q)$$(FUZZ_CC) $$(FUZZ_CFLAGS) $$(fuzz_$(1)_CFLAGS) $$(fuzz_$(1)_SRCS) -o $$@
+	$(Q)$$(FUZZ_CC) $$(FUZZ_CFLAGS) $$(fuzz_$(1)_CFLAGS) $$(fuzz_$(1)_SRCS) $$(fuzz_$(1)_LIBS) -o $$@
 endef
 $(foreach t,$(FUZZ_ALL),$(eval $(call fuzz_rule,$(t))))
 -include $(FUZZ_BINS:=.d)
