@@ -22,6 +22,10 @@
 #define ND_OPT_SLLA	1
 #define ND_OPT_TLLA	2
 #define IP6_EXT_MAX	8		/* extension headers looked through */
+#define ETH_P_PAUSE	0x8808		/* 802.3 MAC Control (PAUSE, PFC) */
+#define ETH_P_SLOW	0x8809		/* LACP, marker, OAM */
+#define ETH_P_EAPOL	0x888e		/* 802.1X */
+#define ETH_P_LLDP	0x88cc
 
 /* The ICMPv6 message of an IPv6 packet at p (len bytes) past hop-by-hop,
  * routing and destination options: its offset, 0 when it carries none
@@ -80,6 +84,28 @@ static bool nd_ok(const uint8_t *p, size_t len, const uint8_t *mac)
 	return true;
 }
 
+/*
+ * Whether a frame speaks to the link itself rather than through it: a
+ * destination in 802.1D's reserved block 01:80:C2:00:00:00-0F (STP BPDUs,
+ * PAUSE, LACP, 802.1X, LLDP), Cisco's 01:00:0C:CC:CC:CC/CD (CDP, DTP,
+ * VTP; PVST+ BPDUs), or those protocols' EtherTypes.  No bridge forwards
+ * them (Linux's bridge: group_fwd_mask 0, PAUSE never): the LAN's switch
+ * would take them as ferry's own, and one BPDU (BPDU guard), PAUSE,
+ * EAPOL-Logoff or DTP offer can shut ferry's port or turn it into a trunk.
+ */
+static bool link_control(const uint8_t *f, uint16_t type)
+{
+	static const uint8_t ieee[5] = { 0x01, 0x80, 0xC2, 0x00, 0x00 };
+	static const uint8_t cisco[5] = { 0x01, 0x00, 0x0C, 0xCC, 0xCC };
+
+	if (!memcmp(f + ETH_O_DST, ieee, 5) && f[ETH_O_DST + 5] <= 0x0F)
+		return true;
+	if (!memcmp(f + ETH_O_DST, cisco, 5) && (f[ETH_O_DST + 5] & 0xFE) == 0xCC)
+		return true;
+	return type == ETH_P_PAUSE || type == ETH_P_SLOW || type == ETH_P_EAPOL ||
+	       type == ETH_P_LLDP;
+}
+
 static const char *const drop_names[SW_NR_DROP] = {
 	[SW_DROP_RUNT] = "runt",
 	[SW_DROP_OVERSIZE] = "oversize",
@@ -93,6 +119,7 @@ static const char *const drop_names[SW_NR_DROP] = {
 	[SW_DROP_TAGGED] = "VLAN-tagged",
 	[SW_DROP_ARP_SPOOF] = "ARP with another sender MAC",
 	[SW_DROP_ND_SPOOF] = "neighbour discovery for another MAC",
+	[SW_DROP_LINK_CONTROL] = "link control (STP, PAUSE, LACP, 802.1X, LLDP)",
 };
 
 const char *sw_drop_name(enum sw_drop d)
@@ -229,6 +256,8 @@ static enum sw_drop check(const struct sw *sw, const struct sw_port *src,
 		return SW_DROP_OVERSIZE;
 	if (is_multicast(f + ETH_O_SRC) || is_zero(f + ETH_O_SRC))
 		return SW_DROP_BAD_SRC;
+	if (link_control(f, type))
+		return SW_DROP_LINK_CONTROL;	/* from anyone: to no one */
 	if (src->kind == SW_UPLINK)
 		return fwd_lookup(sw, f + ETH_O_SRC) >= 0 ? SW_DROP_LOOP : SW_NR_DROP;
 	if (memcmp(f + ETH_O_SRC, src->mac, ETH_ALEN))

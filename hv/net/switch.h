@@ -22,6 +22,12 @@
  *   - shorter than an Ethernet header, or longer than 1514 bytes (1518
  *     with an 802.1Q tag) (no FCS on any port);
  *   - a multicast or all-zero source MAC;
+ *   - from any port: a frame for the link itself, which no bridge
+ *     forwards (destination 01:80:C2:00:00:00-0F or Cisco's
+ *     01:00:0C:CC:CC:CC/CD; EtherType PAUSE 0x8808, slow protocols 0x8809,
+ *     EAPOL 0x888E, LLDP 0x88CC): a guest's would reach the LAN's switch
+ *     as ferry's own (a BPDU, PAUSE or EAPOL-Logoff can shut its port),
+ *     and the wire's are for ferry's NIC, not for guests;
  *   - from a guest or the local port: a source MAC that is not the port's
  *     (anti-spoofing);
  *   - from a guest: a VLAN tag (802.1Q or 802.1ad: a guest is on the
@@ -81,6 +87,7 @@ enum sw_drop {
 	SW_DROP_TAGGED,		/* VLAN-tagged frame from a guest */
 	SW_DROP_ARP_SPOOF,	/* guest's ARP with another sender MAC */
 	SW_DROP_ND_SPOOF,	/* guest's IPv6 neighbour discovery for another MAC */
+	SW_DROP_LINK_CONTROL,	/* for the link itself: STP, PAUSE, LACP, 802.1X, LLDP */
 	SW_NR_DROP
 };
 

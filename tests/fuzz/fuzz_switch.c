@@ -13,7 +13,7 @@
  * Invariants: the frame handed out is the frame given, never to its
  * source port; a guest never sees unicast for another MAC; a guest
  * without SW_F_MGMT never reaches the local port; spoofed, runt,
- * oversize and bad-source frames go nowhere; the return value counts
+ * oversize, bad-source and link-control frames go nowhere; the return value counts
  * the deliveries.
  */
 #include <errno.h>
@@ -59,6 +59,16 @@ static int add(int who, uint8_t flags)
 static bool is_mcast(const uint8_t *m) { return m[0] & 1; }
 static bool is_zero(const uint8_t *m) { return !(m[0] | m[1] | m[2] | m[3] | m[4] | m[5]); }
 
+/* 802.1D's reserved block, Cisco's CDP/PVST+ and the link's EtherTypes. */
+static bool is_link_control(const uint8_t *f)
+{
+	static const uint8_t ieee[5] = { 0x01, 0x80, 0xC2, 0, 0 }, cisco[5] = { 1, 0, 0x0C, 0xCC, 0xCC };
+	unsigned int type = (unsigned int)f[12] << 8 | f[13];
+
+	return (!memcmp(f, ieee, 5) && f[5] <= 0x0F) || (!memcmp(f, cisco, 5) && (f[5] | 1) == 0xCD) ||
+	       type == 0x8808 || type == 0x8809 || type == 0x888e || type == 0x88cc;
+}
+
 static void one_frame(int src, const uint8_t *f, size_t len)
 {
 	int rc, delivered = 0;
@@ -87,6 +97,8 @@ static void one_frame(int src, const uint8_t *f, size_t len)
 	const uint8_t *dst = f, *smac = f + 6;
 	if (is_mcast(smac) || is_zero(smac))
 		CHECK(rc == -EPERM);
+	if (is_link_control(f))
+		CHECK(rc == -EPERM);			/* no bridge forwards it */
 	if (src != 0 && memcmp(smac, MACS[src], 6))
 		CHECK(rc == -EPERM);			/* anti-spoofing */
 	if (src == 0)

@@ -325,6 +325,53 @@ static void test_nd_spoof(void **state)
 	free(r);
 }
 
+/* Frames for the link itself go nowhere, from a guest (the LAN's switch
+ * would take them as ferry's) or from the wire (not the guests'): by
+ * destination, and by EtherType whatever the destination. */
+static void test_link_control(void **state)
+{
+	static const uint8_t dst[][6] = {
+		{ 0x01, 0x80, 0xC2, 0, 0, 0x00 },	/* STP */
+		{ 0x01, 0x80, 0xC2, 0, 0, 0x01 },	/* PAUSE */
+		{ 0x01, 0x80, 0xC2, 0, 0, 0x02 },	/* LACP */
+		{ 0x01, 0x80, 0xC2, 0, 0, 0x03 },	/* 802.1X */
+		{ 0x01, 0x80, 0xC2, 0, 0, 0x0E },	/* LLDP */
+		{ 0x01, 0x80, 0xC2, 0, 0, 0x0F },
+		{ 0x01, 0x00, 0x0C, 0xCC, 0xCC, 0xCC },	/* CDP, DTP */
+		{ 0x01, 0x00, 0x0C, 0xCC, 0xCC, 0xCD },	/* PVST+ */
+	};
+	static const uint16_t type[] = { 0x8808, 0x8809, 0x888e, 0x88cc };
+	struct rig *r = rig_new();
+	uint8_t f[100];
+	unsigned int n = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(dst) / sizeof(dst[0]); i++, n++) {
+		assert_int_equal(sw_input(&r->sw, r->ga, f, frame(f, dst[i], GA, 60)), -EPERM);
+		assert_int_equal(sw_input(&r->sw, r->up, f, frame(f, dst[i], PEER, 60)), -EPERM);
+	}
+	for (size_t i = 0; i < sizeof(type) / sizeof(type[0]); i++, n++) {
+		frame(f, PEER, GA, 60);
+		put_be16(f + 12, type[i]);
+		assert_int_equal(sw_input(&r->sw, r->ga, f, 60), -EPERM);
+		assert_true(sw_unicast_port(&r->sw, r->ga, f, 60) < 0);
+		frame(f, GA, PEER, 60);
+		put_be16(f + 12, type[i]);
+		assert_int_equal(sw_input(&r->sw, r->up, f, 60), -EPERM);
+	}
+	expect(r, 0, 0, 0, 0);
+	assert_int_equal(r->sw.port[r->ga].stats.drops[SW_DROP_LINK_CONTROL], n);
+	assert_int_equal(r->sw.port[r->up].stats.drops[SW_DROP_LINK_CONTROL], n);
+	assert_string_equal(sw_drop_name(SW_DROP_LINK_CONTROL),
+			    "link control (STP, PAUSE, LACP, 802.1X, LLDP)");
+	/* the neighbours of the block are ordinary multicast */
+	assert_int_equal(sw_input(&r->sw, r->ga, f,
+				  frame(f, (uint8_t[6]){ 0x01, 0x80, 0xC2, 0, 0, 0x10 }, GA, 60)), 2);
+	assert_int_equal(sw_input(&r->sw, r->up, f,
+				  frame(f, (uint8_t[6]){ 0x01, 0x80, 0xC2, 0, 0, 0x21 }, PEER, 60)), 3);
+	free(r);
+}
+
 static void test_malformed(void **state)
 {
 	struct rig *r = rig_new();
@@ -423,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_mgmt),
 		cmocka_unit_test(test_spoof),
 		cmocka_unit_test(test_nd_spoof),
+		cmocka_unit_test(test_link_control),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_move),
 		cmocka_unit_test(test_announce),
