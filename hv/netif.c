@@ -454,6 +454,8 @@ int netif_configure(uint32_t ip, unsigned int len, uint32_t gw, char *err, size_
 	netif_lock();
 	net_set_time(&host_if.stack, time_now_us());
 	rc = net_set_ipv4(&host_if.stack, ip, len, gw);
+	if (!rc)		/* no guest may speak from it */
+		sw_set_local_ip(&host_if.sw, ip);
 	netif_unlock();
 	if (rc)
 		snprintf(err, errlen, "the stack refused %s/%u%s%s (off-link gateway?)", a, len,

@@ -120,6 +120,7 @@ static const char *const drop_names[SW_NR_DROP] = {
 	[SW_DROP_ARP_SPOOF] = "ARP with another sender MAC",
 	[SW_DROP_ND_SPOOF] = "neighbour discovery for another MAC",
 	[SW_DROP_LINK_CONTROL] = "link control (STP, PAUSE, LACP, 802.1X, LLDP)",
+	[SW_DROP_IP_SPOOF] = "from ferry's own IP address",
 };
 
 const char *sw_drop_name(enum sw_drop d)
@@ -238,7 +239,24 @@ int sw_set_flags(struct sw *sw, int port, uint8_t flags)
 	return 0;
 }
 
+void sw_set_local_ip(struct sw *sw, uint32_t ip)
+{
+	sw->local_ip = ip;
+}
+
 /* ---- forwarding --------------------------------------------------------- */
+
+/* Whether a guest's ARP or IPv4 packet (type, at p, len bytes) says it
+ * comes from ferry's own address: a gratuitous ARP so would send the LAN's
+ * traffic for ferry to the guest.  An ARP probe (sender 0) does not. */
+static bool from_local_ip(const struct sw *sw, uint16_t type, const uint8_t *p, size_t len)
+{
+	if (!sw->local_ip)
+		return false;
+	if (type == ETH_P_ARP)
+		return len >= ARP_LEN && get_be32(p + ARP_O_SPA) == sw->local_ip;
+	return type == ETH_P_IP && len >= 20 && get_be32(p + 12) == sw->local_ip;
+}
 
 /* What is wrong with a frame from src, or SW_NR_DROP if nothing is. */
 static enum sw_drop check(const struct sw *sw, const struct sw_port *src,
@@ -264,7 +282,8 @@ static enum sw_drop check(const struct sw *sw, const struct sw_port *src,
 		return SW_DROP_SPOOF;
 	/* A guest is on one untagged LAN: a tag would hop into another VLAN
 	 * where the NIC's port is a trunk.  Its ARP speaks for its own MAC
-	 * only, or it could draw another host's traffic to itself. */
+	 * only, and not for ferry's IP, or it could draw another host's
+	 * traffic to itself. */
 	if (src->kind != SW_GUEST)
 		return SW_NR_DROP;
 	if (type == ETH_P_8021Q || type == ETH_P_8021AD)
@@ -274,6 +293,8 @@ static enum sw_drop check(const struct sw *sw, const struct sw_port *src,
 		return SW_DROP_ARP_SPOOF;
 	if (type == ETH_P_IPV6 && !nd_ok(f + ETH_HLEN, len - ETH_HLEN, src->mac))
 		return SW_DROP_ND_SPOOF;
+	if (from_local_ip(sw, type, f + ETH_HLEN, len - ETH_HLEN))
+		return SW_DROP_IP_SPOOF;
 	return SW_NR_DROP;
 }
 

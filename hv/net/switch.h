@@ -36,9 +36,12 @@
  *     tell), and the same for IPv6 neighbour discovery (ICMPv6 133-137,
  *     after any hop-by-hop, routing or destination options): a source
  *     link-layer address option, or an advertisement's target link-layer
- *     address, that is not the port's MAC (or a message cut short).  IP
- *     addresses are not bound to ports: a guest may still claim
- *     another's IP with its own MAC, as on a plain LAN;
+ *     address, that is not the port's MAC (or a message cut short), and
+ *     an ARP packet or IPv4 packet that says it comes from ferry's own
+ *     IPv4 address (sw_set_local_ip), which would draw the LAN's traffic
+ *     for ferry (migrations, nettest) to the guest.  Other IP addresses
+ *     are not bound to ports: a guest may still claim another's IP with
+ *     its own MAC, as on a plain LAN;
  *   - from the uplink: a source MAC that belongs to a port here (a loop, or
  *     someone on the LAN posing as a guest).
  *
@@ -88,6 +91,7 @@ enum sw_drop {
 	SW_DROP_ARP_SPOOF,	/* guest's ARP with another sender MAC */
 	SW_DROP_ND_SPOOF,	/* guest's IPv6 neighbour discovery for another MAC */
 	SW_DROP_LINK_CONTROL,	/* for the link itself: STP, PAUSE, LACP, 802.1X, LLDP */
+	SW_DROP_IP_SPOOF,	/* guest's ARP or IPv4 from ferry's own IP */
 	SW_NR_DROP
 };
 
@@ -110,6 +114,7 @@ struct sw_port {
 
 struct sw {
 	struct sw_port port[SW_MAX_PORTS];
+	uint32_t local_ip;			/* ferry's IPv4 address (host order); 0: none */
 };
 
 void sw_init(struct sw *sw);
@@ -128,6 +133,9 @@ void sw_del_port(struct sw *sw, int port);
 int sw_set_dormant(struct sw *sw, int port, bool dormant);
 /* Change a guest port's flags (the operator's SW_F_MGMT).  0 or -EINVAL. */
 int sw_set_flags(struct sw *sw, int port, uint8_t flags);
+/* Ferry's own IPv4 address (host order; 0: none), which no guest may
+ * send from. */
+void sw_set_local_ip(struct sw *sw, uint32_t ip);
 
 /* A frame (no FCS) from port: forward it.  Returns how many ports it was
  * handed to, or -EINVAL for a bad port, or the drop (counted) as -EPERM. */

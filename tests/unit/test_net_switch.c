@@ -325,6 +325,53 @@ static void test_nd_spoof(void **state)
 	free(r);
 }
 
+/* A guest that says it is ferry's IPv4 address, by gratuitous ARP or as
+ * an IPv4 source, would draw the LAN's traffic for ferry: dropped once
+ * the switch knows the address; anything else still goes. */
+static void test_local_ip(void **state)
+{
+	const uint32_t ferry = 0xC0A80A02, a = 0xC0A80A0A;	/* 192.168.10.2, .10 */
+	struct rig *r = rig_new();
+	uint8_t f[100];
+
+	(void)state;
+	arp(f, GA, GA);
+	put_be32(f + ETH_HLEN + ARP_O_SPA, ferry);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, 60), 2);	/* not known yet */
+	sw_set_local_ip(&r->sw, ferry);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, 60), -EPERM);
+	frame(f, PEER, GA, 60);
+	put_be32(f + ETH_HLEN + 12, ferry);			/* IPv4 source */
+	assert_int_equal(sw_input(&r->sw, r->ga, f, 60), -EPERM);
+	assert_true(sw_unicast_port(&r->sw, r->ga, f, 60) < 0);
+	assert_int_equal(r->sw.port[r->ga].stats.drops[SW_DROP_IP_SPOOF], 2);
+	assert_string_equal(sw_drop_name(SW_DROP_IP_SPOOF), "from ferry's own IP address");
+	expect(r, 1, 0, 0, 1);
+	/* its own address; a probe for ferry's (sender 0); ferry's as the
+	 * destination; another guest's IPv4; ferry's own frames */
+	put_be32(f + ETH_HLEN + 12, a);
+	put_be32(f + ETH_HLEN + 16, ferry);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, 60), 1);
+	arp(f, GA, GA);
+	put_be32(f + ETH_HLEN + ARP_O_SPA, a);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, 60), 2);
+	put_be32(f + ETH_HLEN + ARP_O_SPA, 0);
+	put_be32(f + ETH_HLEN + ARP_O_TPA, ferry);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, 60), 2);
+	frame(f, GA, GB, 60);
+	put_be32(f + ETH_HLEN + 12, a + 1);
+	assert_int_equal(sw_input(&r->sw, r->gb, f, 60), 1);
+	arp(f, HOST, HOST);
+	put_be32(f + ETH_HLEN + ARP_O_SPA, ferry);
+	assert_int_equal(sw_input(&r->sw, r->local, f, 60), 3);
+	assert_int_equal(r->sw.port[r->ga].stats.drops[SW_DROP_IP_SPOOF], 2);
+	sw_set_local_ip(&r->sw, 0);
+	arp(f, GA, GA);
+	put_be32(f + ETH_HLEN + ARP_O_SPA, ferry);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, 60), 2);
+	free(r);
+}
+
 /* Frames for the link itself go nowhere, from a guest (the LAN's switch
  * would take them as ferry's) or from the wire (not the guests'): by
  * destination, and by EtherType whatever the destination. */
@@ -470,6 +517,7 @@ int main(void)
 		cmocka_unit_test(test_mgmt),
 		cmocka_unit_test(test_spoof),
 		cmocka_unit_test(test_nd_spoof),
+		cmocka_unit_test(test_local_ip),
 		cmocka_unit_test(test_link_control),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_move),
