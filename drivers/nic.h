@@ -128,11 +128,13 @@ int nic_start(const struct nic_found *found, unsigned int n, const struct nic_se
 	      struct nic **out, unsigned int *which);
 
 /* Is this frame IPv4 with a 20-byte header (version 4, IHL 5) carrying
- * TCP (protocol 6), as the offloads want? */
+ * TCP (protocol 6), and not a fragment (MF and the offset clear), as the
+ * offloads want?  A fragment's bytes 34-53 are not a TCP header (or not
+ * all of one): a checksum written there would corrupt it. */
 static inline bool nic_frame_is_tcp4(const uint8_t *f, size_t len)
 {
 	return len >= 14 + 20 + 20 && f[12] == 0x08 && f[13] == 0x00 && f[14] == 0x45 &&
-	       f[14 + 9] == 6;
+	       f[14 + 9] == 6 && !(f[14 + 6] & 0x3f) && !f[14 + 7];
 }
 
 /* The payload bytes of iov[0..n), or 0 when n is 0 or over

@@ -130,9 +130,22 @@ static void test_xmit_descriptors(void **state)
 	assert_int_equal(t[2].lower & (1u << 29 | 0xf << 20), 1u << 29 | 1u << 20);	/* DEXT, data */
 	assert_int_equal(t[2].upper, 1u << 9);				/* TXSM */
 	assert_int_equal(nic->stats.tx_csum, 1);
+	/* a fragment of a TCP packet (MF, or an offset) is no TCP segment:
+	 * a plain descriptor, its bytes as they are */
+	f[14 + 6] = 0x20;
+	assert_int_equal(nic->ops->xmit(nic, f, sizeof(f)), 0);
+	f[14 + 6] = 0;
+	f[14 + 7] = 0xb9;
+	assert_int_equal(nic->ops->xmit(nic, f, sizeof(f)), 0);
+	for (int i = 3; i <= 4; i++) {
+		assert_int_equal(t[i].lower, 60u | 1u << 24 | 1u << 25 | 1u << 27);
+		assert_int_equal(t[i].upper, 0);
+	}
+	assert_memory_equal(phys_to_virt(t[4].addr), f, 60);
+	assert_int_equal(nic->stats.tx_csum, 1);
 	assert_int_equal(R(TDT), 1);			/* not kicked yet */
 	nic->ops->tx_kick(nic);
-	assert_int_equal(R(TDT), 3);
+	assert_int_equal(R(TDT), 5);
 	assert_int_equal(nic->ops->xmit(nic, f, 13), -EINVAL);
 	assert_int_equal(nic->ops->xmit(nic, f, NIC_BUF + 1), -EINVAL);
 }

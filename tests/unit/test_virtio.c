@@ -180,6 +180,7 @@ static void tcp_frame(uint8_t *f, uint16_t ip_len)
 
 static void test_headers(void **state)
 {
+	static const uint16_t frags[] = { 0x2000, 0x0001, 0x3fff };	/* MF, offsets */
 	const uint64_t feat = virtio_net_features(~0ull);
 	uint8_t f[64], h[VNET_HDR_LEN];
 
@@ -200,6 +201,18 @@ static void test_headers(void **state)
 	virtio_net_hdr(h, feat, f, 54, 0, 0);
 	assert_int_equal(h[0], 0);
 	assert_int_equal(get_le16(h + 6), 0);
+	/* a TCP packet's fragment (MF, or an offset): no TCP header at 34 */
+	for (size_t i = 0; i < sizeof(frags) / sizeof(frags[0]); i++) {
+		tcp_frame(f, 40);
+		put_be16(f + 14 + 6, frags[i]);
+		virtio_net_hdr(h, feat, f, 54, 0, 0);
+		assert_int_equal(h[0], 0);
+		assert_int_equal(get_le16(h + 6), 0);
+	}
+	tcp_frame(f, 40);
+	put_be16(f + 14 + 6, 0x4000);			/* DF is no fragment */
+	virtio_net_hdr(h, feat, f, 54, 0, 0);
+	assert_int_equal(h[0], VNET_HDR_F_NEEDS_CSUM);
 }
 
 static uint32_t sum16(const uint8_t *p, size_t n, uint32_t s)
