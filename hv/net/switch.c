@@ -22,52 +22,71 @@
 #define ND_OPT_SLLA	1
 #define ND_OPT_TLLA	2
 #define IP6_EXT_MAX	8		/* extension headers looked through */
+#define IP6_NH_FRAG	44		/* fragment header */
 #define ETH_P_PAUSE	0x8808		/* 802.3 MAC Control (PAUSE, PFC) */
 #define ETH_P_SLOW	0x8809		/* LACP, marker, OAM */
 #define ETH_P_EAPOL	0x888e		/* 802.1X */
 #define ETH_P_LLDP	0x88cc
 
+static bool ip6_ext(uint8_t nh)
+{
+	return nh == 0 || nh == 43 || nh == 60 || nh == IP6_NH_FRAG;
+}
+
 /* The ICMPv6 message of an IPv6 packet at p (len bytes) past hop-by-hop,
- * routing and destination options: its offset, 0 when it carries none
- * (another protocol, a fragment: ND never is one, RFC 6980), or -1 when
- * it is cut short. */
-static long icmp6_at(const uint8_t *p, size_t len)
+ * routing and destination options and a first fragment's header (*frag
+ * then): its offset, 0 when it carries none (another protocol, or a
+ * later fragment, which has no headers of its own), or -1 when it is cut
+ * short. */
+static long icmp6_at(const uint8_t *p, size_t len, bool *frag)
 {
 	size_t off = IP6_HLEN;
 	uint8_t nh;
 
+	*frag = false;
 	if (len < IP6_HLEN)
 		return -1;
 	nh = p[6];
-	for (int i = 0; i < IP6_EXT_MAX && (nh == 0 || nh == 43 || nh == 60); i++) {
-		if (off + 2 > len)
+	for (int i = 0; i < IP6_EXT_MAX && ip6_ext(nh); i++) {
+		bool is_frag = nh == IP6_NH_FRAG;	/* 8 bytes, no length field */
+
+		if (off + (is_frag ? 8 : 2) > len)
 			return -1;
+		if (is_frag && (get_be16(p + off + 2) & 0xfff8))
+			return 0;			/* a fragment offset */
+		*frag |= is_frag;
 		nh = p[off];
-		off += ((size_t)p[off + 1] + 1) * 8;
+		off += is_frag ? 8 : ((size_t)p[off + 1] + 1) * 8;
 	}
 	if (nh != IP6_NH_ICMP6)
-		return nh == 0 || nh == 43 || nh == 60 ? -1 : 0;	/* too many: no say */
+		return ip6_ext(nh) ? -1 : 0;	/* too many: no say */
 	return off + 4 <= len ? (long)off : -1;
 }
 
 /* Whether a neighbour-discovery message in an IPv6 packet from a guest
- * speaks only for its own MAC: its source link-layer address option (all
- * but a redirect's target) and a neighbour advertisement's target
- * link-layer address must be mac. */
+ * speaks only for its own MAC: its source link-layer address option and
+ * the target link-layer address of a neighbour advertisement or a
+ * redirect (which fills the receiver's neighbour cache for the target
+ * as well) must be mac.  ND in a fragment is refused whole (RFC 6980:
+ * never sent so; a host that takes it, and a filter that looks only at
+ * unfragmented packets, are how spoofed ND gets through). */
 static bool nd_ok(const uint8_t *p, size_t len, const uint8_t *mac)
 {
 	long at;
 	size_t off;
 	uint8_t type;
+	bool frag;
 
 	if (len >= IP6_HLEN && IP6_HLEN + (size_t)get_be16(p + 4) < len)
 		len = IP6_HLEN + get_be16(p + 4);	/* the packet, not the padding */
-	at = icmp6_at(p, len);
+	at = icmp6_at(p, len, &frag);
 	if (at <= 0)
 		return at == 0;
 	type = p[at];
 	if (type < ND_FIRST || type > ND_REDIRECT)
 		return true;
+	if (frag)
+		return false;
 	/* the options follow the fixed part: 8 (RS), 16 (RA), 24 (NS, NA),
 	 * 40 (redirect) bytes */
 	off = (size_t)at + (type == 133 ? 8 : type == 134 ? 16 : type == ND_REDIRECT ? 40 : 24);
@@ -76,7 +95,8 @@ static bool nd_ok(const uint8_t *p, size_t len, const uint8_t *mac)
 
 		if (!olen || off + olen > len)
 			return false;
-		if ((p[off] == ND_OPT_SLLA || (p[off] == ND_OPT_TLLA && type == ND_NA)) &&
+		if ((p[off] == ND_OPT_SLLA ||
+		     (p[off] == ND_OPT_TLLA && (type == ND_NA || type == ND_REDIRECT))) &&
 		    (olen < 8 || memcmp(p + off + 2, mac, ETH_ALEN)))
 			return false;
 		off += olen;

@@ -35,8 +35,9 @@
  *     an ARP packet whose sender MAC is not the port's (or too short to
  *     tell), and the same for IPv6 neighbour discovery (ICMPv6 133-137,
  *     after any hop-by-hop, routing or destination options): a source
- *     link-layer address option, or an advertisement's target link-layer
- *     address, that is not the port's MAC (or a message cut short), and
+ *     link-layer address option, or an advertisement's or a redirect's
+ *     target link-layer address, that is not the port's MAC (or a message
+ *     cut short), or any such message in a fragment (RFC 6980), and
  *     an ARP packet or IPv4 packet that says it comes from ferry's own
  *     IPv4 address (sw_set_local_ip), which would draw the LAN's traffic
  *     for ferry (migrations, nettest) to the guest.  Other IP addresses

@@ -291,8 +291,8 @@ static size_t nd(uint8_t *f, const uint8_t *src, uint8_t type, uint8_t opt, cons
 }
 
 /* IPv6 neighbour discovery speaks for the guest's own MAC only, as ARP
- * does: a solicitation or an advertisement for another's is dropped, even
- * behind extension headers; a redirect's target is another host's. */
+ * does: a solicitation, an advertisement or a redirect for another's is
+ * dropped, even behind extension headers, and ND in a fragment at all. */
 static void test_nd_spoof(void **state)
 {
 	struct rig *r = rig_new();
@@ -303,10 +303,25 @@ static void test_nd_spoof(void **state)
 	assert_int_equal(sw_input(&r->sw, r->ga, f, nd(f, GA, 135, 1, GA, 0)), 2);	/* NS, own */
 	assert_int_equal(sw_input(&r->sw, r->ga, f, nd(f, GA, 136, 2, GA, 0)), 2);	/* NA, own */
 	assert_int_equal(sw_input(&r->sw, r->ga, f, nd(f, GA, 134, 1, GA, 2)), 2);	/* RA */
-	assert_int_equal(sw_input(&r->sw, r->ga, f, nd(f, GA, 137, 2, GB, 0)), 2);	/* redirect */
+	assert_int_equal(sw_input(&r->sw, r->ga, f, nd(f, GA, 137, 2, GA, 0)), 2);	/* redirect */
 	assert_int_equal(sw_input(&r->sw, r->ga, f, nd(f, GA, 136, 2, GB, 0)), -EPERM);
 	assert_int_equal(sw_input(&r->sw, r->ga, f, nd(f, GA, 135, 1, HOST, 0)), -EPERM);
 	assert_int_equal(sw_input(&r->sw, r->ga, f, nd(f, GA, 133, 1, GB, 3)), -EPERM);
+	assert_int_equal(sw_input(&r->sw, r->ga, f, nd(f, GA, 137, 2, GB, 0)), -EPERM);
+	/* behind a fragment header (its own MAC, even): an atomic fragment,
+	 * a first fragment; a later one has no ICMPv6 header to judge */
+	n = nd(f, GA, 135, 1, GA, 1);
+	f[ETH_HLEN + 6] = 44;
+	assert_int_equal(sw_input(&r->sw, r->ga, f, n), -EPERM);
+	f[ETH_HLEN + 40 + 3] = 1;					/* M */
+	assert_int_equal(sw_input(&r->sw, r->ga, f, n), -EPERM);
+	put_be16(f + ETH_HLEN + 40 + 2, 185 << 3);			/* offset 1480 */
+	assert_int_equal(sw_input(&r->sw, r->ga, f, n), 2);
+	/* a fragmented ICMPv6 that is not ND (an echo request) goes */
+	n = nd(f, GA, 128, 1, GB, 1);
+	f[ETH_HLEN + 6] = 44;
+	f[ETH_HLEN + 40 + 3] = 1;
+	assert_int_equal(sw_input(&r->sw, r->ga, f, n), 2);
 	/* an option running past the packet, a zero-length option */
 	n = nd(f, GA, 135, 1, GA, 0);
 	f[n - 7] = 2;
@@ -317,7 +332,7 @@ static void test_nd_spoof(void **state)
 	n = nd(f, GA, 135, 1, GA, 0);
 	memset(f + n, 0x01, 20);
 	assert_int_equal(sw_input(&r->sw, r->ga, f, n + 20), 2);
-	assert_int_equal(r->sw.port[r->ga].stats.drops[SW_DROP_ND_SPOOF], 5);
+	assert_int_equal(r->sw.port[r->ga].stats.drops[SW_DROP_ND_SPOOF], 8);
 	assert_string_equal(sw_drop_name(SW_DROP_ND_SPOOF), "neighbour discovery for another MAC");
 	/* (a guest's flood reaches the wire and the other guest, not ferry)
 	 * from the wire, nothing is checked: the LAN's hosts speak for themselves */
