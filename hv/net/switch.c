@@ -296,18 +296,20 @@ static enum sw_drop check(const struct sw *sw, const struct sw_port *src,
 		return SW_DROP_BAD_SRC;
 	if (link_control(f, type))
 		return SW_DROP_LINK_CONTROL;	/* from anyone: to no one */
+	/* Guests (and ferry) are on one untagged LAN: a guest's tag would hop
+	 * into another VLAN where the NIC's port is a trunk, and a tagged
+	 * frame from the wire is another VLAN's (its broadcasts are not for
+	 * the guests to see). */
+	if (type == ETH_P_8021Q || type == ETH_P_8021AD)
+		return SW_DROP_TAGGED;
 	if (src->kind == SW_UPLINK)
 		return fwd_lookup(sw, f + ETH_O_SRC) >= 0 ? SW_DROP_LOOP : SW_NR_DROP;
 	if (memcmp(f + ETH_O_SRC, src->mac, ETH_ALEN))
 		return SW_DROP_SPOOF;
-	/* A guest is on one untagged LAN: a tag would hop into another VLAN
-	 * where the NIC's port is a trunk.  Its ARP speaks for its own MAC
-	 * only, and not for ferry's IP, or it could draw another host's
-	 * traffic to itself. */
+	/* A guest's ARP speaks for its own MAC only, and not for ferry's IP,
+	 * or it could draw another host's traffic to itself. */
 	if (src->kind != SW_GUEST)
 		return SW_NR_DROP;
-	if (type == ETH_P_8021Q || type == ETH_P_8021AD)
-		return SW_DROP_TAGGED;
 	if (type == ETH_P_ARP &&
 	    (len < ETH_HLEN + ARP_LEN || memcmp(f + ETH_HLEN + ARP_O_SHA, src->mac, ETH_ALEN)))
 		return SW_DROP_ARP_SPOOF;

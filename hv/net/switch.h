@@ -44,7 +44,8 @@
  *     are not bound to ports: a guest may still claim another's IP with
  *     its own MAC, as on a plain LAN;
  *   - from the uplink: a source MAC that belongs to a port here (a loop, or
- *     someone on the LAN posing as a guest).
+ *     someone on the LAN posing as a guest), and a VLAN tag (802.1Q or
+ *     802.1ad: another VLAN's frame, where the NIC's port is a trunk).
  *
  * Announce after migration: sw_announce_rarp/garp build the frames that
  * make the LAN's switches learn a MAC's new place (RARP as in RFC 903
@@ -88,7 +89,7 @@ enum sw_drop {
 	SW_DROP_LOOP,		/* from the uplink with a port's own source MAC */
 	SW_DROP_SELF,		/* unicast for the port it came from */
 	SW_DROP_NO_UPLINK,	/* unicast for the wire, with no NIC */
-	SW_DROP_TAGGED,		/* VLAN-tagged frame from a guest */
+	SW_DROP_TAGGED,		/* VLAN-tagged frame (from a guest or the wire) */
 	SW_DROP_ARP_SPOOF,	/* guest's ARP with another sender MAC */
 	SW_DROP_ND_SPOOF,	/* guest's IPv6 neighbour discovery for another MAC */
 	SW_DROP_LINK_CONTROL,	/* for the link itself: STP, PAUSE, LACP, 802.1X, LLDP */

@@ -13,8 +13,8 @@
  * Invariants: the frame handed out is the frame given, never to its
  * source port; a guest never sees unicast for another MAC; a guest
  * without SW_F_MGMT never reaches the local port; spoofed, runt,
- * oversize, bad-source and link-control frames go nowhere; the return value counts
- * the deliveries.
+ * oversize, bad-source, link-control and tagged frames go nowhere; the
+ * return value counts the deliveries.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -99,6 +99,8 @@ static void one_frame(int src, const uint8_t *f, size_t len)
 		CHECK(rc == -EPERM);
 	if (is_link_control(f))
 		CHECK(rc == -EPERM);			/* no bridge forwards it */
+	if ((f[12] == 0x81 && f[13] == 0x00) || (f[12] == 0x88 && f[13] == 0xa8))
+		CHECK(rc == -EPERM);			/* VLAN-tagged, either way */
 	if (src != 0 && memcmp(smac, MACS[src], 6))
 		CHECK(rc == -EPERM);			/* anti-spoofing */
 	if (src == 0)
