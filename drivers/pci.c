@@ -46,11 +46,17 @@ uint8_t pci_read8(const struct pci_dev *d, uint8_t off)
 	return pci_read32(d, off & ~3) >> ((off & 3) * 8);
 }
 
+/* A word written alone (the data port's byte lanes): the other half of
+ * the dword is not written back.  Beside the command register is the
+ * status register, whose error bits a 1 clears (PCI Local Bus 3.0,
+ * 6.2.3): a read-modify-write of the dword cleared them all at every
+ * command write. */
 void pci_write16(const struct pci_dev *d, uint8_t off, uint16_t v)
 {
-	uint32_t old = pci_read32(d, off & ~3), shift = (off & 2) * 8;
-
-	pci_write32(d, off & ~3, (old & ~(0xffffu << shift)) | (uint32_t)v << shift);
+	spin_lock(&cfg_lock);
+	outl(0xcf8, addr(d, off));
+	outw(0xcfc + (off & 2), v);
+	spin_unlock(&cfg_lock);
 }
 
 static bool probe(struct pci_dev *d)

@@ -1,0 +1,2 @@
+UNIT_TESTS += pci
+unit_pci_SRCS := tests/unit/test_pci.c
