@@ -64,7 +64,7 @@ struct gport {
 	uint32_t late_from;		/* under deliver_lock: rx index past what */
 	uint32_t saved_n;		/* the last device save took, and how many */
 	bool saved;
-	struct gnet_stats st;		/* all but st.sw; under the side's lock */
+	struct gnet_stats st;		/* all but st.sw (the switch's); under the side's lock */
 	struct gro gro;			/* under deliver_lock, as is: */
 	struct vnet_piece pc[GRO_MAX_SEGS + 1];	/* its pieces, for the NIC */
 	unsigned int round;		/* announce round due next */
@@ -666,9 +666,25 @@ void gnet_rx_carry_more(struct vm *vm, struct gnet_carry *c)
 
 /* ---- announce after migration ------------------------------------------- */
 
+/* One announce frame from g's port: ferry's, not the guest's, so the
+ * switch's count of frames from the guest gives it back; counted when
+ * the wire took it. */
+static void announce_one(struct gport *g)
+{
+	struct sw_port_stats *st = &host_if.sw.port[g->port].stats;
+	uint8_t buf[SW_ANNOUNCE_LEN];
+	size_t len = sw_announce_rarp(g->vm->mac, buf);
+
+	if (netif_switch_input(g->port, buf, len, 0) < 0)
+		return;
+	st->in_frames--;
+	st->in_bytes -= len;
+	if (!netif_uplink_dropped())
+		g->st.announces++;
+}
+
 static void announce_due(struct gport *g, uint64_t now_us)
 {
-	uint8_t buf[SW_ANNOUNCE_LEN];
 	int ms;
 
 	while (g->announcing) {
@@ -679,8 +695,7 @@ static void announce_due(struct gport *g, uint64_t now_us)
 		}
 		if (now_us < g->announce_t0 + (uint64_t)ms * 1000)
 			return;
-		netif_switch_input(g->port, buf, sw_announce_rarp(g->vm->mac, buf), 0);
-		g->st.announces++;
+		announce_one(g);
 		g->round++;
 	}
 }
@@ -734,8 +749,6 @@ static void fill_stats(const struct gport *g, struct gnet_stats *out)
 
 	*out = g->st;
 	out->sw = p->stats;
-	for (int i = 0; i < SW_NR_DROP; i++)	/* the oversize ones counted here */
-		out->sw.drops[i] += g->st.sw.drops[i];
 	out->mgmt = p->flags & SW_F_MGMT;
 }
 

@@ -57,7 +57,7 @@ struct gnet_stats {
 	uint64_t rx_nic_drop;		/* its NIC dropped it (driver off, buffers too small) */
 	uint64_t rx_waited;		/* came while it was paused or arriving */
 	uint64_t rx_carried;		/* came with it from a migration's source */
-	uint64_t announces;		/* RARP frames sent for it */
+	uint64_t announces;		/* RARP frames the wire took for it */
 	bool mgmt;			/* SW_F_MGMT */
 };
 

@@ -125,6 +125,7 @@ int netif_switch_input(int port, const void *frame, size_t len, unsigned flags)
 	int n;
 
 	local_frame = NULL;
+	uplink_rc = 0;
 	partial = flags & NETIF_CSUM_PARTIAL;
 	rx_flags_now = flags & (NET_RX_IP_CSUM_OK | NET_RX_TCP_CSUM_OK);
 	n = sw_input(&host_if.sw, port, frame, len);
@@ -194,11 +195,15 @@ void netif_uplink_kick(void)
 		nic_tx_kick(host_if.nic);
 }
 
+bool netif_uplink_dropped(void)
+{
+	return uplink_rc != 0;
+}
+
 /* The stack's frames: through the switch, to the wire or to a guest. */
 static int xmit(void *ctx, const void *frame, size_t len)
 {
 	(void)ctx;
-	uplink_rc = 0;
 	netif_switch_input(host_if.local_port, frame, len, 0);
 	return uplink_rc;
 }

@@ -90,6 +90,9 @@ bool netif_csum_partial(void);
 /* During netif_switch_input: the NET_RX_* flags of the frame being
  * switched (checksums the NIC verified). */
 unsigned netif_rx_flags(void);
+/* After netif_switch_input: did the NIC refuse the frame it was handed
+ * (its ring full: counted in uplink_busy)?  false when none went to it. */
+bool netif_uplink_dropped(void);
 /* Hand the frames queued for the wire to the NIC (under the lock). */
 void netif_uplink_kick(void);
 /* This host's own MAC (its NIC's), for what must differ between hosts on
