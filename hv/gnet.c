@@ -74,6 +74,11 @@ struct gport {
 
 static struct gport *ports[SW_MAX_PORTS];	/* by switch port; written under the
 						 * network lock, read atomically */
+/* Each port's guest, beside ports[] (written with it): find() looks here,
+ * so it never touches another guest's port, which that guest's
+ * gnet_detach may be freeing meanwhile (find runs without the network
+ * lock, on any guest's vCPU). */
+static struct vm *port_vm[SW_MAX_PORTS];
 static spinlock_t deliver_lock = SPINLOCK_INIT;	/* gnet_deliver, gnet_detach */
 static bool pending;				/* (a) some rx queue has frames */
 
@@ -105,14 +110,13 @@ static void fq_pop(struct fq *q)
 
 /* ---- ports -------------------------------------------------------------- */
 
+/* vm's own port, which only vm's gnet_detach removes: its callers run for
+ * vm (its vCPU, its device save) or under the network lock. */
 static struct gport *find(const struct vm *vm)
 {
-	for (int i = 0; i < SW_MAX_PORTS; i++) {
-		struct gport *g = __atomic_load_n(&ports[i], __ATOMIC_ACQUIRE);
-
-		if (g && g->vm == vm)
-			return g;
-	}
+	for (int i = 0; i < SW_MAX_PORTS; i++)
+		if (__atomic_load_n(&port_vm[i], __ATOMIC_ACQUIRE) == vm)
+			return __atomic_load_n(&ports[i], __ATOMIC_ACQUIRE);
 	return NULL;
 }
 
@@ -202,6 +206,7 @@ int gnet_attach(struct vm *vm)
 	if (port >= 0) {
 		g->port = port;
 		__atomic_store_n(&ports[port], g, __ATOMIC_RELEASE);
+		__atomic_store_n(&port_vm[port], vm, __ATOMIC_RELEASE);	/* last: find sees it whole */
 	}
 	netif_unlock();
 	if (port < 0)
@@ -217,6 +222,7 @@ void gnet_detach(struct vm *vm)
 	g = find(vm);
 	if (g) {
 		sw_del_port(&host_if.sw, g->port);
+		__atomic_store_n(&port_vm[g->port], NULL, __ATOMIC_RELEASE);
 		__atomic_store_n(&ports[g->port], NULL, __ATOMIC_RELEASE);
 	}
 	netif_unlock();

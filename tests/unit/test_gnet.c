@@ -16,6 +16,7 @@
 #include <string.h>
 #include <errno.h>
 #include <cmocka.h>
+#include <sanitizer/asan_interface.h>
 #include "hv/gnet.h"
 #include "hv/lib/log.h"
 #include "hv/net/cksum.h"
@@ -394,6 +395,38 @@ static void test_ports_and_macs(void **st)
 	gnet_detach(&vc);
 	gnet_detach(&vc);		/* twice: nothing */
 	assert_int_equal(gnet_attach(&va), 0);
+}
+
+/* A guest's own calls without a lock (its vCPU's tx and rx doorbell)
+ * find its port without touching another guest's, which that guest's
+ * gnet_detach may be freeing meanwhile: guest C's port, before A's on the
+ * switch, is poisoned (as freed memory is) while A's calls run.  (The
+ * delivery that follows a flush goes through every port, under the lock
+ * gnet_detach waits for.) */
+static void test_find_touches_no_other_port(void **st)
+{
+	struct vm vc = { 0 };
+	uint8_t f[64];
+	void *gc;
+	int pc;
+
+	(void)st;
+	memcpy(vc.mac, PEER, 6);
+	vc.state = VM_RUNNING;
+	vc.nic = true;
+	gnet_detach(&va);
+	assert_int_equal(gnet_attach(&vc), 0);
+	assert_int_equal(gnet_attach(&va), 0);
+	pc = sw_lookup(&host_if.sw, PEER);
+	assert_true(pc >= 0 && pc < sw_lookup(&host_if.sw, MA));
+	gc = host_if.sw.port[pc].ctx;			/* its struct gport */
+	__asan_poison_memory_region(gc, 64);
+	assert_int_equal(gnet_guest_tx(&va, f, frame(f, MB, MA, 1), &PLAIN), 0);
+	gnet_rx_posted(&va);
+	__asan_unpoison_memory_region(gc, 64);
+	gnet_flush(&va);
+	assert_int_equal(rx_b, 1);
+	gnet_detach(&vc);
 }
 
 /* A full tx queue makes the NIC wait (-EAGAIN, counted) and loses
@@ -1162,6 +1195,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_spoof_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_management, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ports_and_macs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_find_touches_no_other_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tx_queue_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_waits_for_a_paused_guest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flood_leaves_room_for_unicast, setup, teardown),
