@@ -60,6 +60,7 @@ uint64_t netif_now_us(void) { return 1000000; }
 void netif_uplink_kick(void) { }
 unsigned netif_rx_flags(void) { return 0; }
 bool netif_csum_partial(void) { return false; }
+bool netif_uplink_dropped(void) { return false; }
 
 int netif_switch_input(int port, const void *frame, size_t len, unsigned flags)
 {

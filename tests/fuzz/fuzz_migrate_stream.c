@@ -163,8 +163,8 @@ static void hello_init(struct mig_hello *h)
 	strcpy(h->name, "web-1");
 	strcpy(h->kernel, "testguest.elf");
 	strcpy(h->cmdline, "console=ttyS0");
-	strcpy(h->initrd, "initrd.img");
-	strcpy(h->modules, "a.mod,b.mod");
+	strcpy(h->modules, "a.mod,b.mod");	/* a multiboot1 guest's: no initrd */
+	h->timeout_s = 60;
 }
 
 /* ---- our side: answer as a conforming peer would ---- */
@@ -459,6 +459,8 @@ static void check_rec(const struct mig_stream *s, const struct before *b,
 		CHECK(str_ok(h->cmdline, sizeof(h->cmdline)));
 		CHECK(word_ok(h->initrd, sizeof(h->initrd)));
 		CHECK(word_ok(h->modules, sizeof(h->modules)));
+		CHECK(h->kernel[0] && !(h->initrd[0] && h->modules[0]));
+		CHECK(h->timeout_s <= MIG_TIMEOUT_MAX_S);
 		CHECK(str_ok(h->ferry_version, sizeof(h->ferry_version)));
 		break;
 	case MIG_HELLO_REPLY:
