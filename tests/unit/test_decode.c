@@ -5,13 +5,15 @@
  * (byte strings assembled once with GNU as 2.40 and baked in here),
  * truncated buffers, the 15-byte limit, undefined opcodes, decoded fields,
  * memory operands, and random bytes; then the MMIO emulator
- * (arch/x86/emulate/mmio.c) against a fake device.
+ * (arch/x86/emulate/mmio.c) against a fake device, its arithmetic
+ * against the host CPU's.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -1170,10 +1172,12 @@ static void test_mmio_stos(void **state)
 static void test_mmio_refused(void **state)
 {
 	static const struct { const char *b; size_t n; enum cpu_mode m; int err; } t[] = {
-		{ "\x01\x03", 2, CPU_MODE_LONG64, -EOPNOTSUPP },		/* add */
-		{ "\x83\x00\x01", 3, CPU_MODE_LONG64, -EOPNOTSUPP },		/* add imm */
-		{ "\x80\x38\x01", 3, CPU_MODE_LONG64, -EOPNOTSUPP },		/* cmp */
+		{ "\xff\x00", 2, CPU_MODE_LONG64, -EOPNOTSUPP },		/* inc */
+		{ "\xd1\x20", 2, CPU_MODE_LONG64, -EOPNOTSUPP },		/* shl */
+		{ "\x0f\xc1\x00", 3, CPU_MODE_LONG64, -EOPNOTSUPP },		/* xadd */
 		{ "\xf7\x18", 2, CPU_MODE_LONG64, -EOPNOTSUPP },		/* neg */
+		{ "\x05\x01\x00\x00\x00", 5, CPU_MODE_LONG64, -EOPNOTSUPP },	/* add eax,1 */
+		{ "\x01\xc3", 2, CPU_MODE_LONG64, -EINVAL },			/* add ebx,eax */
 		{ "\xc7\xf8\x00\x00\x00\x00", 6, CPU_MODE_LONG64, -EOPNOTSUPP },	/* xbegin */
 		{ "\xc5\xfe\x6f\x00", 4, CPU_MODE_LONG64, -EOPNOTSUPP },	/* vmovdqu */
 		{ "\x0f\x10\x00", 3, CPU_MODE_LONG64, -EOPNOTSUPP },		/* movups */
@@ -1207,7 +1211,374 @@ static void test_mmio_callback_error(void **state)
 	assert_int_equal(EMU64("\x21\x03", r, &d), -EIO);
 	assert_int_equal(EMU64("\xf3\x48\xab", r, &d), -EIO);
 	assert_int_equal(EMU64("\x87\x03", r, &d), -EIO);
+	assert_int_equal(EMU64("\x2b\x03", r, &d), -EIO);		/* sub eax,[rbx] */
+	assert_int_equal(EMU64("\x83\x38\xff", r, &d), -EIO);		/* cmp dword [rax],-1 */
 	assert_memory_equal(r, before, sizeof(r));
+}
+
+/* ---- ADD, ADC, SUB, SBB, CMP against the host CPU ----
+ *
+ * Each form (r/m,reg and reg,r/m of the 00-3B rows, group 1's 80/81/83
+ * and 82 in 32-bit code) at each size, on edge values (0, 1, the sign
+ * boundaries, all ones) and random ones, with CF clear and set.  The
+ * host runs the same operation in inline asm on a memory or register
+ * operand of the same width and direction; the emulator's memory write,
+ * destination register (all 64 bits) and the six arithmetic flags must
+ * equal what the CPU gives.  x86-64 hosts only.
+ */
+
+#define ARITH_FLAGS (F_OF | F_SF | F_ZF | F_AF | F_PF | F_CF)
+
+static uint64_t mask_of(unsigned size)
+{
+	return size >= 8 ? ~0ull : (1ull << (8 * size)) - 1;
+}
+
+/*
+ * The host's answer: *mem OP *reg (memory destination, `op %reg, (mem)`)
+ * or *reg OP *mem (register destination, `op (mem), %reg`), flags in and
+ * out.  Only the arithmetic flags are loaded (no DF, TF or AC); the 128
+ * bytes under RSP are skipped so that PUSHF does not hit the red zone.
+ */
+typedef void (*host_fn)(uint64_t *mem, uint64_t *reg, uint64_t *flags);
+
+#define HOST_FN(name, insn)						\
+static void name(uint64_t *mem, uint64_t *reg, uint64_t *flags)	\
+{									\
+	uint64_t r = *reg, f = *flags & ARITH_FLAGS, out;		\
+									\
+	asm volatile("lea -128(%%rsp), %%rsp\n\t"			\
+		     "push %[f]\n\tpopf\n\t"				\
+		     insn "\n\t"					\
+		     "pushf\n\tpop %[out]\n\t"				\
+		     "lea 128(%%rsp), %%rsp"				\
+		     : [out] "=&r"(out), [r] "+r"(r)			\
+		     : [f] "r"(f), [p] "r"(mem)				\
+		     : "cc", "memory");					\
+	*reg = r;							\
+	*flags = out;							\
+}
+
+#define HOST_SIZE(op, sfx, mod)						\
+	HOST_FN(host_##op##sfx##_m, #op #sfx " %" #mod "[r], (%[p])")	\
+	HOST_FN(host_##op##sfx##_r, #op #sfx " (%[p]), %" #mod "[r]")
+#define HOST_OP(op)							\
+	HOST_SIZE(op, b, b) HOST_SIZE(op, w, w)				\
+	HOST_SIZE(op, l, k) HOST_SIZE(op, q, q)
+
+HOST_OP(add) HOST_OP(adc) HOST_OP(sbb) HOST_OP(sub) HOST_OP(cmp)
+
+#define FNS(op, d) { host_##op##b_##d, host_##op##w_##d, host_##op##l_##d, host_##op##q_##d }
+
+/* Each operation: its group 1 / row number and the host's versions by size. */
+static const struct host_op {
+	const char *name;
+	uint8_t num;		/* ModRM.reg of group 1 = opcode bits 5:3 */
+	host_fn mem_dst[4], reg_dst[4];
+} ops[] = {
+	{ "add", 0, FNS(add, m), FNS(add, r) },
+	{ "adc", 2, FNS(adc, m), FNS(adc, r) },
+	{ "sbb", 3, FNS(sbb, m), FNS(sbb, r) },
+	{ "sub", 5, FNS(sub, m), FNS(sub, r) },
+	{ "cmp", 7, FNS(cmp, m), FNS(cmp, r) },
+};
+#define NOPS (sizeof(ops) / sizeof(ops[0]))
+
+static unsigned size_index(unsigned size)
+{
+	return size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3;
+}
+
+/* Values worth trying at every size: carries and sign changes happen there. */
+static const uint64_t edges[] = {
+	0, 1, 2, 0xf, 0x10, 0x7e, 0x7f, 0x80, 0x81, 0xfe, 0xff, 0x100,
+	0x7fff, 0x8000, 0xffff, 0x7fffffff, 0x80000000, 0xffffffff,
+	0x7fffffffffffffffull, 0x8000000000000000ull, 0xfffffffffffffffeull,
+	~0ull,
+};
+#define NEDGES (sizeof(edges) / sizeof(edges[0]))
+#define NRANDOM 300
+
+/* One instruction under test, as bytes, and where its operands are. */
+struct form {
+	uint8_t b[16];
+	size_t n;
+	enum cpu_mode mode;
+	unsigned size;
+	const struct host_op *op;
+	bool reg_dst;		/* d bit: the register is destination and first operand */
+	bool imm;		/* group 1: the source is the immediate */
+	uint64_t imm_val;	/* the source it stands for, sign-extended */
+	unsigned reg;		/* the register operand (not for imm) */
+	bool rex;
+};
+
+static void put(struct form *f, uint8_t b)
+{
+	f->b[f->n++] = b;
+}
+
+/* 64-bit code, 66 for a 16-bit operand. */
+static void form_start(struct form *f, const struct host_op *op, unsigned size)
+{
+	*f = (struct form){ .mode = CPU_MODE_LONG64, .size = size, .op = op };
+	if (size == 2)
+		put(f, 0x66);
+}
+
+/*
+ * Encode op at size between [rbx] (ModRM 00 reg 011) and register reg (a
+ * number 0-15, in 64-bit mode) with the d bit if reg_dst.
+ */
+static void encode_rm(struct form *f, const struct host_op *op, unsigned size,
+		      bool reg_dst, unsigned reg, bool force_rex)
+{
+	uint8_t rex = (uint8_t)(0x40 | (size == 8) << 3 | (reg >> 3) << 2);
+
+	form_start(f, op, size);
+	f->reg_dst = reg_dst;
+	f->reg = reg;
+	if (rex != 0x40 || force_rex) {
+		put(f, rex);
+		f->rex = true;
+	}
+	put(f, (uint8_t)(op->num << 3 | (reg_dst ? 2 : 0) | (size > 1)));
+	put(f, (uint8_t)((reg & 7) << 3 | 3));
+}
+
+/* Group 1: 80 (imm8), 81 (imm16/32), 83 (imm8 sign-extended) against [rbx]. */
+static void encode_imm(struct form *f, const struct host_op *op, unsigned size,
+		       uint8_t opcode, uint64_t imm)
+{
+	unsigned isize = opcode == 0x81 ? (size == 2 ? 2 : 4) : 1;
+	unsigned shift = 64 - 8 * isize;
+	uint64_t sx = (uint64_t)((int64_t)(imm << shift) >> shift);
+
+	form_start(f, op, size);
+	f->imm = true;
+	f->imm_val = sx & mask_of(size);
+	if (size == 8)
+		put(f, 0x48);
+	put(f, opcode);
+	put(f, (uint8_t)(op->num << 3 | 3));
+	for (unsigned i = 0; i < isize; i++)
+		put(f, (uint8_t)(imm >> (8 * i)));
+}
+
+/* The register operand as the instruction sees it (AH..BH without REX). */
+static uint64_t *reg_slot(uint64_t *regs, const struct form *f, unsigned *shift)
+{
+	bool high = f->size == 1 && !f->rex && f->reg >= 4 && f->reg < 8;
+
+	*shift = high ? 8 : 0;
+	return &regs[high ? f->reg - 4 : f->reg];
+}
+
+static void fail_case(const struct form *f, uint64_t a, uint64_t b, uint64_t fl,
+		      const char *what, uint64_t got, uint64_t want)
+{
+	char hex[3 * 16 + 1] = "";
+
+	for (size_t i = 0; i < f->n; i++)
+		snprintf(hex + 3 * i, 4, "%02x ", f->b[i]);
+	fail_msg("%s%s size %u (%s): a %#llx b %#llx flags %#llx: %s %#llx, cpu %#llx",
+		 f->op->name, f->reg_dst ? " reg,mem" : f->imm ? " mem,imm" : " mem,reg",
+		 f->size, hex, (unsigned long long)a, (unsigned long long)b,
+		 (unsigned long long)fl, what, (unsigned long long)got,
+		 (unsigned long long)want);
+}
+
+/*
+ * Run f with destination a and source b (for imm forms, b is ignored:
+ * the immediate is the source) and incoming flags fl; compare with the
+ * host CPU.  The register's other bits and every other register hold
+ * random values, which must come out as the CPU leaves them.
+ */
+static void check_one(const struct form *f, uint64_t a, uint64_t b, uint64_t fl)
+{
+	uint64_t regs[X86_NR_REGS], before[X86_NR_REGS];
+	uint64_t mem, hreg, hflags, m = mask_of(f->size), *slot = NULL;
+	struct x86_insn in;
+	struct fake_dev d = { 0 };
+	unsigned shift = 0;
+	host_fn host;
+	int r;
+
+	if (f->imm)
+		b = f->imm_val;
+	a &= m;
+	b &= m;
+	for (int i = 0; i < X86_NR_REGS; i++)
+		regs[i] = xorshift();
+	regs[X86_RFLAGS] = (xorshift() & ~ARITH_FLAGS & 0x3f7fd7ull) | 0x2 | fl;
+	if (!f->imm) {
+		slot = reg_slot(regs, f, &shift);
+		*slot = (*slot & ~(m << shift)) | (f->reg_dst ? a : b) << shift;
+	}
+	memcpy(before, regs, sizeof(regs));
+
+	/* the CPU: the same register (its other bits too) and memory */
+	mem = (xorshift() & ~m) | (f->reg_dst ? b : a);
+	hreg = f->imm ? b : *slot >> shift;
+	if (f->imm || f->size == 1)
+		hreg = (xorshift() & ~m) | (hreg & m);
+	hflags = fl;
+	host = (f->reg_dst ? f->op->reg_dst : f->op->mem_dst)[size_index(f->size)];
+	host(&mem, &hreg, &hflags);
+
+	d.rval = f->reg_dst ? b : a;
+	assert_int_equal(x86_decode(f->b, f->n, f->mode, 0, &in), (int)f->n);
+	r = x86_emulate_mmio(&in, regs, GPA, fake_mmio, &d);
+	if (r != (int)f->n)
+		fail_case(f, a, b, fl, "returned", (uint64_t)r, f->n);
+	assert_int_equal(d.gpa, GPA);
+	assert_int_equal(d.reads, 1);
+	assert_int_equal(d.size, f->size);
+	if ((regs[X86_RFLAGS] & ARITH_FLAGS) != (hflags & ARITH_FLAGS))
+		fail_case(f, a, b, fl, "flags", regs[X86_RFLAGS] & ARITH_FLAGS,
+			  hflags & ARITH_FLAGS);
+	if ((regs[X86_RFLAGS] & ~ARITH_FLAGS) != (before[X86_RFLAGS] & ~ARITH_FLAGS))
+		fail_case(f, a, b, fl, "other flags", regs[X86_RFLAGS], before[X86_RFLAGS]);
+	if (f->reg_dst || f->op->num == 7) {
+		if (d.writes)
+			fail_case(f, a, b, fl, "memory written", d.wval, 0);
+	} else if (d.writes != 1 || d.wval != (mem & m)) {
+		fail_case(f, a, b, fl, "memory", d.writes ? d.wval : ~0ull, mem & m);
+	}
+	if (f->reg_dst && f->size == 1) {
+		/* a byte register: the CPU's byte in place, the rest as was */
+		uint64_t *want = &before[slot - regs];
+
+		*want = (*want & ~(0xffull << shift)) | (hreg & 0xff) << shift;
+	} else if (f->reg_dst) {
+		before[slot - regs] = hreg;	/* 32-bit results zero-extend */
+	}
+	regs[X86_RFLAGS] = before[X86_RFLAGS];
+	for (int i = 0; i < X86_NR_REGS; i++)
+		if (regs[i] != before[i])
+			fail_case(f, a, b, fl, "register", regs[i], before[i]);
+}
+
+/* Every edge pair and NRANDOM random pairs, each with CF clear and set. */
+static void check_form(const struct form *f)
+{
+	for (unsigned cf = 0; cf < 2; cf++) {
+		uint64_t fl = (xorshift() & ARITH_FLAGS & ~F_CF) | cf;
+
+		for (size_t i = 0; i < NEDGES; i++)
+			for (size_t j = 0; j < NEDGES; j++)
+				check_one(f, edges[i], edges[j], fl);
+		for (int k = 0; k < NRANDOM; k++) {
+			uint64_t a = xorshift(), b = xorshift();
+
+			/* small values too, where the low-byte flags differ */
+			if (k & 1)
+				a >>= xorshift() & 63;
+			if (k & 2)
+				b >>= xorshift() & 63;
+			check_one(f, a, b, (xorshift() & ARITH_FLAGS & ~F_CF) | cf);
+		}
+	}
+}
+
+static const unsigned sizes[] = { 1, 2, 4, 8 };
+
+/* 00-03, 10-13, 18-1B, 28-2B, 38-3B, both directions, every size. */
+static void test_arith_rm_reg(void **state)
+{
+	struct form f;
+
+	(void)state;
+	for (size_t o = 0; o < NOPS; o++)
+		for (size_t s = 0; s < 4; s++)
+			for (int dir = 0; dir < 2; dir++) {
+				encode_rm(&f, &ops[o], sizes[s], dir, 1, false);	/* rCX */
+				check_form(&f);
+				encode_rm(&f, &ops[o], sizes[s], dir, 10, false);	/* r10 */
+				check_form(&f);
+			}
+}
+
+/* Byte registers 4-7: AH..BH without REX, SPL..DIL with it. */
+static void test_arith_byte_registers(void **state)
+{
+	struct form f;
+
+	(void)state;
+	for (unsigned i = 0; i < NOPS * 2 * 8; i++) {
+		encode_rm(&f, &ops[i / 16], 1, i & 1, 4 + (i >> 1 & 3), i & 8);
+		check_form(&f);
+	}
+}
+
+/* 80, 81, 83 with immediates at the edges and random ones. */
+static void test_arith_group1_imm(void **state)
+{
+	static const uint64_t imms[] = { 0, 1, 0x7f, 0x80, 0xff, 0x7fff, 0x8000,
+					 0xffff, 0x7fffffff, 0x80000000, 0xffffffff };
+	struct form f;
+
+	(void)state;
+	for (size_t o = 0; o < NOPS; o++)
+		for (size_t i = 0; i < sizeof(imms) / sizeof(imms[0]) + 8; i++) {
+			uint64_t imm = i < sizeof(imms) / sizeof(imms[0]) ? imms[i] : xorshift();
+
+			encode_imm(&f, &ops[o], 1, 0x80, imm & 0xff);
+			check_form(&f);
+			for (size_t s = 1; s < 4; s++) {
+				encode_imm(&f, &ops[o], sizes[s], 0x81,
+					   imm & (sizes[s] == 2 ? 0xffff : 0xffffffff));
+				check_form(&f);
+				encode_imm(&f, &ops[o], sizes[s], 0x83, imm & 0xff);
+				check_form(&f);
+			}
+		}
+}
+
+/* 82: 80's alias in 32-bit code; #UD in 64-bit mode, refused untouched. */
+static void test_arith_82(void **state)
+{
+	struct form f;
+	struct x86_insn in;
+	uint64_t regs[X86_NR_REGS] = { 0 };
+	struct fake_dev d = { 0 };
+
+	(void)state;
+	for (size_t o = 0; o < NOPS; o++) {
+		encode_imm(&f, &ops[o], 1, 0x80, 0x81);
+		f.b[0] = 0x82;
+		f.mode = CPU_MODE_PROT32;
+		check_form(&f);
+		f.mode = CPU_MODE_REAL;		/* ModRM 03 is [bp+di] there: no matter */
+		check_form(&f);
+	}
+	/* The decoder refuses it in 64-bit mode; the emulator does too. */
+	assert_int_equal(x86_decode((const uint8_t *)"\x82\x03\x01", 3, CPU_MODE_LONG64, 0, &in),
+			 -EILSEQ);
+	assert_int_equal(x86_decode((const uint8_t *)"\x82\x03\x01", 3, CPU_MODE_PROT32, 0, &in), 3);
+	in.mode = CPU_MODE_LONG64;
+	assert_int_equal(x86_emulate_mmio(&in, regs, GPA, fake_mmio, &d), -EILSEQ);
+	assert_int_equal(d.reads + d.writes, 0);
+}
+
+/* 16- and 32-bit code: the operand size comes from the mode and 66. */
+static void test_arith_other_modes(void **state)
+{
+	static const struct { unsigned enc; enum cpu_mode mode; unsigned size; } t[] = {
+		{ 4, CPU_MODE_REAL, 2 }, { 2, CPU_MODE_REAL, 4 },	/* 2: with 66 */
+		{ 4, CPU_MODE_PROT32, 4 }, { 2, CPU_MODE_PROT32, 2 },
+	};
+	struct form f;
+
+	(void)state;
+	for (size_t o = 0; o < NOPS; o++)
+		for (unsigned i = 0; i < 2 * 4; i++) {
+			/* ModRM 0B: [bp+di] in 16-bit addressing, [ebx] in 32-bit */
+			encode_rm(&f, &ops[o], t[i / 2].enc, i & 1, 1, false);
+			f.mode = t[i / 2].mode;
+			f.size = t[i / 2].size;
+			check_form(&f);
+		}
 }
 
 int main(void)
@@ -1239,6 +1610,11 @@ int main(void)
 		cmocka_unit_test(test_mmio_stos),
 		cmocka_unit_test(test_mmio_refused),
 		cmocka_unit_test(test_mmio_callback_error),
+		cmocka_unit_test(test_arith_rm_reg),
+		cmocka_unit_test(test_arith_byte_registers),
+		cmocka_unit_test(test_arith_group1_imm),
+		cmocka_unit_test(test_arith_82),
+		cmocka_unit_test(test_arith_other_modes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -746,6 +746,36 @@ static void test_mmio_logic_op_keeps_its_result(void **state)
 	assert_int_equal(fake.nr_skipped, 1);
 }
 
+/* Run bytes at 0x2000 as guest_insn() sets them up, faulting on unclaimed
+ * 0x40000000 as if by a write or a read; the guest must go on. */
+static void run_unclaimed_mmio(const uint8_t *bytes, size_t n, bool write)
+{
+	const struct fake_step s[] = {
+		{ .exit = { .code = EXIT_GPA_FAULT, .rip = 0x2000, .inst_len = (uint8_t)n,
+			    .u.gpa_fault = { .gpa = 0x40000000, .read = !write,
+					     .write = write } } },
+	};
+
+	guest_insn(bytes, n, 0x40000000);
+	assert_int_equal(run(s, 1), VCPU_RUNNABLE);
+	assert_string_equal(fake_stop_reason, "");
+	assert_int_equal(vm->state, VM_RUNNING);
+}
+
+/* `cmp dword [ebx], -1` on unclaimed memory (all ones): a register poll
+ * as clang compiles it.  Only the flags change (ZF), nothing is written,
+ * and the guest goes on past it. */
+static void test_mmio_cmp_sets_flags_only(void **state)
+{
+	(void)state;
+	run_unclaimed_mmio((const uint8_t[]){ 0x83, 0x3b, 0xff }, 3, false);
+	assert_int_equal(fake.state.rflags & 0x8d5, 0x44);	/* ZF PF; no CF OF SF AF */
+	assert_int_equal(vm->mmio_dropped, 0);
+	assert_int_equal(v->hw.gpr[GPR_RBX], 0x40000000);
+	assert_int_equal(fake.nr_skipped, 1);
+	assert_int_equal(fake.skipped[0], 3);
+}
+
 /* A 4-byte load at the last 2 bytes of an unclaimed page would reach into
  * the next page: not emulated (the guest stops with the reason), never
  * done at the wrong place. */
@@ -1232,6 +1262,7 @@ int main(void)
 		T(test_mmio_under_pae_paging),
 		T(test_mmio_logic_op_keeps_its_result),
 		T(test_rdpmc_is_gp),
+		T(test_mmio_cmp_sets_flags_only),
 		T(test_mmio_across_a_page_stops),
 		T(test_page_table_outside_ram_stops),
 		T(test_mmio_code_unmapped_is_a_page_fault),

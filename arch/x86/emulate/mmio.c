@@ -10,6 +10,7 @@
 
 #define RFLAGS_CF (1ull << 0)
 #define RFLAGS_PF (1ull << 2)
+#define RFLAGS_AF (1ull << 4)
 #define RFLAGS_ZF (1ull << 6)
 #define RFLAGS_SF (1ull << 7)
 #define RFLAGS_DF (1ull << 10)
@@ -20,14 +21,14 @@ enum mmio_kind {
 	K_LOAD,		/* register <- memory (MOV, MOVZX) */
 	K_LOAD_SX,	/* register <- sign-extended memory (MOVSX, MOVSXD) */
 	K_STOS,		/* ES:[rDI] <- rAX, REP-able */
-	K_LOGIC_MEM,	/* memory <- memory op source */
-	K_LOGIC_REG,	/* register <- register op memory */
+	K_ALU_MEM,	/* memory <- memory op source (CMP: flags only) */
+	K_ALU_REG,	/* register <- register op memory (CMP: flags only) */
 	K_TEST,		/* flags <- memory AND source */
 	K_XCHG,		/* memory <-> register */
 };
 
-/* Group 1 and the 08/20/30 rows share these ModRM.reg numbers (SDM table A-6). */
-enum logic_op { L_OR = 1, L_AND = 4, L_XOR = 6 };
+/* Group 1's ModRM.reg and the 00-3B rows' opcode bits 5:3 (SDM table A-6). */
+enum alu_op { A_ADD, A_OR, A_ADC, A_SBB, A_AND, A_SUB, A_XOR, A_CMP };
 
 /* What one instruction does, filled by classify(). */
 struct mmio_op {
@@ -36,7 +37,7 @@ struct mmio_op {
 	unsigned reg_size;	/* bytes of the register operand */
 	unsigned reg;		/* register operand */
 	bool use_imm;		/* source is the immediate, not the register */
-	enum logic_op lop;
+	enum alu_op aop;
 };
 
 static uint64_t mask_of(unsigned size)
@@ -83,7 +84,7 @@ static void set_op(struct mmio_op *op, enum mmio_kind kind, unsigned size,
 	op->reg = reg;
 }
 
-/* Group 1 (80, 81, 83) and group 3 (F6, F7) with a memory destination. */
+/* Group 1 (80-83) and group 3 (F6, F7) with a memory destination. */
 static int classify_group(const struct x86_insn *in, struct mmio_op *op,
 			  unsigned size)
 {
@@ -96,20 +97,27 @@ static int classify_group(const struct x86_insn *in, struct mmio_op *op,
 		op->use_imm = true;
 		return 0;
 	}
-	if (sub != L_OR && sub != L_AND && sub != L_XOR)
-		return -EOPNOTSUPP;		/* ADD, ADC, SBB, SUB, CMP */
-	set_op(op, K_LOGIC_MEM, size, 0);
+	if (in->opcode == 0x82 && in->mode == CPU_MODE_LONG64)
+		return -EILSEQ;		/* 80's alias: #UD in 64-bit mode */
+	set_op(op, K_ALU_MEM, size, 0);
 	op->use_imm = true;
-	op->lop = (enum logic_op)sub;
+	op->aop = (enum alu_op)sub;
 	return 0;
 }
 
-/* The logic rows: 08-0B OR, 20-23 AND, 30-33 XOR. */
-static int classify_logic(const struct x86_insn *in, struct mmio_op *op,
-			  unsigned size)
+/*
+ * The ALU rows 00-3F: xx0-xx3 are ADD, OR, ADC, SBB, AND, SUB, XOR, CMP
+ * between r/m and a register; the d bit (opcode & 2) makes the register
+ * the destination and the first operand.  xx4-xx7 (AL/eAX with an
+ * immediate, segment pushes, BCD adjusts, prefixes) have no memory operand.
+ */
+static int classify_alu(const struct x86_insn *in, struct mmio_op *op,
+			unsigned size)
 {
-	set_op(op, (in->opcode & 2) ? K_LOGIC_REG : K_LOGIC_MEM, size, in->reg);
-	op->lop = (enum logic_op)(in->opcode >> 3);
+	if ((in->opcode & 7) > 3)
+		return -EOPNOTSUPP;
+	set_op(op, (in->opcode & 2) ? K_ALU_REG : K_ALU_MEM, size, in->reg);
+	op->aop = (enum alu_op)(in->opcode >> 3);
 	return 0;
 }
 
@@ -125,10 +133,10 @@ static int classify_one_byte(const struct x86_insn *in, struct mmio_op *op)
 	case 0xAA: case 0xAB: set_op(op, K_STOS, size, X86_RAX); return 0;
 	case 0x84: case 0x85: set_op(op, K_TEST, size, in->reg); return 0;
 	case 0x86: case 0x87: set_op(op, K_XCHG, size, in->reg); return 0;
-	case 0x08 ... 0x0B: case 0x20 ... 0x23: case 0x30 ... 0x33:
-		return classify_logic(in, op, size);
-	case 0x80: case 0x81: case 0x83: case 0xF6: case 0xF7:
-		return classify_group(in, op, in->opcode == 0x80 ? 1 : size);
+	case 0x00 ... 0x3F:
+		return classify_alu(in, op, size);
+	case 0x80 ... 0x83: case 0xF6: case 0xF7:
+		return classify_group(in, op, size);
 	case 0xC6: case 0xC7:
 		if ((in->modrm >> 3) & 7)
 			return -EOPNOTSUPP;	/* XABORT, XBEGIN */
@@ -180,7 +188,7 @@ static int classify(const struct x86_insn *in, struct mmio_op *op)
 	return 0;
 }
 
-/* The source operand of a store or logic instruction. */
+/* The source operand of a store or an instruction with a memory destination. */
 static uint64_t source(const struct x86_insn *in, const struct mmio_op *op,
 		       const uint64_t *regs)
 {
@@ -189,13 +197,12 @@ static uint64_t source(const struct x86_insn *in, const struct mmio_op *op,
 	return x86_reg_read(regs, op->reg, op->size, in->rex != 0);
 }
 
-/* SF, ZF, PF from the result; CF = OF = 0 (SDM AND/OR/XOR/TEST). */
-static void logic_flags(uint64_t *regs, uint64_t res, unsigned size)
+/* f with SF, ZF, PF set from the result, as every ALU instruction does. */
+static uint64_t szp_flags(uint64_t f, uint64_t res, unsigned size)
 {
-	uint64_t f = regs[X86_RFLAGS];
 	unsigned low = (uint8_t)res;
 
-	f &= ~(RFLAGS_CF | RFLAGS_OF | RFLAGS_SF | RFLAGS_ZF | RFLAGS_PF);
+	f &= ~(RFLAGS_SF | RFLAGS_ZF | RFLAGS_PF);
 	if (!(res & mask_of(size)))
 		f |= RFLAGS_ZF;
 	if (res >> (8 * size - 1) & 1)
@@ -205,16 +212,63 @@ static void logic_flags(uint64_t *regs, uint64_t res, unsigned size)
 	low ^= low >> 1;
 	if (!(low & 1))
 		f |= RFLAGS_PF;
-	regs[X86_RFLAGS] = f;
+	return f;
 }
 
-static uint64_t logic(enum logic_op lop, uint64_t a, uint64_t b)
+/* SF, ZF, PF from the result; CF = OF = 0 (SDM AND/OR/XOR/TEST). */
+static uint64_t logic_flags(uint64_t f, uint64_t res, unsigned size)
 {
-	switch (lop) {
-	case L_OR:  return a | b;
-	case L_AND: return a & b;
-	default:    return a ^ b;
+	return szp_flags(f & ~(RFLAGS_CF | RFLAGS_OF), res, size);
+}
+
+/*
+ * ADD, ADC, SUB, SBB, CMP of a and b (masked to size) with *flags' CF as
+ * the carry or borrow in of ADC and SBB; *flags gets the six arithmetic
+ * flags (SDM vol. 2).  a - b - c is done as a + ~b + !c, whose carries
+ * are the borrows inverted.  CF and AF are the carries out of the top
+ * bit and out of bit 3; OF is set when both addends have a sign that the
+ * result does not.
+ */
+static uint64_t arith(enum alu_op aop, uint64_t a, uint64_t b, unsigned size,
+		      uint64_t *flags)
+{
+	bool sub = aop == A_SUB || aop == A_SBB || aop == A_CMP;
+	uint64_t cin = (aop == A_ADC || aop == A_SBB) ? *flags & RFLAGS_CF : 0;
+	unsigned top = 8 * size - 1;
+	uint64_t res, carry, f = *flags & ~(RFLAGS_CF | RFLAGS_AF | RFLAGS_OF);
+
+	if (sub) {
+		b = ~b & mask_of(size);
+		cin ^= 1;
 	}
+	res = (a + b + cin) & mask_of(size);
+	carry = (a & b) | ((a | b) & ~res);	/* out of each bit */
+	if (sub)
+		carry = ~carry;
+	if (carry >> top & 1)
+		f |= RFLAGS_CF;
+	if (carry >> 3 & 1)
+		f |= RFLAGS_AF;
+	if (((a ^ res) & (b ^ res)) >> top & 1)
+		f |= RFLAGS_OF;
+	*flags = szp_flags(f, res, size);
+	return res;
+}
+
+/* a op b at size bytes (a, b masked to it); *flags as the SDM says. */
+static uint64_t alu(enum alu_op aop, uint64_t a, uint64_t b, unsigned size,
+		    uint64_t *flags)
+{
+	uint64_t res;
+
+	switch (aop) {
+	case A_OR:  res = a | b; break;
+	case A_AND: res = a & b; break;
+	case A_XOR: res = a ^ b; break;
+	default:    return arith(aop, a, b, size, flags);
+	}
+	*flags = logic_flags(*flags, res, size);
+	return res;
 }
 
 static int mmio_read(x86_mmio_fn mmio, void *ctx, uint64_t gpa,
@@ -263,22 +317,30 @@ static int do_store(struct mmio_env *e, const struct mmio_op *op)
 			  source(e->in, op, e->regs));
 }
 
-/* AND/OR/XOR: the destination is memory (K_LOGIC_MEM) or the register. */
-static int do_logic(struct mmio_env *e, const struct mmio_op *op)
+/*
+ * The ALU instructions: the destination, also the first operand, is
+ * memory (K_ALU_MEM) or the register (K_ALU_REG): SUB, SBB and CMP
+ * compute destination - source.  CMP writes only the flags.
+ */
+static int do_alu(struct mmio_env *e, const struct mmio_op *op)
 {
 	bool rex = e->in->rex != 0;
-	uint64_t v, res;
-	int r = mmio_read(e->mmio, e->ctx, e->gpa, op->size, &v);
+	uint64_t m, res, flags = e->regs[X86_RFLAGS];
+	int r = mmio_read(e->mmio, e->ctx, e->gpa, op->size, &m);
 
 	if (r)
 		return r;
-	res = logic(op->lop, v, source(e->in, op, e->regs)) & mask_of(op->size);
-	if (op->kind == K_LOGIC_MEM)
-		r = mmio_write(e->mmio, e->ctx, e->gpa, op->size, res);
+	if (op->kind == K_ALU_MEM)
+		res = alu(op->aop, m, source(e->in, op, e->regs), op->size, &flags);
 	else
+		res = alu(op->aop, x86_reg_read(e->regs, op->reg, op->size, rex), m,
+			  op->size, &flags);
+	if (op->aop != A_CMP && op->kind == K_ALU_MEM)
+		r = mmio_write(e->mmio, e->ctx, e->gpa, op->size, res);
+	else if (op->aop != A_CMP)
 		x86_reg_write(e->regs, op->reg, op->size, rex, res);
 	if (!r)
-		logic_flags(e->regs, res, op->size);
+		e->regs[X86_RFLAGS] = flags;
 	return r;
 }
 
@@ -288,7 +350,8 @@ static int do_test(struct mmio_env *e, const struct mmio_op *op)
 	int r = mmio_read(e->mmio, e->ctx, e->gpa, op->size, &v);
 
 	if (!r)
-		logic_flags(e->regs, v & source(e->in, op, e->regs), op->size);
+		e->regs[X86_RFLAGS] = logic_flags(e->regs[X86_RFLAGS],
+						  v & source(e->in, op, e->regs), op->size);
 	return r;
 }
 
@@ -343,8 +406,8 @@ int x86_emulate_mmio(const struct x86_insn *insn, uint64_t regs[X86_NR_REGS],
 	case K_STORE:     r = do_store(&e, &op); break;
 	case K_LOAD:      r = do_load(&e, &op, false); break;
 	case K_LOAD_SX:   r = do_load(&e, &op, true); break;
-	case K_LOGIC_MEM:
-	case K_LOGIC_REG: r = do_logic(&e, &op); break;
+	case K_ALU_MEM:
+	case K_ALU_REG:   r = do_alu(&e, &op); break;
 	case K_TEST:      r = do_test(&e, &op); break;
 	case K_XCHG:      r = do_xchg(&e, &op); break;
 	case K_STOS:      return do_stos(&e, &op);
