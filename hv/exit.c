@@ -302,6 +302,13 @@ static enum exit_action do_mmio(struct vcpu *v, struct vm_exit *e)
 	regs[X86_RFLAGS] = s.rflags;
 	regs[X86_RIP] = s.rip;
 	adv = x86_emulate_mmio(&insn, regs, e->u.gpa_fault.gpa, mmio_access, v);
+	if (adv == -EILSEQ) {
+		/* a form the CPU refuses before any access (LOCK MOV...): not
+		 * what faulted, so the code changed since (another vCPU); the
+		 * CPU would raise #UD for it now, and so does ferry */
+		inject_exception(v, 6, false, 0);
+		return EXIT_RESUME;
+	}
 	if (adv < 0) {
 		if (adv == -ERANGE)
 			vm_stop(v->vm, "instruction at rip %#lx accessing guest-physical %#lx is "

@@ -1216,6 +1216,50 @@ static void test_mmio_callback_error(void **state)
 	assert_memory_equal(r, before, sizeof(r));
 }
 
+/* LOCK: #UD unless a read-modify-write of memory, and then no access. */
+static void test_mmio_lock(void **state)
+{
+	static const struct { const char *b; size_t n; bool ud; } t[] = {
+		{ "\xf0\x89\x08", 3, true },		/* lock mov [rax],ecx */
+		{ "\xf0\x8b\x08", 3, true },		/* lock mov ecx,[rax] */
+		{ "\xf0\xc7\x00\x01\x00\x00\x00", 7, true },	/* lock mov dword [rax],1 */
+		{ "\xf0\xa1\x00\x03\xe0\xfe\x00\x00\x00\x00", 10, true },
+		{ "\xf0\x0f\xb6\x08", 4, true },	/* lock movzx */
+		{ "\xf0\x48\x63\x08", 4, true },	/* lock movsxd */
+		{ "\xf0\xab", 2, true },		/* lock stos */
+		{ "\xf0\x39\x03", 3, true },		/* lock cmp [rbx],eax */
+		{ "\xf0\x83\x38\xff", 4, true },	/* lock cmp dword [rax],-1 */
+		{ "\xf0\x85\x08", 3, true },		/* lock test */
+		{ "\xf0\xf6\x00\x01", 4, true },	/* lock test byte imm */
+		{ "\xf0\x2b\x03", 3, true },		/* lock sub eax,[rbx] */
+		{ "\x66\xf0\x23\x03", 4, true },	/* lock and ax,[rbx] */
+		{ "\xf0\x01\x03", 3, false },		/* lock add [rbx],eax */
+		{ "\xf0\x66\x83\x28\x01", 5, false },	/* lock sub word [rax],1 */
+		{ "\xf0\x80\x10\x01", 4, false },	/* lock adc byte [rax],1 */
+		{ "\xf0\x09\x03", 3, false },		/* lock or [rbx],eax */
+		{ "\xf0\x87\x03", 3, false },		/* lock xchg [rbx],eax */
+	};
+	uint64_t r[X86_NR_REGS], before[X86_NR_REGS];
+
+	(void)state;
+	for (int i = 0; i < X86_NR_REGS; i++)
+		r[i] = 0x0101010101010101ull * (uint64_t)(i + 1);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct fake_dev d = { .rval = 5 };
+		int e;
+
+		memcpy(before, r, sizeof(r));
+		e = emu(t[i].b, t[i].n, CPU_MODE_LONG64, r, &d);
+		if (t[i].ud) {
+			if (e != -EILSEQ || d.reads + d.writes)
+				fail_msg("#%zu: %d, %d accesses", i, e, d.reads + d.writes);
+			assert_memory_equal(r, before, sizeof(r));
+		} else if (e != (int)t[i].n || d.writes != 1) {
+			fail_msg("#%zu: %d, %d writes", i, e, d.writes);
+		}
+	}
+}
+
 /* ---- ADD, ADC, SUB, SBB, CMP against the host CPU ----
  *
  * Each form (r/m,reg and reg,r/m of the 00-3B rows, group 1's 80/81/83
@@ -1610,6 +1654,7 @@ int main(void)
 		cmocka_unit_test(test_mmio_stos),
 		cmocka_unit_test(test_mmio_refused),
 		cmocka_unit_test(test_mmio_callback_error),
+		cmocka_unit_test(test_mmio_lock),
 		cmocka_unit_test(test_arith_rm_reg),
 		cmocka_unit_test(test_arith_byte_registers),
 		cmocka_unit_test(test_arith_group1_imm),

@@ -796,6 +796,20 @@ static void test_mmio_across_a_page_stops(void **state)
 	assert_int_equal(v->hw.gpr[GPR_RAX], 0x1234);
 }
 
+/* `lock mov [ebx], eax` at RIP where an MMIO access faulted: a CPU raises
+ * #UD for it before any access (the code changed since), and so does
+ * ferry: nothing written, RIP kept, the guest goes on to its handler. */
+static void test_mmio_lock_mov_is_ud(void **state)
+{
+	(void)state;
+	run_unclaimed_mmio((const uint8_t[]){ 0xf0, 0x89, 0x03 }, 3, true);
+	assert_int_equal(fake.nr_injected, 1);
+	assert_int_equal(fake.injected[0].vector, 6);
+	assert_false(fake.injected[0].has_error);
+	assert_int_equal(fake.nr_skipped, 0);
+	assert_int_equal(vm->mmio_dropped, 0);
+}
+
 /* 32-bit PAE paging on, its PDPT at 0x10020 (the test guest's own layout),
  * RIP at 0x3000. */
 static void pae_guest(const uint64_t pdpt[4])
@@ -1264,6 +1278,7 @@ int main(void)
 		T(test_rdpmc_is_gp),
 		T(test_mmio_cmp_sets_flags_only),
 		T(test_mmio_across_a_page_stops),
+		T(test_mmio_lock_mov_is_ud),
 		T(test_page_table_outside_ram_stops),
 		T(test_mmio_code_unmapped_is_a_page_fault),
 		T(test_lapic_mmio),

@@ -168,6 +168,15 @@ static int classify_0f(const struct x86_insn *in, struct mmio_op *op)
 	}
 }
 
+/*
+ * May LOCK prefix it?  Only a read-modify-write with a memory destination:
+ * of the instructions here the ALU ones but CMP, and XCHG (SDM LOCK).
+ */
+static bool lockable(const struct mmio_op *op)
+{
+	return (op->kind == K_ALU_MEM && op->aop != A_CMP) || op->kind == K_XCHG;
+}
+
 static int classify(const struct x86_insn *in, struct mmio_op *op)
 {
 	int r;
@@ -185,6 +194,8 @@ static int classify(const struct x86_insn *in, struct mmio_op *op)
 		return r;
 	if (op->kind != K_STOS && !in->has_mem)
 		return -EINVAL;		/* register form: nothing to emulate */
+	if ((in->prefixes & X86_PFX_LOCK) && !lockable(op))
+		return -EILSEQ;		/* #UD, before any access */
 	return 0;
 }
 

@@ -33,7 +33,9 @@ typedef int (*x86_mmio_fn)(void *ctx, uint64_t gpa, bool write,
  * iterations left (the guest re-executes it).  Errors:
  *   -EOPNOTSUPP  an instruction this emulator does not handle;
  *   -EINVAL      the instruction has no memory operand;
- *   -EILSEQ      the CPU raises #UD for it (82 in 64-bit mode);
+ *   -EILSEQ      the CPU raises #UD for it, before any access (82 in
+ *                64-bit mode; LOCK on MOV, CMP, TEST, a register
+ *                destination: all but a read-modify-write of memory);
  *   anything the callback returns: registers and flags are then
  *   unchanged, though for a read-modify-write (ADD, OR... to memory,
  *   XCHG) the device may have seen the read before the write failed.
