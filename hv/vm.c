@@ -360,13 +360,13 @@ static bool wants_pvpanic(const char *kernel)
  */
 static int pick_mac(const char *name, uint8_t mac[6])
 {
-	for (unsigned int try = 0; try < 64; try++) {
-		uint8_t host[6] = { 0 };
-		uint64_t tsc = rdtsc();
-		uint32_t h;
+	uint8_t host[6] = { 0 };
 
-		netif_mac(host);
-		h = crc32_update(0, host, sizeof(host));
+	netif_mac(host);
+	for (unsigned int try = 0; try < 64; try++) {
+		uint64_t tsc = rdtsc();
+		uint32_t h = crc32_update(0, host, sizeof(host));
+
 		h = crc32_update(h, &try, sizeof(try));
 		h = crc32_update(h, &tsc, sizeof(tsc));
 		h = crc32_update(h, name, strlen(name));
@@ -676,6 +676,21 @@ static bool tsc_khz_ok(const struct vm_config *cfg)
 	return !cfg->tsc_khz || (cfg->tsc_khz >= VM_TSC_KHZ_MIN && cfg->tsc_khz <= VM_TSC_KHZ_MAX);
 }
 
+static struct vm *refused(int *rc, int code, char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* vm_new's refusal: code in *rc, the reason in err. */
+static struct vm *refused(int *rc, int code, char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	*rc = code;
+	return NULL;
+}
+
 /* A guest's bookkeeping from cfg, checked; NULL with *rc and err saying why
  * (-ENODEV, -EEXIST for the name, -EADDRINUSE for the MAC, -EINVAL, -E2BIG
  * beyond this host's limits, -ENOMEM). */
@@ -683,57 +698,49 @@ static struct vm *vm_new(const struct vm_config *cfg, int *rc, char *err, size_t
 {
 	struct vm *vm;
 
-	if (!vmm) {
-		snprintf(err, errlen, "this machine has no usable hardware virtualization");
-		*rc = -ENODEV;
-		return NULL;
-	}
-	if (vm_find(cfg->name)) {
-		snprintf(err, errlen, "a guest named '%s' exists already", cfg->name);
-		*rc = -EEXIST;
-		return NULL;
-	}
+	if (!vmm)
+		return refused(rc, -ENODEV, err, errlen,
+			       "this machine has no usable hardware virtualization");
+	if (vm_find(cfg->name))
+		return refused(rc, -EEXIST, err, errlen, "a guest named '%s' exists already",
+			       cfg->name);
 	/* kept whole, for a reboot and a migration to load the same again */
 	if (strlen(cfg->kernel) >= sizeof(vm->kernel) ||
-	    (cfg->initrd && strlen(cfg->initrd) >= sizeof(vm->initrd))) {
-		snprintf(err, errlen, "module names of at most %zu characters",
-			 sizeof(vm->kernel) - 1);
-		*rc = -EINVAL;
-		return NULL;
-	}
-	if (cfg->modules && strlen(cfg->modules) >= sizeof(vm->modules)) {
-		snprintf(err, errlen, "module=: at most %zu characters of names",
-			 sizeof(vm->modules) - 1);
-		*rc = -EINVAL;
-		return NULL;
-	}
-	if (cfg->cmdline && strlen(cfg->cmdline) >= sizeof(vm->cmdline)) {
-		snprintf(err, errlen, "cmdline: at most %zu bytes (this one has %zu)",
-			 sizeof(vm->cmdline) - 1, strlen(cfg->cmdline));
-		*rc = -EINVAL;
-		return NULL;
-	}
-	if (!tsc_khz_ok(cfg)) {
-		snprintf(err, errlen, "tsc_khz=%llu: a rate from %llu to %llu kHz",
-			 (unsigned long long)cfg->tsc_khz, VM_TSC_KHZ_MIN, VM_TSC_KHZ_MAX);
-		*rc = -EINVAL;
-		return NULL;
-	}
+	    (cfg->initrd && strlen(cfg->initrd) >= sizeof(vm->initrd)))
+		return refused(rc, -EINVAL, err, errlen, "module names of at most %zu characters",
+			       sizeof(vm->kernel) - 1);
+	if (cfg->modules && strlen(cfg->modules) >= sizeof(vm->modules))
+		return refused(rc, -EINVAL, err, errlen, "module=: at most %zu characters of names",
+			       sizeof(vm->modules) - 1);
+	if (cfg->cmdline && strlen(cfg->cmdline) >= sizeof(vm->cmdline))
+		return refused(rc, -EINVAL, err, errlen,
+			       "cmdline: at most %zu bytes (this one has %zu)",
+			       sizeof(vm->cmdline) - 1, strlen(cfg->cmdline));
+	if (!tsc_khz_ok(cfg))
+		return refused(rc, -EINVAL, err, errlen, "tsc_khz=%llu: a rate from %llu to %llu kHz",
+			       (unsigned long long)cfg->tsc_khz, VM_TSC_KHZ_MIN, VM_TSC_KHZ_MAX);
 	if (cfg->vcpus < 1 || cfg->vcpus > VM_MAX_VCPUS ||
-	    cfg->vcpus > VM_VCPUS_PER_CPU * cpu_count) {
-		snprintf(err, errlen, "vcpus=%u: a guest may have 1 to %u vCPUs here (%u per "
-			 "host CPU, at most %u)", cfg->vcpus,
-			 cpu_count * VM_VCPUS_PER_CPU < VM_MAX_VCPUS ?
-			 cpu_count * VM_VCPUS_PER_CPU : VM_MAX_VCPUS,
-			 VM_VCPUS_PER_CPU, VM_MAX_VCPUS);
-		*rc = cfg->vcpus ? -E2BIG : -EINVAL;
-		return NULL;
-	}
+	    cfg->vcpus > VM_VCPUS_PER_CPU * cpu_count)
+		return refused(rc, cfg->vcpus ? -E2BIG : -EINVAL, err, errlen,
+			       "vcpus=%u: a guest may have 1 to %u vCPUs here (%u per host CPU, "
+			       "at most %u)", cfg->vcpus,
+			       cpu_count * VM_VCPUS_PER_CPU < VM_MAX_VCPUS ?
+			       cpu_count * VM_VCPUS_PER_CPU : VM_MAX_VCPUS,
+			       VM_VCPUS_PER_CPU, VM_MAX_VCPUS);
+	/* the NIC's MAC: the operator's, free here, or one drawn free */
+	if (cfg->nic && cfg->mac && gnet_mac_taken(cfg->mac))
+		return refused(rc, -EADDRINUSE, err, errlen,
+			       "MAC %02x:%02x:%02x:%02x:%02x:%02x is in use here", cfg->mac[0],
+			       cfg->mac[1], cfg->mac[2], cfg->mac[3], cfg->mac[4], cfg->mac[5]);
 	vm = calloc(1, sizeof(*vm));
-	if (!vm) {
-		snprintf(err, errlen, "out of memory for the guest's bookkeeping");
-		*rc = -ENOMEM;
-		return NULL;
+	if (!vm)
+		return refused(rc, -ENOMEM, err, errlen, "out of memory for the guest's bookkeeping");
+	if (cfg->mac)
+		memcpy(vm->mac, cfg->mac, sizeof(vm->mac));
+	else if (cfg->nic && pick_mac(cfg->name, vm->mac)) {
+		free(vm);
+		return refused(rc, -EADDRINUSE, err, errlen,
+			       "no free MAC after 64 draws: give one with mac=");
 	}
 	snprintf(vm->name, sizeof(vm->name), "%s", cfg->name);
 	vm->hw.name = vm->name;
@@ -747,21 +754,6 @@ static struct vm *vm_new(const struct vm_config *cfg, int *rc, char *err, size_t
 	vm->nic = cfg->nic;
 	vm->pvpanic = cfg->pvpanic == VM_PVPANIC_AUTO ? wants_pvpanic(cfg->kernel) :
 		      cfg->pvpanic == VM_PVPANIC_ON;
-	if (cfg->mac)
-		memcpy(vm->mac, cfg->mac, sizeof(vm->mac));
-	else if (vm->nic && pick_mac(vm->name, vm->mac)) {
-		snprintf(err, errlen, "no free MAC after 64 draws: give one with mac=");
-		free(vm);
-		*rc = -EADDRINUSE;
-		return NULL;
-	}
-	if (vm->nic && gnet_mac_taken(vm->mac)) {
-		snprintf(err, errlen, "MAC %02x:%02x:%02x:%02x:%02x:%02x is in use here",
-			 vm->mac[0], vm->mac[1], vm->mac[2], vm->mac[3], vm->mac[4], vm->mac[5]);
-		free(vm);
-		*rc = -EADDRINUSE;
-		return NULL;
-	}
 	vm->nr_frames = vm->mem_size / PAGE_SIZE;
 	vm->created_ns = time_now_ns();
 	vm->weight = cfg->weight ? cfg->weight : SCHED_WEIGHT_DEFAULT;

@@ -269,7 +269,7 @@ struct vm_config {
 	unsigned int vcpus;
 	const char *cmdline;
 	bool nic;		/* a virtio-net NIC on PCI */
-	const uint8_t *mac;	/* its MAC (unicast, not zero), or NULL: from the name */
+	const uint8_t *mac;	/* its MAC (unicast, not zero), or NULL: ferry draws one */
 	uint32_t weight;	/* its CPU share (`sched`); 0: SCHED_WEIGHT_DEFAULT */
 	uint32_t cap_pct;	/* % of one CPU over its vCPUs; 0: none */
 	uint64_t tsc_khz;	/* the guest's TSC rate (VM_TSC_KHZ_MIN..MAX); 0: this
