@@ -482,6 +482,14 @@ def running(h):
     return rows
 
 
+def wait_phase(h, name, phase, timeout=30):
+    """Until h's `migrations` lists name's running migration in phase."""
+    end = time.time() + timeout
+    while running(h).get(name, {}).get("phase") != phase:
+        assert time.time() < end, h.cmd("migrations")
+        time.sleep(0.3)
+
+
 def bg_outcome(h, name, since, timeout=120):
     """The closing log line of a background migration."""
     # (up to its newline: a line still arriving would match cut short)
@@ -561,10 +569,7 @@ def test_background_migrations_run_side_by_side_and_leave_the_prompt_free(ab):
     assert big > 0 and small + big * 512 == 32 << 8, (big, small)
     since = mark(a)
     bg_migrate(a, "bg3", b, "bandwidth=2")
-    end = time.time() + 30
-    while running(a).get("bg3", {}).get("phase") != "precopy":
-        assert time.time() < end, a.cmd("migrations")
-        time.sleep(0.3)
+    wait_phase(a, "bg3", "precopy")
     during = ram_map(a, "bg3")
     assert during[0] == 0 and during[1] == 32 << 8 and during[2] == tables + big, during
     assert "cancelling bg3" in a.cmd("migrate cancel bg3")
@@ -585,10 +590,7 @@ def test_background_migrations_run_side_by_side_and_leave_the_prompt_free(ab):
     free_b = free_kib(b)
     since = mark(a)
     bg_migrate(a, "bg3", b, "bandwidth=2")
-    end = time.time() + 30
-    while running(b).get("bg3", {}).get("phase") != "precopy":
-        assert time.time() < end, b.cmd("migrations")
-        time.sleep(0.3)
+    wait_phase(b, "bg3", "precopy")
     assert "destroy: 'bg3' is arriving by migration (`migrate cancel NAME` stops it)" \
         in b.cmd("destroy bg3")
     assert "bg3's arrival cancelled; the source keeps the guest" in b.cmd("migrate cancel bg3")
