@@ -65,12 +65,40 @@ def to_shell(m, slow=1, more="", vcpus=1):
     m.expect(SHELL, timeout=60 * slow)
 
 
+DMESG_BAD = ("dmesg | grep -i -e 'kernel panic' -e oops -e 'WARNING:' -e 'soft lockup' "
+             "-e 'self-detected stall' -e 'rcu.*stall' -e 'unchecked MSR' "
+             "-e 'clocksource.*unstable' -e 'TSC unstable' -e 'TSC warp' -e 'skew is too large'"
+             " | grep -v 'command line'")
+
+
+def dmesg_faults(m, timeout=60):
+    """The lines of dmesg the issues forbid: panics, oopses, warnings,
+    lockups, stalls, unknown MSRs, and a clock found to disagree (TSCs apart
+    at bring-up, the TSC drifting from kvm-clock).
+
+    One clocksource message is let pass. The watchdog reads kvm-clock, the
+    TSC and kvm-clock again with interrupts off, and when each of its few
+    tries (ilog2 of the CPUs + 1 in this kernel; not tunable) spans over
+    ~100 us it gives up: "read-back delay of N ns, attempt K, marking
+    unstable", then "Marking TSC unstable due to clocksource watchdog".
+    Under TCG, where every RDTSC here exits and more emulated CPUs than
+    host cores run, the host deschedules a QEMU thread for milliseconds
+    (seen in CI: 1248206 ns). That is a reading that could not be taken, not
+    a clock that disagrees; Linux keeps kvm-clock. A skew it did measure
+    ("skew is too large") and a warp at bring-up still count."""
+    out = talk(m, DMESG_BAD, timeout=timeout)
+    lines = re.findall(r"^\[ *\d+\.\d+\].*", out, re.M)
+    if any("read-back delay" in line and "marking unstable" in line for line in lines):
+        lines = [line for line in lines
+                 if not ("read-back delay" in line and "marking unstable" in line)
+                 and "Marking TSC unstable due to clocksource watchdog" not in line]
+    return lines
+
+
 def scan_dmesg(m, timeout=60):
-    """dmesg holds none of the messages the issue forbids."""
-    bad = talk(m, "dmesg | grep -i -e 'kernel panic' -e oops -e 'WARNING:' -e 'soft lockup' "
-                  "-e 'self-detected stall' -e 'unchecked MSR' -e 'clocksource.*unstable'"
-                  " | grep -v 'command line'", timeout=timeout)
-    assert not re.search(r"^\[ *\d+\.\d+\]", bad, re.M), bad
+    """dmesg holds none of the messages the issues forbid."""
+    bad = dmesg_faults(m, timeout)
+    assert not bad, "\n".join(bad)
 
 
 def test_debian_kernel_boots_to_its_shell(machine_factory, linux_iso):
@@ -191,10 +219,7 @@ def test_linux_with_four_vcpus(machine_factory, linux_iso):
               for k in ("LOC", "RES", "CAL", "TLB")}
     assert all(n > 0 for n in counts["LOC"]), irqs          # every CPU's timer runs
     assert sum(counts["RES"]) + sum(counts["CAL"]) + sum(counts["TLB"]) > 0, irqs
-    bad = talk(m, "dmesg | grep -i -e 'kernel panic' -e oops -e 'WARNING:' -e 'soft lockup' "
-                  "-e 'self-detected stall' -e 'rcu.*stall' -e 'unchecked MSR' "
-                  "-e 'clocksource.*unstable'")
-    assert not re.search(r"^\[ *\d+\.\d+\]", bad, re.M), bad
+    scan_dmesg(m)
     m.send(b"\x1d")
     m.expect(PROMPT, timeout=30)
     info = m.cmd("info smp")

@@ -18,7 +18,7 @@ import pytest
 
 from ferry_harness import PROMPT, ROOT
 from netns import BRIDGE_IP, NetNS
-from test_linux import CMDLINE, LINUX, SHELL, talk
+from test_linux import CMDLINE, LINUX, SHELL, dmesg_faults, talk
 import test_migrate
 from hostkeys import IsoMaker
 from test_migrate import MigNet, free_kib, is_running, migrate_ok, state, wait_clean
@@ -29,10 +29,6 @@ GUEST_MB = 128      # Debian's kernel asks 63 MiB from 2 MiB for itself
 HOST_MB = {"qemu": 512, "bochs": 384}
 LOOP = 'i=0; while true; do i=$((i+1)); echo "tick $i $(date +%s)"; sleep 1; done &'
 TICK = re.compile(r"tick (\d+) (\d+)\r*\n")   # the prompt may come first on its line
-BAD = ("dmesg | grep -i -e 'kernel panic' -e oops -e 'WARNING:' -e 'soft lockup' "
-       "-e 'self-detected stall' -e 'rcu.*stall' -e 'unchecked MSR' -e 'clocksource.*unstable'"
-       " | grep -v 'command line'")
-
 
 @contextlib.contextmanager
 def linux_hosts(tmp):
@@ -187,7 +183,7 @@ def check_guest(h, before, step_s, clock_s):
     # uptime went on as the date did (read a little after the newest tick)
     ahead = (up - before["uptime"]) - (t - before["time"])
     assert abs(ahead) <= 10 * m.slow, (up, t, before)
-    bad = re.findall(r"^\[ *\d+\.\d+\].*", talk(m, BAD, timeout=60 * m.slow), re.M)
+    bad = dmesg_faults(m, timeout=60 * m.slow)
     quiet_from = last_tick(m, start)
     detach(h, "lx")
     # none, 'tsc' marked unstable included: the guest's TSC keeps its boot
