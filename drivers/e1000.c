@@ -289,7 +289,8 @@ int e1000_model_probe(const struct pci_dev *d, const void *model, struct nic **o
 		return -ENOMEM;
 	n->m = m;
 	n->nic = (struct nic){ .ops = &e1000_ops, .driver = m->driver, .model = m->model,
-			       .pci = *d, .tx_csum = true, .tso = true };
+			       .pci = *d, .tx_csum = true, .tso = true,
+			       .tx_slots = E1000_TX_DESC - 1 };	/* one stays empty */
 	err = start(n, d);
 	if (err) {
 		free(n);	/* rings, if any, stay with the card: it may use them */
@@ -343,6 +344,14 @@ static void tx_reclaim(struct e1000 *n)
 static unsigned int tx_free(const struct e1000 *n)
 {
 	return (n->tx_clean + E1000_TX_DESC - n->tx_tail - 1) % E1000_TX_DESC;
+}
+
+static unsigned int e1000_tx_room(struct nic *nic)
+{
+	struct e1000 *n = E(nic);
+
+	tx_reclaim(n);
+	return tx_free(n);
 }
 
 static uint8_t *tx_slot_buf(const struct e1000 *n)
@@ -529,6 +538,7 @@ static const struct nic_ops e1000_ops = {
 	.tx_frame = e1000_tx_frame,
 	.xmit_tso = e1000_xmit_tso,
 	.tx_kick = e1000_tx_kick,
+	.tx_room = e1000_tx_room,
 	.poll = e1000_poll,
 	.link_up = e1000_link_up,
 	.set_promisc = e1000_set_promisc,

@@ -67,6 +67,9 @@ struct nic_ops {
 	int (*xmit_tso)(struct nic *n, const uint8_t *hdr, size_t hlen,
 			const struct nic_iov *iov, unsigned int niov, unsigned int mss);
 	void (*tx_kick)(struct nic *n);	/* hand queued frames to the NIC */
+	/* Free transmit descriptors once those sent are taken back: a frame
+	 * takes one, a TSO frame at most nic_tx_descs() of its payload. */
+	unsigned int (*tx_room)(struct nic *n);
 	/* Hand up to budget received frames to rx; returns how many. */
 	int (*poll)(struct nic *n, nic_rx_fn rx, void *ctx, int budget);
 	bool (*link_up)(struct nic *n);
@@ -91,6 +94,7 @@ struct nic {
 	bool tx_csum;			/* TCP checksum offload: clear it before
 					 * netif_init to sum in software */
 	bool tso;			/* segmentation offload (xmit_tso) */
+	unsigned int tx_slots;		/* transmit descriptors in the ring */
 	struct nic_stats stats;
 };
 
@@ -180,6 +184,14 @@ static inline size_t nic_iov_copy(struct nic_iov_cur *c, uint8_t *dst, size_t ma
 		}
 	}
 	return done;
+}
+
+/* The most descriptors a frame (a TSO frame: its payload) of that many
+ * bytes takes in any driver's ring: a context and the headers, then the
+ * payload a buffer at a time. */
+static inline unsigned int nic_tx_descs(size_t bytes)
+{
+	return 2 + (unsigned int)((bytes + NIC_BUF - 1) / NIC_BUF);
 }
 
 static inline int nic_xmit(struct nic *n, const void *f, size_t len) { return n->ops->xmit(n, f, len); }

@@ -196,6 +196,8 @@ static int setup_queue(struct vnet *v, const struct virtio_pci_layout *l, int qi
 	size = pow2_floor(max < VIRTQ_MAX ? max : VIRTQ_MAX);
 	if (qi == TXQ && size < TSO_SEGS)
 		v->nic.tso = false;	/* a short queue cannot hold a TSO frame */
+	if (qi == TXQ)
+		v->nic.tx_slots = size;
 	err = alloc_queue_mem(v, qi, size, &ring_pa);
 	if (err)
 		return err;
@@ -400,6 +402,14 @@ static void *vnet_tx_frame(struct nic *nic)
 	return id < 0 ? NULL : tx_buf(v, (uint16_t)id) + VNET_HDR_LEN;
 }
 
+static unsigned int vnet_tx_room(struct nic *nic)
+{
+	struct vnet *v = V(nic);
+
+	tx_reclaim(v);
+	return v->q[TXQ].broken ? 0 : v->q[TXQ].nr_free;
+}
+
 static int tx_full(struct vnet *v)
 {
 	tx_kick(v);
@@ -533,6 +543,7 @@ static const struct nic_ops vnet_ops = {
 	.tx_frame = vnet_tx_frame,
 	.xmit_tso = vnet_xmit_tso,
 	.tx_kick = vnet_tx_kick,
+	.tx_room = vnet_tx_room,
 	.poll = vnet_poll,
 	.link_up = vnet_link_up,
 	.irq_setup = vnet_irq_setup,

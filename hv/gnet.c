@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Guests' NICs on ferry's switch: see gnet.h. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "hv/gnet.h"
@@ -67,6 +68,12 @@ struct gport {
 	struct gnet_stats st;		/* all but st.sw (the switch's); under the side's lock */
 	struct gro gro;			/* under deliver_lock, as is: */
 	struct vnet_piece pc[GRO_MAX_SEGS + 1];	/* its pieces, for the NIC */
+	/* (a) Its frames wait for room on the wire: the shell CPU sends
+	 * them in turn with other such ports' (gnet_tx_round), and this
+	 * guest's own exits leave them to it while others wait too. */
+	bool serve;
+	bool unstall;			/* (a) the round took some: wake its NIC */
+	uint64_t moved_us;		/* when the wire last took its waiting frames */
 	unsigned int round;		/* announce round due next */
 	bool announcing;
 	uint64_t announce_t0;		/* us */
@@ -348,28 +355,150 @@ static unsigned int tx_tso(struct gport *g, const struct slot *s)
 	return done;
 }
 
-void gnet_flush(struct vm *vm)
+/* Does a port other than g wait for the wire?  (Under the network lock,
+ * so no port is being freed.) */
+static bool others_wait(const struct gport *g)
 {
-	struct gport *g = vm->nic ? find(vm) : NULL;
+	for (int i = 0; i < SW_MAX_PORTS; i++) {
+		const struct gport *o = __atomic_load_n(&ports[i], __ATOMIC_ACQUIRE);
+
+		if (o && o != g && __atomic_load_n(&o->serve, __ATOMIC_ACQUIRE))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Under the network lock: g's tx queue through the switch, oldest first,
+ * until it is empty (true), or budget frames went, or the next one is for
+ * the wire and may not go now (false): wire is false, or the NIC has no
+ * room beyond what ferry keeps for its own frames (netif_wire_room).  A
+ * frame for another guest or the stack goes at once.  What stays waits,
+ * as in a NIC's ring: the guest's NIC stops taking frames when the queue
+ * is full, and its driver when its own ring is; nothing is dropped.
+ */
+static bool drain(struct gport *g, bool wire, unsigned int budget)
+{
 	struct slot *s;
 
-	if (!g || !fq_peek(&g->tx))
-		return;
-	vm_arrival_note(vm, VM_ARR_TX);
-	netif_lock();
 	while ((s = fq_peek(&g->tx))) {
-		unsigned int n = tx_tso(g, s);
+		unsigned int n;
 
+		if (!budget || (netif_for_wire(g->port, s->data, s->len) &&
+				(!wire || !netif_wire_room(s->len))))
+			return false;
+		n = tx_tso(g, s);	/* each TSO frame if the wire has room */
 		if (n) {
 			__atomic_store_n(&g->tx.head, g->tx.head + n, __ATOMIC_RELEASE);
+			budget = n < budget ? budget - n : 0;
 			continue;
 		}
 		netif_switch_input(g->port, s->data, s->len, s->partial ? NETIF_CSUM_PARTIAL : 0);
 		fq_pop(&g->tx);
+		budget--;
 	}
+	return true;
+}
+
+/* Under the network lock. */
+static void wait_for_wire(struct gport *g)
+{
+	if (__atomic_exchange_n(&g->serve, true, __ATOMIC_ACQ_REL))
+		return;
+	g->st.tx_waits++;
+	g->moved_us = netif_now_us();
+}
+
+/*
+ * Under the network lock: a wire that has taken none of g's frames for
+ * GNET_WIRE_WAIT_MS (its link down, the NIC wedged) gets none of those at
+ * its queue's head; they are dropped and counted, as a NIC's full ring
+ * drops, so the guest's driver does not wait on them for ever (Linux
+ * calls a queue stuck after 5 s).  Frames for guests and ferry then go.
+ */
+static void drop_stale(struct gport *g, uint64_t now_us)
+{
+	struct slot *s;
+
+	if (now_us - g->moved_us < GNET_WIRE_WAIT_MS * 1000ull)
+		return;
+	while ((s = fq_peek(&g->tx)) && netif_for_wire(g->port, s->data, s->len)) {
+		fq_pop(&g->tx);
+		g->st.tx_wire_drops++;
+	}
+	g->moved_us = now_us;
+	__atomic_store_n(&g->unstall, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&pending, true, __ATOMIC_RELEASE);
+}
+
+bool gnet_flush(struct vm *vm)
+{
+	struct gport *g = vm->nic ? find(vm) : NULL;
+	bool empty;
+
+	if (!g || !fq_peek(&g->tx))
+		return true;
+	vm_arrival_note(vm, VM_ARR_TX);
+	netif_lock();
+	/* while others wait for the wire, this guest's frames for it wait
+	 * their turn in the round, not ahead of them */
+	empty = drain(g, !others_wait(g), UINT_MAX);
+	if (empty)
+		__atomic_store_n(&g->serve, false, __ATOMIC_RELEASE);
+	else
+		wait_for_wire(g);
 	netif_uplink_kick();
 	netif_unlock();
 	gnet_deliver();
+	return empty;
+}
+
+bool gnet_tx_backlog(void)
+{
+	for (int i = 0; i < SW_MAX_PORTS; i++) {
+		const struct gport *g = __atomic_load_n(&ports[i], __ATOMIC_ACQUIRE);
+
+		if (g && __atomic_load_n(&g->serve, __ATOMIC_ACQUIRE))
+			return true;
+	}
+	return false;
+}
+
+#define TX_QUANTUM	32	/* frames a waiting port sends per turn */
+
+void gnet_tx_round(void)
+{
+	static unsigned int first;	/* the port served first: it turns */
+	unsigned int next = first;
+	uint64_t now = netif_now_us();
+	bool moved = true;
+
+	for (int pass = 0; moved && pass < GNET_QLEN / TX_QUANTUM; pass++) {
+		moved = false;
+		for (unsigned int k = 0; k < SW_MAX_PORTS; k++) {
+			unsigned int i = (first + k) % SW_MAX_PORTS;
+			struct gport *g = ports[i];
+			uint32_t head;
+
+			if (!g || !__atomic_load_n(&g->serve, __ATOMIC_ACQUIRE))
+				continue;
+			head = g->tx.head;
+			if (drain(g, true, TX_QUANTUM))
+				__atomic_store_n(&g->serve, false, __ATOMIC_RELEASE);
+			if (g->tx.head == head) {
+				if (!pass && __atomic_load_n(&g->serve, __ATOMIC_ACQUIRE))
+					drop_stale(g, now);
+				continue;
+			}
+			if (!moved && !pass)
+				next = i + 1;	/* next round, the one after it first */
+			moved = true;
+			g->moved_us = now;
+			__atomic_store_n(&g->unstall, true, __ATOMIC_RELEASE);
+			__atomic_store_n(&pending, true, __ATOMIC_RELEASE);
+		}
+	}
+	first = next % SW_MAX_PORTS;
 }
 
 /* Into the guest's NIC, oldest first.  A guest that is paused, or still
@@ -475,8 +604,17 @@ void gnet_deliver(void)
 	for (int i = 0; i < SW_MAX_PORTS; i++) {
 		struct gport *g = __atomic_load_n(&ports[i], __ATOMIC_ACQUIRE);
 
-		if (g)
-			deliver_port(g);
+		if (!g)
+			continue;
+		deliver_port(g);
+		/* the round made room in its queue: its NIC, if it stopped on
+		 * a full one, takes up where it stopped, and the frames it
+		 * queues go in the next round */
+		if (__atomic_exchange_n(&g->unstall, false, __ATOMIC_ACQ_REL)) {
+			vm_nic_tx_unstall(g->vm);
+			if (fq_peek(&g->tx))
+				__atomic_store_n(&g->serve, true, __ATOMIC_RELEASE);
+		}
 	}
 	spin_unlock(&deliver_lock);
 }

@@ -16,7 +16,9 @@
  *
  * Locks: dev_lock and the network lock are never held together; the
  * queues are single-producer single-consumer rings (each side under its
- * own lock).  A queue that is full drops the frame (counted).  Frames for
+ * own lock).  A full rx queue drops the frame (counted); a full tx queue
+ * stops the guest's NIC, and frames for the wire wait in it while the
+ * NIC's ring is full (gnet_tx_round).  Frames for
  * a guest that is not running wait in its rx queue (arriving by
  * migration after COMMIT, its NIC's rings are not in its memory yet; paused, a
  * migration may be taking its last copy of RAM and devices), and so do
@@ -47,11 +49,16 @@ struct gso_req;
 /* Broadcast and multicast may fill a guest's rx queue this far, no more:
  * a guest (or the LAN) flooding cannot crowd out another's unicast. */
 #define GNET_FLOOD_QMAX	(GNET_QLEN / 2)
+/* A wire that takes none of a guest's waiting frames for this long gets
+ * none of them: they are dropped (gnet_tx_round). */
+#define GNET_WIRE_WAIT_MS	250
 #define GNET_CARRY_BYTES 32768u	/* of frames at most in a device state */
 
 struct gnet_stats {
 	struct sw_port_stats sw;	/* in = from the guest, out = to it */
 	uint64_t tx_qfull;		/* from the guest: its tx queue was full (the NIC waited) */
+	uint64_t tx_waits;		/* from the guest: its frames waited for the wire */
+	uint64_t tx_wire_drops;		/* ... and were dropped: it took none for a while */
 	uint64_t rx_qfull;		/* for the guest: its rx queue was full */
 	uint64_t rx_flood_drop;		/* broadcast/multicast for it: its queue half full */
 	uint64_t rx_nic_drop;		/* its NIC dropped it (driver off, buffers too small) */
@@ -77,8 +84,22 @@ bool gnet_mac_taken(const uint8_t mac[6]);
  * offers it again, and only the rest goes); -EINVAL for a frame whose
  * offload cannot be done (refused whole). */
 int gnet_guest_tx(struct vm *vm, const uint8_t *frame, size_t len, const struct gso_req *r);
-/* Without dev_lock, after an exit that may have sent frames. */
-void gnet_flush(struct vm *vm);
+/* Without dev_lock, after an exit that may have sent frames: through the
+ * switch.  False when some wait in the queue for room on the wire (see
+ * gnet_tx_round); the NIC then stays stopped if it was. */
+bool gnet_flush(struct vm *vm);
+/*
+ * Under the network lock, on the shell CPU (netif_poll): guests' frames
+ * that wait for the wire go, a few from each waiting port in turn, as
+ * long as the NIC has room beyond ferry's own reserve (netif_wire_room).
+ * A guest that floods the wire so gets its share of it, not more: the
+ * others' and ferry's own frames (a migration's) still go, and its frames
+ * wait in its queue and its driver's ring instead of being dropped.  The
+ * ports it took from have their NICs woken in gnet_deliver.
+ */
+void gnet_tx_round(void);
+/* Do guests' frames wait for the wire?  (The shell CPU keeps polling.) */
+bool gnet_tx_backlog(void);
 /* Without locks: frames queued for guests into their NICs. */
 void gnet_deliver(void);
 /* Under the network lock (netif_poll): announce rounds that are due. */

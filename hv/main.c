@@ -23,6 +23,7 @@
 #include "hv/mm/memory.h"
 #include "hv/modules.h"
 #include "hv/migrate/migrate.h"
+#include "hv/gnet.h"
 #include "hv/netif.h"
 #include "hv/lib/panic.h"
 #include "hv/shell/parse.h"
@@ -158,8 +159,8 @@ static enum repl_work shell_cpu_work(void)
 	if (!repl_in_command())
 		vm_watch_poll();	/* between commands: those may be using a guest */
 	sched_poll();
-	if (in == MIG_IN_BUSY || bg == TASK_SOME_BUSY)
-		return REPL_BUSY;
+	if (in == MIG_IN_BUSY || bg == TASK_SOME_BUSY || gnet_tx_backlog())
+		return REPL_BUSY;	/* (guests' frames wait for the wire: polled) */
 	return in == MIG_IN_WAITING || bg == TASK_ALL_WAIT ? REPL_WAIT_NET : REPL_IDLE;
 }
 

@@ -140,6 +140,42 @@ int netif_switch_input(int port, const void *frame, size_t len, unsigned flags)
 	return n;
 }
 
+/* ---- the wire's share for guests ----------------------------------------- */
+
+bool netif_for_wire(int port, const uint8_t *frame, size_t len)
+{
+	if (!host_if.present || len < 14)
+		return false;
+	return (frame[0] & 1) ||
+	       sw_unicast_port(&host_if.sw, port, frame, len) == host_if.uplink_port;
+}
+
+bool netif_wire_room(size_t bytes)
+{
+	struct nic *n = host_if.nic;
+	unsigned int need = host_if.tx_reserve + nic_tx_descs(bytes);
+
+	if (!host_if.present || !n->ops->tx_room || !host_if.tx_reserve)
+		return true;
+	if (n->ops->tx_room(n) >= need)
+		return true;
+	nic_tx_kick(n);		/* an emulated NIC may send them at once */
+	return n->ops->tx_room(n) >= need;
+}
+
+/* A quarter of the ring, and at least a TSO frame's worth, for ferry's
+ * own frames; but never more than half: guests keep the rest. */
+static unsigned int tx_reserve(const struct nic *n)
+{
+	unsigned int r = n->tx_slots / 4;
+
+	if (!n->ops->tx_room || !n->tx_slots)
+		return 0;
+	if (r < nic_tx_descs(NIC_TSO_MAX))
+		r = nic_tx_descs(NIC_TSO_MAX);
+	return r <= n->tx_slots / 2 ? r : n->tx_slots / 2;
+}
+
 /* One TSO frame of seg[0..k) (k >= 2): 0, or the driver's error. */
 static int tso_one(struct nic *n, const struct netif_seg *seg, unsigned int k, uint32_t hlen,
 		   uint32_t mss)
@@ -179,10 +215,12 @@ unsigned int netif_switch_tso(int port, const struct netif_seg *seg, unsigned in
 		unsigned int k = n - done < per ? n - done : per;
 		uint64_t bytes = 0;
 
-		if (tso_one(nic, seg + done, k, hlen, mss))
-			break;		/* the rest go one by one (and count if dropped) */
 		for (unsigned int i = 0; i < k; i++)
 			bytes += seg[done + i].len;
+		/* the rest wait for room (hv/gnet.c), or go one by one (and
+		 * count if dropped) */
+		if (!netif_wire_room(bytes) || tso_one(nic, seg + done, k, hlen, mss))
+			break;
 		sw_forwarded(&host_if.sw, port, host_if.uplink_port, k, bytes);
 		done += k;
 	}
@@ -409,6 +447,7 @@ int netif_init(const char *nic_opt)
 		err = start_switch(host_if.nic);
 	if (err)
 		return err;
+	host_if.tx_reserve = tx_reserve(host_if.nic);
 	net_set_time(&host_if.stack, time_now_us());
 	host_if.present = true;
 	setup_irq();
@@ -436,6 +475,7 @@ void netif_poll(void)
 	net_rx_batch(&host_if.stack, false);
 	net_poll(&host_if.stack, time_now_us());	/* the batch's ACKs */
 	gnet_timers(time_now_us());
+	gnet_tx_round();		/* after ferry's own: the reserve is theirs */
 	nic_tx_kick(host_if.nic);
 	netif_unlock();
 	gnet_deliver();

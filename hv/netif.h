@@ -37,6 +37,7 @@ struct netif {
 	int local_port, uplink_port;	/* -1: none (no NIC) */
 	bool promisc;			/* the NIC receives every MAC */
 	uint64_t uplink_busy;		/* frames for the wire dropped: ring full */
+	unsigned int tx_reserve;	/* transmit descriptors guests leave to ferry */
 };
 
 extern struct netif host_if;
@@ -93,6 +94,16 @@ unsigned netif_rx_flags(void);
 /* After netif_switch_input: did the NIC refuse the frame it was handed
  * (its ring full: counted in uplink_busy)?  false when none went to it. */
 bool netif_uplink_dropped(void);
+/*
+ * Under the lock, for a guest's frame from port: would the switch send it
+ * to the wire (unicast there, or broadcast/multicast)?  And does the NIC's
+ * transmit ring have room for a frame of that many bytes beyond ferry's
+ * own reserve (a quarter of the ring, a TSO frame at least)?  Guests'
+ * frames wait for that room (hv/gnet.c), so ferry's own (the migration
+ * channel, the shell's network) never find the ring full because of them.
+ */
+bool netif_for_wire(int port, const uint8_t *frame, size_t len);
+bool netif_wire_room(size_t bytes);
 /* Hand the frames queued for the wire to the NIC (under the lock). */
 void netif_uplink_kick(void);
 /* This host's own MAC (its NIC's), for what must differ between hosts on

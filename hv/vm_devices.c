@@ -199,8 +199,10 @@ static void unlock_and_kick(struct vm *vm, const struct vcpu *v)
 }
 
 /* After an exit: the frames it queued go through the switch.  A NIC that
- * stopped on a full queue then takes up where it stopped; each round
- * empties the queue, so each one moves it on.  A whole ring of 64 KiB
+ * stopped on a full queue then takes up where it stopped, when the round
+ * emptied the queue; frames that wait for room on the wire stay, and the
+ * shell CPU's round (gnet_tx_round) sends them and wakes the NIC
+ * (vm_nic_tx_unstall).  A whole ring of 64 KiB
  * super-frames takes about 50 rounds (GNET_QLEN slots, 45 segments each);
  * the bound stops a guest whose other vCPU refills the ring without end
  * from holding this CPU in one exit.  What is left waits, stalled, for
@@ -211,14 +213,16 @@ static void unlock_and_kick(struct vm *vm, const struct vcpu *v)
 
 static void nic_flush(struct vm *vm)
 {
+	bool empty;
+
 	if (!vm->nic)
 		return;
-	gnet_flush(vm);
+	empty = gnet_flush(vm);
 	for (int i = 0; i < NIC_RESUME_ROUNDS; i++) {
 		bool stalled, kicked;
 
 		spin_lock(&vm->dev_lock);
-		stalled = vm->dev && vm->dev->pci && vnic_tx_stalled(vm->dev->pci) &&
+		stalled = empty && vm->dev && vm->dev->pci && vnic_tx_stalled(vm->dev->pci) &&
 			  running(vm);
 		kicked = vm->dev && vm->dev->pci && vnic_rx_take_kick(vm->dev->pci);
 		if (stalled)
@@ -228,8 +232,18 @@ static void nic_flush(struct vm *vm)
 			gnet_rx_posted(vm);
 		if (!stalled)
 			return;
-		gnet_flush(vm);
+		empty = gnet_flush(vm);
 	}
+}
+
+void vm_nic_tx_unstall(struct vm *vm)
+{
+	if (!vm->nic)
+		return;
+	spin_lock(&vm->dev_lock);
+	if (vm->dev && vm->dev->pci && vnic_tx_stalled(vm->dev->pci) && running(vm))
+		vnic_tx_resume(vm->dev->pci);
+	unlock_and_wake(vm);
 }
 
 void vm_nic_tx_resume(struct vm *vm)

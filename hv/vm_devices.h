@@ -92,6 +92,10 @@ bool vm_nic_rx_gso(struct vm *vm);
 /* Without dev_lock: the NIC looks at its transmit queue (after a restore,
  * or a pause, chains may wait there that no doorbell will announce). */
 void vm_nic_tx_resume(struct vm *vm);
+/* Under gnet's delivery (no other lock): a NIC that stopped on a full
+ * queue takes up where it stopped, the queue having room again; what it
+ * queues goes in gnet_tx_round, not from here. */
+void vm_nic_tx_unstall(struct vm *vm);
 
 /* Console: bytes typed by the operator, and the output history. */
 bool vm_console_input(struct vm *vm, uint8_t byte);	/* false: RX FIFO full */

@@ -136,6 +136,12 @@ static void show_port(const char *pfx, const struct gnet_stats *st)
 			shell_printf("%sdropped %lu: %s\n", pfx, qn[i], q[i]);
 	if (st->tx_qfull)	/* the guest's NIC waited: nothing was lost */
 		shell_printf("%stx queue full %lu times (the NIC waited)\n", pfx, st->tx_qfull);
+	if (st->tx_waits)	/* nor here: they waited for the wire's room */
+		shell_printf("%sframes waited for the wire %lu times (its share of it)\n", pfx,
+			     st->tx_waits);
+	if (st->tx_wire_drops)
+		shell_printf("%sdropped %lu frames the wire took none of for %u ms\n", pfx,
+			     st->tx_wire_drops, GNET_WIRE_WAIT_MS);
 	if (st->rx_waited || st->rx_carried)
 		shell_printf("%s%lu frames waited for it (paused or arriving), %lu came with it "
 			     "from a migration's source\n", pfx, st->rx_waited, st->rx_carried);

@@ -143,10 +143,40 @@ void log_printf(enum log_level level, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The NIC's room for guests' frames beyond ferry's reserve
+ * (netif_wire_room): wire_room frames more, each frame the wire takes
+ * counted down; ~0u: no end. */
+static unsigned int wire_room;
+
+bool netif_for_wire(int port, const uint8_t *f, size_t len)
+{
+	assert_int_equal(locked, 1);
+	return (f[0] & 1) || sw_unicast_port(&host_if.sw, port, f, len) == host_if.uplink_port;
+}
+
+bool netif_wire_room(size_t bytes)
+{
+	assert_int_equal(locked, 1);
+	assert_true(bytes > 0);
+	return wire_room > 0;
+}
+
+static struct sink wire_a, wire_b;	/* the wire's frames, by source */
+
 static void sink_out(void *ctx, const uint8_t *f, size_t len)
 {
 	struct sink *k = ctx;
 
+	if (k == &wire) {
+		if (wire_room != ~0u) {
+			assert_true(wire_room > 0);	/* none past the room */
+			wire_room--;
+		}
+		if (!memcmp(f + 6, MA, 6))
+			wire_a.frames++;
+		if (!memcmp(f + 6, MB, 6))
+			wire_b.frames++;
+	}
 	k->frames++;
 	k->len = len;
 	memcpy(k->last, f, len);
@@ -160,6 +190,13 @@ static struct vm *nic_rc_vm;		/* the guest nic_rc is for; NULL: both */
 static uint8_t rx_last[1600];
 
 static unsigned int tx_resumes;
+static unsigned int unstalls_a, unstalls_b;
+
+void vm_nic_tx_unstall(struct vm *vm)
+{
+	assert_int_equal(locked, 0);
+	*(vm == &va ? &unstalls_a : &unstalls_b) += 1;
+}
 
 void vm_nic_tx_resume(struct vm *vm)
 {
@@ -242,6 +279,10 @@ static int setup(void **st)
 	(void)st;
 	memset(&host_if, 0, sizeof(host_if));
 	memset(&wire, 0, sizeof(wire));
+	memset(&wire_a, 0, sizeof(wire_a));
+	memset(&wire_b, 0, sizeof(wire_b));
+	wire_room = ~0u;
+	unstalls_a = unstalls_b = 0;
 	memset(&local, 0, sizeof(local));
 	sw_init(&host_if.sw);
 	host_if.local_port = sw_add_port(&host_if.sw, SW_LOCAL, HOST, 0, sink_out, &local);
@@ -356,6 +397,146 @@ static void test_spoof_counted(void **st)
 	assert_int_equal(gnet_stats(&va, &s), 0);
 	assert_int_equal(s.sw.drops[SW_DROP_SPOOF], 1);
 	assert_int_equal(s.sw.in_frames, 1);
+}
+
+/* The shell CPU's round (netif_poll), under the network lock. */
+static void round_(void)
+{
+	netif_lock();
+	gnet_tx_round();
+	netif_unlock();
+	gnet_deliver();
+}
+
+static void queue_to_wire(struct vm *vm, unsigned int n, uint8_t tag)
+{
+	uint8_t f[64];
+
+	for (unsigned int i = 0; i < n; i++)
+		assert_int_equal(gnet_guest_tx(vm, f, frame(f, PEER, vm->mac, tag), &PLAIN), 0);
+}
+
+/* A wire with no room beyond ferry's reserve: a guest's frames for it wait
+ * in its queue, none dropped, and go in the shell CPU's round once there
+ * is room, which wakes the guest's NIC (it may have stopped on the full
+ * queue).  A frame for another guest does not wait for the wire. */
+static void test_frames_wait_for_the_wire(void **st)
+{
+	uint8_t f[64];
+	struct gnet_stats s;
+
+	(void)st;
+	wire_room = 3;
+	queue_to_wire(&va, 10, 7);
+	assert_false(gnet_flush(&va));
+	assert_int_equal(wire.frames, 3);
+	assert_true(gnet_tx_backlog());
+	assert_int_equal(gnet_stats(&va, &s), 0);
+	assert_int_equal(s.tx_waits, 1);
+	assert_int_equal(s.sw.in_frames, 3);
+	assert_false(gnet_flush(&va));		/* still no room: still one wait */
+	assert_int_equal(gnet_stats(&va, &s), 0);
+	assert_int_equal(s.tx_waits, 1);
+
+	gnet_guest_tx(&vb, f, frame(f, MA, MB, 8), &PLAIN);	/* B to A: no wire */
+	assert_true(gnet_flush(&vb));
+	assert_int_equal(rx_a, 1);
+
+	round_();				/* no room yet: nothing moves */
+	assert_int_equal(wire.frames, 3);
+	assert_int_equal(unstalls_a, 0);
+	wire_room = ~0u;
+	round_();
+	assert_int_equal(wire.frames, 10);
+	assert_int_equal(wire.last[20], 7);
+	assert_false(gnet_tx_backlog());
+	assert_int_equal(unstalls_a, 1);	/* its NIC woken, once */
+	assert_int_equal(unstalls_b, 0);
+	assert_int_equal(gnet_stats(&va, &s), 0);
+	assert_int_equal(s.sw.in_frames, 10);
+	assert_int_equal(s.tx_qfull, 0);
+	assert_true(gnet_flush(&va));
+}
+
+/* Two guests that flood the wire share it: the round serves them in
+ * turn, and while one waits the other's own exits leave its frames for
+ * the wire to the round rather than go ahead of it. */
+static void test_the_wire_is_shared(void **st)
+{
+	(void)st;
+	wire_room = 0;
+	queue_to_wire(&va, 200, 1);
+	assert_false(gnet_flush(&va));
+	wire_room = ~0u;
+	queue_to_wire(&vb, 200, 2);
+	assert_false(gnet_flush(&vb));		/* A waits: B waits its turn */
+	assert_int_equal(wire.frames, 0);
+	for (int r = 0; r < 8; r++) {
+		wire_room = 20;
+		round_();
+		assert_int_equal(wire_room, 0);
+	}
+	assert_int_equal(wire_a.frames, 80);
+	assert_int_equal(wire_b.frames, 80);
+	wire_room = 48;
+	round_();		/* the first its quantum (32), the other the rest */
+	assert_int_equal(wire_a.frames + wire_b.frames, 208);
+	assert_true(wire_a.frames == 112 ? wire_b.frames == 96 : wire_a.frames == 96);
+	wire_room = ~0u;
+	round_();
+	assert_int_equal(wire_a.frames, 200);
+	assert_int_equal(wire_b.frames, 200);
+	assert_false(gnet_tx_backlog());
+	/* alone again: a guest's frames go from its own exit */
+	queue_to_wire(&va, 5, 1);
+	assert_true(gnet_flush(&va));
+	assert_int_equal(wire_a.frames, 205);
+}
+
+/* A paused guest's frames (a migration taking its last copy) still go as
+ * the wire frees: they are on their way, not part of its state. */
+static void test_paused_guest_frames_still_go(void **st)
+{
+	(void)st;
+	wire_room = 0;
+	queue_to_wire(&va, 4, 3);
+	assert_false(gnet_flush(&va));
+	va.state = VM_PAUSED;
+	wire_room = ~0u;
+	round_();
+	assert_int_equal(wire.frames, 4);
+	assert_false(gnet_tx_backlog());
+}
+
+/* A wire that takes nothing for GNET_WIRE_WAIT_MS (its link down): the
+ * frames waiting for it are dropped and counted, the guest's NIC woken,
+ * and a frame for another guest behind them goes. */
+static void test_a_dead_wire_drops_what_waits(void **st)
+{
+	uint8_t f[64];
+	struct gnet_stats s;
+
+	(void)st;
+	wire_room = 0;
+	queue_to_wire(&va, 5, 9);
+	gnet_guest_tx(&va, f, frame(f, MB, MA, 10), &PLAIN);
+	assert_false(gnet_flush(&va));
+	assert_int_equal(rx_b, 0);		/* behind them, in order */
+	now_us += (GNET_WIRE_WAIT_MS - 1) * 1000ull;
+	round_();
+	assert_int_equal(gnet_stats(&va, &s), 0);
+	assert_int_equal(s.tx_wire_drops, 0);	/* not yet */
+	assert_int_equal(unstalls_a, 0);
+	now_us += 2000;
+	round_();
+	assert_int_equal(gnet_stats(&va, &s), 0);
+	assert_int_equal(s.tx_wire_drops, 5);
+	assert_int_equal(unstalls_a, 1);
+	round_();				/* B's frame goes in the next round */
+	assert_int_equal(rx_b, 1);
+	assert_int_equal(rx_last[20], 10);
+	assert_false(gnet_tx_backlog());
+	assert_int_equal(wire.frames, 0);
 }
 
 /* Ferry's own address only with management on. */
@@ -1187,6 +1368,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_guest_to_guest_queued, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_frames_wait_for_the_wire, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_the_wire_is_shared, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_paused_guest_frames_still_go, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_dead_wire_drops_what_waits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_from_the_wire, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tso_from_a_guest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tso_in_rounds, setup, teardown),
