@@ -60,6 +60,7 @@ static const struct mode modes[] = {
 	{ "share", true, mode_share },
 	{ "hostile", false, mode_hostile },
 	{ "vqhostile", true, mode_vqhostile },
+	{ "netflood", true, mode_netflood },
 	{ "dirty", true, mode_dirty },
 	{ "spin", false, mode_spin },
 	{ "triplefault", false, mode_triplefault },

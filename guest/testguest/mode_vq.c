@@ -700,3 +700,57 @@ void mode_vqhostile(void)
 	tg_printf("TG vq done tried=%u\n", tried);
 	tg_poweroff();
 }
+
+/* ---- netflood --------------------------------------------------------- */
+
+/*
+ * testguest mode "netflood": the same driver, sending full-sized frames to
+ * the wire as fast as the device takes them, for secs= seconds (10), to
+ * the MAC 02:00:00:00:00:99 (no one's: the switch sends unknown unicast
+ * to the wire, and a bridge floods it).  Every second, and at the end:
+ *   TG flood sent=N
+ * (frames the device has taken: its used index, counted past wraps).  A
+ * device that stops taking them for good leaves N where it was.
+ */
+#define FLOOD_LEN 1514
+static uint8_t flood_frame[NET_HDR + FLOOD_LEN];
+
+void mode_netflood(void)
+{
+	static const struct vq_case c = { "flood", 0, NULL, NULL, false };
+	uint32_t start, secs = tg_opt_u32("secs", 10), sent = 0, next_say = TG_HZ;
+	uint16_t rx_enabled, used = 0, now;
+	uint8_t *f = flood_frame + NET_HDR;
+
+	if (!probe_device() || !bring_up(&c, &rx_enabled))
+		tg_poweroff();
+	memset(flood_frame, 0, sizeof(flood_frame));
+	memcpy(f, "\x02\x00\x00\x00\x00\x99", 6);
+	memcpy(f + 6, dev.mac, 6);
+	f[12] = ETHERTYPE_LOCAL >> 8;
+	f[13] = ETHERTYPE_LOCAL & 0xFF;
+	memcpy(f + 14, "TG flood", 8);
+	for (int i = 0; i < QSIZE; i++)
+		rings[TXQ].desc[i] = (struct vdesc){ (uint32_t)flood_frame, sizeof(flood_frame), 0, 0 };
+	tg_printf("TG flood start secs=%u\n", secs);
+	start = tg_ticks;
+	while (tg_ticks - start < secs * TG_HZ) {
+		now = used_idx(TXQ);
+		sent += (uint16_t)(now - used);
+		used = now;
+		/* every descriptor the device gave back goes again */
+		if ((uint16_t)(tx_avail - used) < QSIZE) {
+			while ((uint16_t)(tx_avail - used) < QSIZE)
+				post((uint16_t)(tx_avail % QSIZE));
+			kick(TXQ);
+		}
+		if (tg_ticks - start >= next_say) {
+			tg_printf("TG flood sent=%u\n", sent);
+			next_say += TG_HZ;
+		}
+	}
+	sent += (uint16_t)(used_idx(TXQ) - used);
+	reset();
+	tg_printf("TG flood done sent=%u\n", sent);
+	tg_poweroff();
+}

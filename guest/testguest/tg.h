@@ -129,6 +129,7 @@ __attribute__((noreturn)) void mode_work(void);
 __attribute__((noreturn)) void mode_share(void);
 __attribute__((noreturn)) void mode_hostile(void);
 __attribute__((noreturn)) void mode_vqhostile(void);
+__attribute__((noreturn)) void mode_netflood(void);
 __attribute__((noreturn)) void mode_dirty(void);
 __attribute__((noreturn)) void mode_spin(void);
 __attribute__((noreturn)) void mode_triplefault(void);
