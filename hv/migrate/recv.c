@@ -259,8 +259,8 @@ static int reply(struct in *in, const struct mig_error *e)
 
 static void refuse(struct in *in, const struct mig_error *e)
 {
-	pr_info("migrate in: refused %s from %s: %s: %s", in->name, in->peer,
-		mig_code_name(e->code), e->msg);
+	pr_err("migrate: refused incoming %s from %s: %s: %s", in->name, in->peer,
+	       mig_code_name(e->code), e->msg);
 	in->hist->outcome = MIG_REFUSED;
 	if (snprintf(in->hist->why, sizeof(in->hist->why), "%s: %s", mig_code_name(e->code),
 		     e->msg) >= (int)sizeof(in->hist->why))
@@ -682,10 +682,10 @@ static void hs_refused(struct in *in)
 
 	if (hs_log_ok(&skipped)) {
 		if (skipped)
-			pr_info("migrate in: refused %s: %s (%lu refusals before it not shown: "
-				"see `migrations`)", in->peer, in->ch.hs_err.msg, skipped);
+			pr_err("migrate: refused incoming from %s: %s (%lu refusals before it "
+			       "not shown: see `migrations`)", in->peer, in->ch.hs_err.msg, skipped);
 		else
-			pr_info("migrate in: refused %s: %s", in->peer, in->ch.hs_err.msg);
+			pr_err("migrate: refused incoming from %s: %s", in->peer, in->ch.hs_err.msg);
 	}
 	e->outcome = MIG_REFUSED;
 	snprintf(e->why, sizeof(e->why), "%s", in->ch.hs_err.msg);

@@ -814,7 +814,7 @@ EXPECT = {
 def settle_destination(b, name, since, timeout=45):
     """Wait until the destination has decided: runs the guest or discarded it."""
     rx = (rf"migrate in {name}: (done: running here|failed: .*discarded)"
-          rf"|migrate in: refused {name}")
+          rf"|error: migrate: refused incoming {name}")
     return wait_log(b, rx, since, timeout).group(0)
 
 

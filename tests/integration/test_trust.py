@@ -127,7 +127,7 @@ def refused(a, b, since, src_words, dst_words):
     r = migrate(a, "tg", b, timeout=60)
     assert r.what == "error", r.line_out
     assert re.search(src_words, r.rest), r.line_out
-    wait_log(b, r"migrate in: refused 10\.200\.0\.2: .*" + dst_words, since)
+    wait_log(b, r"error: migrate: refused incoming from 10\.200\.0\.2: .*" + dst_words, since)
     assert is_running(state(a, "tg")), state(a, "tg")
     assert "tg" not in b.cmd("list")
     return r
@@ -163,7 +163,8 @@ def test_insecure_needs_both_ends(hosts):
     since = mark(b)
     r = migrate(a, "tg", b, "insecure", timeout=60)
     assert r.what == "error" and "secure channel only" in r.rest, r.line_out
-    wait_log(b, r"migrate in: refused 10\.200\.0\.2: source speaks plaintext", since)
+    wait_log(b, r"error: migrate: refused incoming from 10\.200\.0\.2: source speaks plaintext",
+             since)
     out = b.cmd("migrate listen insecure")     # the same port: the listener stays
     assert "insecure" in out and "warning: migrate: insecure listener" in out, out
     since = mark(b)
@@ -301,7 +302,7 @@ def test_python_peer_speaks_the_channel(hosts):
     since = mark(b)
     out = ask()
     assert re.search(r"refused code=7: not trusted: source key SHA256:[0-9a-f]{16}", out), out
-    wait_log(b, r"migrate in: refused 10\.200\.0\.1: not trusted", since)
+    wait_log(b, r"error: migrate: refused incoming from 10\.200\.0\.1: not trusted", since)
     assert "trusting 'py'" in b.cmd(f"migrate trust py {py_pub} 10.200.0.1")
     since = mark(b)
     out = ask()
@@ -355,8 +356,8 @@ def test_tampering_on_the_wire_is_caught(hosts):
                  ("drop", "forward", opened + gone, opened),
                  ("cut", "forward", gone[1:],
                   "closed the connection in the middle of a record"),
-                 ("flip-back", "back", opened, r"migrate in: refused 10\.200\.0\.1|"
-                  r"migrate in tt: failed"))
+                 ("flip-back", "back", opened,
+                  r"error: migrate: refused incoming from 10\.200\.0\.1|migrate in tt: failed"))
         for mode, where, src_words, dst_words in cases:
             since = mark(b)
             rl = relay(a.ns, mode, 1 if mode == "flip-back" else 256 << 10)

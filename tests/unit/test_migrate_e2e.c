@@ -1465,7 +1465,7 @@ static void hostile_handshake(const uint8_t *bytes, size_t n, const char *words)
 	mh_run_for(10000);
 }
 
-/* Log lines "migrate in: refused", counted through the log's sink. */
+/* Log lines "error: migrate: refused incoming", counted through the log's sink. */
 static unsigned int refused_lines;
 static char last_refused[512];
 
@@ -1474,7 +1474,7 @@ static void count_refused(const char *buf, size_t len)
 	char line[512];
 
 	snprintf(line, sizeof(line), "%.*s", (int)len, buf);
-	if (strstr(line, "migrate in: refused")) {
+	if (strstr(line, "error: migrate: refused incoming")) {
 		refused_lines++;
 		memcpy(last_refused, line, sizeof(line));
 	}
