@@ -337,8 +337,10 @@ static bool e1000_link_up(struct nic *nic)
 
 static void tx_reclaim(struct e1000 *n)
 {
-	while (n->tx_clean != n->tx_tail && (n->tx[n->tx_clean].upper & TX_DD))
+	while (n->tx_clean != n->tx_tail && (n->tx[n->tx_clean].upper & TX_DD)) {
 		n->tx_clean = (n->tx_clean + 1) % E1000_TX_DESC;
+		n->nic.stats.tx_done++;
+	}
 }
 
 static unsigned int tx_free(const struct e1000 *n)

@@ -32,6 +32,7 @@ struct nic_stats {
 	uint64_t rx_errors;	/* frames the NIC marked bad, or too long */
 	uint64_t rx_missed;	/* frames the NIC dropped (ring full), if it says */
 	uint64_t tx_busy;	/* transmit ring full */
+	uint64_t tx_done;	/* transmit descriptors the NIC gave back */
 	uint64_t tx_csum;	/* frames whose TCP checksum the NIC computed */
 	uint64_t tx_tso;	/* TSO frames (each several segments) */
 	uint64_t rx_csum;	/* frames with a checksum the NIC verified */

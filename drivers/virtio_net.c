@@ -379,12 +379,14 @@ static void tx_reclaim(struct vnet *v)
 	uint32_t len;
 	int rc;
 
-	while ((rc = virtq_get(&v->q[TXQ], &id, &len)) != 0)
+	while ((rc = virtq_get(&v->q[TXQ], &id, &len)) != 0) {
+		v->nic.stats.tx_done += rc > 0;
 		if (rc < 0) {
 			v->nic.stats.dev_errors++;
 			if (rc == -EIO)
 				break;
 		}
+	}
 }
 
 static uint8_t *tx_buf(struct vnet *v, uint16_t id)

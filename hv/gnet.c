@@ -73,7 +73,6 @@ struct gport {
 	 * guest's own exits leave them to it while others wait too. */
 	bool serve;
 	bool unstall;			/* (a) the round took some: wake its NIC */
-	uint64_t moved_us;		/* when the wire last took its waiting frames */
 	unsigned int round;		/* announce round due next */
 	bool announcing;
 	uint64_t announce_t0;		/* us */
@@ -332,12 +331,17 @@ int gnet_guest_tx(struct vm *vm, const uint8_t *frame, size_t len, const struct 
 
 /* The group of segments at the head of g's tx queue as TSO frames, if
  * they may go so, NIC_TSO_IOV_MAX segments at a time: how many went. */
+static bool tso_group(const struct slot *s)
+{
+	return s->group >= 2 && s->partial && s->hlen && s->mss;
+}
+
 static unsigned int tx_tso(struct gport *g, const struct slot *s)
 {
 	struct netif_seg seg[NIC_TSO_IOV_MAX];
 	unsigned int n = s->group, done = 0;
 
-	if (n < 2 || !s->partial || !s->hlen || !s->mss)
+	if (!tso_group(s))
 		return 0;
 	while (n - done >= 2) {
 		unsigned int k = n - done < NIC_TSO_IOV_MAX ? n - done : NIC_TSO_IOV_MAX, sent;
@@ -384,11 +388,17 @@ static bool drain(struct gport *g, bool wire, unsigned int budget)
 	while ((s = fq_peek(&g->tx))) {
 		unsigned int n;
 
+		/* the head of a super-frame's segments waits for room for a
+		 * TSO frame, not only for itself: sent alone, they would all
+		 * go one by one */
 		if (!budget || (netif_for_wire(g->port, s->data, s->len) &&
-				(!wire || !netif_wire_room(s->len))))
+				(!wire || !netif_wire_room(tso_group(s) ? NIC_TSO_MAX : s->len))))
 			return false;
-		n = tx_tso(g, s);	/* each TSO frame if the wire has room */
+		n = tx_tso(g, s);	/* each TSO frame while the wire has room */
 		if (n) {
+			if (n < s->group)	/* the rest is a group of its own */
+				g->tx.slot[(g->tx.head + n) % GNET_QLEN].group =
+					(uint16_t)(s->group - n);
 			__atomic_store_n(&g->tx.head, g->tx.head + n, __ATOMIC_RELEASE);
 			budget = n < budget ? budget - n : 0;
 			continue;
@@ -403,30 +413,37 @@ static bool drain(struct gport *g, bool wire, unsigned int budget)
 /* Under the network lock. */
 static void wait_for_wire(struct gport *g)
 {
-	if (__atomic_exchange_n(&g->serve, true, __ATOMIC_ACQ_REL))
-		return;
-	g->st.tx_waits++;
-	g->moved_us = netif_now_us();
+	if (!__atomic_exchange_n(&g->serve, true, __ATOMIC_SEQ_CST))
+		g->st.tx_waits++;
+}
+
+/* Under the network lock, g's queue found empty: no longer served, unless
+ * a frame came meanwhile (the NIC woken in gnet_deliver queues them
+ * without this lock, then sets serve: one of the two sees the other). */
+static void served(struct gport *g)
+{
+	__atomic_store_n(&g->serve, false, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&g->tx.tail, __ATOMIC_SEQ_CST) != g->tx.head)
+		__atomic_store_n(&g->serve, true, __ATOMIC_SEQ_CST);
 }
 
 /*
- * Under the network lock: a wire that has taken none of g's frames for
- * GNET_WIRE_WAIT_MS (its link down, the NIC wedged) gets none of those at
- * its queue's head; they are dropped and counted, as a NIC's full ring
- * drops, so the guest's driver does not wait on them for ever (Linux
- * calls a queue stuck after 5 s).  Frames for guests and ferry then go.
+ * Under the network lock: while the NIC takes nothing (its link down, or
+ * wedged: netif_wire_stuck), the frames for the wire at the head of g's
+ * queue are dropped and counted, as a NIC's full ring drops, so that the
+ * guest's driver does not wait on them for ever (Linux calls a queue
+ * stuck after 5 s).  Frames for guests and ferry behind them then go.
  */
-static void drop_stale(struct gport *g, uint64_t now_us)
+static void drop_stale(struct gport *g)
 {
 	struct slot *s;
 
-	if (now_us - g->moved_us < GNET_WIRE_WAIT_MS * 1000ull)
+	if (!netif_wire_stuck())
 		return;
 	while ((s = fq_peek(&g->tx)) && netif_for_wire(g->port, s->data, s->len)) {
 		fq_pop(&g->tx);
 		g->st.tx_wire_drops++;
 	}
-	g->moved_us = now_us;
 	__atomic_store_n(&g->unstall, true, __ATOMIC_RELEASE);
 	__atomic_store_n(&pending, true, __ATOMIC_RELEASE);
 }
@@ -444,7 +461,7 @@ bool gnet_flush(struct vm *vm)
 	 * their turn in the round, not ahead of them */
 	empty = drain(g, !others_wait(g), UINT_MAX);
 	if (empty)
-		__atomic_store_n(&g->serve, false, __ATOMIC_RELEASE);
+		served(g);
 	else
 		wait_for_wire(g);
 	netif_uplink_kick();
@@ -470,7 +487,6 @@ void gnet_tx_round(void)
 {
 	static unsigned int first;	/* the port served first: it turns */
 	unsigned int next = first;
-	uint64_t now = netif_now_us();
 	bool moved = true;
 
 	for (int pass = 0; moved && pass < GNET_QLEN / TX_QUANTUM; pass++) {
@@ -484,16 +500,15 @@ void gnet_tx_round(void)
 				continue;
 			head = g->tx.head;
 			if (drain(g, true, TX_QUANTUM))
-				__atomic_store_n(&g->serve, false, __ATOMIC_RELEASE);
+				served(g);
 			if (g->tx.head == head) {
 				if (!pass && __atomic_load_n(&g->serve, __ATOMIC_ACQUIRE))
-					drop_stale(g, now);
+					drop_stale(g);
 				continue;
 			}
 			if (!moved && !pass)
 				next = i + 1;	/* next round, the one after it first */
 			moved = true;
-			g->moved_us = now;
 			__atomic_store_n(&g->unstall, true, __ATOMIC_RELEASE);
 			__atomic_store_n(&pending, true, __ATOMIC_RELEASE);
 		}
@@ -612,8 +627,10 @@ void gnet_deliver(void)
 		 * queues go in the next round */
 		if (__atomic_exchange_n(&g->unstall, false, __ATOMIC_ACQ_REL)) {
 			vm_nic_tx_unstall(g->vm);
-			if (fq_peek(&g->tx))
-				__atomic_store_n(&g->serve, true, __ATOMIC_RELEASE);
+			/* (the queue's head is the round's: read atomically) */
+			if (__atomic_load_n(&g->tx.tail, __ATOMIC_SEQ_CST) !=
+			    __atomic_load_n(&g->tx.head, __ATOMIC_SEQ_CST))
+				__atomic_store_n(&g->serve, true, __ATOMIC_SEQ_CST);
 		}
 	}
 	spin_unlock(&deliver_lock);

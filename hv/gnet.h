@@ -49,16 +49,13 @@ struct gso_req;
 /* Broadcast and multicast may fill a guest's rx queue this far, no more:
  * a guest (or the LAN) flooding cannot crowd out another's unicast. */
 #define GNET_FLOOD_QMAX	(GNET_QLEN / 2)
-/* A wire that takes none of a guest's waiting frames for this long gets
- * none of them: they are dropped (gnet_tx_round). */
-#define GNET_WIRE_WAIT_MS	250
 #define GNET_CARRY_BYTES 32768u	/* of frames at most in a device state */
 
 struct gnet_stats {
 	struct sw_port_stats sw;	/* in = from the guest, out = to it */
 	uint64_t tx_qfull;		/* from the guest: its tx queue was full (the NIC waited) */
 	uint64_t tx_waits;		/* from the guest: its frames waited for the wire */
-	uint64_t tx_wire_drops;		/* ... and were dropped: it took none for a while */
+	uint64_t tx_wire_drops;		/* ... and were dropped: it took nothing for a while */
 	uint64_t rx_qfull;		/* for the guest: its rx queue was full */
 	uint64_t rx_flood_drop;		/* broadcast/multicast for it: its queue half full */
 	uint64_t rx_nic_drop;		/* its NIC dropped it (driver off, buffers too small) */

@@ -150,30 +150,57 @@ bool netif_for_wire(int port, const uint8_t *frame, size_t len)
 	       sw_unicast_port(&host_if.sw, port, frame, len) == host_if.uplink_port;
 }
 
+/* The wire is alive while the NIC gives descriptors back, or has room. */
+static void wire_alive_check(const struct nic *n, bool room)
+{
+	if (room || n->stats.tx_done != host_if.tx_done_seen) {
+		host_if.tx_done_seen = n->stats.tx_done;
+		host_if.wire_alive_us = time_now_us();
+	}
+}
+
 bool netif_wire_room(size_t bytes)
 {
 	struct nic *n = host_if.nic;
 	unsigned int need = host_if.tx_reserve + nic_tx_descs(bytes);
+	bool room;
 
 	if (!host_if.present || !n->ops->tx_room || !host_if.tx_reserve)
 		return true;
-	if (n->ops->tx_room(n) >= need)
-		return true;
-	nic_tx_kick(n);		/* an emulated NIC may send them at once */
-	return n->ops->tx_room(n) >= need;
+	room = n->ops->tx_room(n) >= need;
+	if (!room) {
+		nic_tx_kick(n);		/* an emulated NIC may send them at once */
+		room = n->ops->tx_room(n) >= need;
+	}
+	wire_alive_check(n, room);
+	return room;
+}
+
+bool netif_wire_stuck(void)
+{
+	struct nic *n = host_if.nic;
+
+	if (!host_if.present || !n->ops->tx_room || !host_if.tx_reserve)
+		return false;
+	(void)n->ops->tx_room(n);	/* takes back what it has sent */
+	wire_alive_check(n, false);
+	return time_now_us() - host_if.wire_alive_us >= NETIF_WIRE_STUCK_MS * 1000ull;
 }
 
 /* A quarter of the ring, and at least a TSO frame's worth, for ferry's
- * own frames; but never more than half: guests keep the rest. */
+ * own frames; but never more than half, and always room for a frame
+ * beside it: guests keep the rest. */
 static unsigned int tx_reserve(const struct nic *n)
 {
-	unsigned int r = n->tx_slots / 4;
+	unsigned int r = n->tx_slots / 4, one = nic_tx_descs(NIC_BUF);
 
-	if (!n->ops->tx_room || !n->tx_slots)
+	if (!n->ops->tx_room || n->tx_slots <= one)
 		return 0;
 	if (r < nic_tx_descs(NIC_TSO_MAX))
 		r = nic_tx_descs(NIC_TSO_MAX);
-	return r <= n->tx_slots / 2 ? r : n->tx_slots / 2;
+	if (r > n->tx_slots / 2)
+		r = n->tx_slots / 2;
+	return r <= n->tx_slots - one ? r : n->tx_slots - one;
 }
 
 /* One TSO frame of seg[0..k) (k >= 2): 0, or the driver's error. */
@@ -362,7 +389,9 @@ void netif_wait(void)
 		task_yield(TASK_WAIT);
 		return;
 	}
-	if (nic_wakes_me() && !sched_load(this_cpu()->index) && !task_busy())
+	/* guests' frames that wait for the wire are this CPU's to send */
+	if (nic_wakes_me() && !sched_load(this_cpu()->index) && !task_busy() &&
+	    !gnet_tx_backlog())
 		netif_idle();
 	else
 		cpu_relax();

@@ -38,6 +38,7 @@ struct netif {
 	bool promisc;			/* the NIC receives every MAC */
 	uint64_t uplink_busy;		/* frames for the wire dropped: ring full */
 	unsigned int tx_reserve;	/* transmit descriptors guests leave to ferry */
+	uint64_t tx_done_seen, wire_alive_us;	/* netif_wire_stuck */
 };
 
 extern struct netif host_if;
@@ -52,7 +53,8 @@ uint64_t netif_now_us(void);
 /*
  * Wait a little for the network: a loop that polls and finds nothing to
  * do calls this.  On the shell CPU, with the NIC's interrupt working and no
- * vCPU queued here and no background task busy, the CPU sleeps until a
+ * vCPU queued here, no background task busy and no guest frame waiting for
+ * the wire (gnet_tx_backlog), the CPU sleeps until a
  * frame comes or goes (or the timer ticks), so that it leaves the machine
  * to others; elsewhere it only relaxes.  Inside a background task
  * (arch/x86/task.h) it yields to the main context, which sleeps for all.
@@ -104,6 +106,11 @@ bool netif_uplink_dropped(void);
  */
 bool netif_for_wire(int port, const uint8_t *frame, size_t len);
 bool netif_wire_room(size_t bytes);
+/* Under the lock: has the NIC given back no transmit descriptor, and had
+ * no room for a guest's frame, for NETIF_WIRE_STUCK_MS (its link down, or
+ * wedged)?  Then guests' frames that wait for it are dropped. */
+#define NETIF_WIRE_STUCK_MS	250
+bool netif_wire_stuck(void);
 /* Hand the frames queued for the wire to the NIC (under the lock). */
 void netif_uplink_kick(void);
 /* This host's own MAC (its NIC's), for what must differ between hosts on

@@ -140,8 +140,8 @@ static void show_port(const char *pfx, const struct gnet_stats *st)
 		shell_printf("%sframes waited for the wire %lu times (its share of it)\n", pfx,
 			     st->tx_waits);
 	if (st->tx_wire_drops)
-		shell_printf("%sdropped %lu frames the wire took none of for %u ms\n", pfx,
-			     st->tx_wire_drops, GNET_WIRE_WAIT_MS);
+		shell_printf("%sdropped %lu frames for a wire that took nothing for %u ms\n", pfx,
+			     st->tx_wire_drops, NETIF_WIRE_STUCK_MS);
 	if (st->rx_waited || st->rx_carried)
 		shell_printf("%s%lu frames waited for it (paused or arriving), %lu came with it "
 			     "from a migration's source\n", pfx, st->rx_waited, st->rx_carried);

@@ -154,11 +154,22 @@ bool netif_for_wire(int port, const uint8_t *f, size_t len)
 	return (f[0] & 1) || sw_unicast_port(&host_if.sw, port, f, len) == host_if.uplink_port;
 }
 
+static size_t room_asked;		/* the last netif_wire_room's bytes */
+
 bool netif_wire_room(size_t bytes)
 {
 	assert_int_equal(locked, 1);
 	assert_true(bytes > 0);
+	room_asked = bytes;
 	return wire_room > 0;
+}
+
+static bool wire_stuck;			/* the NIC has taken nothing for a while */
+
+bool netif_wire_stuck(void)
+{
+	assert_int_equal(locked, 1);
+	return wire_stuck;
 }
 
 static struct sink wire_a, wire_b;	/* the wire's frames, by source */
@@ -282,6 +293,7 @@ static int setup(void **st)
 	memset(&wire_a, 0, sizeof(wire_a));
 	memset(&wire_b, 0, sizeof(wire_b));
 	wire_room = ~0u;
+	wire_stuck = false;
 	unstalls_a = unstalls_b = 0;
 	memset(&local, 0, sizeof(local));
 	sw_init(&host_if.sw);
@@ -508,9 +520,9 @@ static void test_paused_guest_frames_still_go(void **st)
 	assert_false(gnet_tx_backlog());
 }
 
-/* A wire that takes nothing for GNET_WIRE_WAIT_MS (its link down): the
- * frames waiting for it are dropped and counted, the guest's NIC woken,
- * and a frame for another guest behind them goes. */
+/* A wire that takes nothing for a while (netif_wire_stuck: its link
+ * down): the frames waiting for it are dropped and counted, the guest's
+ * NIC woken, and a frame for another guest behind them goes. */
 static void test_a_dead_wire_drops_what_waits(void **st)
 {
 	uint8_t f[64];
@@ -522,12 +534,11 @@ static void test_a_dead_wire_drops_what_waits(void **st)
 	gnet_guest_tx(&va, f, frame(f, MB, MA, 10), &PLAIN);
 	assert_false(gnet_flush(&va));
 	assert_int_equal(rx_b, 0);		/* behind them, in order */
-	now_us += (GNET_WIRE_WAIT_MS - 1) * 1000ull;
 	round_();
 	assert_int_equal(gnet_stats(&va, &s), 0);
-	assert_int_equal(s.tx_wire_drops, 0);	/* not yet */
+	assert_int_equal(s.tx_wire_drops, 0);	/* a full wire that moves: they wait */
 	assert_int_equal(unstalls_a, 0);
-	now_us += 2000;
+	wire_stuck = true;
 	round_();
 	assert_int_equal(gnet_stats(&va, &s), 0);
 	assert_int_equal(s.tx_wire_drops, 5);
@@ -777,15 +788,17 @@ static void test_tso_to_a_nic(void **st)
 	assert_memory_equal(tso_payload, big + 54, tso_bytes);
 	assert_int_equal(wire.frames, 1);		/* only the plain frame */
 	assert_int_equal(wire.last[20], 7);
-	/* the NIC takes ten: the other 91 go one by one, in order */
+	/* the NIC takes ten at a time: the rest is a group of its own, and
+	 * goes on as TSO frames of ten, in order; the last segment alone */
 	tso_take = 10;
 	tso_calls = 0;
 	tso_bytes = 0;
 	assert_int_equal(gnet_guest_tx(&va, big, len, &tso), 0);
 	gnet_flush(&va);
-	assert_int_equal(tso_calls, 1);
-	assert_int_equal(tso_bytes, 10 * 500);
-	assert_int_equal(wire.frames, 1 + 91);
+	assert_int_equal(tso_calls, 10);
+	assert_int_equal(tso_bytes, 100 * 500);
+	assert_memory_equal(tso_payload, big + 54, tso_bytes);
+	assert_int_equal(wire.frames, 1 + 1);
 	assert_int_equal(wire.len, 54 + 3);
 	/* without a partial checksum: all one by one */
 	tso_take = ~0u;
@@ -794,13 +807,35 @@ static void test_tso_to_a_nic(void **st)
 	assert_int_equal(gnet_guest_tx(&va, big, tso_frame(PEER, 2000), &tso), 0);
 	gnet_flush(&va);
 	assert_int_equal(tso_calls, 0);
-	assert_int_equal(wire.frames, 1 + 91 + 4);
+	assert_int_equal(wire.frames, 1 + 1 + 4);
 	/* for guest B: segments, not TSO */
 	tso.partial_ok = true;
 	assert_int_equal(gnet_guest_tx(&va, big, tso_frame(MB, 3000), &tso), 0);
 	gnet_flush(&va);
 	assert_int_equal(tso_calls, 0);
 	assert_int_equal(rx_b, 6);
+}
+
+/* A super-frame's segments wait for room for a TSO frame, not only for
+ * their first: sent alone, that one would take the group with it, and
+ * all the rest would go one by one. */
+static void test_tso_waits_for_room_for_tso(void **st)
+{
+	struct gso_req tso = { .csum = true, .csum_start = 34, .csum_offset = 16, .mss = 500,
+			       .partial_ok = true };
+
+	(void)st;
+	tso_nic = true;
+	wire_room = 0;
+	assert_int_equal(gnet_guest_tx(&va, big, tso_frame(PEER, 20 * 500), &tso), 0);
+	assert_false(gnet_flush(&va));
+	assert_int_equal(room_asked, NIC_TSO_MAX);
+	wire_room = ~0u;
+	round_();
+	assert_int_equal(tso_calls, 1);
+	assert_int_equal(tso_segs[0], 20);
+	assert_int_equal(wire.frames, 0);
+	assert_false(gnet_tx_backlog());
 }
 
 /* A NIC without ECN-aware TSO copies its first header's CWR onto every
@@ -1371,6 +1406,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_frames_wait_for_the_wire, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_the_wire_is_shared, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paused_guest_frames_still_go, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tso_waits_for_room_for_tso, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_dead_wire_drops_what_waits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_from_the_wire, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tso_from_a_guest, setup, teardown),
