@@ -329,13 +329,14 @@ int gnet_guest_tx(struct vm *vm, const uint8_t *frame, size_t len, const struct 
 	return 0;
 }
 
-/* The group of segments at the head of g's tx queue as TSO frames, if
- * they may go so, NIC_TSO_IOV_MAX segments at a time: how many went. */
+/* Does s start a group of segments that may go as TSO frames? */
 static bool tso_group(const struct slot *s)
 {
 	return s->group >= 2 && s->partial && s->hlen && s->mss;
 }
 
+/* The group of segments at the head of g's tx queue as TSO frames, if
+ * they may go so, NIC_TSO_IOV_MAX segments at a time: how many went. */
 static unsigned int tx_tso(struct gport *g, const struct slot *s)
 {
 	struct netif_seg seg[NIC_TSO_IOV_MAX];

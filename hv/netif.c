@@ -244,9 +244,10 @@ unsigned int netif_switch_tso(int port, const struct netif_seg *seg, unsigned in
 
 		for (unsigned int i = 0; i < k; i++)
 			bytes += seg[done + i].len;
-		/* the rest wait for room (hv/gnet.c), or go one by one (and
-		 * count if dropped) */
-		if (!netif_wire_room(bytes) || tso_one(nic, seg + done, k, hlen, mss))
+		/* the rest wait for room (hv/gnet.c: for a TSO frame's payload,
+		 * as here), or go one by one (and count if dropped) */
+		if (!netif_wire_room(bytes - (uint64_t)k * hlen) ||
+		    tso_one(nic, seg + done, k, hlen, mss))
 			break;
 		sw_forwarded(&host_if.sw, port, host_if.uplink_port, k, bytes);
 		done += k;
