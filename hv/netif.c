@@ -150,30 +150,37 @@ bool netif_for_wire(int port, const uint8_t *frame, size_t len)
 	       sw_unicast_port(&host_if.sw, port, frame, len) == host_if.uplink_port;
 }
 
-/* The wire is alive while the NIC gives descriptors back, or has room. */
+/* The wire is alive while the NIC gives descriptors back or has the room
+ * a guest's frame asked for; the dead time counts from the first look
+ * that found it full after one that did not. */
 static void wire_alive_check(const struct nic *n, bool room)
 {
-	if (room || n->stats.tx_done != host_if.tx_done_seen) {
+	if (room || n->stats.tx_done != host_if.tx_done_seen || !host_if.wire_full) {
 		host_if.tx_done_seen = n->stats.tx_done;
 		host_if.wire_alive_us = time_now_us();
 	}
+	host_if.wire_full = !room;
 }
 
 bool netif_wire_room(size_t bytes)
 {
 	struct nic *n = host_if.nic;
-	unsigned int need = host_if.tx_reserve + nic_tx_descs(bytes);
-	bool room;
+	unsigned int one = host_if.tx_reserve + nic_tx_descs(NIC_BUF), need, free;
 
 	if (!host_if.present || !n->ops->tx_room || !host_if.tx_reserve)
 		return true;
-	room = n->ops->tx_room(n) >= need;
-	if (!room) {
+	/* a TSO frame where the NIC takes one and its ring can hold one;
+	 * else what a single frame needs (the segments go one by one) */
+	need = host_if.tx_reserve + nic_tx_descs(bytes);
+	if (bytes > NIC_BUF && (!n->tso || need > n->tx_slots))
+		need = one;
+	free = n->ops->tx_room(n);
+	if (free < need) {
 		nic_tx_kick(n);		/* an emulated NIC may send them at once */
-		room = n->ops->tx_room(n) >= need;
+		free = n->ops->tx_room(n);
 	}
-	wire_alive_check(n, room);
-	return room;
+	wire_alive_check(n, free >= need);	/* need fits the ring: it comes */
+	return free >= need;
 }
 
 bool netif_wire_stuck(void)

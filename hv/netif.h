@@ -39,6 +39,7 @@ struct netif {
 	uint64_t uplink_busy;		/* frames for the wire dropped: ring full */
 	unsigned int tx_reserve;	/* transmit descriptors guests leave to ferry */
 	uint64_t tx_done_seen, wire_alive_us;	/* netif_wire_stuck */
+	bool wire_full;			/* ... the last look found no room */
 };
 
 extern struct netif host_if;
