@@ -707,10 +707,11 @@ void mode_vqhostile(void)
  * testguest mode "netflood": the same driver, sending full-sized frames to
  * the wire as fast as the device takes them, for secs= seconds (10), to
  * the MAC 02:00:00:00:00:99 (no one's: the switch sends unknown unicast
- * to the wire, and a bridge floods it).  Every second, and at the end:
+ * to the wire, and a bridge floods it).  Every second
  *   TG flood sent=N
- * (frames the device has taken: its used index, counted past wraps).  A
- * device that stops taking them for good leaves N where it was.
+ * (frames the device has taken so far: its used index, counted past
+ * wraps), and at the end TG flood done sent=N.  A device that stops
+ * taking them for good leaves N where it was.
  */
 #define FLOOD_LEN 1514
 static uint8_t flood_frame[NET_HDR + FLOOD_LEN];
