@@ -471,6 +471,25 @@ bool gnet_flush(struct vm *vm)
 	return empty;
 }
 
+unsigned int gnet_tx_discard(struct vm *vm)
+{
+	struct gport *g = vm->nic ? find(vm) : NULL;
+	unsigned int n = 0;
+
+	if (!g)
+		return 0;
+	netif_lock();
+	while (!drain(g, false, UINT_MAX)) {	/* what is not for the wire goes */
+		fq_pop(&g->tx);			/* the head is for the wire */
+		n++;
+	}
+	served(g);
+	g->st.tx_wire_drops += n;
+	netif_unlock();
+	gnet_deliver();
+	return n;
+}
+
 bool gnet_tx_backlog(void)
 {
 	for (int i = 0; i < SW_MAX_PORTS; i++) {

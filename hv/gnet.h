@@ -95,6 +95,11 @@ bool gnet_flush(struct vm *vm);
  * ports it took from have their NICs woken in gnet_deliver.
  */
 void gnet_tx_round(void);
+/* A migration's source, about to send COMMIT (no lock held): vm's frames
+ * that still wait for the wire here are dropped, counted; the number.
+ * After COMMIT the guest may run at the destination, and a frame from
+ * here would teach the LAN's switches its old port again. */
+unsigned int gnet_tx_discard(struct vm *vm);
 /* Do guests' frames wait for the wire?  (The shell CPU keeps polling.) */
 bool gnet_tx_backlog(void);
 /* Without locks: frames queued for guests into their NICs. */

@@ -125,6 +125,11 @@ long vmstate_save_devices(struct vm *vm, uint8_t *buf, size_t cap)
 	return rc ? rc : (long)s.pos;
 }
 
+unsigned int vmstate_drop_tx_waiting(struct vm *vm)
+{
+	return gnet_tx_discard(vm);
+}
+
 long vmstate_save_late_frames(struct vm *vm, uint8_t *buf, size_t cap)
 {
 	struct snap s;

@@ -49,6 +49,9 @@ int vmstate_load_devices(struct vm *vm, const uint8_t *buf, size_t len, bool con
  * 0 or -EINVAL (bad list), -ENOMEM. */
 long vmstate_save_late_frames(struct vm *vm, uint8_t *buf, size_t cap);
 int vmstate_load_late_frames(struct vm *vm, const uint8_t *buf, size_t len);
+/* The source, about to send COMMIT: the guest's frames that still wait
+ * for the wire here are dropped (gnet_tx_discard); how many. */
+unsigned int vmstate_drop_tx_waiting(struct vm *vm);
 /* Whether guest memory agrees with the devices' view of it (the NIC's
  * ring indices), as it must once the last pages and the device state
  * are in: 0, or -EINVAL with what does not in why. */

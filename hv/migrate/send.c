@@ -76,6 +76,7 @@ struct mig_out {
 	uint64_t t_state, last_pages;	/* the last round was sent; its pages */
 	uint64_t t_sent, t_ready;	/* END handed to TCP; READY came */
 	uint32_t late_frames;		/* frames for the guest sent in FRAMES */
+	uint32_t tx_dropped;		/* its frames waiting for the wire at COMMIT */
 	uint64_t t_collect;		/* the dirty log last began a new set */
 	uint64_t t_round0, t_acked;	/* ROUND_END 0 handed to TCP; ROUND_ACK came */
 	bool told_wait;			/* the operator knows we wait for it */
@@ -910,6 +911,8 @@ static int handover(struct mig_out *o)
 	o->t_ready = netif_now_us();
 	if ((rc = debug_point(o, MIG_AT_READY)) || (rc = send_late_frames(o)))
 		return rc;
+	/* after COMMIT it may run there: none of its frames goes from here */
+	o->tx_dropped = vmstate_drop_tx_waiting(o->vm);
 	r.commit.paused_ns = (netif_now_us() - o->t_clock) * 1000;	/* since the TSC record's */
 	r.commit.flags = o->was_paused ? MIG_COMMIT_PAUSED : 0;
 	if ((rc = chan_queue(&o->ch, &r)))
@@ -997,6 +1000,9 @@ static void finish_ok(struct mig_out *o)
 	if (o->late_frames)
 		say(o, "migrate %s: %u frame%s that came for it after its state was saved "
 		    "went with it", o->vm->name, o->late_frames, o->late_frames == 1 ? "" : "s");
+	if (o->tx_dropped)
+		say(o, "migrate %s: %u frame%s it sent that still waited for the wire here "
+		    "dropped at COMMIT", o->vm->name, o->tx_dropped, o->tx_dropped == 1 ? "" : "s");
 	release(o, VM_MIG_NONE);
 	vm_destroy(o->vm);
 }

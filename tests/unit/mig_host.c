@@ -531,6 +531,16 @@ int vmstate_load_devices(struct vm *vm, const uint8_t *buf, size_t len, bool con
 
 #define MH_LATE_LEN	64
 
+unsigned int vmstate_drop_tx_waiting(struct vm *vm)
+{
+	unsigned int n = W.tx_waiting;
+
+	(void)vm;
+	W.tx_waiting = 0;
+	W.tx_dropped_at = (uint32_t)netif_now_us();
+	return n;
+}
+
 long vmstate_save_late_frames(struct vm *vm, uint8_t *buf, size_t cap)
 {
 	uint32_t n = W.late_frames;

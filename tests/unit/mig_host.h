@@ -112,6 +112,8 @@ struct mh_world {
 	uint32_t late_frames;		/* the source's guest got these after its
 					 * device state was saved (64 bytes each) */
 	bool late_bad;			/* and their list is malformed */
+	uint32_t tx_waiting;		/* its frames waiting for the wire at COMMIT */
+	uint32_t tx_dropped_at;		/* ... dropped then: the source's time (us) */
 };
 
 extern struct mh_world W;

@@ -550,6 +550,32 @@ static void test_a_dead_wire_drops_what_waits(void **st)
 	assert_int_equal(wire.frames, 0);
 }
 
+/* A migration's source about to send COMMIT: the frames that wait for the
+ * wire are dropped and counted, one for another guest among them goes,
+ * and nothing is left for the round. */
+static void test_discard_at_the_hand_over(void **st)
+{
+	uint8_t f[64];
+	struct gnet_stats s;
+
+	(void)st;
+	wire_room = 0;
+	queue_to_wire(&va, 3, 1);
+	gnet_guest_tx(&va, f, frame(f, MB, MA, 2), &PLAIN);
+	queue_to_wire(&va, 2, 3);
+	assert_false(gnet_flush(&va));
+	va.state = VM_PAUSED;
+	assert_int_equal(gnet_tx_discard(&va), 5);
+	assert_int_equal(rx_b, 1);
+	assert_false(gnet_tx_backlog());
+	assert_int_equal(gnet_stats(&va, &s), 0);
+	assert_int_equal(s.tx_wire_drops, 5);
+	wire_room = ~0u;
+	round_();
+	assert_int_equal(wire.frames, 0);
+	assert_int_equal(gnet_tx_discard(&vb), 0);
+}
+
 /* Ferry's own address only with management on. */
 static void test_management(void **st)
 {
@@ -1408,6 +1434,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_paused_guest_frames_still_go, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tso_waits_for_room_for_tso, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_dead_wire_drops_what_waits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_discard_at_the_hand_over, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_from_the_wire, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tso_from_a_guest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tso_in_rounds, setup, teardown),

@@ -408,6 +408,21 @@ static void test_late_frames_go_with_the_guest(void **st)
 			 "went with it"));
 }
 
+/* The guest's frames that still wait for the wire at the source when it
+ * sends COMMIT are dropped then, and said: after COMMIT the guest may run
+ * at the destination, and a frame from the source would teach the LAN's
+ * switches the old port. */
+static void test_waiting_frames_dropped_at_commit(void **st)
+{
+	(void)st;
+	W.tx_waiting = 4;
+	assert_int_equal(migrate(), 0);
+	assert_int_equal(W.tx_waiting, 0);
+	assert_true(W.tx_dropped_at != 0);
+	assert_true(said("migrate g1: 4 frames it sent that still waited for the wire here "
+			 "dropped at COMMIT"));
+}
+
 /* A list of them that the destination refuses ends the migration before
  * COMMIT: the guest runs on at the source. */
 static void test_late_frames_refused(void **st)
@@ -1772,6 +1787,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_late_frames_go_with_the_guest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_late_frames_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_waiting_frames_dropped_at_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_state_at_odds_at_the_source, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_sealed_record_empty, setup, teardown),
