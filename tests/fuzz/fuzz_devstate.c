@@ -61,6 +61,15 @@ void netif_uplink_kick(void) { }
 unsigned netif_rx_flags(void) { return 0; }
 bool netif_csum_partial(void) { return false; }
 bool netif_uplink_dropped(void) { return false; }
+bool netif_wire_room(size_t bytes) { (void)bytes; return true; }	/* the wire never full */
+bool netif_wire_stuck(void) { return false; }
+
+bool netif_for_wire(int port, const uint8_t *frame, size_t len)
+{
+	CHECK(locked == 1);
+	return (frame[0] & 1) ||
+	       sw_unicast_port(&host_if.sw, port, frame, len) == host_if.uplink_port;
+}
 
 int netif_switch_input(int port, const void *frame, size_t len, unsigned flags)
 {
