@@ -360,17 +360,26 @@ static unsigned int tx_tso(struct gport *g, const struct slot *s)
 	return done;
 }
 
-/* Does a port other than g wait for the wire?  (Under the network lock,
- * so no port is being freed.) */
-static bool others_wait(const struct gport *g)
+/* Does a port other than except (NULL: any) wait for the wire?  Under
+ * the network lock, or on the shell CPU, where every gnet_detach runs: no
+ * port is being freed. */
+static bool port_waits(const struct gport *except)
 {
 	for (int i = 0; i < SW_MAX_PORTS; i++) {
 		const struct gport *o = __atomic_load_n(&ports[i], __ATOMIC_ACQUIRE);
 
-		if (o && o != g && __atomic_load_n(&o->serve, __ATOMIC_ACQUIRE))
+		if (o && o != except && __atomic_load_n(&o->serve, __ATOMIC_ACQUIRE))
 			return true;
 	}
 	return false;
+}
+
+/* Has g's tx queue frames?  (Its head is the network lock's side: read
+ * atomically, from gnet_deliver.) */
+static bool tx_queued(const struct gport *g)
+{
+	return __atomic_load_n(&g->tx.tail, __ATOMIC_SEQ_CST) !=
+	       __atomic_load_n(&g->tx.head, __ATOMIC_SEQ_CST);
 }
 
 /*
@@ -424,7 +433,7 @@ static void wait_for_wire(struct gport *g)
 static void served(struct gport *g)
 {
 	__atomic_store_n(&g->serve, false, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&g->tx.tail, __ATOMIC_SEQ_CST) != g->tx.head)
+	if (tx_queued(g))
 		__atomic_store_n(&g->serve, true, __ATOMIC_SEQ_CST);
 }
 
@@ -435,16 +444,24 @@ static void served(struct gport *g)
  * guest's driver does not wait on them for ever (Linux calls a queue
  * stuck after 5 s).  Frames for guests and ferry behind them then go.
  */
-static void drop_stale(struct gport *g)
+/* Under the network lock: the frames for the wire at the head of g's
+ * queue dropped and counted; how many. */
+static unsigned int drop_wire_head(struct gport *g)
 {
+	unsigned int n = 0;
 	struct slot *s;
 
+	for (; (s = fq_peek(&g->tx)) && netif_for_wire(g->port, s->data, s->len); n++)
+		fq_pop(&g->tx);
+	g->st.tx_wire_drops += n;
+	return n;
+}
+
+static void drop_stale(struct gport *g)
+{
 	if (!netif_wire_stuck())
 		return;
-	while ((s = fq_peek(&g->tx)) && netif_for_wire(g->port, s->data, s->len)) {
-		fq_pop(&g->tx);
-		g->st.tx_wire_drops++;
-	}
+	drop_wire_head(g);
 	__atomic_store_n(&g->unstall, true, __ATOMIC_RELEASE);
 	__atomic_store_n(&pending, true, __ATOMIC_RELEASE);
 }
@@ -460,7 +477,7 @@ bool gnet_flush(struct vm *vm)
 	netif_lock();
 	/* while others wait for the wire, this guest's frames for it wait
 	 * their turn in the round, not ahead of them */
-	empty = drain(g, !others_wait(g), UINT_MAX);
+	empty = drain(g, !port_waits(g), UINT_MAX);
 	if (empty)
 		served(g);
 	else
@@ -479,12 +496,10 @@ unsigned int gnet_tx_discard(struct vm *vm)
 	if (!g)
 		return 0;
 	netif_lock();
-	while (!drain(g, false, UINT_MAX)) {	/* what is not for the wire goes */
-		fq_pop(&g->tx);			/* the head is for the wire */
-		n++;
-	}
+	do			/* what is not for the wire goes */
+		n += drop_wire_head(g);
+	while (!drain(g, false, UINT_MAX));
 	served(g);
-	g->st.tx_wire_drops += n;
 	netif_unlock();
 	gnet_deliver();
 	return n;
@@ -492,13 +507,7 @@ unsigned int gnet_tx_discard(struct vm *vm)
 
 bool gnet_tx_backlog(void)
 {
-	for (int i = 0; i < SW_MAX_PORTS; i++) {
-		const struct gport *g = __atomic_load_n(&ports[i], __ATOMIC_ACQUIRE);
-
-		if (g && __atomic_load_n(&g->serve, __ATOMIC_ACQUIRE))
-			return true;
-	}
-	return false;
+	return port_waits(NULL);
 }
 
 #define TX_QUANTUM	32	/* frames a waiting port sends per turn */
@@ -647,9 +656,7 @@ void gnet_deliver(void)
 		 * queues go in the next round */
 		if (__atomic_exchange_n(&g->unstall, false, __ATOMIC_ACQ_REL)) {
 			vm_nic_tx_unstall(g->vm);
-			/* (the queue's head is the round's: read atomically) */
-			if (__atomic_load_n(&g->tx.tail, __ATOMIC_SEQ_CST) !=
-			    __atomic_load_n(&g->tx.head, __ATOMIC_SEQ_CST))
+			if (tx_queued(g))
 				__atomic_store_n(&g->serve, true, __ATOMIC_SEQ_CST);
 		}
 	}

@@ -162,12 +162,18 @@ static void wire_alive_check(const struct nic *n, bool room)
 	host_if.wire_full = !room;
 }
 
+/* Do guests share the wire: a NIC that says its room, and a reserve? */
+static bool shared_wire(void)
+{
+	return host_if.present && host_if.tx_reserve;	/* 0 without tx_room */
+}
+
 bool netif_wire_room(size_t bytes)
 {
 	struct nic *n = host_if.nic;
 	unsigned int one = host_if.tx_reserve + nic_tx_descs(NIC_BUF), need, free;
 
-	if (!host_if.present || !n->ops->tx_room || !host_if.tx_reserve)
+	if (!shared_wire())
 		return true;
 	/* a TSO frame where the NIC takes one and its ring can hold one;
 	 * else what a single frame needs (the segments go one by one) */
@@ -187,7 +193,7 @@ bool netif_wire_stuck(void)
 {
 	struct nic *n = host_if.nic;
 
-	if (!host_if.present || !n->ops->tx_room || !host_if.tx_reserve)
+	if (!shared_wire())
 		return false;
 	(void)n->ops->tx_room(n);	/* takes back what it has sent */
 	wire_alive_check(n, false);
