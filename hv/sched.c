@@ -421,6 +421,22 @@ int sched_pin(struct vcpu *v, uint64_t affinity)
  * after the choice (poke's flag, its IPI still pending) is not slept
  * through: sti;hlt takes the IPI.
  */
+/* Before idling: the timer wakes this CPU when the first of its halted
+ * vCPUs' timers is due, or its throttled ones may run again. */
+static void arm_wakes(struct runq *q)
+{
+	spin_lock(&q->lock);
+	for (unsigned int i = 0; i < q->n; i++) {
+		struct vcpu *v = q->v[i];
+
+		if (vcpu_state(v) == VCPU_HALTED && v->halted_if)
+			vcpu_arm_timer(v);
+		else if (v->thr_until_ns)
+			apic_timer_wake_at_ns(v->thr_until_ns);
+	}
+	spin_unlock(&q->lock);
+}
+
 static void loop_once(struct runq *q)
 {
 	irq_enable();
@@ -429,6 +445,7 @@ static void loop_once(struct runq *q)
 	irq_disable();
 	if (__atomic_exchange_n(&this_cpu()->resched, false, __ATOMIC_ACQ_REL))
 		return;
+	arm_wakes(q);
 	uint64_t t0 = rdtsc();
 	cpu_idle();
 	this_cpu()->idle_tsc += rdtsc() - t0;	/* for `top` */

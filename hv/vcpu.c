@@ -398,6 +398,14 @@ void vcpu_notify(struct vcpu *v)
 		apic_send_ipi(cpus[cpu].apic_id, VEC_KICK);
 }
 
+void vcpu_arm_timer(struct vcpu *v)
+{
+	uint64_t q = __atomic_load_n(&v->irq_quiet_until_ns, __ATOMIC_ACQUIRE);
+
+	if (q && q != UINT64_MAX)	/* in the guest's clock: the host's is offset */
+		apic_timer_wake_at_ns(q - v->vm->clock_offset_ns);
+}
+
 static void account(struct vcpu *v, uint64_t t0, uint64_t t1, uint64_t t2)
 {
 	uint64_t hz = tsc_hz() ? tsc_hz() : 1;
@@ -502,6 +510,7 @@ enum vcpu_state vcpu_run(struct vcpu *v)
 				return VCPU_RUNNABLE;
 			continue;
 		}
+		vcpu_arm_timer(v);	/* its timer ends the run when due */
 		fpu_switch_in(v);
 		vm_arrival_entry(v);
 		/* PV EOI: the flag is set only across this one run */

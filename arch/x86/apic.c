@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Local APIC: enable, calibrate its timer against the PIT, periodic tick on
- * every CPU, IPIs (including INIT-SIPI-SIPI for SMP bring-up); and routing
- * of ISA interrupts through the I/O APIC the MADT describes.
+ * Local APIC: enable, calibrate its timer against the PIT, the tick on every
+ * CPU, IPIs (including INIT-SIPI-SIPI for SMP bring-up); and routing of ISA
+ * interrupts through the I/O APIC the MADT describes.
+ *
+ * The timer runs one-shot, armed each time for the earlier of the CPU's
+ * next tick (TIMER_HZ, on a fixed grid: timer_ticks counts those only) and
+ * the wake that apic_timer_wake_at_ns() asked for, so that a guest's timer
+ * is served when it is due, not at the next tick (a halted vCPU's, or a
+ * running one's that makes no exit of its own).
  *
  * x2APIC mode where the CPU has it (CPUID.1:ECX[21]; Intel SDM Vol. 3A
  * 11.12): registers are MSRs 0x800 + offset / 16, the ICR is one 64-bit
@@ -41,6 +47,7 @@ static volatile uint32_t *lapic;	/* xAPIC registers; NULL in x2APIC mode */
 static bool x2apic;			/* set once by the boot CPU */
 static bool apic_ready;
 static uint32_t timer_per_tick;		/* timer counts per 1/TIMER_HZ s */
+static uint64_t tsc_per_tick;		/* TSC cycles per 1/TIMER_HZ s; 0: periodic */
 
 static uint32_t lapic_read(uint32_t reg)
 {
@@ -70,11 +77,74 @@ void apic_eoi(void)
 	lapic_write(LAPIC_EOI, 0);
 }
 
+/* Fire at TSC at (at most a tick from now; at once if it is past).  The
+ * count rounds up: firing early would cost an interrupt for nothing. */
+static void timer_arm(struct percpu *c, uint64_t at, uint64_t now)
+{
+	uint64_t delta = at > now ? at - now : 0, counts;
+
+	if (delta > tsc_per_tick)
+		delta = tsc_per_tick;
+	counts = (delta * timer_per_tick + tsc_per_tick - 1) / tsc_per_tick;
+	c->timer_armed_tsc = now + delta;
+	lapic_write(LAPIC_TIMER_INIT, counts ? (uint32_t)counts : 1);	/* 0 would stop it */
+}
+
 static void timer_irq(struct trap_frame *tf)
 {
+	struct percpu *c = this_cpu();
+	uint64_t now, next;
+
 	(void)tf;
-	this_cpu()->timer_ticks++;
+	if (!tsc_per_tick) {		/* periodic, before the calibration */
+		c->timer_ticks++;
+		apic_eoi();
+		return;
+	}
+	now = rdtsc();
+	/* a tick that is this close is taken now (the two clocks may
+	 * differ by a little): no interrupt a few cycles later for it */
+	if (now + tsc_per_tick / 64 >= c->tick_due_tsc) {
+		c->timer_ticks++;
+		c->tick_due_tsc += tsc_per_tick;
+		if (c->tick_due_tsc <= now)	/* interrupts were off for long */
+			c->tick_due_tsc = now + tsc_per_tick;
+	}
+	/* a wake is asked for again before each guest entry and each idle:
+	 * one that is not due yet is forgotten safely */
+	c->timer_wake_tsc = 0;
+	next = c->tick_due_tsc;
+	timer_arm(c, next, now);
 	apic_eoi();
+}
+
+void apic_timer_wake_at_ns(uint64_t ns)
+{
+	struct percpu *c = this_cpu();
+	uint64_t now_ns = time_now_ns(), now = rdtsc(), at;
+
+	if (!tsc_per_tick || ns <= now_ns)
+		return;		/* due already: the caller's own look serves it */
+	if (ns - now_ns >= 1000000000ull / TIMER_HZ)
+		return;		/* the tick comes first, and it is asked again */
+	at = now + (ns - now_ns) * tsc_hz() / 1000000000ull;
+	if (c->timer_wake_tsc && c->timer_wake_tsc <= at)
+		return;
+	c->timer_wake_tsc = at;
+	if (at < c->timer_armed_tsc)
+		timer_arm(c, at, now);
+}
+
+/* One-shot from now on, the first tick a tick away. */
+static void timer_start_oneshot(void)
+{
+	struct percpu *c = this_cpu();
+	uint64_t now = rdtsc();
+
+	c->tick_due_tsc = now + tsc_per_tick;
+	c->timer_wake_tsc = 0;
+	lapic_write(LAPIC_LVT_TIMER, VEC_TIMER);
+	timer_arm(c, c->tick_due_tsc, now);
 }
 
 static void stop_irq(struct trap_frame *tf)
@@ -138,8 +208,12 @@ void apic_init_this_cpu(void)
 		lapic_write(LAPIC_LVT_LINT1, LVT_MASKED);
 	}
 	lapic_write(LAPIC_TIMER_DIV, 0x3);		/* divide by 16 */
-	lapic_write(LAPIC_LVT_TIMER, VEC_TIMER | LVT_PERIODIC);
-	lapic_write(LAPIC_TIMER_INIT, timer_per_tick ? timer_per_tick : 1000000);
+	if (tsc_per_tick) {
+		timer_start_oneshot();
+	} else {	/* the boot CPU, until apic_calibrate */
+		lapic_write(LAPIC_LVT_TIMER, VEC_TIMER | LVT_PERIODIC);
+		lapic_write(LAPIC_TIMER_INIT, 1000000);
+	}
 	this_cpu()->apic_id = apic_id();
 }
 
@@ -157,8 +231,10 @@ void apic_calibrate(void)
 	timer_per_tick = (uint64_t)(a0 - a1) * 50 / TIMER_HZ;
 	if (!timer_per_tick)
 		timer_per_tick = 1;
-	lapic_write(LAPIC_TIMER_INIT, timer_per_tick);
-	lapic_write(LAPIC_LVT_TIMER, VEC_TIMER | LVT_PERIODIC);
+	tsc_per_tick = tsc_hz() / TIMER_HZ;
+	if (!tsc_per_tick)
+		tsc_per_tick = 1;
+	timer_start_oneshot();
 	pr_info("timer: TSC %lu.%03lu MHz, APIC timer %lu kHz, tick %u Hz",
 		tsc_hz() / 1000000, tsc_hz() / 1000 % 1000,
 		(uint64_t)timer_per_tick * TIMER_HZ * 16 / 1000, TIMER_HZ);

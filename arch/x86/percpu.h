@@ -22,7 +22,10 @@ struct percpu {
 	uint64_t stack_canary;		/* %gs:0x28, kept where user-space libs expect it */
 	uint64_t stack_top;
 	volatile bool online;		/* written by the CPU, read by all */
-	uint64_t timer_ticks;		/* local APIC timer interrupts taken */
+	uint64_t timer_ticks;		/* ticks taken (TIMER_HZ), not wakes */
+	uint64_t tick_due_tsc;		/* arch/x86/apic.c: the next tick */
+	uint64_t timer_wake_tsc;	/* the wake asked for, 0: none */
+	uint64_t timer_armed_tsc;	/* when the one-shot fires */
 	uint64_t idle_tsc;		/* TSC cycles spent halted */
 	struct gdt_table gdt;
 	struct tss64 tss;

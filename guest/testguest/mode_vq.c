@@ -755,3 +755,159 @@ void mode_netflood(void)
 	tg_printf("TG flood done sent=%u\n", sent);
 	tg_poweroff();
 }
+
+/* ---- netbeat ---------------------------------------------------------- */
+
+/*
+ * testguest mode "netbeat": the same driver, sending one UDP datagram
+ * every=MS milliseconds (1) to to=IP:port (7448), from from=IP (0.0.0.0),
+ * as an Ethernet broadcast (the guest knows no ARP), for secs= seconds
+ * (0: for ever).  The PIT runs at 1 kHz and the guest halts between
+ * beats.  The payload is "TG beat " and two big-endian 32-bit words: the
+ * beat's number (from 1) and the guest's milliseconds since the start, so
+ * a receiver sees gaps, losses and repeats.  Every second
+ *   TG beat sent=N
+ * and at the end TG beat done sent=N.  A datagram the ring has no room for
+ * (the device took none of the last 8) is counted as skipped.
+ */
+#define BEAT_HZ 1000u
+#define BEAT_PORT 7448
+#define BEAT_PAYLOAD 16
+#define BEAT_IP 20
+#define BEAT_UDP 8
+#define BEAT_LEN (14 + BEAT_IP + BEAT_UDP + BEAT_PAYLOAD)
+static uint8_t beat_frame[QSIZE][NET_HDR + BEAT_LEN];
+
+static void put_be16(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	put_be16(p, v >> 16);
+	put_be16(p + 2, v);
+}
+
+/* a.b.c.d into host order; false if it is not one. */
+static bool parse_ip(const char *s, uint32_t *ip)
+{
+	uint32_t v = 0;
+
+	for (int i = 0; i < 4; i++) {
+		uint32_t part = 0, digits = 0;
+
+		for (; *s >= '0' && *s <= '9' && digits < 4; s++, digits++)
+			part = part * 10 + (uint32_t)(*s - '0');
+		if (!digits || part > 255 || *s != (i < 3 ? '.' : 0))
+			return false;
+		v = v << 8 | part;
+		if (i < 3)
+			s++;
+	}
+	*ip = v;
+	return true;
+}
+
+static uint32_t opt_ip(const char *key, uint32_t def)
+{
+	const char *v = tg_opt_str(key);
+	uint32_t ip;
+
+	if (!v)
+		return def;
+	if (!parse_ip(v, &ip)) {
+		tg_printf("TG WARN bad option %s=%s\n", key, v);
+		return def;
+	}
+	return ip;
+}
+
+/* The IPv4 header's checksum (RFC 791), over its 20 bytes. */
+static uint16_t ip_csum(const uint8_t *h)
+{
+	uint32_t sum = 0;
+
+	for (int i = 0; i < BEAT_IP; i += 2)
+		sum += (uint32_t)h[i] << 8 | h[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xFFFF) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static void build_beat(uint8_t *b, uint32_t from, uint32_t to, uint32_t port, uint32_t seq,
+		       uint32_t ms)
+{
+	uint8_t *f = b + NET_HDR, *ip = f + 14, *udp = ip + BEAT_IP, *pl = udp + BEAT_UDP;
+
+	memset(b, 0, NET_HDR + BEAT_LEN);
+	memset(f, 0xFF, 6);
+	memcpy(f + 6, dev.mac, 6);
+	put_be16(f + 12, 0x0800);
+	ip[0] = 0x45;
+	put_be16(ip + 2, BEAT_IP + BEAT_UDP + BEAT_PAYLOAD);
+	put_be16(ip + 4, seq);
+	put_be16(ip + 6, 0x4000); /* don't fragment */
+	ip[8] = 64;
+	ip[9] = 17;
+	put_be32(ip + 12, from);
+	put_be32(ip + 16, to);
+	put_be16(ip + 10, ip_csum(ip));
+	put_be16(udp, port);
+	put_be16(udp + 2, port);
+	put_be16(udp + 4, BEAT_UDP + BEAT_PAYLOAD); /* checksum 0: none (RFC 768) */
+	memcpy(pl, "TG beat ", 8);
+	put_be32(pl + 8, seq);
+	put_be32(pl + 12, ms);
+}
+
+void mode_netbeat(void)
+{
+	static const struct vq_case c = { "beat", 0, NULL, NULL, false };
+	uint32_t to = opt_ip("to", 0), from = opt_ip("from", 0);
+	uint32_t port = tg_opt_u32("port", BEAT_PORT), every = tg_opt_u32("every", 1);
+	uint32_t secs = tg_opt_u32("secs", 0), start, next, now, sent = 0, skipped = 0;
+	uint32_t next_say = BEAT_HZ;
+	uint16_t rx_enabled, used;
+
+	if (!to || port == 0 || port > 0xFFFF || every == 0) {
+		tg_printf("TG FAIL beat: needs to=IP, a port and every>0\n");
+		tg_poweroff();
+	}
+	if (!probe_device() || !bring_up(&c, &rx_enabled))
+		tg_poweroff();
+	tg_timer_hz(BEAT_HZ);
+	tg_printf("TG beat start to=%u.%u.%u.%u port=%u every=%u ms\n", to >> 24,
+		  (to >> 16) & 255, (to >> 8) & 255, to & 255, port, every);
+	tg_wait_tick_edge();
+	start = tg_ticks;
+	next = 0;
+	while (!secs || tg_ticks - start < secs * BEAT_HZ) {
+		while (tg_ticks - start < next)
+			tg_wait_tick_edge();
+		now = tg_ticks - start;
+		used = used_idx(TXQ);
+		if ((uint16_t)(tx_avail - used) < QSIZE) {
+			uint16_t head = tx_avail % QSIZE;
+
+			build_beat(beat_frame[head], from, to, port, sent + skipped + 1, now);
+			rings[TXQ].desc[head] = (struct vdesc){ (uint32_t)beat_frame[head],
+								NET_HDR + BEAT_LEN, 0, 0 };
+			post(head);
+			kick(TXQ);
+			sent++;
+		} else {
+			skipped++;
+		}
+		if (now >= next_say) {
+			tg_printf("TG beat sent=%u skipped=%u\n", sent, skipped);
+			next_say = now - now % BEAT_HZ + BEAT_HZ;
+		}
+		/* after a stall, the next beat on the grid: no burst to catch up */
+		next = now - now % every + every;
+	}
+	reset();
+	tg_printf("TG beat done sent=%u skipped=%u\n", sent, skipped);
+	tg_poweroff();
+}

@@ -2,7 +2,8 @@
 /*
  * testguest: the 8259A interrupt controllers (remapped to vectors
  * 0x20-0x2F, everything masked until a driver asks) and the 8254 timer,
- * channel 0 in mode 2 at TG_HZ, which counts tg_ticks.
+ * channel 0 in mode 2 at TG_HZ (or what tg_timer_hz sets), which counts
+ * tg_ticks.
  */
 #include "guest/testguest/arch.h"
 #include "guest/testguest/tg.h"
@@ -71,13 +72,19 @@ void tg_pic_eoi(int irq)
 	outb(PIC1_CMD, OCW2_EOI);
 }
 
-void tg_timer_start(void)
+/* Channel 0 at hz (19 Hz up: the divisor has 16 bits). */
+void tg_timer_hz(uint32_t hz)
 {
-	uint32_t div = (PIT_HZ + TG_HZ / 2) / TG_HZ;
+	uint32_t div = (PIT_HZ + hz / 2) / hz;
 
 	outb(PIT_CMD, PIT_CH0_LOHI_MODE2);
 	outb(PIT_CH0, (uint8_t)div);
 	outb(PIT_CH0, (uint8_t)(div >> 8));
+}
+
+void tg_timer_start(void)
+{
+	tg_timer_hz(TG_HZ);
 	tg_pic_unmask(0);
 	sti();
 }

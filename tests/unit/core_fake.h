@@ -47,6 +47,8 @@ struct fake_backend {
 	bool irq_on;				/* host interrupts (fake_irq) */
 	unsigned int irq_off_runs;		/* runs entered with them off */
 	unsigned int ipis, idles;
+	unsigned int wakes;			/* apic_timer_wake_at_ns calls */
+	uint64_t wake_ns;			/* the earliest they asked for */
 	uint32_t ipi_apic;
 	unsigned int fpu_saves, fpu_restores;
 	uint64_t xcr0_set;

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 #include "hv/sched.h"
 #include "hv/vcpu.h"
+#include "hv/vm_devices.h"
 #include "tests/unit/core_fake.h"
 
 #define NVM 17
@@ -362,6 +363,46 @@ static void test_wake_before_idle_not_slept_through(void **state)
 	assert_int_equal(fake.idles, idles + 1);
 }
 
+/* An AP that idles with a halted vCPU has its timer wake it when the
+ * vCPU's own timer is due (the guest's clock is offset from the host's),
+ * not at its next tick; and a vCPU's entry asks for the same.  One halted
+ * with interrupts off asks for nothing; a throttled one for its end. */
+static void test_idle_and_entry_arm_the_guest_timer(void **state)
+{
+	uint64_t due;
+
+	(void)state;
+	enable_cpus(2);
+	sched_add(V(0));
+	settle();
+	vms[0]->clock_offset_ns = 5000000000ull;
+	fake_guest_timer(vms[0]);			/* the PIT at 100 Hz */
+	run_until_halted(V(0));
+	due = vm_next_event_ns(V(0)) - vms[0]->clock_offset_ns;
+	assert_true(due > fake_now_ns && due <= fake_now_ns + 10100000);	/* 11932 PIT counts */
+	assert_int_equal(fake.wakes, 1);		/* its entry */
+	assert_true(fake.wake_ns == due);
+	fake.wakes = 0;
+	fake_sched_loop_once(1);			/* nothing runs: it idles */
+	assert_int_equal(fake.idles, 1);
+	assert_int_equal(fake.wakes, 1);
+	assert_true(fake.wake_ns == due);
+	/* halted with interrupts off: no timer can wake it */
+	V(0)->halted_if = false;
+	fake.wakes = 0;
+	fake_sched_loop_once(1);
+	assert_int_equal(fake.wakes, 0);
+	/* a throttled one beside it: the CPU wakes when its period is out */
+	sched_add(V(1));
+	settle();
+	assert_int_equal(V(1)->cpu, 1);
+	V(1)->thr_until_ns = fake_now_ns + 300000;
+	fake_sched_loop_once(1);
+	assert_int_equal(fake.idles, 3);
+	assert_int_equal(fake.wakes, 1);
+	assert_true(fake.wake_ns == fake_now_ns + 300000);
+}
+
 /* A vCPU capped at 10 % that would run all the time, alone on its CPU:
  * waiting for its own budget is not steal (top showed ~90 %, and the
  * balancer took it for a whole CPU's demand). */
@@ -459,6 +500,7 @@ int main(void)
 		T(test_balancer_spreads_unpinned_hogs),
 		T(test_both_run_and_states),
 		T(test_halted_paused_throttled_are_skipped),
+		T(test_idle_and_entry_arm_the_guest_timer),
 		T(test_slice_ends_when_another_waits),
 		T(test_boot_cpu_always_contended),
 		T(test_remove_on_own_cpu),
