@@ -887,9 +887,11 @@ int vm_activate(struct vm *vm, bool run, char *err, size_t errlen)
 		kvmclock_guest_stopped(vm);	/* it stood still from its last round */
 		if (vm->nic)
 			gnet_arrived(vm);	/* the LAN learns where its MAC went */
+		/* before: once running, its vCPU may send its first frame (and
+		 * the arrival's report) on another CPU before go returns */
+		vm_arrival_note(vm, VM_ARR_ACTIVE);
 		rc = go(vm, VM_INCOMING, run ? VM_RUNNING : VM_PAUSED, "activate", err, errlen);
 	}
-	vm_arrival_note(vm, VM_ARR_ACTIVE);
 	if (!rc && run)
 		gnet_wake(vm);		/* the frames that came with it, then any since */
 	return rc;

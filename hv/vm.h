@@ -180,7 +180,7 @@ struct vcpu {
  */
 enum vm_arr_step {
 	VM_ARR_COMMIT,		/* COMMIT taken from the stream */
-	VM_ARR_ACTIVE,		/* vm_activate done: runnable */
+	VM_ARR_ACTIVE,		/* vm_activate set it running (just before) */
 	VM_ARR_ENTRY,		/* vCPU 0 entered the guest */
 	VM_ARR_RX,		/* a frame handed to its NIC */
 	VM_ARR_TX,		/* a frame from its NIC into the switch */

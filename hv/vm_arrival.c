@@ -56,7 +56,7 @@ static void arrival_report(struct vm *vm)
 	pr_info("vm %s: arrival: COMMIT + %lu us running, + %lu us first entry, + %lu us first "
 		"frame in, + %lu us first frame out; vCPU 0 since its entry: %lu us in guest, "
 		"%lu us in ferry, exits%s", vm->name,
-		t[VM_ARR_ACTIVE] - t[VM_ARR_COMMIT],
+		t[VM_ARR_ACTIVE] ? t[VM_ARR_ACTIVE] - t[VM_ARR_COMMIT] : 0,
 		t[VM_ARR_ENTRY] ? t[VM_ARR_ENTRY] - t[VM_ARR_COMMIT] : 0,
 		t[VM_ARR_RX] ? t[VM_ARR_RX] - t[VM_ARR_COMMIT] : 0,
 		t[VM_ARR_TX] - t[VM_ARR_COMMIT],
