@@ -764,11 +764,13 @@ void mode_netflood(void)
  * as an Ethernet broadcast (the guest knows no ARP), for secs= seconds
  * (0: for ever).  The PIT runs at 1 kHz and the guest halts between
  * beats.  The payload is "TG beat " and two big-endian 32-bit words: the
- * beat's number (from 1) and the guest's milliseconds since the start, so
- * a receiver sees gaps, losses and repeats.  Every second
- *   TG beat sent=N
- * and at the end TG beat done sent=N.  A datagram the ring has no room for
- * (the device took none of the last 8) is counted as skipped.
+ * beat's number (from 1) and the guest's milliseconds since the start by
+ * its TSC (measured against the PIT first), which runs on across a
+ * migration's pause where the PIT's ticks do not, so a receiver sees gaps,
+ * losses, repeats and the pause.  It prints nothing while it beats (a
+ * line on the UART takes milliseconds: a gap in the beats), and with
+ * secs= at the end TG beat done sent=N skipped=K.  A datagram the ring
+ * has no room for (the device took none of the last 8) is skipped.
  */
 #define BEAT_HZ 1000u
 #define BEAT_PORT 7448
@@ -868,7 +870,7 @@ void mode_netbeat(void)
 	uint32_t to = opt_ip("to", 0), from = opt_ip("from", 0);
 	uint32_t port = tg_opt_u32("port", BEAT_PORT), every = tg_opt_u32("every", 1);
 	uint32_t secs = tg_opt_u32("secs", 0), start, next, now, sent = 0, skipped = 0;
-	uint32_t next_say = BEAT_HZ;
+	uint64_t per_ms, tsc0;
 	uint16_t rx_enabled, used;
 
 	if (!to || port == 0 || port > 0xFFFF || every == 0) {
@@ -877,11 +879,15 @@ void mode_netbeat(void)
 	}
 	if (!probe_device() || !bring_up(&c, &rx_enabled))
 		tg_poweroff();
+	per_ms = tg_tsc_per_tick() * TG_HZ / 1000;
+	if (!per_ms)
+		per_ms = 1;
 	tg_timer_hz(BEAT_HZ);
 	tg_printf("TG beat start to=%u.%u.%u.%u port=%u every=%u ms\n", to >> 24,
 		  (to >> 16) & 255, (to >> 8) & 255, to & 255, port, every);
 	tg_wait_tick_edge();
 	start = tg_ticks;
+	tsc0 = rdtsc();
 	next = 0;
 	while (!secs || tg_ticks - start < secs * BEAT_HZ) {
 		while (tg_ticks - start < next)
@@ -891,7 +897,8 @@ void mode_netbeat(void)
 		if ((uint16_t)(tx_avail - used) < QSIZE) {
 			uint16_t head = tx_avail % QSIZE;
 
-			build_beat(beat_frame[head], from, to, port, sent + skipped + 1, now);
+			build_beat(beat_frame[head], from, to, port, sent + skipped + 1,
+				   (uint32_t)((rdtsc() - tsc0) / per_ms));
 			rings[TXQ].desc[head] = (struct vdesc){ (uint32_t)beat_frame[head],
 								NET_HDR + BEAT_LEN, 0, 0 };
 			post(head);
@@ -899,10 +906,6 @@ void mode_netbeat(void)
 			sent++;
 		} else {
 			skipped++;
-		}
-		if (now >= next_say) {
-			tg_printf("TG beat sent=%u skipped=%u\n", sent, skipped);
-			next_say = now - now % BEAT_HZ + BEAT_HZ;
 		}
 		/* after a stall, the next beat on the grid: no burst to catch up */
 		next = now - now % every + every;

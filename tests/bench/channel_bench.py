@@ -40,10 +40,16 @@ def boot(ns, isos, tmp, i):
     return m
 
 
-def run(src, dst, secure):
+def migrate(src, dst, name, secure, timeout=900):
+    """One migration of guest name, sealed or `insecure` (the destination
+    listening for that); the source's output."""
     opt = "" if secure else " insecure"
     dst.cmd("migrate listen" + opt)
-    out = src.cmd(f"migrate g {dst.ip}{opt}", timeout=900)
+    return src.cmd(f"migrate {name} {dst.ip}{opt}", timeout=timeout)
+
+
+def run(src, dst, secure):
+    out = migrate(src, dst, "g", secure)
     done = re.search(r"done in ([\d.]+) s, .* (\d+) bytes sent", out)
     assert done, out
     hs = re.search(r"handshake ([\d.]+) ms", out)

@@ -40,6 +40,10 @@ migrate: live-migration downtime, time, rounds, bytes and stream rate
        (two QEMU hosts; an idle guest and the dirty guest at 10/50/90%).
 migrate-parallel: two guests migrated at once against one after the
        other, alternated (tests/bench/migrate_bench.py).
+outside: the downtime seen from outside the guest (issue 16): an idle
+       test guest sends a UDP datagram every ms to the Linux peer, which
+       measures the longest gap across each move, sealed and insecure
+       alternated (tests/bench/outside_bench.py).
 pml:   PML against write-protect dirty logging on Bochs: the guest's
        write rate while logged, the log's exits, total time and downtime,
        alternated (tests/bench/pml_bench.py).
@@ -270,6 +274,7 @@ BENCHES = {"boot": bench_boot, "boot-uefi": bench_boot_uefi, "guest": bench_gues
            "net": lambda: __import__("net_vs_linux").main([]),
            "migrate": lambda: __import__("migrate_bench").main([]),
            "migrate-parallel": lambda: __import__("migrate_bench").main_parallel([]),
+           "outside": lambda: __import__("outside_bench").main([]),
            "pml": lambda: __import__("pml_bench").main([]),
            "channel": lambda: __import__("channel_bench").main([]),
            "linux": lambda: __import__("linux_bench").main([]),

@@ -3,6 +3,9 @@
   netpeer.py send HOST PORT BYTES   -> prints "sent N crc32 XXXXXXXX seconds S md5 HEX"
   netpeer.py recv PORT [TIMEOUT]    -> prints "received N crc32 XXXXXXXX seconds S md5 HEX"
   netpeer.py pace HOST PORT BPS     -> like send, at BPS bytes a second until SIGTERM
+  netpeer.py beats PORT             -> "beat SEQ MS T" for each testguest `netbeat`
+                                       datagram until SIGTERM (T: the kernel's
+                                       receive time, wall clock, seconds)
 (md5 for a Linux guest's busybox md5sum at the other end)
 """
 import hashlib
@@ -14,6 +17,7 @@ import time
 import zlib
 
 STOP = []       # SIGTERM appends: a paced sender closes and reports
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux; Python 3.11 lacks the name
 
 
 def send(host, port, total, bps=None):
@@ -65,9 +69,38 @@ def recv(port, timeout):
           flush=True)
 
 
+def beats(port):
+    """Each datagram's number, the guest's ms and when the kernel took it
+    (SO_TIMESTAMPNS: not when Python got round to reading it)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+    s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    s.bind(("0.0.0.0", port))
+    s.settimeout(0.5)
+    print("listening", flush=True)
+    while not STOP:
+        try:
+            d, anc, _, _ = s.recvmsg(64, 64)
+        except socket.timeout:
+            continue
+        if len(d) != 16 or not d.startswith(b"TG beat "):
+            continue
+        t = time.time()
+        for level, kind, data in anc:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+                sec, ns = int.from_bytes(data[:8], "little"), int.from_bytes(data[8:16], "little")
+                t = sec + ns / 1e9
+        print(f"beat {int.from_bytes(d[8:12], 'big')} {int.from_bytes(d[12:16], 'big')} "
+              f"{t:.6f}", flush=True)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "send":
         send(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    elif sys.argv[1] == "beats":
+        signal.signal(signal.SIGTERM, lambda *_: STOP.append(1))
+        beats(int(sys.argv[2]))
     elif sys.argv[1] == "pace":
         signal.signal(signal.SIGTERM, lambda *_: STOP.append(1))
         send(sys.argv[2], int(sys.argv[3]), 1 << 62, int(sys.argv[4]))
