@@ -431,7 +431,7 @@ static void arm_wakes(struct runq *q)
 
 		if (vcpu_state(v) == VCPU_HALTED && v->halted_if)
 			vcpu_arm_timer(v);
-		else if (v->thr_until_ns)
+		if (v->thr_until_ns)
 			apic_timer_wake_at_ns(v->thr_until_ns);
 	}
 	spin_unlock(&q->lock);

@@ -400,10 +400,21 @@ void vcpu_notify(struct vcpu *v)
 
 void vcpu_arm_timer(struct vcpu *v)
 {
-	uint64_t q = __atomic_load_n(&v->irq_quiet_until_ns, __ATOMIC_ACQUIRE);
+	uint64_t *at = &v->irq_quiet_until_ns, t = __atomic_load_n(at, __ATOMIC_ACQUIRE);
 
-	if (q && q != UINT64_MAX)	/* in the guest's clock: the host's is offset */
-		apic_timer_wake_at_ns(q - v->vm->clock_offset_ns);
+	if (!t) {			/* cleared: it has just taken an interrupt */
+		at = &v->timer_hint_ns;
+		t = __atomic_load_n(at, __ATOMIC_ACQUIRE);
+	}
+	if (!t || t == UINT64_MAX)
+		return;
+	/* in the guest's clock: the host's is offset.  Due already (it fell
+	 * due since the look): the timer fires at once, and the time is
+	 * cleared so that the next look is a full one and this one is not
+	 * asked for again (a pending interrupt the guest cannot take yet
+	 * leaves the quiet time in the past) */
+	if (apic_timer_wake_at_ns(t - v->vm->clock_offset_ns))
+		__atomic_compare_exchange_n(at, &t, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
 static void account(struct vcpu *v, uint64_t t0, uint64_t t1, uint64_t t2)

@@ -46,8 +46,9 @@ enum vcpu_state vcpu_run(struct vcpu *v);
 /* True when a halted v has an interrupt it can take. */
 bool vcpu_wants_wake(struct vcpu *v);
 /* This CPU's timer wakes it when v's next device timer is due (found when
- * v last looked for an interrupt and had none), not at its next tick: for
- * v's entry, or v halted on this CPU as it idles.  Interrupts off. */
+ * v last looked for an interrupt and had none, or took one), not at its
+ * next tick: for v's entry, or v halted on this CPU as it idles.
+ * Interrupts off. */
 void vcpu_arm_timer(struct vcpu *v);
 /* v was sent an interrupt or event: interrupt the CPU it is placed on. */
 void vcpu_notify(struct vcpu *v);

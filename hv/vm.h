@@ -162,6 +162,10 @@ struct vcpu {
 					 * be pending for it before this guest-clock time:
 					 * set when none was, cleared by anything that
 					 * changes the devices (hv/vm_devices.c) */
+	uint64_t timer_hint_ns;		/* (D, read atomically) its next device timer as
+					 * found when it last took an interrupt, for the
+					 * entry that follows, where irq_quiet_until_ns
+					 * has just been cleared (vcpu_arm_timer) */
 	struct vcpu_stats stats;	/* (v) read racily by the shell */
 	struct {			/* the boot CPU's load balancer (hv/sched.c) */
 		uint64_t used_ns, steal_ns;	/* stats at its last look */

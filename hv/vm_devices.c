@@ -372,9 +372,16 @@ int vm_ack_vector(struct vcpu *v)
 	struct vm *vm = v->vm;
 	int vec;
 
+	uint64_t now;
+
 	spin_lock(&vm->dev_lock);
-	vec = vdev_ack(vm->dev, v->hw.id, vm_clock_ns(vm));
+	now = vm_clock_ns(vm);
+	vec = vdev_ack(vm->dev, v->hw.id, now);
 	changed(vm);
+	/* the run this interrupt goes in with may make no exit of its own
+	 * (PV EOI): when its timer comes next, for vcpu_arm_timer */
+	__atomic_store_n(&v->timer_hint_ns, vdev_next_event_ns(vm->dev, v->hw.id, now),
+			 __ATOMIC_RELEASE);
 	spin_unlock(&vm->dev_lock);
 	return vec;
 }

@@ -4,11 +4,11 @@
  * CPU, IPIs (including INIT-SIPI-SIPI for SMP bring-up); and routing of ISA
  * interrupts through the I/O APIC the MADT describes.
  *
- * The timer runs one-shot, armed each time for the earlier of the CPU's
- * next tick (TIMER_HZ, on a fixed grid: timer_ticks counts those only) and
- * the wake that apic_timer_wake_at_ns() asked for, so that a guest's timer
- * is served when it is due, not at the next tick (a halted vCPU's, or a
- * running one's that makes no exit of its own).
+ * The timer runs one-shot, armed each time for the CPU's next tick
+ * (TIMER_HZ: timer_ticks counts those only) or the wake that
+ * apic_timer_wake_at_ns() asked for, whichever arch/x86/tickwake.h says,
+ * so that a guest's timer is served when it is due, not at the next tick
+ * (a halted vCPU's, or a running one's that makes no exit of its own).
  *
  * x2APIC mode where the CPU has it (CPUID.1:ECX[21]; Intel SDM Vol. 3A
  * 11.12): registers are MSRs 0x800 + offset / 16, the ICR is one 64-bit
@@ -24,6 +24,7 @@
 #include "arch/x86/paging_host.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/acpi.h"
+#include "arch/x86/tickwake.h"
 #include "hv/lib/log.h"
 #include "hv/lib/panic.h"
 #include "hv/lib/time.h"
@@ -77,14 +78,16 @@ void apic_eoi(void)
 	lapic_write(LAPIC_EOI, 0);
 }
 
-/* Fire at TSC at (at most a tick from now; at once if it is past).  The
- * count rounds up: firing early would cost an interrupt for nothing. */
+/* Fire at TSC at (at most a tick and its slack from now; at once if it is
+ * past).  The count rounds up: firing early would cost an interrupt for
+ * nothing. */
 static void timer_arm(struct percpu *c, uint64_t at, uint64_t now)
 {
-	uint64_t delta = at > now ? at - now : 0, counts;
+	uint64_t delta = at > now ? at - now : 0, max = tsc_per_tick + TICKWAKE_SLACK(tsc_per_tick);
+	uint64_t counts;
 
-	if (delta > tsc_per_tick)
-		delta = tsc_per_tick;
+	if (delta > max)
+		delta = max;
 	counts = (delta * timer_per_tick + tsc_per_tick - 1) / tsc_per_tick;
 	c->timer_armed_tsc = now + delta;
 	lapic_write(LAPIC_TIMER_INIT, counts ? (uint32_t)counts : 1);	/* 0 would stop it */
@@ -93,7 +96,7 @@ static void timer_arm(struct percpu *c, uint64_t at, uint64_t now)
 static void timer_irq(struct trap_frame *tf)
 {
 	struct percpu *c = this_cpu();
-	uint64_t now, next;
+	uint64_t now;
 
 	(void)tf;
 	if (!tsc_per_tick) {		/* periodic, before the calibration */
@@ -102,37 +105,28 @@ static void timer_irq(struct trap_frame *tf)
 		return;
 	}
 	now = rdtsc();
-	/* a tick that is this close is taken now (the two clocks may
-	 * differ by a little): no interrupt a few cycles later for it */
-	if (now + tsc_per_tick / 64 >= c->tick_due_tsc) {
+	if (tickwake_fired(&c->timer, now, tsc_per_tick))
 		c->timer_ticks++;
-		c->tick_due_tsc += tsc_per_tick;
-		if (c->tick_due_tsc <= now)	/* interrupts were off for long */
-			c->tick_due_tsc = now + tsc_per_tick;
-	}
-	/* a wake is asked for again before each guest entry and each idle:
-	 * one that is not due yet is forgotten safely */
-	c->timer_wake_tsc = 0;
-	next = c->tick_due_tsc;
-	timer_arm(c, next, now);
+	timer_arm(c, tickwake_next(&c->timer, tsc_per_tick), now);
 	apic_eoi();
 }
 
-void apic_timer_wake_at_ns(uint64_t ns)
+bool apic_timer_wake_at_ns(uint64_t ns)
 {
 	struct percpu *c = this_cpu();
-	uint64_t now_ns = time_now_ns(), now = rdtsc(), at;
+	uint64_t now_ns = time_now_ns(), now = rdtsc(), next;
+	bool due = ns <= now_ns;
 
-	if (!tsc_per_tick || ns <= now_ns)
-		return;		/* due already: the caller's own look serves it */
-	if (ns - now_ns >= 1000000000ull / TIMER_HZ)
-		return;		/* the tick comes first, and it is asked again */
-	at = now + (ns - now_ns) * tsc_hz() / 1000000000ull;
-	if (c->timer_wake_tsc && c->timer_wake_tsc <= at)
-		return;
-	c->timer_wake_tsc = at;
-	if (at < c->timer_armed_tsc)
-		timer_arm(c, at, now);
+	if (!tsc_per_tick)
+		return due;
+	if (!due && ns - now_ns >= 2000000000ull / TIMER_HZ)
+		return false;	/* a tick comes first, and it is asked again */
+	tickwake_ask(&c->timer, due ? now : now + (ns - now_ns) * tsc_hz() / 1000000000ull,
+		     tsc_per_tick);
+	next = tickwake_next(&c->timer, tsc_per_tick);
+	if (next != c->timer_armed_tsc)
+		timer_arm(c, next, now);
+	return due;
 }
 
 /* One-shot from now on, the first tick a tick away. */
@@ -141,10 +135,9 @@ static void timer_start_oneshot(void)
 	struct percpu *c = this_cpu();
 	uint64_t now = rdtsc();
 
-	c->tick_due_tsc = now + tsc_per_tick;
-	c->timer_wake_tsc = 0;
+	c->timer = (struct tickwake){ .tick_due = now + tsc_per_tick };
 	lapic_write(LAPIC_LVT_TIMER, VEC_TIMER);
-	timer_arm(c, c->tick_due_tsc, now);
+	timer_arm(c, c->timer.tick_due, now);
 }
 
 static void stop_irq(struct trap_frame *tf)

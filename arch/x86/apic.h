@@ -16,11 +16,12 @@
 #define TIMER_HZ	250
 
 void apic_init_this_cpu(void);	/* enable, spurious vector, the timer's tick */
-/* Wake this CPU by its timer at host time ns (time_now_ns) if that comes
- * before its next tick; the earliest asked for since the last timer
- * interrupt holds, and each interrupt forgets it, so ask again before
- * each guest entry or idle.  Interrupts off. */
-void apic_timer_wake_at_ns(uint64_t ns);
+/* Wake this CPU by its timer at host time ns (time_now_ns), if that is
+ * within two ticks; the earliest asked for holds until it is served.
+ * Asked again before each guest entry and idle.  A time already past
+ * fires at once, and says so (true).  Wakes come at most TICKWAKE_MIN_GAP
+ * apart, whatever a guest's timers ask for.  Interrupts off. */
+bool apic_timer_wake_at_ns(uint64_t ns);
 void apic_calibrate(void);	/* boot CPU: measure the timer and the TSC */
 void apic_eoi(void);
 uint32_t apic_id(void);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include "arch/x86/desc.h"
+#include "arch/x86/tickwake.h"
 #include "arch/x86/virt.h"
 
 #define MAX_CPUS 256		/* CPUs ferry brings up; APIC ids are full 32 bits */
@@ -23,8 +24,7 @@ struct percpu {
 	uint64_t stack_top;
 	volatile bool online;		/* written by the CPU, read by all */
 	uint64_t timer_ticks;		/* ticks taken (TIMER_HZ), not wakes */
-	uint64_t tick_due_tsc;		/* arch/x86/apic.c: the next tick */
-	uint64_t timer_wake_tsc;	/* the wake asked for, 0: none */
+	struct tickwake timer;		/* arch/x86/apic.c: the next tick and wake */
 	uint64_t timer_armed_tsc;	/* when the one-shot fires */
 	uint64_t idle_tsc;		/* TSC cycles spent halted */
 	struct gdt_table gdt;

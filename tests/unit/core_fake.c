@@ -187,11 +187,12 @@ void apic_send_ipi(uint32_t apic, uint8_t vector)
 	fake.ipi_apic = apic;
 }
 
-void apic_timer_wake_at_ns(uint64_t ns)
+bool apic_timer_wake_at_ns(uint64_t ns)
 {
 	assert_false(fake.irq_on);	/* its caller holds interrupts off */
 	if (!fake.wakes++ || ns < fake.wake_ns)
 		fake.wake_ns = ns;
+	return ns <= fake_now_ns;
 }
 
 /* ferry's own bug: a cmocka assertion, so expect_assert_failure sees it */

@@ -403,6 +403,42 @@ static void test_idle_and_entry_arm_the_guest_timer(void **state)
 	assert_true(fake.wake_ns == fake_now_ns + 300000);
 }
 
+/* The entry that injects the guest's timer interrupt (which clears the
+ * quiet time) still asks for its next one, from the hint the injection
+ * left; a time found past clears what it came from, so it is not asked
+ * for again until a look finds it anew. */
+static void test_entry_after_an_interrupt_arms_the_next(void **state)
+{
+	static const struct fake_step hlt[] = {
+		{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = 1 },
+	};
+	uint64_t next;
+
+	(void)state;
+	enable_cpus(2);
+	sched_add(V(0));
+	settle();
+	fake_guest_timer(vms[0]);			/* the PIT at 100 Hz */
+	run_until_halted(V(0));
+	fake_now_ns += 10000200;			/* its first edge is past */
+	fake.wakes = 0;
+	fake_script(hlt, 1);
+	fake_sched_run(1);			/* one entry, with the interrupt */
+	assert_int_equal(fake.runs, 2);
+	assert_int_equal(fake.injected[0].vector, 0x20);
+	next = V(0)->timer_hint_ns - vms[0]->clock_offset_ns;
+	assert_true(next > fake_now_ns && next <= fake_now_ns + 10100000);
+	assert_int_equal(fake.wakes, 1);	/* that entry asked for its next edge */
+	assert_true(fake.wake_ns == next);
+	/* a hint gone past by the next entry: asked once, then cleared */
+	V(0)->timer_hint_ns = fake_now_ns - 1 + vms[0]->clock_offset_ns;
+	__atomic_store_n(&V(0)->irq_quiet_until_ns, 0, __ATOMIC_RELAXED);
+	fake_irq(false);
+	vcpu_arm_timer(V(0));
+	fake_irq(true);
+	assert_int_equal(V(0)->timer_hint_ns, 0);
+}
+
 /* A vCPU capped at 10 % that would run all the time, alone on its CPU:
  * waiting for its own budget is not steal (top showed ~90 %, and the
  * balancer took it for a whole CPU's demand). */
@@ -501,6 +537,7 @@ int main(void)
 		T(test_both_run_and_states),
 		T(test_halted_paused_throttled_are_skipped),
 		T(test_idle_and_entry_arm_the_guest_timer),
+		T(test_entry_after_an_interrupt_arms_the_next),
 		T(test_slice_ends_when_another_waits),
 		T(test_boot_cpu_always_contended),
 		T(test_remove_on_own_cpu),
