@@ -422,19 +422,30 @@ int sched_pin(struct vcpu *v, uint64_t affinity)
  * through: sti;hlt takes the IPI.
  */
 /* Before idling: the timer wakes this CPU when the first of its halted
- * vCPUs' timers is due, or its throttled ones may run again. */
-static void arm_wakes(struct runq *q)
+ * vCPUs' timers is due, or its throttled ones may run again.  True when a
+ * halted one can run already (its timer fell due since the choice): no
+ * sleep then.  The list is copied as sync_policy does (only this CPU
+ * removes them), so that a look at a vCPU's devices, which may wake
+ * others, holds no queue lock. */
+static bool arm_wakes(struct runq *q)
 {
-	spin_lock(&q->lock);
-	for (unsigned int i = 0; i < q->n; i++) {
-		struct vcpu *v = q->v[i];
+	struct vcpu *list[RUNQ_MAX];
+	unsigned int n;
 
-		if (vcpu_state(v) == VCPU_HALTED && v->halted_if)
-			vcpu_arm_timer(v);
-		if (v->thr_until_ns)
+	spin_lock(&q->lock);
+	n = q->n;
+	for (unsigned int i = 0; i < n; i++)
+		list[i] = q->v[i];
+	spin_unlock(&q->lock);
+	for (unsigned int i = 0; i < n; i++) {
+		struct vcpu *v = list[i];
+
+		if (vcpu_state(v) == VCPU_HALTED && v->halted_if && vcpu_arm_idle_timer(v))
+			return true;
+		if (vcpu_throttled_now(v))
 			apic_timer_wake_at_ns(v->thr_until_ns);
 	}
-	spin_unlock(&q->lock);
+	return false;
 }
 
 static void loop_once(struct runq *q)
@@ -445,7 +456,8 @@ static void loop_once(struct runq *q)
 	irq_disable();
 	if (__atomic_exchange_n(&this_cpu()->resched, false, __ATOMIC_ACQ_REL))
 		return;
-	arm_wakes(q);
+	if (arm_wakes(q))
+		return;
 	uint64_t t0 = rdtsc();
 	cpu_idle();
 	this_cpu()->idle_tsc += rdtsc() - t0;	/* for `top` */

@@ -382,7 +382,7 @@ int vm_ack_vector(struct vcpu *v)
 	 * (PV EOI): when its timer comes next, for vcpu_arm_timer */
 	__atomic_store_n(&v->timer_hint_ns, vdev_next_event_ns(vm->dev, v->hw.id, now),
 			 __ATOMIC_RELEASE);
-	spin_unlock(&vm->dev_lock);
+	unlock_and_kick(vm, v);	/* that look may have raised a sibling's line */
 	return vec;
 }
 

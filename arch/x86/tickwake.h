@@ -9,9 +9,10 @@
  * comes after it, and the next tick is a period after the one taken: a
  * guest whose timer runs at the tick's rate (Linux's 250 Hz) costs one
  * interrupt a period, not two, as the tick falls in step with it.  Ticks
- * are then half a period to one and a half apart (their mean rate stays
- * TIMER_HZ unless a guest's timer runs faster, when it may double, each
- * on one of its wakes).  A wake is never late.
+ * are then half a period to one and a half apart: a guest timer between
+ * two thirds of the tick's rate and twice it pulls the ticks to its own
+ * rate, a faster one to at most twice the tick's, each tick on one of its
+ * wakes.  A wake is late only by the minimum gap below.
  */
 #ifndef FERRY_ARCH_X86_TICKWAKE_H
 #define FERRY_ARCH_X86_TICKWAKE_H

@@ -401,6 +401,33 @@ static void test_idle_and_entry_arm_the_guest_timer(void **state)
 	assert_int_equal(fake.idles, 3);
 	assert_int_equal(fake.wakes, 1);
 	assert_true(fake.wake_ns == fake_now_ns + 300000);
+	/* a throttle that is over (its time stays set) asks for nothing: a
+	 * past time would fire at once, at every idle (paused, so that the
+	 * CPU idles) */
+	vms[1]->state = VM_PAUSED;
+	V(1)->thr_until_ns = fake_now_ns - 1;
+	fake.wakes = 0;
+	fake_sched_loop_once(1);
+	assert_int_equal(fake.idles, 4);
+	assert_int_equal(fake.wakes, 0);
+	/* V(0) halted and able to take interrupts, its quiet time cleared
+	 * since the choice (a sibling touched a device): the idle loop looks
+	 * at its devices again and arms the same edge */
+	V(0)->halted_if = true;
+	fake_sched_loop_once(1);		/* a look: the quiet time is set */
+	__atomic_store_n(&V(0)->irq_quiet_until_ns, 0, __ATOMIC_RELAXED);
+	fake.wakes = 0;
+	fake_irq(false);
+	assert_false(vcpu_arm_idle_timer(V(0)));
+	fake_irq(true);
+	assert_int_equal(fake.wakes, 1);
+	assert_true(fake.wake_ns == due);
+	/* ... and when the look finds the edge due, it is not slept through */
+	fake_now_ns = due + 1;
+	__atomic_store_n(&V(0)->irq_quiet_until_ns, 0, __ATOMIC_RELAXED);
+	fake_irq(false);
+	assert_true(vcpu_arm_idle_timer(V(0)));
+	fake_irq(true);
 }
 
 /* The entry that injects the guest's timer interrupt (which clears the

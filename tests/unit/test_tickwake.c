@@ -155,6 +155,24 @@ static void test_wakes_have_a_minimum_gap(void **state)
 	assert_true(s.max_tick_gap <= PERIOD + TICKWAKE_SLACK(PERIOD));
 }
 
+/* A tick taken with a wake half a period early is the next grid's start
+ * (the next a period later); without a wake a tick is not taken early. */
+static void test_tick_rephases_and_is_early_only_with_a_wake(void **state)
+{
+	struct tickwake t = { .tick_due = 10 * PERIOD };
+
+	(void)state;
+	assert_false(tickwake_fired(&t, 10 * PERIOD - PERIOD / 4, PERIOD));	/* no wake */
+	assert_true(t.tick_due == 10 * PERIOD);
+	tickwake_ask(&t, 10 * PERIOD - PERIOD / 4, PERIOD);
+	assert_true(tickwake_fired(&t, 10 * PERIOD - PERIOD / 4, PERIOD));
+	assert_true(t.tick_due == 11 * PERIOD - PERIOD / 4);
+	assert_true(t.wake == 0 && t.woke == 10 * PERIOD - PERIOD / 4);
+	/* late: the next is a period after this one, not on the old grid */
+	assert_true(tickwake_fired(&t, 11 * PERIOD, PERIOD));
+	assert_true(t.tick_due == 12 * PERIOD);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -164,6 +182,7 @@ int main(void)
 		cmocka_unit_test(test_slow_guest_timer),
 		cmocka_unit_test(test_ask_keeps_the_earliest),
 		cmocka_unit_test(test_wakes_have_a_minimum_gap),
+		cmocka_unit_test(test_tick_rephases_and_is_early_only_with_a_wake),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
