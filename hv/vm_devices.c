@@ -370,18 +370,19 @@ int vm_pending_vector(struct vcpu *v)
 int vm_ack_vector(struct vcpu *v)
 {
 	struct vm *vm = v->vm;
+	uint64_t now, next;
 	int vec;
-
-	uint64_t now;
 
 	spin_lock(&vm->dev_lock);
 	now = vm_clock_ns(vm);
 	vec = vdev_ack(vm->dev, v->hw.id, now);
 	changed(vm);
 	/* the run this interrupt goes in with may make no exit of its own
-	 * (PV EOI): when its timer comes next, for vcpu_arm_timer */
-	__atomic_store_n(&v->timer_hint_ns, vdev_next_event_ns(vm->dev, v->hw.id, now),
-			 __ATOMIC_RELEASE);
+	 * (PV EOI): when its timer comes next, for vcpu_arm_timer.  Not when
+	 * something is pending already ("now"): the entry asks for its window,
+	 * and a wake at once would only cost an exit */
+	next = vdev_next_event_ns(vm->dev, v->hw.id, now);
+	__atomic_store_n(&v->timer_hint_ns, next > now ? next : 0, __ATOMIC_RELEASE);
 	unlock_and_kick(vm, v);	/* that look may have raised a sibling's line */
 	return vec;
 }
