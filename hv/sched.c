@@ -413,14 +413,6 @@ int sched_pin(struct vcpu *v, uint64_t affinity)
 }
 
 
-/*
- * One round of an AP's loop: run a vCPU, or sleep until an interrupt.  A
- * vCPU always runs with host interrupts on until its entry (vcpu_run may
- * reboot its guest or wait for other CPUs, which answer with IPIs).  The
- * last look before sleeping is with interrupts off, so a wake that came
- * after the choice (poke's flag, its IPI still pending) is not slept
- * through: sti;hlt takes the IPI.
- */
 /* Before idling: the timer wakes this CPU when the first of its halted
  * vCPUs' timers is due, or its throttled ones may run again.  True when a
  * halted one can run already (its timer fell due since the choice): no
@@ -440,14 +432,31 @@ static bool arm_wakes(struct runq *q)
 	for (unsigned int i = 0; i < n; i++) {
 		struct vcpu *v = list[i];
 
-		if (vcpu_state(v) == VCPU_HALTED && v->halted_if && vcpu_arm_idle_timer(v))
-			return true;
+		if (vcpu_state(v) == VCPU_HALTED && v->halted_if) {
+			/* cleared since the choice (a sibling touched a device,
+			 * or time raised a line as it looked): look again, as the
+			 * choice did; a look that finds nothing sets it anew.
+			 * Only one that may run: a paused guest's would be found
+			 * wanting again and again, and the CPU would never sleep */
+			if (!__atomic_load_n(&v->irq_quiet_until_ns, __ATOMIC_ACQUIRE) &&
+			    sched_runnable(v))
+				return true;
+			vcpu_arm_timer(v);
+		}
 		if (vcpu_throttled_now(v))
 			apic_timer_wake_at_ns(v->thr_until_ns);
 	}
 	return false;
 }
 
+/*
+ * One round of an AP's loop: run a vCPU, or sleep until an interrupt.  A
+ * vCPU always runs with host interrupts on until its entry (vcpu_run may
+ * reboot its guest or wait for other CPUs, which answer with IPIs).  The
+ * last look before sleeping is with interrupts off, so a wake that came
+ * after the choice (poke's flag, its IPI still pending) is not slept
+ * through: sti;hlt takes the IPI.
+ */
 static void loop_once(struct runq *q)
 {
 	irq_enable();

@@ -417,17 +417,6 @@ void vcpu_arm_timer(struct vcpu *v)
 		__atomic_compare_exchange_n(at, &t, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
-bool vcpu_arm_idle_timer(struct vcpu *v)
-{
-	/* cleared since the choice (a sibling touched a device, or time
-	 * raised a line as it looked): look again, as the choice did; a
-	 * look that finds nothing sets the quiet time anew */
-	if (!__atomic_load_n(&v->irq_quiet_until_ns, __ATOMIC_ACQUIRE) && vcpu_wants_wake(v))
-		return true;
-	vcpu_arm_timer(v);
-	return false;
-}
-
 static void account(struct vcpu *v, uint64_t t0, uint64_t t1, uint64_t t2)
 {
 	uint64_t hz = tsc_hz() ? tsc_hz() : 1;

@@ -47,12 +47,9 @@ enum vcpu_state vcpu_run(struct vcpu *v);
 bool vcpu_wants_wake(struct vcpu *v);
 /* This CPU's timer wakes it when v's next device timer is due (found when
  * v last looked for an interrupt and had none, or took one), not at its
- * next tick: for v's entry.  Interrupts off. */
+ * next tick: for v's entry, or v halted on this CPU as it idles.
+ * Interrupts off. */
 void vcpu_arm_timer(struct vcpu *v);
-/* The same for v halted on this CPU as it idles, looking at its devices
- * when nothing has since; true if v can run already.  Interrupts off, no
- * lock held. */
-bool vcpu_arm_idle_timer(struct vcpu *v);
 /* v was sent an interrupt or event: interrupt the CPU it is placed on. */
 void vcpu_notify(struct vcpu *v);
 /* Make v leave the guest now and wait until no CPU runs it. */

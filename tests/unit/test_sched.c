@@ -367,6 +367,19 @@ static void test_wake_before_idle_not_slept_through(void **state)
  * vCPU's own timer is due (the guest's clock is offset from the host's),
  * not at its next tick; and a vCPU's entry asks for the same.  One halted
  * with interrupts off asks for nothing; a throttled one for its end. */
+static uint64_t v0_due;
+
+static void clear_v0_quiet(void)
+{
+	__atomic_store_n(&V(0)->irq_quiet_until_ns, 0, __ATOMIC_RELAXED);
+}
+
+static void v0_due_and_cleared(void)
+{
+	fake_now_ns = v0_due + 1;
+	clear_v0_quiet();
+}
+
 static void test_idle_and_entry_arm_the_guest_timer(void **state)
 {
 	uint64_t due;
@@ -379,6 +392,7 @@ static void test_idle_and_entry_arm_the_guest_timer(void **state)
 	fake_guest_timer(vms[0]);			/* the PIT at 100 Hz */
 	run_until_halted(V(0));
 	due = vm_next_event_ns(V(0)) - vms[0]->clock_offset_ns;
+	v0_due = due;
 	assert_true(due > fake_now_ns && due <= fake_now_ns + 10100000);	/* 11932 PIT counts */
 	assert_int_equal(fake.wakes, 1);		/* its entry */
 	assert_true(fake.wake_ns == due);
@@ -411,23 +425,25 @@ static void test_idle_and_entry_arm_the_guest_timer(void **state)
 	assert_int_equal(fake.idles, 4);
 	assert_int_equal(fake.wakes, 0);
 	/* V(0) halted and able to take interrupts, its quiet time cleared
-	 * since the choice (a sibling touched a device): the idle loop looks
-	 * at its devices again and arms the same edge */
+	 * between the choice and the idle (a sibling touched a device): the
+	 * idle loop looks at its devices again and arms the same edge */
 	V(0)->halted_if = true;
-	fake_sched_loop_once(1);		/* a look: the quiet time is set */
-	__atomic_store_n(&V(0)->irq_quiet_until_ns, 0, __ATOMIC_RELAXED);
 	fake.wakes = 0;
-	fake_irq(false);
-	assert_false(vcpu_arm_idle_timer(V(0)));
-	fake_irq(true);
+	fake_irq_off_hook = clear_v0_quiet;
+	fake_sched_loop_once(1);
+	assert_int_equal(fake.idles, 5);
 	assert_int_equal(fake.wakes, 1);
 	assert_true(fake.wake_ns == due);
-	/* ... and when the look finds the edge due, it is not slept through */
-	fake_now_ns = due + 1;
-	__atomic_store_n(&V(0)->irq_quiet_until_ns, 0, __ATOMIC_RELAXED);
-	fake_irq(false);
-	assert_true(vcpu_arm_idle_timer(V(0)));
-	fake_irq(true);
+	/* ... and when the edge fell due meanwhile, it is not slept through */
+	fake_irq_off_hook = v0_due_and_cleared;
+	fake_sched_loop_once(1);
+	assert_int_equal(fake.idles, 5);
+	/* ... unless its guest is paused: that edge cannot wake it, and the
+	 * CPU sleeps (it would look, find it wanting, and never sleep) */
+	vms[0]->state = VM_PAUSED;
+	fake_irq_off_hook = clear_v0_quiet;
+	fake_sched_loop_once(1);
+	assert_int_equal(fake.idles, 6);
 }
 
 /* The entry that injects the guest's timer interrupt (which clears the
