@@ -272,17 +272,26 @@ void sched_remove(struct vcpu *v)
 	}
 }
 
-/* Tell the policy which of this CPU's vCPUs can run now and which cannot. */
-static void sync_policy(struct runq *q, uint64_t now)
+/* This CPU's vCPUs, copied under the queue lock and used without it: only
+ * this CPU removes them, so they stay. */
+static unsigned int own_vcpus(struct runq *q, struct vcpu *list[RUNQ_MAX])
 {
-	struct vcpu *list[RUNQ_MAX];
 	unsigned int n;
 
 	spin_lock(&q->lock);
 	n = q->n;
 	for (unsigned int i = 0; i < n; i++)
 		list[i] = q->v[i];
-	spin_unlock(&q->lock);	/* only this CPU removes them: they stay */
+	spin_unlock(&q->lock);
+	return n;
+}
+
+/* Tell the policy which of this CPU's vCPUs can run now and which cannot. */
+static void sync_policy(struct runq *q, uint64_t now)
+{
+	struct vcpu *list[RUNQ_MAX];
+	unsigned int n = own_vcpus(q, list);
+
 	for (unsigned int i = 0; i < n; i++) {
 		struct sched_usage u;
 		bool can;
@@ -416,19 +425,13 @@ int sched_pin(struct vcpu *v, uint64_t affinity)
 /* Before idling: the timer wakes this CPU when the first of its halted
  * vCPUs' timers is due, or its throttled ones may run again.  True when a
  * halted one can run already (its timer fell due since the choice): no
- * sleep then.  The list is copied as sync_policy does (only this CPU
- * removes them), so that a look at a vCPU's devices, which may wake
- * others, holds no queue lock. */
+ * sleep then.  The list is a copy (own_vcpus), so that a look at a vCPU's
+ * devices, which may wake others, holds no queue lock. */
 static bool arm_wakes(struct runq *q)
 {
 	struct vcpu *list[RUNQ_MAX];
-	unsigned int n;
+	unsigned int n = own_vcpus(q, list);
 
-	spin_lock(&q->lock);
-	n = q->n;
-	for (unsigned int i = 0; i < n; i++)
-		list[i] = q->v[i];
-	spin_unlock(&q->lock);
 	for (unsigned int i = 0; i < n; i++) {
 		struct vcpu *v = list[i];
 
