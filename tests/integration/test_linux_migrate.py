@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Issue: a running stock Debian kernel migrates live, QEMU (SVM) to QEMU,
-and QEMU -> Bochs (VMX) -> QEMU.  A shell loop in the guest prints a counter
-and the time of day every second; after each move the loop goes on with no
-gap beyond the downtime, the shell answers, uptime and date go on (date
-within a few seconds of the host's, though Bochs's TSC runs at another rate
-than QEMU's), and dmesg holds none of the forbidden messages."""
+"""Issue: a running stock Debian kernel migrates live, QEMU (SVM) to QEMU
+and back, and from Bochs (VMX), where it booted, to QEMU.  A shell loop in
+the guest prints a counter and the time of day every second; after each
+move the loop goes on with no gap beyond the downtime, the shell answers,
+uptime and date go on (date within a few seconds of the host's, though
+Bochs's TSC runs at another rate than QEMU's), and dmesg holds none of the
+forbidden messages."""
 
 import contextlib
 import os
@@ -18,7 +19,7 @@ import pytest
 
 from ferry_harness import PROMPT, ROOT
 from netns import BRIDGE_IP, NetNS
-from test_linux import CMDLINE, LINUX, SHELL, dmesg_faults, talk
+from test_linux import CMDLINE, LINUX, SHELL, dmesg_faults, scan_dmesg, talk
 import test_migrate
 from hostkeys import IsoMaker
 from test_migrate import MigNet, free_kib, is_running, migrate_ok, state, wait_clean
@@ -204,11 +205,15 @@ def boot_linux(h, vcpus=1, nic=""):
     m.expect(SHELL, timeout=60 * m.slow)
     m.send(LOOP + "\r")
     seen = ticks(h, start, 2)
-    ref = time.time()       # a QEMU host: its clock is the host's
-    up = float(re.search(r"^(\d+\.\d+)", talk(m, "cut -d' ' -f1 /proc/uptime"), re.M).group(1))
+    ref = time.time() if h.kind == "qemu" else None
+    up = float(re.search(r"^(\d+\.\d+)", talk(m, "cut -d' ' -f1 /proc/uptime",
+                                             timeout=60 * m.slow), re.M).group(1))
     quiet_from = last_tick(m, start)
     detach(h, "lx")
-    assert abs(seen[-1][1] - ref) < 10, seen     # from the CMOS clock
+    # the date comes from the CMOS clock: the host's, or on Bochs emulated
+    # time from Bochs's launch (read by a ferry command, so after detaching)
+    ref = ref or host_now(h)
+    assert abs(seen[-1][1] - ref) < (10 if h.kind == "qemu" else 30), (seen, ref)
     return {"tick": seen[-1][0], "time": seen[-1][1], "uptime": up, "ref": ref,
             "quiet_from": quiet_from}
 
@@ -226,13 +231,14 @@ class Flows:
         self.ns, m = ns, h.m
         attach(h, "lx")
         past_history(m)
-        talk(m, f"ip addr add {GUEST_IP}/24 dev eth0; ip link set eth0 up; sleep 2")
-        assert " 0% packet loss" in talk(m, f"ping -c 2 -W 3 {BRIDGE_IP}", timeout=60)
+        slow = 60 * m.slow
+        talk(m, f"ip addr add {GUEST_IP}/24 dev eth0; ip link set eth0 up; sleep 2", slow)
+        assert " 0% packet loss" in talk(m, f"ping -c 2 -W 3 {BRIDGE_IP}", timeout=slow)
         talk(m, "(nc -l -p 5003 -e cat < /dev/null &); "
                 "(nc -l -p 5004 < /dev/null | md5sum > /tmp/sum_in &); "
                 "dd if=/dev/urandom of=/tmp/out bs=64k count=1 2>/dev/null; rm -f /tmp/stop; "
                 "echo 'n=0; while [ ! -e /tmp/stop ]; do cat /tmp/out; n=$((n+1)); "
-                "echo $n > /tmp/n; sleep 0.5; done' > /tmp/send.sh")
+                "echo $n > /tmp/n; sleep 0.5; done' > /tmp/send.sh", slow)
         time.sleep(1)
         self.echo = self.peer("guestpeer.py", GUEST_IP, 5003, 0)
         assert self.echo.stdout.readline().strip() == "echo connected"
@@ -240,7 +246,7 @@ class Flows:
         assert self.into.stdout.readline().strip() == "connected"
         self.out = self.peer("netpeer.py", "recv", 5005, 900)
         assert self.out.stdout.readline().strip() == "listening"
-        talk(m, f"(nc {BRIDGE_IP} 5005 -e sh /tmp/send.sh &)")
+        talk(m, f"(nc {BRIDGE_IP} 5005 -e sh /tmp/send.sh &)", slow)
         self.ping = subprocess.Popen(["ip", "netns", "exec", ns.name, "ping", "-i", "0.2",
                                       GUEST_IP], stdout=subprocess.PIPE, text=True)
         detach(h, "lx")
@@ -313,8 +319,12 @@ def move(src, dst, before, opts="", timeout=300, flows=None):
     # right within 10 s, or 30 s where a Bochs host took part: Bochs's
     # clock is emulated time, which leaps ahead while its CPUs halt, so its
     # reading at the hand-over (taken by a command after it) is loose.
+    # On a Bochs source the loop's steps during the move get 3 s more: Bochs
+    # emulates its CPUs one after another, the sending side's sealing and
+    # copying among them (seen: a step of 3 s beside a 0.7 s downtime).
     bochs = "bochs" in (src.kind, dst.kind)
-    return check_guest(dst, before, 2 + r.downtime_ms / 1000, 30 if bochs else 10), r
+    step = 2 + r.downtime_ms / 1000 + (3 if src.kind == "bochs" else 0)
+    return check_guest(dst, before, step, 30 if bochs else 10), r
 
 
 def test_linux_migrates_qemu_to_qemu_and_back(lnet):
@@ -325,25 +335,65 @@ def test_linux_migrates_qemu_to_qemu_and_back(lnet):
     a.cmd("destroy lx")
 
 
-def test_linux_migrates_qemu_to_bochs_and_back(lnet):
-    """Bochs's TSC counts instructions, not time: the guest's kvmclock is
-    rewritten on arrival, so date stays the host's."""
+def vmx_checks(x):
+    """Linux on Bochs (Intel VMX), the one Linux boot under Bochs in the
+    suite: both vCPUs run a job at once, the kernel and CPU are the ones
+    expected, a second of sleep is a second of its clock, dmesg is clean;
+    its spinning vCPUs were caught by PAUSE-loop exiting, and its interrupts
+    ended by PV EOI with no exit."""
+    m = x.m
+    slow = 75 * m.slow
+    attach(x, "lx")
+    past_history(m)
+    assert re.search(r"^2$", talk(m, "nproc", timeout=slow), re.M)
+    # one job pinned to each vCPU, at once; each says where its last step
+    # ran (field 39 of /proc/self/stat: the CPU it last ran on).  (`wait`
+    # for these two only: the tick loop runs in the background too.)
+    jobs = talk(m, "j=; for i in 0 1; do (taskset -c $i sh -c \"dd if=/dev/zero bs=1M count=2 "
+                   "2>/dev/null | sha256sum >/dev/null; echo JOB $i on "
+                   "\\$(cut -d' ' -f39 /proc/self/stat)\") & j=\"$j $!\"; done; wait $j",
+                timeout=2 * slow)
+    assert sorted(re.findall(r"^JOB (\d) on (\d+)$", jobs, re.M)) == [("0", "0"), ("1", "1")], jobs
+    uname = talk(m, "uname -a", timeout=slow)
+    assert re.search(r"Linux \S+ 6\.1\.\S+-amd64 .* x86_64", uname), uname
+    cpu = talk(m, "grep -m1 'model name' /proc/cpuinfo", timeout=slow)
+    assert "ferry virtual CPU" in cpu, cpu
+    # Bochs's clock runs slower than the host's: sleep 1 is one second of
+    # the guest's clock (uptime), which keeps within reach of the host's
+    timed = talk(m, "cut -d' ' -f1 /proc/uptime; sleep 1; cut -d' ' -f1 /proc/uptime",
+                 timeout=slow)
+    up = [float(v) for v in re.findall(r"^(\d+\.\d+)$", timed, re.M)]
+    assert len(up) == 2 and 0.9 <= up[1] - up[0] < 3, timed
+    scan_dmesg(m, timeout=slow)
+    detach(x, "lx")
+    assert "PLE" in x.cmd("cpus")
+    stats = x.cmd("stats lx")
+    pause = re.search(r"^pause\s+(\d+)$", stats, re.M)
+    assert pause and int(pause.group(1)) > 0, stats
+    pv = re.search(r"ended by PV EOI \(no exit\): (\d+)", stats)
+    assert pv and int(pv.group(1)) > 100, stats
+
+
+@pytest.mark.vmx
+def test_linux_boots_on_bochs_and_migrates_to_qemu(lnet):
+    """Issue 12 on Intel VMX, and across vendors: Debian's kernel boots on
+    Bochs with 2 vCPUs and a NIC, then moves to QEMU (SVM) with TCP in
+    flight (issue 14) and both vCPUs (issue 13).  Its TSC runs at Bochs's
+    50 MHz for good: QEMU's host scales it, and kvmclock is rewritten on
+    arrival, so date stays right.  (The other way, a guest booted on QEMU
+    arriving on Bochs, is test_migrate.py's test_qemu_to_bochs_and_back.)"""
     a = lnet.a
     x = lnet.add("bochs", "X")
     try:
-        assert "listening on port" in x.cmd("migrate listen")
-        # issue 13: both vCPUs travel; issue 14: its NIC with TCP in flight
-        st = boot_linux(a, vcpus=2, nic=f"nic=on mac={GUEST_MAC}")
-        flows = Flows(lnet.ns, a)
-        st, r = move(a, x, st, "downtime=10000", timeout=1200, flows=flows)
-        flows.check(x, r.downtime_ms)
-        # Bochs's TSC runs at 50 MHz (ips), QEMU's at ~2.1 GHz: Bochs's VMX
-        # scales the guest's TSC to its boot rate
-        assert re.search(r"^tsc:\s+\d+ kHz, scaled by the CPU \(this host: \d+ kHz\)$",
-                         x.cmd("info lx"), re.M), x.cmd("info lx")
-        st, _ = move(x, a, st, "downtime=10000", timeout=1200)
-        assert "this host's rate" in a.cmd("info lx")
-        assert len(re.findall(r"^vcpu \d:", a.cmd("info lx"), re.M)) == 2
+        st = boot_linux(x, vcpus=2, nic=f"nic=on mac={GUEST_MAC}")
+        vmx_checks(x)
+        flows = Flows(lnet.ns, x)
+        st, r = move(x, a, st, "downtime=10000", timeout=1200, flows=flows)
+        flows.check(a, r.downtime_ms)
+        info = a.cmd("info lx")
+        assert re.search(r"^tsc:\s+50000 kHz, scaled (by the CPU|on RDTSC exits) "
+                         r"\(this host: \d+ kHz\)$", info, re.M), info
+        assert len(re.findall(r"^vcpu \d:", info, re.M)) == 2, info
         a.cmd("destroy lx")
     finally:
         x.shut()
