@@ -2,6 +2,11 @@
 """The Linux side of network tests, run inside the test namespace:
   netpeer.py send HOST PORT BYTES   -> prints "sent N crc32 XXXXXXXX seconds S md5 HEX"
   netpeer.py recv PORT [TIMEOUT]    -> prints "received N crc32 XXXXXXXX seconds S md5 HEX"
+  netpeer.py blocks PORT SIZE [TIMEOUT]
+                                    -> a sender that repeats one SIZE-byte block until
+                                       told to stop: "received N bytes, K blocks alike,
+                                       md5 of one HEX", or where the stream first
+                                       differs from its first block
   netpeer.py pace HOST PORT BPS     -> like send, at BPS bytes a second until SIGTERM
   netpeer.py beats PORT             -> "beat SEQ MS T" for each testguest `netbeat`
                                        datagram until SIGTERM (T: the kernel's
@@ -48,7 +53,8 @@ def send(host, port, total, bps=None):
           flush=True)
 
 
-def recv(port, timeout):
+def accept_one(port, timeout):
+    """The first connection to port (says "listening" once it can come)."""
     ls = socket.socket()
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind(("0.0.0.0", port))
@@ -56,7 +62,13 @@ def recv(port, timeout):
     ls.settimeout(timeout)
     print("listening", flush=True)
     c, _ = ls.accept()
+    ls.close()
     c.settimeout(timeout)
+    return c
+
+
+def recv(port, timeout):
+    c = accept_one(port, timeout)
     crc, got, t0, md5 = 0, 0, time.time(), hashlib.md5()
     while True:
         d = c.recv(1 << 16)
@@ -67,6 +79,37 @@ def recv(port, timeout):
         got += len(d)
     print(f"received {got} crc32 {crc:08x} seconds {time.time() - t0:.3f} md5 {md5.hexdigest()}",
           flush=True)
+
+
+def blocks(port, size, timeout):
+    """A stream of one block over and over (a guest's `cat` in a loop): any
+    byte lost, doubled or changed anywhere shows as a block that differs
+    from the first, or a length that is not whole blocks (a size that no
+    window or segment divides: losing whole blocks is not a way to fail)."""
+    c = accept_one(port, timeout)
+    first, got, bad, pend = b"", 0, None, bytearray()
+    while True:
+        d = c.recv(1 << 16)
+        if not d:
+            break
+        pend += d
+        while len(pend) >= size:
+            blk = bytes(pend[:size])
+            del pend[:size]
+            if not first:
+                first = blk
+            elif bad is None and blk != first:
+                at = next(i for i in range(size) if blk[i] != first[i])
+                bad = f"block {got // size} differs from the first at its byte {at}"
+            got += size
+    got += len(pend)
+    if bad is None and pend:
+        bad = f"{len(pend)} bytes past the last whole block"
+    if bad:
+        print(f"received {got} bytes: {bad}", flush=True)
+    else:
+        print(f"received {got} bytes, {got // size} blocks alike, md5 of one "
+              f"{hashlib.md5(first).hexdigest()}", flush=True)
 
 
 def beats(port):
@@ -104,5 +147,7 @@ if __name__ == "__main__":
     elif sys.argv[1] == "pace":
         signal.signal(signal.SIGTERM, lambda *_: STOP.append(1))
         send(sys.argv[2], int(sys.argv[3]), 1 << 62, int(sys.argv[4]))
+    elif sys.argv[1] == "blocks":
+        blocks(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]) if len(sys.argv) > 4 else 120)
     else:
         recv(int(sys.argv[2]), float(sys.argv[3]) if len(sys.argv) > 3 else 120)
