@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from ferry_harness import BUILD, PROMPT
+from ferry_harness import BUILD, PROMPT, Machine
 
 
 def free_kib(m):
@@ -124,22 +124,68 @@ def wait_state(m, name, word, timeout=60):
     return state_of(m, name)
 
 
+@pytest.fixture(scope="module")
+def bochs_host():
+    """The VMX subset's host, shared: Bochs takes about 12 s to boot, and
+    the subset's tests each leave it as they found it (the `host` fixture
+    checks).  One that died or stopped answering is booted again."""
+    held = {"boots": 0}
+
+    def get():
+        m = held.get("m")
+        if m is None or m.proc.poll() is not None:
+            if m is not None:
+                m.close()
+            held["boots"] += 1
+            m = Machine(f"test_vm-vmx-{held['boots']}", kind="bochs", cpus=2, mem=128).start()
+            m.slow = 4
+            m.free = free_kib(m)
+            held["m"] = m
+        return m
+
+    def drop():
+        held.pop("m").close()
+
+    get.drop = drop
+    yield get
+    if held.get("m"):
+        held["m"].close()
+
+
+def leave_clean(m):
+    """Back at the prompt, every guest destroyed: all the memory is back
+    (so that the next test on a shared host starts as on a fresh one)."""
+    m.send(b"\r")
+    m.drain_quiet(0.5, 10 * m.slow)
+    m.pos = len(m.buf)
+    for row in m.cmd("list").splitlines()[1:]:
+        if row.strip():
+            m.cmd(f"destroy {row.split()[0]}", timeout=60)
+    assert free_kib(m) == m.free, f"{m.free - free_kib(m)} KiB not back after the test"
+
+
 @pytest.fixture(params=["svm", "vmx"])
-def host(request, machine_factory):
+def host(request, machine_factory, bochs_host):
     """One suite for both back ends: AMD SVM on QEMU, Intel VMX on Bochs.
     Bochs emulates every instruction, so only tests marked `vmx` (a subset
     covering every exit type and the hostile, fpu and heartbeat modes) run
-    there, with timeouts scaled by m.slow."""
+    there, one host for all of them, with timeouts scaled by m.slow."""
     if request.param == "vmx":
         if not request.node.get_closest_marker("vmx"):
             pytest.skip("not in the Bochs (VMX) subset")
-        m = machine_factory("bochs", cpus=2, mem=128)
-        m.slow = 4
+        m = bochs_host()
     else:
         m = machine_factory("qemu", cpus=2, mem=512)
         m.slow = 1
     m.backend = request.param
-    return m
+    yield m
+    if request.param == "vmx":
+        try:
+            leave_clean(m)
+        except BaseException:
+            print(f"the shared Bochs host's transcript: {m.logpath}")
+            bochs_host.drop()
+            raise
 
 
 @pytest.mark.vmx
