@@ -103,7 +103,7 @@ def test_a_flooding_guest_leaves_ferry_its_share():
         m = boot(ns, "nics-flood", "virtio-net", "52:54:00:12:17:05")
         try:
             assert "ipv4 address" in m.cmd("net ip 10.200.0.2/24", timeout=60)
-            out = m.cmd('create fl kernel=testguest mem=16 nic=on cmdline="netflood secs=60"')
+            out = m.cmd('create fl kernel=testguest mem=16 nic=on cmdline="netflood secs=20"')
             assert "created fl" in out, out
             m.cmd("start fl")
             wait_console(m, "fl", r"TG flood sent=[1-9]\d*", timeout=120)
