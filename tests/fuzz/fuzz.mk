@@ -69,23 +69,26 @@ fuzz-corpus: $(FUZZ_BINS)
 			>/dev/null 2>&1 || { echo "fuzz: seeding $$t failed"; exit 1; }; \
 	done
 
-# nice: the fuzzers must not starve whatever else runs (emulator tests).
-fuzz: fuzz-corpus
-	@mkdir -p $(FUZZ_DIR)/artifacts
-	@fail=""; for t in $(FUZZ_TARGETS); do \
-		mkdir -p $(FUZZ_DIR)/corpus/$$t; \
-		echo "  FUZZ    $$t ($(FUZZ_SECONDS) s)"; \
-		nice -n 19 $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
-			-rss_limit_mb=2048 -print_final_stats=1 $(FUZZ_FLAGS) \
-			-artifact_prefix=$(FUZZ_DIR)/artifacts/$$t- \
-			$(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/seeds/$$t \
-			$$(test -d tests/fuzz/corpus/$$t && echo tests/fuzz/corpus/$$t) \
-			> $(FUZZ_DIR)/$$t.log 2>&1 \
-			|| { fail="$$fail $$t"; echo "FUZZ FAILED: $$t (log $(FUZZ_DIR)/$$t.log)"; \
-			     grep -E "ERROR|SUMMARY|invariant|runtime error|Test unit written" \
-				$(FUZZ_DIR)/$$t.log | head -8; }; \
-		grep -E "^#[0-9]+.*DONE" $(FUZZ_DIR)/$$t.log | tail -1 | sed 's/^/          /'; \
-	done; \
-	if [ -n "$$fail" ]; then echo "fuzz: FAILED:$$fail"; exit 1; fi; echo "fuzz: all passed"
+# One rule a target, so that `make -jN fuzz` runs N at once.  nice: the
+# fuzzers must not starve whatever else runs (emulator tests).
+define fuzz_run_rule
+fuzz-run-$(1): fuzz-corpus
+	@mkdir -p $(FUZZ_DIR)/artifacts $(FUZZ_DIR)/corpus/$(1)
+	@nice -n 19 $(FUZZ_DIR)/fuzz_$(1) -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+		-rss_limit_mb=2048 -print_final_stats=1 $(FUZZ_FLAGS) \
+		-artifact_prefix=$(FUZZ_DIR)/artifacts/$(1)- \
+		$(FUZZ_DIR)/corpus/$(1) $(FUZZ_DIR)/seeds/$(1) \
+		$$$$(test -d tests/fuzz/corpus/$(1) && echo tests/fuzz/corpus/$(1)) \
+		> $(FUZZ_DIR)/$(1).log 2>&1 \
+		|| { echo "FUZZ FAILED: $(1) (log $(FUZZ_DIR)/$(1).log)"; \
+		     grep -E "ERROR|SUMMARY|invariant|runtime error|Test unit written" \
+			$(FUZZ_DIR)/$(1).log | head -8; exit 1; }
+	@echo "  FUZZ    $(1) ($(FUZZ_SECONDS) s) $$$$(grep -E '^#[0-9]+.*DONE' $(FUZZ_DIR)/$(1).log | tail -1)"
+.PHONY: fuzz-run-$(1)
+endef
+$(foreach t,$(FUZZ_ALL),$(eval $(call fuzz_run_rule,$(t))))
+
+fuzz: $(addprefix fuzz-run-,$(FUZZ_TARGETS))
+	@echo "fuzz: all passed"
 
 .PHONY: fuzz fuzz-build fuzz-corpus
