@@ -222,7 +222,7 @@ def test_hello_runs_and_powers_off(host):
 def test_destroy_returns_all_memory(host):
     m = host
     before = free_kib(m)
-    size = 128 if m.backend == "svm" else 48
+    size = 128 if m.backend == "svm" else 24
     m.cmd(f'create big kernel=testguest mem={size} cmdline="memtest"', timeout=120)
     assert free_kib(m) <= before - size * 1024
     m.cmd("start big")
