@@ -214,6 +214,7 @@ void vcpu_reset(struct vcpu *v, const struct cpu_state *s)
 	v->halted_nmi_blocked = false;
 	__atomic_store_n(&v->halt_cli, false, __ATOMIC_SEQ_CST);
 	v->irq_quiet_until_ns = 0;
+	v->timer_hint_ns = 0;		/* the devices' timers before the reset */
 }
 
 void vcpu_free(struct vcpu *v)

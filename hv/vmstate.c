@@ -177,8 +177,10 @@ int vmstate_load_devices(struct vm *vm, const uint8_t *buf, size_t len, bool con
 		*vm->dev = *undo;	/* the devices may have come in, the rest not */
 	else if (console)
 		ring_put(vm->console, con, n);
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
 		vm->vcpus[i]->irq_quiet_until_ns = 0;	/* ask the devices again */
+		vm->vcpus[i]->timer_hint_ns = 0;	/* and forget their old timers */
+	}
 	spin_unlock(&vm->dev_lock);
 	free(undo);
 	gnet_rx_carry(rc ? NULL : vm, carry);

@@ -480,6 +480,10 @@ static void test_entry_after_an_interrupt_arms_the_next(void **state)
 	vcpu_arm_timer(V(0));
 	fake_irq(true);
 	assert_int_equal(V(0)->timer_hint_ns, 0);
+	/* a reset forgets the devices' timers from before it */
+	V(0)->timer_hint_ns = fake_now_ns + 5000000 + vms[0]->clock_offset_ns;
+	vm_reboot(V(0));
+	assert_int_equal(V(0)->timer_hint_ns, 0);
 }
 
 /* A vCPU capped at 10 % that would run all the time, alone on its CPU:
