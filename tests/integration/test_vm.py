@@ -180,10 +180,11 @@ def host(request, machine_factory, bochs_host):
     m.backend = request.param
     yield m
     if request.param == "vmx":
+        # (shown with a failure; the file has the console once the host closes)
+        print(f"the shared Bochs host's transcript: {m.logpath}")
         try:
             leave_clean(m)
         except BaseException:
-            print(f"the shared Bochs host's transcript: {m.logpath}")
             bochs_host.drop()
             raise
 
