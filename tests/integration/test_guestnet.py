@@ -10,6 +10,7 @@ import os
 import re
 import signal
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -251,6 +252,15 @@ RATE = 1 << 40      # the peer's stream: as fast as TCP takes it
 MOVED_WITHIN = 300  # s for a stream to end once it is told to
 
 
+def nic_frames(m, name="lx"):
+    """(received, sent) frames of guest name's NIC, from `info`."""
+    info = m.cmd(f"info {name}")
+    rx = re.search(r"^nic rx:\s+(\d+) frames", info, re.M)
+    tx = re.search(r"^nic tx:\s+(\d+) frames", info, re.M)
+    assert rx and tx, info
+    return int(rx.group(1)), int(tx.group(1))
+
+
 def ended(proc, what, b, report):
     """A transfer's report (the match of `report` in what it printed), or,
     if it has not ended within MOVED_WITHIN seconds, a failure with
@@ -301,8 +311,9 @@ def test_linux_guest_migrates_keeping_its_tcp_connection(ns, hosts):
     talk(a, f"(nc {BRIDGE_IP} 5005 -e sh /tmp/send.sh &)")
     # runs until the move is done (SIGINT then: it prints its summary), so
     # that its window always holds the move, however long that takes
+    ping_out = tempfile.TemporaryFile("w+")     # (a pipe could fill: test_linux_migrate)
     pings = subprocess.Popen(["ip", "netns", "exec", ns.name, "ping", "-i", "0.1", GUEST_IP],
-                             stdout=subprocess.PIPE, text=True)
+                             stdout=ping_out, text=True)
     detach(a)
     time.sleep(3)
     a.send(f"migrate lx {b.ip} insecure\r")
@@ -316,13 +327,20 @@ def test_linux_guest_migrates_keeping_its_tcp_connection(ns, hosts):
     for proc in (p, into, out):
         assert proc.poll() is None, proc.communicate()[0]
     print(f"moved {time.time() - t0:.0f} s after the test began")
+    # both streams go on at B for a while, through the NIC as it arrived
+    before = nic_frames(b)
+    time.sleep(5)
+    after = nic_frames(b)
+    assert all(n1 - n0 >= 200 for n0, n1 in zip(before, after)), (before, after)
     attach(b)
     talk(b, "touch /tmp/stop")
+    detach(b)           # (at the prompt: ended()'s diagnostics are ferry commands)
     into.send_signal(signal.SIGTERM)
     s = ended(into, "the peer's stream to the guest", b, r"sent (\d+) .* md5 ([0-9a-f]{32})")
     g = ended(out, "the guest's stream to the peer", b,
               r"received (\d+) bytes(, (\d+) blocks alike, md5 of one ([0-9a-f]{32})|: .*)")
     assert g.group(2) and g.group(4) == mine, g.group(0)
+    attach(b)
     sent = talk(b, "cat /tmp/n", timeout=60)
     assert re.search(rf"^{g.group(3)}\s*$", sent, re.M), (sent, g.group(0))
     print(f"both streams ended {time.time() - t0:.0f} s after the test began: "
@@ -332,7 +350,9 @@ def test_linux_guest_migrates_keeping_its_tcp_connection(ns, hosts):
     assert md5_of(inside) == s.group(2), inside
     assert received(talk(b, f"ping -c 3 -W 3 {BRIDGE_IP}", timeout=60)) == 3
     detach(b)
-    ping = pings.communicate(timeout=120)[0]
+    pings.wait(timeout=120)
+    ping_out.seek(0)
+    ping = ping_out.read()
     t = re.search(r"(\d+) packets transmitted, (\d+) received", ping)
     assert t, ping
     lost = int(t.group(1)) - int(t.group(2))

@@ -117,6 +117,8 @@ def test_a_flooding_guest_leaves_ferry_its_share():
             got = re.search(r"received (\d+) crc32 ([0-9a-f]{8})", res)
             assert got and got.groups() == sent.groups(), res
             _, text = wait_console(m, "fl", r"TG flood sent=\d+", timeout=60)
+            # still flooding after ferry's transfer: it overlapped all of it
+            assert "TG flood done" not in text, text[-2000:]
             during = max(int(n) for n in re.findall(r"TG flood sent=(\d+)", text))
             done, text = wait_console(m, "fl", r"TG flood done sent=(\d+)", timeout=180)
             assert int(done.group(1)) > during, text[-2000:]    # it never stopped for good

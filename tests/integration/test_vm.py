@@ -174,14 +174,14 @@ def host(request, machine_factory, bochs_host):
         if not request.node.get_closest_marker("vmx"):
             pytest.skip("not in the Bochs (VMX) subset")
         m = bochs_host()
+        # (shown with a failure; the file has the console once the host closes)
+        print(f"the shared Bochs host's transcript: {m.logpath}")
     else:
         m = machine_factory("qemu", cpus=2, mem=512)
         m.slow = 1
     m.backend = request.param
     yield m
     if request.param == "vmx":
-        # (shown with a failure; the file has the console once the host closes)
-        print(f"the shared Bochs host's transcript: {m.logpath}")
         try:
             leave_clean(m)
         except BaseException:
