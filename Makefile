@@ -246,7 +246,7 @@ unit: $(UNIT_BINS)
 	@PYTHON=$(PYTHON) tests/tools/ferry-keygen-test.sh
 
 integration: iso
-	$(PYTHON) -m pytest -v --durations=12 tests/integration $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -v --durations=40 tests/integration $(PYTEST_ARGS)
 
 # Debian's kernel first (cached under build/linux; the Linux tests need it
 # too): test_linux_boot.c probes the real image and skips without it
