@@ -4,7 +4,9 @@ emulators and Linux talk over a real (virtual) Ethernet.  Only addresses in
 10.200.0.0/24 inside the namespace are used."""
 
 import os
+import signal
 import subprocess
+import tempfile
 
 BRIDGE_IP = "10.200.0.1"
 
@@ -40,8 +42,33 @@ class NetNS:
     def set_link(self, tap, up):
         self.ex("ip", "link", "set", tap, "up" if up else "down")
 
+    def ping(self, ip, interval):
+        """A ping from the namespace every `interval` s until its stop()."""
+        return Ping(self, ip, interval)
+
     def __exit__(self, *exc):
         sh("ip", "netns", "del", self.name, check=False)
+
+
+class Ping:
+    """ping running in the background.  Its lines go to a file: a pipe
+    read only at the end fills after ~1000 of them, and ping then stops
+    sending, unseen (a loss count that could not fail)."""
+
+    def __init__(self, ns, ip, interval):
+        self.out = tempfile.TemporaryFile("w+")
+        self.proc = subprocess.Popen(["ip", "netns", "exec", ns.name, "ping", "-i",
+                                      str(interval), ip], stdout=self.out, text=True)
+
+    def stop(self):
+        """Interrupt it: it prints its summary (read it with summary())."""
+        self.proc.send_signal(signal.SIGINT)
+
+    def summary(self, timeout=60):
+        """All it printed, once it has ended."""
+        self.proc.wait(timeout=timeout)
+        self.out.seek(0)
+        return self.out.read()
 
 
 # QEMU NIC models ferry drives, by the name tests use for them.

@@ -10,7 +10,6 @@ import os
 import re
 import signal
 import subprocess
-import tempfile
 import time
 
 import pytest
@@ -311,9 +310,7 @@ def test_linux_guest_migrates_keeping_its_tcp_connection(ns, hosts):
     talk(a, f"(nc {BRIDGE_IP} 5005 -e sh /tmp/send.sh &)")
     # runs until the move is done (SIGINT then: it prints its summary), so
     # that its window always holds the move, however long that takes
-    ping_out = tempfile.TemporaryFile("w+")     # (a pipe could fill: test_linux_migrate)
-    pings = subprocess.Popen(["ip", "netns", "exec", ns.name, "ping", "-i", "0.1", GUEST_IP],
-                             stdout=ping_out, text=True)
+    pings = ns.ping(GUEST_IP, 0.1)
     detach(a)
     time.sleep(3)
     a.send(f"migrate lx {b.ip} insecure\r")
@@ -322,7 +319,7 @@ def test_linux_guest_migrates_keeping_its_tcp_connection(ns, hosts):
     downtime = float(re.search(r"downtime ([\d.]+) ms", r.group(0)).group(1))
     a.expect(PROMPT, timeout=60)
     time.sleep(2)               # the announce, and some pings after it
-    pings.send_signal(signal.SIGINT)
+    pings.stop()
     # every connection was open across the move: their ends come from B
     for proc in (p, into, out):
         assert proc.poll() is None, proc.communicate()[0]
@@ -350,9 +347,7 @@ def test_linux_guest_migrates_keeping_its_tcp_connection(ns, hosts):
     assert md5_of(inside) == s.group(2), inside
     assert received(talk(b, f"ping -c 3 -W 3 {BRIDGE_IP}", timeout=60)) == 3
     detach(b)
-    pings.wait(timeout=120)
-    ping_out.seek(0)
-    ping = ping_out.read()
+    ping = pings.summary(timeout=120)
     t = re.search(r"(\d+) packets transmitted, (\d+) received", ping)
     assert t, ping
     lost = int(t.group(1)) - int(t.group(2))

@@ -13,7 +13,6 @@ import random
 import re
 import signal
 import subprocess
-import tempfile
 import time
 
 import pytest
@@ -250,11 +249,7 @@ class Flows:
         self.out = self.peer("netpeer.py", "recv", 5005, 900)
         assert self.out.stdout.readline().strip() == "listening"
         talk(m, f"(nc {BRIDGE_IP} 5005 -e sh /tmp/send.sh &)", slow)
-        # (its lines to a file: a pipe read only at the end fills after
-        # ~1000 of them, and ping would then stop sending unseen)
-        self.ping_out = tempfile.TemporaryFile("w+")
-        self.ping = subprocess.Popen(["ip", "netns", "exec", ns.name, "ping", "-i", "0.2",
-                                      GUEST_IP], stdout=self.ping_out, text=True)
+        self.ping = ns.ping(GUEST_IP, 0.2)
         detach(h, "lx")
 
     def peer(self, script, *args):
@@ -271,10 +266,8 @@ class Flows:
     def check(self, h, downtime_ms):
         """Stop every flow with the guest on h; each came through whole."""
         m = h.m
-        self.ping.send_signal(signal.SIGINT)
-        self.ping.wait(timeout=60)
-        self.ping_out.seek(0)
-        pings = self.ping_out.read()
+        self.ping.stop()
+        pings = self.ping.summary()
         self.echo.send_signal(signal.SIGTERM)
         echoed = self.echo.communicate(timeout=180)[0]
         assert re.search(r"echoed \d+ bytes intact", echoed), echoed
