@@ -275,6 +275,18 @@ static bool port_in_use(struct netstack *s, uint16_t port)
 	return false;
 }
 
+/* A listener on port: connections keep their own four-tuples (tcp_lookup
+ * matches them first), so those left by an earlier listener, open or in
+ * TIME-WAIT, do not keep a new one from listening there. */
+static bool listening_on(struct netstack *s, uint16_t port)
+{
+	for (uint32_t i = 0; i < s->tcp.p.max_conns; i++)
+		if (s->tcp.conns[i].used && s->tcp.conns[i].state == TCP_LISTEN &&
+		    s->tcp.conns[i].lport == port)
+			return true;
+	return false;
+}
+
 static int ephemeral_port(struct netstack *s, uint16_t *port)
 {
 	for (uint32_t n = 0; n < EPHEMERAL_N; n++) {
@@ -341,7 +353,7 @@ int tcp_listen(struct netstack *s, uint16_t port, unsigned backlog,
 
 	if (!port)
 		return -EINVAL;
-	if (port_in_use(s, port))
+	if (listening_on(s, port))
 		return -EADDRINUSE;
 	c = tcp_conn_alloc(s, false);
 	if (!c)

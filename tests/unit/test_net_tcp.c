@@ -447,6 +447,47 @@ static void test_close_client_first(void **state)
 	world_down();
 }
 
+/* A listener closed and opened again on its port while a connection it
+ * accepted is still open (then in TIME-WAIT): the new one listens, the old
+ * connection still carries its data, and a new client reaches the new
+ * listener.  (Found: `migrate listen off; migrate listen` right after a
+ * migration came in failed with -EADDRINUSE.) */
+static void test_listen_again_beside_old_connections(void **state)
+{
+	struct pair p, q;
+	struct tcp_conn *l2, *x;
+	char b[8];
+
+	(void)state;
+	world_up(&clean_link, &dflt);
+	connect_pair(&p);
+	tcp_close(p.l);
+	assert_int_equal(tcp_listen(&W.b, PORT, 0, &l2), 0);
+	assert_int_equal(tcp_listen(&W.b, PORT, 0, &x), -EADDRINUSE);
+	assert_int_equal(tcp_send(p.c, "old", 3), 3);
+	run_for(SEC);
+	assert_int_equal(tcp_recv(p.s, b, sizeof(b)), 3);
+	assert_memory_equal(b, "old", 3);
+	assert_int_equal(tcp_accept(l2, &x), -EAGAIN);	/* not the new listener's */
+	/* the server closes first: its end waits in TIME-WAIT on PORT */
+	tcp_close(p.s);
+	tcp_close(p.c);
+	run_for(SEC);
+	tcp_close(l2);
+	memset(&q, 0, sizeof(q));
+	assert_int_equal(tcp_listen(&W.b, PORT, 0, &q.l), 0);
+	assert_int_equal(tcp_connect(&W.a, B_IP, PORT, &q.c), 0);
+	assert_true(run_until(now() + 5 * SEC, accepted, &q));
+	assert_int_equal(tcp_send(q.c, "new", 3), 3);
+	run_for(SEC);
+	assert_int_equal(tcp_recv(q.s, b, sizeof(b)), 3);
+	assert_memory_equal(b, "new", 3);
+	tcp_close(q.c);
+	tcp_close(q.s);
+	tcp_close(q.l);
+	world_down();
+}
+
 static void test_close_server_first(void **state)
 {
 	struct pair p;
@@ -1023,6 +1064,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_transfer_seeds, teardown),
 		cmocka_unit_test_teardown(test_bidirectional, teardown),
 		cmocka_unit_test_teardown(test_close_client_first, teardown),
+		cmocka_unit_test_teardown(test_listen_again_beside_old_connections, teardown),
 		cmocka_unit_test_teardown(test_close_server_first, teardown),
 		cmocka_unit_test_teardown(test_simultaneous_close, teardown),
 		cmocka_unit_test_teardown(test_abort_resets_peer, teardown),
