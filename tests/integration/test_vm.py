@@ -305,6 +305,27 @@ def test_pause_resume_and_stats(host):
     assert "state:      running" in info and "kernel:     testguest" in info
 
 
+@pytest.mark.vmx
+def test_guest_spinning_with_interrupts_off_is_paused_and_destroyed(host):
+    """`spin` (cli, then a loop without end) makes no exit of its own:
+    pause, resume and destroy still take it out of the guest at once, and
+    the host's interrupts end its runs.  (On Bochs only thanks to the VMX
+    preemption timer: its VM entry keeps interrupts masked for a run
+    entered with the guest's IF clear; see arch/x86/vmx/vmx.h.)"""
+    m = host
+    m.cmd('create sp kernel=testguest mem=16 cmdline="spin"')
+    m.cmd("start sp")
+    time.sleep(2)
+    assert "paused sp" in m.cmd("pause sp", timeout=30 * m.slow)
+    assert listed(m, "sp")["state"] == "paused"
+    assert "resumed sp" in m.cmd("resume sp")
+    time.sleep(2)
+    stats = m.cmd("stats sp")
+    ext = re.search(r"^external-interrupt\s+(\d+)$", stats, re.M)
+    assert ext and int(ext.group(1)) >= 2, stats
+    assert "destroyed sp" in m.cmd("destroy sp", timeout=30 * m.slow)
+
+
 def top_rows(text):
     """`top` vCPU rows as {(guest, vcpu): {state, cpu, cpu%, exits/s, steal%,
     switches/s}}."""

@@ -116,6 +116,9 @@ static void test_derive_skylake(void **state)
 	assert_int_equal(cfg.pin & (PIN_EXT_INT_EXITING | PIN_NMI_EXITING | PIN_VIRTUAL_NMIS),
 			 PIN_EXT_INT_EXITING | PIN_NMI_EXITING | PIN_VIRTUAL_NMIS);
 	assert_true(cfg.vnmi);
+	/* the backstop timer, at the TSC's rate >> 5 (IA32_VMX_MISC[4:0]) */
+	assert_true(cfg.pin & PIN_PREEMPTION_TIMER && cfg.preempt_timer);
+	assert_int_equal(cfg.preempt_shift, 5);
 	uint32_t proc_need = PROC_HLT_EXITING | PROC_TSC_OFFSETTING | PROC_UNCOND_IO_EXITING |
 		PROC_USE_MSR_BITMAPS | PROC_SECONDARY_CTLS | PROC_MWAIT_EXITING |
 		PROC_MONITOR_EXITING | PROC_CR8_LOAD_EXITING | PROC_CR8_STORE_EXITING |
@@ -137,6 +140,21 @@ static void test_derive_skylake(void **state)
 	assert_true(cfg.vpid && cfg.invept_single && cfg.invvpid_single);
 	assert_true(cfg.ept_ad && cfg.pml);
 	assert_int_equal(cfg.ept_max_page, PT_SIZE_2M);
+}
+
+/* A CPU without the preemption timer runs without the backstop. */
+static void test_derive_without_preemption_timer(void **state)
+{
+	struct vmx_caps c;
+	struct vmx_config cfg;
+	char why[128];
+
+	(void)state;
+	fake_caps(&c);
+	c.true_pin &= ~((uint64_t)PIN_PREEMPTION_TIMER << 32);
+	assert_int_equal(vmx_config_derive(&c, &cfg, why, sizeof(why)), 0);
+	assert_false(cfg.preempt_timer);
+	assert_int_equal(cfg.pin & PIN_PREEMPTION_TIMER, 0);
 }
 
 /* Without bit 55 the ordinary MSRs rule, and they force CR3 exiting. */
@@ -347,6 +365,7 @@ int main(void)
 		cmocka_unit_test(test_adjust_everything_allowed),
 		cmocka_unit_test(test_adjust_properties),
 		cmocka_unit_test(test_derive_skylake),
+		cmocka_unit_test(test_derive_without_preemption_timer),
 		cmocka_unit_test(test_derive_uses_true_msrs_only_with_bit55),
 		cmocka_unit_test(test_derive_refusals),
 		cmocka_unit_test(test_derive_vpid_needs_invvpid),

@@ -55,6 +55,7 @@ static void test_simple_exits(void **state)
 	static const struct { uint32_t reason; enum exit_code code; bool insn; } cases[] = {
 		{ VMX_EXIT_CPUID, EXIT_CPUID, true }, { VMX_EXIT_HLT, EXIT_HLT, true },
 		{ VMX_EXIT_EXT_INTR, EXIT_EXTERNAL, false },
+		{ VMX_EXIT_PREEMPTION_TIMER, EXIT_EXTERNAL, false },
 		{ VMX_EXIT_INTR_WINDOW, EXIT_INTR_WINDOW, false },
 		{ VMX_EXIT_TRIPLE_FAULT, EXIT_SHUTDOWN, false },
 		{ VMX_EXIT_VMCALL, EXIT_HYPERCALL, true }, { VMX_EXIT_XSETBV, EXIT_XSETBV, true },
@@ -201,7 +202,7 @@ static void test_ept_violation(void **state)
 
 static void test_misconfig_and_unknown(void **state)
 {
-	static const uint32_t unknown[] = { 3, 9, 11, 14, 29, 35, 37, 52, 75, 76, 1000, 0xffff };
+	static const uint32_t unknown[] = { 3, 9, 11, 14, 29, 35, 37, 63, 75, 76, 1000, 0xffff };
 	struct vm_exit e;
 	struct vmx_exit_info x = mkexit(VMX_EXIT_EPT_MISCONFIG, 0x7, 0);
 

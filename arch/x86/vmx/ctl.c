@@ -79,8 +79,9 @@ static int derive_exec(const struct vmx_caps *c, bool tc, struct vmx_config *cfg
 	uint64_t proc_cap = tc ? c->true_proc : c->proc;
 	int rc;
 
-	rc = adjust("pin-based", PIN_EXT_INT_EXITING | PIN_NMI_EXITING, PIN_VIRTUAL_NMIS,
-		    tc ? c->true_pin : c->pin, &cfg->pin, why, len);
+	rc = adjust("pin-based", PIN_EXT_INT_EXITING | PIN_NMI_EXITING,
+		    PIN_VIRTUAL_NMIS | PIN_PREEMPTION_TIMER, tc ? c->true_pin : c->pin, &cfg->pin,
+		    why, len);
 	if (!rc)
 		rc = adjust("primary processor-based", proc_want, 0, proc_cap, &cfg->proc, why, len);
 	if (!rc)
@@ -96,6 +97,8 @@ static int derive_exec(const struct vmx_caps *c, bool tc, struct vmx_config *cfg
 	if (!rc)
 		rc = must_be_clear("PML", cfg->proc2, PROC2_PML, why, len);
 	cfg->vnmi = cfg->pin & PIN_VIRTUAL_NMIS;
+	cfg->preempt_timer = cfg->pin & PIN_PREEMPTION_TIMER;
+	cfg->preempt_shift = (uint8_t)(c->misc & 0x1f);
 	cfg->tsc_scaling = !(cfg->proc2 & PROC2_TSC_SCALING) &&
 		((c->proc2 >> 32) & PROC2_TSC_SCALING);
 	return rc;

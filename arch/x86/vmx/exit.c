@@ -40,6 +40,8 @@ struct exit_rule {
 
 static const struct exit_rule rules[VMX_EXIT_REASON_COUNT] = {
 	[VMX_EXIT_EXT_INTR] = TO_CORE(EXIT_EXTERNAL, false),
+	/* the backstop (vmx.h vmx_config): to the core, a run an interrupt ended */
+	[VMX_EXIT_PREEMPTION_TIMER] = TO_CORE(EXIT_EXTERNAL, false),
 	[VMX_EXIT_TRIPLE_FAULT] = TO_CORE(EXIT_SHUTDOWN, false),
 	[VMX_EXIT_INTR_WINDOW] = TO_CORE(EXIT_INTR_WINDOW, false),
 	[VMX_EXIT_CPUID] = TO_CORE(EXIT_CPUID, true),

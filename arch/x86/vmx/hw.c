@@ -300,10 +300,11 @@ void vmx_flush_vpid(uint16_t vpid)
 static void report_config(const struct vmx_config *c)
 {
 	pr_info("vmx: VMCS revision %#x, VPID %s, virtual NMIs %s, EPT %s pages, "
-		"EPT A/D %s, PML %s (dirty log: %s)", c->revision, c->vpid ? "on" : "off",
-		c->vnmi ? "on" : "off", c->ept_max_page == PT_SIZE_2M ? "2 MiB" : "4 KiB",
+		"EPT A/D %s, PML %s (dirty log: %s), preemption timer %s", c->revision,
+		c->vpid ? "on" : "off", c->vnmi ? "on" : "off",
+		c->ept_max_page == PT_SIZE_2M ? "2 MiB" : "4 KiB",
 		c->ept_ad ? "available" : "absent", c->pml ? "available" : "absent",
-		c->pml && c->ept_ad ? "pml" : "write-protect");
+		c->pml && c->ept_ad ? "pml" : "write-protect", c->preempt_timer ? "on" : "off");
 }
 
 /* The boot CPU's configuration is everyone's; the shared MSR bitmap and

@@ -669,6 +669,19 @@ static void exit_process(struct vmx_vcpu *vx, struct vm_exit *e)
 		actions[a](vx, &x, e);
 }
 
+/* The preemption timer's start value: 1/VMX_BACKSTOP_HZ s. */
+static uint32_t backstop_ticks(void)
+{
+	static uint32_t ticks;
+
+	if (!ticks) {
+		uint64_t t = (tsc_hz() / VMX_BACKSTOP_HZ) >> vmx_cfg.preempt_shift;
+
+		ticks = t > UINT32_MAX ? UINT32_MAX : t ? (uint32_t)t : 1;
+	}
+	return ticks;
+}
+
 /* vmm_ops.run: interrupts are off (hv/vmm.h). */
 static void vmx_run(struct vmm_vcpu *v, struct vm_exit *e)
 {
@@ -694,6 +707,8 @@ static void vmx_run(struct vmm_vcpu *v, struct vm_exit *e)
 	vmcs_wr(io, VMCS_GUEST_RSP, v->gpr[GPR_RSP]);
 	if (__atomic_exchange_n(&v->bad_entry, false, __ATOMIC_ACQ_REL))
 		vmcs_wr(io, VMCS_GUEST_ACTIVITY, ACTIVITY_ILLEGAL);
+	if (vmx_cfg.preempt_timer)	/* counts down from here on each entry */
+		vmcs_wr(io, VMCS_GUEST_PREEMPTION_TIMER, backstop_ticks());
 	rc = vmx_enter(v->gpr, vx->launched);
 	if (rc) {
 		entry_error(vx, rc, e);

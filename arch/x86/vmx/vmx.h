@@ -61,6 +61,7 @@ struct vmx_caps {
  * PAUSEs still counts as one loop; a loop of 4096 ticks exits). */
 #define VMX_PLE_GAP	128
 #define VMX_PLE_WINDOW	4096
+#define VMX_BACKSTOP_HZ	100	/* the preemption timer's rate (vmx_config) */
 
 struct vmx_config {
 	uint32_t revision;		/* VMCS/VMXON region revision id */
@@ -72,6 +73,16 @@ struct vmx_config {
 	bool invept_single, invvpid_single;	/* else the global/all type */
 	bool ept_ad, pml;		/* available; both on while PML logs (pml.h) */
 	bool tsc_scaling;		/* available; on while the guest's TSC is scaled */
+	/* The VMX-preemption timer, a backstop that ends every run within
+	 * VMX_BACKSTOP_HZ^-1 s: Bochs (2.7 to 3.0) keeps external interrupts
+	 * masked for a whole run entered with the guest's IF clear, even with
+	 * external-interrupt exiting (its VM entry re-evaluates the mask before
+	 * it counts as in the guest), so a guest spinning with interrupts off
+	 * (Linux's decompressor: 90 s) could be neither kicked nor preempted.
+	 * Bochs counts this timer down all the same.  On hardware it ends a run
+	 * that a host interrupt would have ended anyway. */
+	bool preempt_timer;
+	uint8_t preempt_shift;		/* the timer counts TSC >> this (IA32_VMX_MISC) */
 	uint64_t ept_max_page;		/* PT_SIZE_2M or PT_SIZE_4K */
 	/* CR0/CR4: bits the CPU forces to 1 / to 0 in VMX operation (the
 	 * fixed MSRs; PE and PG are free with unrestricted guest), and the
