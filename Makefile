@@ -49,7 +49,7 @@ VDEV_SRCS    := hv/vdev/snap.c hv/vdev/pic.c hv/vdev/pit.c hv/vdev/uart.c hv/vde
 	hv/vdev/vpci.c hv/vdev/virtqueue.c hv/vdev/virtio_pci.c hv/vdev/virtio_net.c hv/vdev/vnic.c \
 	hv/vdev/pvpanic.c
 LOADER_SRCS  := hv/loader/mb1elf.c hv/loader/bzimage.c hv/loader/e820.c \
-	hv/loader/mptable.c hv/loader/probe.c
+	hv/loader/mptable.c hv/loader/probe.c hv/loader/pvh.c
 NET_SRCS     := hv/net/net.c hv/net/arp.c hv/net/ip.c hv/net/icmp.c hv/net/cksum.c \
 	hv/net/tcp.c hv/net/tcp_in.c hv/net/tcp_out.c hv/net/tcp_timer.c \
 	hv/net/tcp_sack.c hv/net/nettest.c hv/net/switch.c hv/net/gso.c hv/net/gro.c
@@ -244,6 +244,7 @@ unit: $(UNIT_BINS)
 	@tests/tools/check-fpu-test.sh
 	@tests/tools/check-layers-test.sh
 	@PYTHON=$(PYTHON) tests/tools/ferry-keygen-test.sh
+	@$(PYTHON) tests/tools/vmlinux-from-bzimage-test.py
 
 integration: iso
 	$(PYTHON) -m pytest -v --durations=40 tests/integration $(PYTEST_ARGS)

@@ -32,6 +32,7 @@
 #include "hv/loader/bzimage.h"
 #include "hv/loader/mb1elf.h"
 #include "hv/loader/mptable.h"
+#include "hv/loader/pvh.h"
 #include "hv/msr.h"
 #include "hv/vm_devices.h"
 #include "hv/cpuid.h"
@@ -335,8 +336,9 @@ static int vm_build_cpu(struct vm *vm, const struct cpu_state *entry,
 }
 
 /*
- * Linux guests (a bzImage kernel) get the pvpanic device, and with it the
- * PCI bus even without a NIC: Debian's kernel reports its panics there.
+ * Linux guests (a bzImage or PVH kernel) get the pvpanic device, and with
+ * it the PCI bus even without a NIC: Debian's kernel reports its panics
+ * there.
  * Multiboot guests do not: ferry's test guests have no driver for it and
  * check that a guest without a NIC sees no PCI bus.  A migration's
  * receiver loads no image: HELLO says whether the guest has one.
@@ -345,8 +347,9 @@ static bool wants_pvpanic(const char *kernel)
 {
 	const struct module *m = kernel ? modules_find(kernel) : NULL;
 	const char *why;
+	enum loader_kind kind = m ? loader_probe(m->data, m->size, &why) : LOADER_UNKNOWN;
 
-	return m && loader_probe(m->data, m->size, &why) == LOADER_BZIMAGE;
+	return kind == LOADER_BZIMAGE || kind == LOADER_PVH;
 }
 
 /*
@@ -489,16 +492,22 @@ static int load_mb1(struct vm *vm, const struct module *m, const struct vm_confi
 	return 0;
 }
 
-/* A Linux bzImage, its initrd and command line (64-bit boot protocol):
- * its entry state in *st. */
+/* Linux, its initrd and command line: a bzImage by the 64-bit boot
+ * protocol, or a vmlinux (any PVH kernel) by its PVH entry.  The entry
+ * state in *st. */
 static int load_linux(struct vm *vm, const struct module *m, const struct vm_config *cfg,
-		      struct cpu_state *st, char *err, size_t errlen)
+		      enum loader_kind kind, struct cpu_state *st, char *err, size_t errlen)
 {
 	struct loader_mem_ops ops = { gpa_copy, gpa_zero, vm };
 	const struct module *rd = NULL;
 	const char *cl = cfg->cmdline ? cfg->cmdline : "";
+	size_t rd_len;
 	struct e820_entry map[E820_MAX_ENTRIES];
-	struct bz_plan plan;
+	union {
+		struct bz_plan bz;
+		struct pvh_plan pvh;
+	} plan;
+	const char *why;
 	int rc, n;
 
 	if (cfg->initrd && !(rd = modules_find(cfg->initrd))) {
@@ -506,23 +515,36 @@ static int load_linux(struct vm *vm, const struct module *m, const struct vm_con
 			 cfg->initrd);
 		return -ENOENT;
 	}
-	rc = bz_prepare(m->data, m->size, vm->mem_size, rd ? rd->size : 0, strlen(cl), &plan);
+	rd_len = rd ? rd->size : 0;
+	if (kind == LOADER_PVH) {
+		rc = pvh_prepare(m->data, m->size, vm->mem_size, rd_len, strlen(cl), &plan.pvh);
+		why = plan.pvh.errmsg;
+	} else {
+		rc = bz_prepare(m->data, m->size, vm->mem_size, rd_len, strlen(cl), &plan.bz);
+		why = plan.bz.errmsg;
+	}
 	if (rc) {
-		snprintf(err, errlen, "'%s' cannot boot: %s", m->name, plan.errmsg);
+		snprintf(err, errlen, "'%s' cannot boot: %s", m->name, why);
 		return rc;
 	}
 	if ((rc = base_once(vm, err, errlen)))
 		return rc;
 	n = e820_build(vm->mem_size, map);
-	rc = n < 0 ? n : bz_load(&plan, &ops, rd ? rd->data : NULL, cl, map, (unsigned)n, st);
-	if (rc) {
-		snprintf(err, errlen, "loading '%s' failed: %s", m->name, plan.errmsg);
-		return rc;
+	if (n >= 0 && kind == LOADER_PVH)
+		rc = pvh_load(&plan.pvh, &ops, rd ? rd->data : NULL, cl, map, (unsigned)n, st);
+	else if (n >= 0)
+		rc = bz_load(&plan.bz, &ops, rd ? rd->data : NULL, cl, map, (unsigned)n, st);
+	if (n < 0 || rc) {
+		snprintf(err, errlen, "loading '%s' failed: %s", m->name,
+			 n < 0 ? "no memory map for its RAM" : why);
+		return n < 0 ? n : rc;
 	}
 	if ((rc = write_mptable(vm, cfg->vcpus))) {
 		snprintf(err, errlen, "writing the MP table failed (error %d)", rc);
 		return rc;
 	}
+	pr_info("vm %s: Linux loaded, entered by %s", vm->name, kind == LOADER_PVH ?
+		"its PVH entry (no decompressor)" : "the 64-bit boot protocol");
 	msr_reset(st);
 	st->dr6 = 0xffff0ff0;
 	st->dr7 = 0x400;
@@ -535,20 +557,22 @@ static int vm_load(struct vm *vm, const struct vm_config *cfg, struct cpu_state 
 		   char *err, size_t errlen)
 {
 	const struct module *m = modules_find(cfg->kernel);
+	enum loader_kind kind;
 	const char *why;
 
 	if (!m) {
 		snprintf(err, errlen, "no module named '%s' (see 'modules')", cfg->kernel);
 		return -ENOENT;
 	}
-	switch (loader_probe(m->data, m->size, &why)) {
+	switch (kind = loader_probe(m->data, m->size, &why)) {
 	case LOADER_BZIMAGE:
+	case LOADER_PVH:
 		if (cfg->modules && cfg->modules[0]) {
 			snprintf(err, errlen, "module= is for multiboot1 kernels; '%s' is a Linux "
 				 "kernel (give it initrd=)", m->name);
 			return -EINVAL;
 		}
-		return load_linux(vm, m, cfg, st, err, errlen);
+		return load_linux(vm, m, cfg, kind, st, err, errlen);
 	case LOADER_MB1:
 		if (cfg->initrd) {
 			snprintf(err, errlen, "initrd= is for Linux kernels; '%s' is a multiboot1 "

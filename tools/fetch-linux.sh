@@ -7,11 +7,14 @@
 #
 # DIR/vmlinuz     the kernel of the package linux-image-amd64 depends on,
 #                 as the .deb ships it (downloaded with apt-get download)
+# DIR/vmlinux     the kernel inside vmlinuz, unpacked, for ferry's PVH entry
+#                 (tools/vmlinux-from-bzimage.py): it boots without the
+#                 decompressor, which is most of a boot under Bochs
 # DIR/initrd      busybox (from busybox-static) whose /init gives a shell on
 #                 the console (tools/mkinitramfs.sh), with the e1000,
 #                 virtio-net (PCI) and pvpanic (PCI) drivers, which Debian
 #                 builds as modules
-# Does nothing when both are there and the initrd was made with today's
+# Does nothing when all three are there and the initrd was made with today's
 # module list (DIR/initrd.modules).  Needs apt; root or sudo when the lists
 # are stale (apt-get update: when they name no kernel, or one the mirror no
 # longer has).
@@ -22,7 +25,7 @@ mods="e1000 virtio_pci virtio_net pvpanic_pci"
 # what the initrd is made of: the modules, and the scripts and sources that
 # make it (an edited /init or guest tool makes a new one)
 made="$mods $(cat "$top/tools/mkinitramfs.sh" "$top"/guest/linux/*.c | sha256sum | cut -c1-16)"
-[ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd" ] &&
+[ -s "$dir/vmlinuz" ] && [ -s "$dir/vmlinux" ] && [ -s "$dir/initrd" ] &&
 	[ "$(cat "$dir/initrd.modules" 2>/dev/null)" = "$made" ] && exit 0
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo	# as tools/deps.sh
@@ -81,5 +84,6 @@ if [ -z "$kver" ]; then
 fi
 cp "$dir/root/boot/vmlinuz-$kver" "$dir/vmlinuz.tmp"
 mv "$dir/vmlinuz.tmp" "$dir/vmlinuz"
+"${PYTHON:-python3}" "$top/tools/vmlinux-from-bzimage.py" "$dir/vmlinuz" "$dir/vmlinux"
 "$top/tools/mkinitramfs.sh" "$dir/root" "$dir/initrd" $mods
 echo "$made" > "$dir/initrd.modules"

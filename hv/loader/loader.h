@@ -22,6 +22,7 @@ struct loader_mem_ops {
 enum loader_kind {
 	LOADER_MB1,		/* multiboot1 ELF: hv/loader/mb1elf.h */
 	LOADER_BZIMAGE,		/* Linux bzImage: hv/loader/bzimage.h */
+	LOADER_PVH,		/* ELF64 with a PVH entry (vmlinux): hv/loader/pvh.h */
 	LOADER_UNKNOWN,		/* why: in the reason string */
 };
 

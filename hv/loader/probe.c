@@ -5,6 +5,7 @@
 #include "hv/loader/bzimage.h"
 #include "hv/loader/loader.h"
 #include "hv/loader/mb1elf.h"
+#include "hv/loader/pvh.h"
 
 #define EM_386		3
 #define EM_X86_64	62
@@ -23,11 +24,14 @@ enum loader_kind loader_probe(const void *image, size_t len, const char **why)
 
 		if (b[4] == 1 && machine == EM_386)
 			return LOADER_MB1;
-		*why = machine == EM_X86_64 ? "a 64-bit ELF (ferry loads multiboot1 ELF32 "
-					      "kernels or Linux bzImages)"
+		if (pvh_has_entry(image, len))
+			return LOADER_PVH;
+		*why = machine == EM_X86_64 ? "a 64-bit ELF with no PVH entry note (ferry loads "
+					      "multiboot1 ELF32 kernels, Linux bzImages and "
+					      "PVH kernels such as vmlinux)"
 					    : "an ELF file for another architecture";
 		return LOADER_UNKNOWN;
 	}
-	*why = "neither a multiboot1 kernel nor a Linux bzImage";
+	*why = "neither a multiboot1 kernel, a Linux bzImage nor a PVH kernel";
 	return LOADER_UNKNOWN;
 }

@@ -41,7 +41,7 @@ fuzz_devstate_SRCS := tests/fuzz/fuzz_devstate.c $(filter-out tests/unit/test_vm
 fuzz_devstate_LIBS := -lcmocka
 FUZZ_ALL += loader
 fuzz_loader_SRCS := tests/fuzz/fuzz_loader.c hv/loader/probe.c hv/loader/bzimage.c \
-	hv/loader/mb1elf.c hv/loader/e820.c
+	hv/loader/mb1elf.c hv/loader/pvh.c hv/loader/e820.c
 -include tests/fuzz/fuzz_net.mk
 
 FUZZ_TARGETS ?= $(FUZZ_ALL)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libFuzzer target: a guest kernel module as the operator's `create` hands
- * it to the loaders (hv/loader: probe.c, bzimage.c, mb1elf.c, e820.c):
- * loader_probe, then bz_prepare + bz_load or mb1_prepare + mb1_load +
- * mb1_write_info, into a guest whose memory is only bounds-checked.
+ * it to the loaders (hv/loader: probe.c, bzimage.c, mb1elf.c, pvh.c,
+ * e820.c): loader_probe, then bz_prepare + bz_load, mb1_prepare + mb1_load
+ * + mb1_write_info, or pvh_prepare + pvh_load, into a guest whose memory
+ * is only bounds-checked.
  *
  * Input: byte 0 = configuration (bits 0-2: guest RAM, 2 MiB to 64 GiB;
  * bits 3-4: initrd length, none to 3 GiB; bits 5-7: command line length,
@@ -17,10 +18,10 @@
  *     kernel's or the initrd's place; those two do not overlap, and the
  *     kernel's place covers what it asks for (init_size) at its alignment;
  *   - the entry point is inside what was loaded (bzImage: the 64-bit
- *     entry at kernel + 0x200; multiboot1: an executable segment);
+ *     entry at kernel + 0x200; multiboot1 and PVH: an executable segment);
  *
  * FERRY_FUZZ_MKSEEDS=dir: write seed inputs (a bzImage header as Linux
- * 6.1 has it, a multiboot1 ELF) and exit.
+ * 6.1 has it, a multiboot1 ELF, an ELF64 with a PVH note) and exit.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -33,6 +34,7 @@
 #include "hv/loader/e820.h"
 #include "hv/loader/loader.h"
 #include "hv/loader/mb1elf.h"
+#include "hv/loader/pvh.h"
 #include "tests/fuzz/fuzz.h"
 
 #define KIB (1024ull)
@@ -169,6 +171,22 @@ static void run_bzimage(const uint8_t *img, size_t len, size_t initrd_len, size_
 		free((void *)initrd);
 }
 
+/* Segment i of a plan: inside the file and the guest's RAM from `min`,
+ * clear of segments 0..i-1, recorded as place i; true if its executable,
+ * file-backed part holds the entry point. */
+static bool check_segment(int i, uint64_t gpa, uint64_t off, uint64_t filesz, uint64_t memsz,
+			  bool exec, uint64_t min, size_t len, uint64_t entry)
+{
+	CHECK(filesz <= memsz);
+	CHECK(off <= len && filesz <= len - off);
+	CHECK(gpa >= min && in_ram(gpa, memsz));
+	for (int j = 0; j < i; j++)
+		CHECK(!overlap(gpa, gpa + memsz, g.lo[j], g.hi[j]));
+	g.lo[i] = gpa;
+	g.hi[i] = gpa + memsz;
+	return exec && entry >= gpa && entry < gpa + filesz;
+}
+
 static void run_mb1(const uint8_t *img, size_t len, size_t cl_len)
 {
 	static struct mb1_plan p;
@@ -184,24 +202,13 @@ static void run_mb1(const uint8_t *img, size_t len, size_t cl_len)
 		return;
 	}
 	CHECK(p.nr_segs <= MB1_MAX_SEGS);
-	g.nr_places = 0;
 	for (uint32_t i = 0; i < p.nr_segs; i++) {
 		const struct mb1_segment *s = &p.segs[i];
 
-		CHECK(s->filesz <= s->memsz);
-		CHECK(s->offset <= len && s->filesz <= len - s->offset);
-		CHECK(s->gpa >= MB1_LOAD_MIN && in_ram(s->gpa, s->memsz));
-		for (uint32_t j = 0; j < i; j++)
-			CHECK(!overlap(s->gpa, s->gpa + s->memsz,
-				       p.segs[j].gpa, p.segs[j].gpa + p.segs[j].memsz));
-		if (s->exec && p.entry >= s->gpa && p.entry < s->gpa + s->filesz)
-			entry_ok = true;
+		entry_ok |= check_segment((int)i, s->gpa, s->offset, s->filesz, s->memsz, s->exec,
+					  MB1_LOAD_MIN, len, p.entry);
 	}
 	CHECK(entry_ok);
-	for (uint32_t i = 0; i < p.nr_segs; i++) {
-		g.lo[i] = p.segs[i].gpa;
-		g.hi[i] = p.segs[i].gpa + p.segs[i].memsz;
-	}
 	g.nr_places = (int)p.nr_segs;
 	CHECK(mb1_load(&p, &ops) == 0);
 	memset(cmdline, 'a', cl_len);
@@ -211,6 +218,51 @@ static void run_mb1(const uint8_t *img, size_t len, size_t cl_len)
 		check_reason(rc, p.errmsg, sizeof(p.errmsg));
 	else
 		CHECK(rc == 0 && st.eip == p.entry && st.eax == MB1_BOOT_MAGIC);
+}
+
+static void run_pvh(const uint8_t *img, size_t len, size_t initrd_len, size_t cl_len)
+{
+	static struct pvh_plan p;
+	static char cmdline[0x10001];
+	struct cpu_state st;
+	bool entry_ok = false;
+	const uint8_t *initrd = (const uint8_t *)"";
+	int rc;
+
+	memset(&p, 0x5a, sizeof(p));
+	rc = pvh_prepare(img, len, g.mem, initrd_len, cl_len, &p);
+	if (rc) {
+		check_reason(rc, p.errmsg, sizeof(p.errmsg));
+		return;
+	}
+	CHECK(p.nr_segs >= 1 && p.nr_segs <= PVH_MAX_SEGS && cl_len < PVH_CMDLINE_MAX);
+	for (unsigned int i = 0; i < p.nr_segs; i++) {
+		const struct pvh_segment *s = &p.segs[i];
+
+		CHECK(s->gpa + s->memsz <= p.kernel_end);
+		entry_ok |= check_segment((int)i, s->gpa, s->offset, s->filesz, s->memsz, s->exec,
+					  PVH_LOAD_MIN, len, p.entry);
+	}
+	CHECK(entry_ok);
+	g.nr_places = (int)p.nr_segs;
+	if (initrd_len) {
+		CHECK(p.initrd_gpa >= p.kernel_end && p.initrd_gpa % 4096 == 0);
+		CHECK(p.initrd_gpa + initrd_len <= 0x100000000ull && in_ram(p.initrd_gpa, initrd_len));
+		g.lo[g.nr_places] = p.initrd_gpa;
+		g.hi[g.nr_places++] = p.initrd_gpa + initrd_len;
+	} else {
+		CHECK(p.initrd_gpa == 0);
+	}
+	if (initrd_len > 5 * MIB + 17)
+		return;
+	if (initrd_len)
+		initrd = calloc(1, initrd_len);
+	memset(cmdline, 'a', cl_len);
+	cmdline[cl_len] = 0;
+	rc = pvh_load(&p, &ops, initrd, cmdline, g.map, (unsigned int)g.nr_map, &st);
+	CHECK(rc == 0 && st.rip == p.entry && st.gpr[GPR_RBX] == PVH_START_INFO_GPA);
+	if (initrd_len)
+		free((void *)initrd);
 }
 
 /* ---- seeds -------------------------------------------------------------- */
@@ -283,6 +335,40 @@ static size_t mb1_seed(uint8_t *b)
 	return len;
 }
 
+/* An ELF64 as Linux's vmlinux is laid out, small: text at 16 MiB with
+ * the PVH note in it, data + bss after. */
+static size_t pvh_seed(uint8_t *b)
+{
+	static const uint64_t ph[3][6] = {	/* type|flags, offset, paddr, filesz, memsz */
+		{ 1 | 5ull << 32, 0x1000, 0x1000000, 0x2000, 0x2000 },
+		{ 1 | 6ull << 32, 0x3000, 0x1200000, 0x800, 0x5000 },
+		{ 4 | 4ull << 32, 0x1100, 0x1000100, 24, 24 },
+	};
+	size_t len = 0x3800;
+
+	memset(b, 0, len);
+	memcpy(b, "\177ELF\2\1\1", 7);
+	put_le16(b + 16, 2);
+	put_le16(b + 18, 62);
+	put_le64(b + 32, 64);
+	put_le16(b + 54, 56);
+	put_le16(b + 56, 3);
+	for (int i = 0; i < 3; i++) {
+		put_le64(b + 64 + 56 * i, ph[i][0]);
+		put_le64(b + 64 + 56 * i + 8, ph[i][1]);
+		put_le64(b + 64 + 56 * i + 16, ph[i][2]);
+		put_le64(b + 64 + 56 * i + 24, ph[i][2]);
+		put_le64(b + 64 + 56 * i + 32, ph[i][3]);
+		put_le64(b + 64 + 56 * i + 40, ph[i][4]);
+	}
+	put_le32(b + 0x1100, 4);		/* "Xen", 8 bytes, PHYS32_ENTRY */
+	put_le32(b + 0x1104, 8);
+	put_le32(b + 0x1108, PVH_ELFNOTE_PHYS32_ENTRY);
+	memcpy(b + 0x110c, "Xen", 4);
+	put_le64(b + 0x1110, 0x1000010);
+	return len;
+}
+
 static void mkseeds(const char *dir)
 {
 	static uint8_t b[64 * 1024];
@@ -295,6 +381,9 @@ static void mkseeds(const char *dir)
 	n = mb1_seed(b);
 	seed(dir, "mb1-16m", 1 | 2 << 5, b, n);
 	seed(dir, "mb1-2m-longcmdline", 0 | 5 << 5, b, n);
+	n = pvh_seed(b);
+	seed(dir, "pvh-64m", 2 | 1 << 3 | 2 << 5, b, n);
+	seed(dir, "pvh-256m-longcmdline", 3 | 4 << 5, b, n);
 	exit(0);
 }
 
@@ -325,6 +414,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case LOADER_MB1:
 		run_mb1(img, len, cmdline_lens[conf >> 5]);
+		break;
+	case LOADER_PVH:
+		run_pvh(img, len, initrd_lens[(conf >> 3) & 3], cmdline_lens[conf >> 5]);
 		break;
 	default:
 		CHECK(why != NULL && why[0] != 0);

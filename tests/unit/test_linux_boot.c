@@ -21,35 +21,11 @@
 #include "hv/loader/e820.h"
 #include "hv/loader/loader.h"
 #include "hv/loader/mptable.h"
+#include "tests/unit/loader_fake.h"
 
-#define MIB		(1024ull * 1024)
-#define GMEM		(64 * MIB)
 #define SETUP_SECTS	4
 #define KERNEL_LEN	(300 * 1024)
 #define IMAGE_LEN	((SETUP_SECTS + 1) * 512 + KERNEL_LEN)
-
-static uint8_t *gmem;
-static int copy_ret;
-
-static int fake_copy(void *ctx, uint64_t gpa, const void *src, size_t len)
-{
-	(void)ctx;
-	if (copy_ret)
-		return copy_ret;
-	assert_true(gpa <= GMEM && len <= GMEM - gpa);
-	memcpy(gmem + gpa, src, len);
-	return 0;
-}
-
-static int fake_zero(void *ctx, uint64_t gpa, size_t len)
-{
-	(void)ctx;
-	assert_true(gpa <= GMEM && len <= GMEM - gpa);
-	memset(gmem + gpa, 0, len);
-	return 0;
-}
-
-static const struct loader_mem_ops ops = { fake_copy, fake_zero, NULL };
 
 /* A bzImage as a 6.1 kernel's header has it: protocol 2.15, 64-bit entry,
  * relocatable, 2 MiB alignment, preferred at 16 MiB. */
@@ -75,22 +51,6 @@ static uint8_t *make_image(void)
 	for (size_t i = (SETUP_SECTS + 1) * 512; i < IMAGE_LEN; i++)
 		b[i] = (uint8_t)(i * 7);
 	return b;
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	gmem = malloc(GMEM);
-	memset(gmem, 0xaa, GMEM);
-	copy_ret = 0;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	free(gmem);
-	return 0;
 }
 
 static void test_prepare_places_kernel_and_initrd(void **state)
@@ -282,7 +242,7 @@ static void test_probe(void **state)
 	flat[5] = 0;
 	flat[6] = -flat[4];
 	assert_int_equal(loader_probe(flat, sizeof(flat), &why), LOADER_UNKNOWN);
-	assert_string_equal(why, "neither a multiboot1 kernel nor a Linux bzImage");
+	assert_string_equal(why, "neither a multiboot1 kernel, a Linux bzImage nor a PVH kernel");
 	free(img);
 }
 
