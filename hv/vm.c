@@ -508,6 +508,7 @@ static int load_linux(struct vm *vm, const struct module *m, const struct vm_con
 		struct pvh_plan pvh;
 	} plan;
 	const char *why;
+	bool first = !vm->gpt_ready;	/* not a reboot's load */
 	int rc, n;
 
 	if (cfg->initrd && !(rd = modules_find(cfg->initrd))) {
@@ -543,8 +544,9 @@ static int load_linux(struct vm *vm, const struct module *m, const struct vm_con
 		snprintf(err, errlen, "writing the MP table failed (error %d)", rc);
 		return rc;
 	}
-	pr_info("vm %s: Linux loaded, entered by %s", vm->name, kind == LOADER_PVH ?
-		"its PVH entry (no decompressor)" : "the 64-bit boot protocol");
+	if (first)	/* a reboot loop must not flood the log (vm_reboot) */
+		pr_info("vm %s: Linux loaded, entered by %s", vm->name, kind == LOADER_PVH ?
+			"its PVH entry (no decompressor)" : "the 64-bit boot protocol");
 	msr_reset(st);
 	st->dr6 = 0xffff0ff0;
 	st->dr7 = 0x400;

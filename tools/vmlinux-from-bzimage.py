@@ -95,6 +95,8 @@ def strip(elf):
     phentsize, phnum = struct.unpack_from("<HH", elf, 0x36)
     if phentsize != 56 or phoff + 56 * phnum > len(elf):
         raise Refused("the payload's program headers are cut short")
+    if phnum > 64:                                       # PVH_MAX_PHNUM, hv/loader/pvh.h
+        raise Refused(f"{phnum} program headers: ferry reads 64 at most")
     phdrs = [list(struct.unpack_from("<IIQQQQQQ", elf, phoff + 56 * i)) for i in range(phnum)]
     entry = None
     for p in phdrs:
@@ -123,6 +125,7 @@ def strip(elf):
         at += (vaddr - at) % 4096
         body += bytes(at - 4096 - len(body)) if at - 4096 > len(body) else b""
         p[2], p[5] = at, len(data)
+        p[7] = min(p[7], 4096)          # p_offset = p_vaddr modulo p_align still
         body += data
         at += len(data)
     out = head + b"".join(struct.pack("<IIQQQQQQ", *p) for p in phdrs)

@@ -124,11 +124,11 @@ static int add_segment(struct pvh_plan *p, const uint8_t *ph, unsigned int i, ui
 	uint64_t filesz = get_le64(ph + 32), memsz = get_le64(ph + 40);
 	struct pvh_segment *s;
 
-	if (!memsz)
-		return 0;
 	if (filesz > memsz)
 		return fail(p, -EINVAL, "segment %u: %lu bytes in the file, %lu in memory", i,
 			    (unsigned long)filesz, (unsigned long)memsz);
+	if (!memsz)
+		return 0;	/* nothing to place */
 	if (off > p->image_len || p->image_len - off < filesz)
 		return fail(p, -EINVAL, "segment %u runs past the end of the file", i);
 	if (gpa < PVH_LOAD_MIN || gpa > top || top - gpa < memsz)

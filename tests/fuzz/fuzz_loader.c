@@ -50,8 +50,8 @@ static const size_t cmdline_lens[8] = { 0, 1, 20, 2047, 2048, 4095, 0xffff, 0x10
 /* The guest: its size, the places objects may be written above 1 MiB. */
 static struct {
 	uint64_t mem;
-	uint64_t lo[MB1_MAX_SEGS], hi[MB1_MAX_SEGS];	/* [lo, hi): kernel and
-							 * initrd, or segments */
+	/* [lo, hi): kernel and initrd, or segments (and the initrd) */
+	uint64_t lo[PVH_MAX_SEGS + 1], hi[PVH_MAX_SEGS + 1];
 	int nr_places;
 	uint64_t written;	/* bytes the loader wrote */
 	struct e820_entry map[E820_MAX_ENTRIES];
@@ -248,6 +248,7 @@ static void run_pvh(const uint8_t *img, size_t len, size_t initrd_len, size_t cl
 	if (initrd_len) {
 		CHECK(p.initrd_gpa >= p.kernel_end && p.initrd_gpa % 4096 == 0);
 		CHECK(p.initrd_gpa + initrd_len <= 0x100000000ull && in_ram(p.initrd_gpa, initrd_len));
+		CHECK(g.nr_places < PVH_MAX_SEGS + 1);
 		g.lo[g.nr_places] = p.initrd_gpa;
 		g.hi[g.nr_places++] = p.initrd_gpa + initrd_len;
 	} else {

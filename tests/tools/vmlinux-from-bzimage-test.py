@@ -66,11 +66,19 @@ def check_good(name, payload):
     _, text, data = elf()
     phoff, = struct.unpack_from("<Q", b, 0x20)
     shnum, = struct.unpack_from("<H", b, 0x3c)
-    loads = []
+    loads, note = [], None
     for i in range(struct.unpack_from("<H", b, 0x38)[0]):
-        t, _, off, _, pa, fs, ms, _ = struct.unpack_from("<IIQQQQQQ", b, phoff + 56 * i)
+        t, _, off, va, pa, fs, ms, al = struct.unpack_from("<IIQQQQQQ", b, phoff + 56 * i)
         if t == 1:
             loads.append((pa, b[off:off + fs], ms))
+        if t == 4:
+            note = b[off:off + fs]
+        if t in (1, 4) and (off - va) % max(al, 1):
+            failures.append(f"{name}: segment {i} at offset {off:#x} breaks p_align {al:#x}")
+    # the entry note kept whole: "Xen", type 18 (PHYS32_ENTRY), 16 MiB + 0x10
+    if not note or struct.pack("<III", 4, 8, 18) + b"Xen\0" + struct.pack("<Q", 0x1000010) \
+            not in note:
+        failures.append(f"{name}: no PVH entry note in the output")
     want = [(0x1000000, text.rstrip(b"\0"), len(text)),
             (0x1200000, data.rstrip(b"\0"), len(data) + 0x4000)]
     if loads != want or shnum:
@@ -96,6 +104,10 @@ with tempfile.TemporaryDirectory() as tmp:
     check_refused("corrupt xz", bzimage(lzma.compress(body)[:200]), "does not unpack")
     check_refused("not ELF", bzimage(gzip.compress(b"MZ" + bytes(500))), "not a little-endian ELF64")
     check_refused("no PVH note", bzimage(gzip.compress(elf(note=False)[0])), "CONFIG_PVH")
+    many = bytearray(body)
+    struct.pack_into("<H", many, 0x38, 65)
+    check_refused("65 headers", bzimage(gzip.compress(bytes(many) + bytes(65 * 56))),
+                  "64 at most")
 
 for f in failures:
     print("vmlinux-from-bzimage-test:", f)

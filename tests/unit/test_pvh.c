@@ -200,6 +200,7 @@ static void note_off_file(uint8_t *b) { put_le64(b + PH(2) + 8, IMG_LEN - 8); }
 static void entry_in_data(uint8_t *b) { put_le64(b + XEN_NOTE + 16, DATA_GPA); }
 static void entry_past_text(uint8_t *b) { put_le64(b + XEN_NOTE + 16, TEXT_GPA + TEXT_LEN); }
 static void filesz_big(uint8_t *b) { put_le64(b + PH(1) + 32, DATA_MEM + 1); }
+static void memsz_0(uint8_t *b) { put_le64(b + PH(1) + 40, 0); }
 static void past_file(uint8_t *b) { put_le64(b + PH(1) + 8, IMG_LEN - 0x100); }
 static void huge_off(uint8_t *b) { put_le64(b + PH(1) + 8, ~0ull - 4); }
 static void low(uint8_t *b) { put_le64(b + PH(1) + 24, 0xff000); }
@@ -223,6 +224,7 @@ static void test_broken_files_refused(void **state)
 	refused(entry_in_data, IMG_LEN, GMEM, -EINVAL, "not in the loaded code");
 	refused(entry_past_text, IMG_LEN, GMEM, -EINVAL, "not in the loaded code");
 	refused(filesz_big, IMG_LEN, GMEM, -EINVAL, "segment 1: ");
+	refused(memsz_0, IMG_LEN, GMEM, -EINVAL, "segment 1: 2048 bytes in the file, 0 in");
 	refused(past_file, IMG_LEN, GMEM, -EINVAL, "past the end of the file");
 	refused(huge_off, IMG_LEN, GMEM, -EINVAL, "past the end of the file");
 	refused(low, IMG_LEN, GMEM, -ERANGE, "outside the guest's RAM");
