@@ -788,8 +788,15 @@ def test_admission_refusals(ab):
     # the guest went on all along, and B keeps nothing
     progress(a, "adm", "dirty", above=p)
     assert free_kib(b) == b.free
+    # four refusals here ("adm" thrice, "admn" once); the history keeps 16
+    # rows, and once it is full refusals take each other's places first
+    # (hv/migrate/history.c), so earlier tests' migrations leave room for
+    # fewer of them (seen: one, after 15 moves)
     rows = migrations(b)
-    assert sum(r["outcome"] == "refused" for r in rows) >= 3, b.cmd("migrations")
+    refusals = [r for r in rows if r["outcome"] == "refused"]
+    room = 16 - (len(rows) - len(refusals))
+    assert len(refusals) >= min(4, room) and refusals[-1]["guest"] == "adm", \
+        b.cmd("migrations")
     # and with the listener back, it moves
     b.cmd("migrate listen")
     migrate_ok(a, "adm", b)
