@@ -8,6 +8,7 @@
 #define FERRY_TESTS_UNIT_LOADER_FAKE_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "hv/loader/loader.h"
@@ -52,6 +53,21 @@ static int teardown(void **state)
 	(void)state;
 	free(gmem);
 	return 0;
+}
+
+/* All of f (closed here), in memory the caller frees; its length in *len. */
+static uint8_t *read_whole(FILE *f, size_t *len)
+{
+	uint8_t *b;
+
+	fseek(f, 0, SEEK_END);
+	*len = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	b = malloc(*len);
+	assert_non_null(b);
+	assert_int_equal(fread(b, 1, *len, f), *len);
+	fclose(f);
+	return b;
 }
 
 #endif

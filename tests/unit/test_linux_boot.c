@@ -272,16 +272,12 @@ static FILE *debian_kernel(void)
 static void test_real_debian_kernel(void **state)
 {
 	FILE *f = debian_kernel();
+	size_t len;
 
 	(void)state;
 	if (!f)
 		skip();
-	fseek(f, 0, SEEK_END);
-	long len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *img = malloc((size_t)len);
-	assert_int_equal(fread(img, 1, (size_t)len, f), (size_t)len);
-	fclose(f);
+	uint8_t *img = read_whole(f, &len);
 	struct bz_plan p;
 	assert_int_equal(bz_prepare(img, (size_t)len, 256 * MIB, 8 * MIB, 64, &p), 0);
 	assert_true(p.version >= 0x020c);

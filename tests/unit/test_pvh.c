@@ -158,17 +158,25 @@ static void test_load_writes_everything(void **state)
 	free(img);
 }
 
+/* img prepared for GMEM with no initrd and no command line (which must
+ * pass), then loaded: pvh_load's return. */
+static int load_plain(const uint8_t *img, struct pvh_plan *p)
+{
+	struct e820_entry map[E820_MAX_ENTRIES];
+	int n = e820_build(GMEM, map);
+	struct cpu_state st;
+
+	assert_int_equal(pvh_prepare(img, IMG_LEN, GMEM, 0, 0, p), 0);
+	return pvh_load(p, &ops, NULL, "", map, (unsigned)n, &st);
+}
+
 static void test_no_initrd_no_modules(void **state)
 {
 	uint8_t *img = make_elf();
-	struct e820_entry map[E820_MAX_ENTRIES];
-	int n = e820_build(GMEM, map);
 	struct pvh_plan p;
-	struct cpu_state st;
 
 	(void)state;
-	assert_int_equal(pvh_prepare(img, IMG_LEN, GMEM, 0, 0, &p), 0);
-	assert_int_equal(pvh_load(&p, &ops, NULL, "", map, (unsigned)n, &st), 0);
+	assert_int_equal(load_plain(img, &p), 0);
 	assert_int_equal(get_le32(gmem + PVH_START_INFO_GPA + 12), 0);
 	assert_int_equal(get_le64(gmem + PVH_START_INFO_GPA + 16), 0);
 	assert_int_equal(gmem[PVH_CMDLINE_GPA], 0);
@@ -294,15 +302,11 @@ static void test_too_many_segments(void **state)
 static void test_load_passes_write_errors(void **state)
 {
 	uint8_t *img = make_elf();
-	struct e820_entry map[E820_MAX_ENTRIES];
-	int n = e820_build(GMEM, map);
 	struct pvh_plan p;
-	struct cpu_state st;
 
 	(void)state;
-	assert_int_equal(pvh_prepare(img, IMG_LEN, GMEM, 0, 0, &p), 0);
-	copy_ret = -EFAULT;
-	assert_int_equal(pvh_load(&p, &ops, NULL, "", map, (unsigned)n, &st), -EFAULT);
+	copy_ret = -EFAULT;		/* pvh_prepare writes nothing */
+	assert_int_equal(load_plain(img, &p), -EFAULT);
 	assert_non_null(strstr(p.errmsg, "segment at 0x1000000"));
 	free(img);
 }
@@ -327,16 +331,12 @@ static void test_real_vmlinux(void **state)
 {
 	FILE *f = fopen("build/linux/vmlinux", "rb");
 	struct pvh_plan p;
+	size_t len;
 
 	(void)state;
 	if (!f)
 		skip();
-	fseek(f, 0, SEEK_END);
-	long len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *img = malloc((size_t)len);
-	assert_int_equal(fread(img, 1, (size_t)len, f), (size_t)len);
-	fclose(f);
+	uint8_t *img = read_whole(f, &len);
 	assert_int_equal(loader_probe(img, (size_t)len, &(const char *){ NULL }), LOADER_PVH);
 	assert_int_equal(pvh_prepare(img, (size_t)len, 128 * MIB, 2 * MIB, 64, &p), 0);
 	assert_int_equal(p.segs[0].gpa, 0x1000000);	/* LOAD_PHYSICAL_ADDR */
