@@ -166,6 +166,19 @@ static void host_state_write(void)
 	vmcs_wr(io, VMCS_HOST_RIP, (uint64_t)vmx_exit_point);
 }
 
+/* The preemption timer's start value: 1/VMX_BACKSTOP_HZ s. */
+static uint32_t backstop_ticks(void)
+{
+	static uint32_t ticks;
+
+	if (!ticks) {
+		uint64_t t = (tsc_hz() / VMX_BACKSTOP_HZ) >> vmx_cfg.preempt_shift;
+
+		ticks = t > UINT32_MAX ? UINT32_MAX : t ? (uint32_t)t : 1;
+	}
+	return ticks;
+}
+
 /* Controls and the guest fields cpu_state does not cover. */
 static void vmcs_setup(struct vmx_vcpu *vx, const struct vmx_vm *xv)
 {
@@ -200,6 +213,10 @@ static void vmcs_setup(struct vmx_vcpu *vx, const struct vmx_vm *xv)
 	vmcs_wr(io, VMCS_GUEST_INTERRUPTIBILITY, 0);
 	vmcs_wr(io, VMCS_GUEST_PENDING_DBG, 0);
 	vmcs_wr(io, VMCS_ENTRY_INTR_INFO, 0);
+	/* each entry counts down from this value again: an exit leaves the
+	 * field as it is without the "save preemption timer" exit control */
+	if (vmx_cfg.preempt_timer)
+		vmcs_wr(io, VMCS_GUEST_PREEMPTION_TIMER, backstop_ticks());
 	vx->soft.proc = vmx_cfg.proc;
 }
 
@@ -669,19 +686,6 @@ static void exit_process(struct vmx_vcpu *vx, struct vm_exit *e)
 		actions[a](vx, &x, e);
 }
 
-/* The preemption timer's start value: 1/VMX_BACKSTOP_HZ s. */
-static uint32_t backstop_ticks(void)
-{
-	static uint32_t ticks;
-
-	if (!ticks) {
-		uint64_t t = (tsc_hz() / VMX_BACKSTOP_HZ) >> vmx_cfg.preempt_shift;
-
-		ticks = t > UINT32_MAX ? UINT32_MAX : t ? (uint32_t)t : 1;
-	}
-	return ticks;
-}
-
 /* vmm_ops.run: interrupts are off (hv/vmm.h). */
 static void vmx_run(struct vmm_vcpu *v, struct vm_exit *e)
 {
@@ -707,8 +711,6 @@ static void vmx_run(struct vmm_vcpu *v, struct vm_exit *e)
 	vmcs_wr(io, VMCS_GUEST_RSP, v->gpr[GPR_RSP]);
 	if (__atomic_exchange_n(&v->bad_entry, false, __ATOMIC_ACQ_REL))
 		vmcs_wr(io, VMCS_GUEST_ACTIVITY, ACTIVITY_ILLEGAL);
-	if (vmx_cfg.preempt_timer)	/* counts down from here on each entry */
-		vmcs_wr(io, VMCS_GUEST_PREEMPTION_TIMER, backstop_ticks());
 	rc = vmx_enter(v->gpr, vx->launched);
 	if (rc) {
 		entry_error(vx, rc, e);
