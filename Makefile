@@ -246,8 +246,15 @@ unit: $(UNIT_BINS)
 	@PYTHON=$(PYTHON) tests/tools/ferry-keygen-test.sh
 	@$(PYTHON) tests/tools/vmlinux-from-bzimage-test.py
 
+# Two workers, a module each at a time (module-scoped hosts stay in one
+# worker), the longest modules first (tests/integration/conftest.py): the
+# suite alone keeps a 2-core machine about half idle, its emulators
+# waiting on timers and on each other.  ITEST_JOBS=1 runs it serially.
+ITEST_JOBS ?= 2
 integration: iso
-	$(PYTHON) -m pytest -v --durations=40 tests/integration $(PYTEST_ARGS)
+	tools/fetch-linux.sh
+	$(PYTHON) -m pytest -v -n $(ITEST_JOBS) --dist loadfile --durations=40 \
+		tests/integration $(PYTEST_ARGS)
 
 # Debian's kernel first (cached under build/linux; the Linux tests need it
 # too): test_linux_boot.c probes the real image and skips without it

@@ -3,7 +3,7 @@
 # nothing when all are there.  Needs root (or sudo) only when something is missing.
 set -eu
 PKGS="gcc make binutils git qemu-system-x86 bochs bochsbios vgabios grub-pc-bin grub-efi-amd64-bin grub-common
-xorriso mtools ovmf newlib-source xz-utils file libcmocka-dev python3 python3-pytest python3-pexpect
+xorriso mtools ovmf newlib-source xz-utils file libcmocka-dev python3 python3-pytest python3-pytest-xdist python3-pexpect
 iproute2 socat netcat-openbsd python3-scapy iputils-ping tcpdump busybox-static cpio
 libbearssl-dev python3-cryptography clang libclang-rt-14-dev"
 missing=""

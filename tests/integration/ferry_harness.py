@@ -326,3 +326,18 @@ error: action=report
 
 def boot(name, **kw):
     return Machine(name, **kw).start()
+
+
+def make(*args, timeout=300, **kw):
+    """`make ARGS` in the tree, one at a time across the test workers
+    (`make integration` runs two): two makes that both find an object out
+    of date (a tree edited since the last build) would write it, and link
+    ferry.elf, at once.  Not the jobserver of a `make test` above us: its
+    pipe is not inherited."""
+    import fcntl
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    os.makedirs(BUILD, exist_ok=True)
+    with open(os.path.join(BUILD, ".make.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return subprocess.run(["make", "-s", "-C", ROOT] + list(args), check=True,
+                              timeout=timeout, env=env, stdout=subprocess.DEVNULL, **kw)

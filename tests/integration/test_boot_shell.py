@@ -5,12 +5,11 @@ Each test drives the serial console as an operator would."""
 import os
 import random
 import re
-import subprocess
 import time
 
 import pytest
 
-from ferry_harness import BUILD, PROMPT, ROOT
+from ferry_harness import BUILD, PROMPT, ROOT, make
 
 GUEST = os.path.join(BUILD, "guest", "testguest.elf")
 # the `version` line (hv/shell/commands.c), whatever the version number is
@@ -21,11 +20,8 @@ def make_iso(tmp_path, guests=(), script=None, cmdline=""):
     """A ferry ISO of its own, built the operator's way: `make iso ISO=...
     GUESTS=... SCRIPT=... CMDLINE=...` (the project's guests are always on it)."""
     iso = str(tmp_path / "ferry.iso")
-    # Not the jobserver of a `make test` above us: its pipe is not inherited.
-    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
-    subprocess.run(["make", "-s", "-C", ROOT, "iso", f"ISO={iso}", f"GUESTS={' '.join(guests)}",
-                    f"SCRIPT={script or ''}", f"CMDLINE={cmdline}"],
-                   check=True, timeout=300, env=env, stdout=subprocess.DEVNULL)
+    make("iso", f"ISO={iso}", f"GUESTS={' '.join(guests)}", f"SCRIPT={script or ''}",
+         f"CMDLINE={cmdline}")
     return iso
 
 

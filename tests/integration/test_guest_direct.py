@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from ferry_harness import make
+
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("BUILD", ROOT / "build"))
 ELF = BUILD / "guest" / "testguest.elf"
@@ -140,8 +142,7 @@ class Guest:
 @pytest.fixture(scope="module", autouse=True)
 def built_guest():
     assert shutil.which(QEMU), f"{QEMU} not installed (apt-get install qemu-system-x86)"
-    subprocess.run(["make", "-s", "-f", "guest/guest.mk", f"BUILD={BUILD}"],
-                   cwd=ROOT, check=True)
+    make("-f", "guest/guest.mk", f"BUILD={BUILD}")
     assert ELF.is_file()
 
 

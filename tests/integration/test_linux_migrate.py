@@ -57,7 +57,7 @@ def linux_hosts(tmp):
         isos = IsoMaker(tmp)  # a key per host, as test_migrate's hosts have
         isos.guest = " ".join([isos.guest] +
                               [str(tmp / f) for f in ("vmlinuz", "vmlinux", "initrd")])
-        n = MigNet(ns, isos)
+        n = MigNet(ns, isos, prefix="lxmig")
         try:
             n.a = n.add("qemu", "A")
             n.b = n.add("qemu", "B")

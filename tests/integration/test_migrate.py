@@ -82,7 +82,7 @@ class Host:
 
     def boot(self):
         self.boots += 1
-        name = f"migrate-{self.label}" + (f"-boot{self.boots}" if self.boots > 1 else "")
+        name = f"{self.net.prefix}-{self.label}" + (f"-boot{self.boots}" if self.boots > 1 else "")
         nic = (qemu_nic if self.kind == "qemu" else bochs_nic)(self.tap, self.mac)
         if self.kind == "qemu":
             nic = nic + QEMU_RDRAND
@@ -118,8 +118,11 @@ class Host:
 
 
 class MigNet:
-    def __init__(self, ns, isos):
-        self.ns, self.isos, self.hosts = ns, isos, []
+    """Hosts on ns's bridge; their transcripts are build/test-logs/PREFIX-LABEL.log
+    (a prefix per module: modules run side by side, `make integration`)."""
+
+    def __init__(self, ns, isos, prefix="migrate"):
+        self.ns, self.isos, self.hosts, self.prefix = ns, isos, [], prefix
 
     def add(self, kind, label):
         h = Host(self, kind, label)

@@ -143,7 +143,7 @@ def mignet(request, tmp_path, monkeypatch):
     monkeypatch.setattr(test_migrate, "qemu_nic",
                         lambda tap, mac: qemu_nic(tap, mac, model))
     with NetNS(f"fnic{os.getpid()}") as ns:
-        n = test_migrate.MigNet(ns, IsoMaker(tmp_path))    # hosts with keys
+        n = test_migrate.MigNet(ns, IsoMaker(tmp_path), prefix="nics")    # hosts with keys
         try:
             n.a = n.add("qemu", f"{model}-A")
             n.b = n.add("qemu", f"{model}-B")
