@@ -41,6 +41,7 @@ struct runq {
 	struct vcpu *v[RUNQ_MAX];	/* (lock) */
 	unsigned int n;			/* (lock) */
 	uint64_t last_tick;		/* owner CPU: the tick the policy last saw */
+	uint64_t last_wakes;		/* owner CPU: the timer wakes it last saw */
 	bool usable;			/* the back end is enabled on this CPU */
 };
 
@@ -301,11 +302,59 @@ static void sync_policy(struct runq *q, uint64_t now)
 		can = sched_runnable(list[i]);
 		policy->usage(&list[i]->se, now, &u);
 		steal_clock(list[i], can && !u.capped);
+		/* the CPU the policy names: this one when the woken vCPU
+		 * should preempt the running one (its next entry is then
+		 * skipped); before a choice, run_one clears the flag */
 		if (can && u.state == SE_SLEEPING)
-			policy->wake(&list[i]->se, now);
+			poke(policy->wake(&list[i]->se, now));
 		else if (!can && u.state == SE_QUEUED)
 			policy->sleep(&list[i]->se, now);
 	}
+}
+
+/* Before idling: the timer wakes this CPU when the first of its halted
+ * vCPUs' timers is due, or its throttled ones may run again.  True when a
+ * halted one can run already (its timer fell due since the choice): no
+ * sleep then.  The list is a copy (own_vcpus), so that a look at a vCPU's
+ * devices, which may wake others, holds no queue lock. */
+static bool arm_wakes(struct runq *q)
+{
+	struct vcpu *list[RUNQ_MAX];
+	unsigned int n = own_vcpus(q, list);
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct vcpu *v = list[i];
+
+		if (vcpu_state(v) == VCPU_HALTED && v->halted_if) {
+			/* cleared since the choice (a sibling touched a device,
+			 * or time raised a line as it looked): look again, as the
+			 * choice did; a look that finds nothing sets it anew.
+			 * Only one that may run: a paused guest's would be found
+			 * wanting again and again, and the CPU would never sleep */
+			if (!__atomic_load_n(&v->irq_quiet_until_ns, __ATOMIC_ACQUIRE) &&
+			    sched_runnable(v))
+				return true;
+			vcpu_arm_timer(v);
+		}
+		if (vcpu_throttled_now(v))
+			apic_timer_wake_at_ns(v->thr_until_ns);
+	}
+	return false;
+}
+
+/* The timer wakes this CPU for the halted vCPUs beside the running one
+ * when their timers fall due (the running one's own is asked at each
+ * entry); one that can run already goes to the policy at once.
+ * @pre host interrupts on (the timer's state is theirs too). */
+static void arm_siblings(struct runq *q)
+{
+	bool now;
+
+	irq_disable();
+	now = arm_wakes(q);
+	irq_enable();
+	if (now)
+		sync_policy(q, time_now_ns());
 }
 
 static bool run_one(struct runq *q)
@@ -337,6 +386,9 @@ static bool run_one(struct runq *q)
 	spin_unlock(&q->lock);
 	c->vcpu = v;
 	q->last_tick = c->timer_ticks;
+	q->last_wakes = c->timer_wakes;
+	if (c->index)
+		arm_siblings(q);
 	next = vcpu_run(v);
 	c->vcpu = NULL;
 	spin_lock(&q->lock);
@@ -351,19 +403,26 @@ static bool run_one(struct runq *q)
 
 /* From vcpu_run on this CPU, after an exit: should the running vCPU give
  * the CPU back?  The policy is asked once per timer tick; the boot CPU
- * lets the shell in every slice. */
+ * lets the shell in every slice.  Between ticks, a timer wake served
+ * (a halted sibling's timer, asked by arm_siblings, or the running
+ * vCPU's own) has the halted ones looked at: one whose timer fell due is
+ * woken, and preempts the running one as a vCPU woken by an interrupt
+ * does (poke), rather than wait for the tick (up to 4 ms). */
 bool sched_preempt(uint64_t start_tick)
 {
 	struct percpu *c = this_cpu();
 	struct runq *q = &runqs[c->index];
+	bool tick = c->timer_ticks != q->last_tick;
 
 	if (c->index == 0)
 		return c->timer_ticks - start_tick >= SHELL_SLICE_TICKS;
-	if (c->timer_ticks == q->last_tick)
+	if (!tick && c->timer_wakes == q->last_wakes)
 		return false;
 	q->last_tick = c->timer_ticks;
+	q->last_wakes = c->timer_wakes;
 	sync_policy(q, time_now_ns());	/* halted ones whose timer is due wait now */
-	return policy->tick(c->index, time_now_ns());
+	arm_siblings(q);		/* and the others' next */
+	return tick && policy->tick(c->index, time_now_ns());
 }
 
 void sched_yield_cpu(void)
@@ -421,36 +480,6 @@ int sched_pin(struct vcpu *v, uint64_t affinity)
 	return add_on(v, to);
 }
 
-
-/* Before idling: the timer wakes this CPU when the first of its halted
- * vCPUs' timers is due, or its throttled ones may run again.  True when a
- * halted one can run already (its timer fell due since the choice): no
- * sleep then.  The list is a copy (own_vcpus), so that a look at a vCPU's
- * devices, which may wake others, holds no queue lock. */
-static bool arm_wakes(struct runq *q)
-{
-	struct vcpu *list[RUNQ_MAX];
-	unsigned int n = own_vcpus(q, list);
-
-	for (unsigned int i = 0; i < n; i++) {
-		struct vcpu *v = list[i];
-
-		if (vcpu_state(v) == VCPU_HALTED && v->halted_if) {
-			/* cleared since the choice (a sibling touched a device,
-			 * or time raised a line as it looked): look again, as the
-			 * choice did; a look that finds nothing sets it anew.
-			 * Only one that may run: a paused guest's would be found
-			 * wanting again and again, and the CPU would never sleep */
-			if (!__atomic_load_n(&v->irq_quiet_until_ns, __ATOMIC_ACQUIRE) &&
-			    sched_runnable(v))
-				return true;
-			vcpu_arm_timer(v);
-		}
-		if (vcpu_throttled_now(v))
-			apic_timer_wake_at_ns(v->thr_until_ns);
-	}
-	return false;
-}
 
 /*
  * One round of an AP's loop: run a vCPU, or sleep until an interrupt.  A

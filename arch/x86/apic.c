@@ -96,7 +96,7 @@ static void timer_arm(struct percpu *c, uint64_t at, uint64_t now)
 static void timer_irq(struct trap_frame *tf)
 {
 	struct percpu *c = this_cpu();
-	uint64_t now;
+	uint64_t now, woke;
 
 	(void)tf;
 	if (!tsc_per_tick) {		/* periodic, before the calibration */
@@ -105,8 +105,11 @@ static void timer_irq(struct trap_frame *tf)
 		return;
 	}
 	now = rdtsc();
+	woke = c->timer.woke;
 	if (tickwake_fired(&c->timer, now, tsc_per_tick))
 		c->timer_ticks++;
+	if (c->timer.woke != woke)
+		c->timer_wakes++;
 	timer_arm(c, tickwake_next(&c->timer, tsc_per_tick), now);
 	apic_eoi();
 }

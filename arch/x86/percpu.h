@@ -24,6 +24,7 @@ struct percpu {
 	uint64_t stack_top;
 	volatile bool online;		/* written by the CPU, read by all */
 	uint64_t timer_ticks;		/* ticks taken (TIMER_HZ), not wakes */
+	uint64_t timer_wakes;		/* wakes served (apic_timer_wake_at_ns) */
 	struct tickwake timer;		/* arch/x86/apic.c: the next tick and wake */
 	uint64_t timer_armed_tsc;	/* when the one-shot fires */
 	uint64_t idle_tsc;		/* TSC cycles spent halted */

@@ -63,7 +63,8 @@ static void fake_run(struct vmm_vcpu *hw, struct vm_exit *e)
 	if (s->intr)
 		fake.intr_allowed = s->intr > 0;
 	fake_this_cpu()->timer_ticks += s->ticks;
-	fake_now_ns += (uint64_t)s->ticks * 4000000;	/* 250 Hz */
+	fake_this_cpu()->timer_wakes += s->wakes;
+	fake_now_ns += (uint64_t)s->ticks * 4000000 + s->ns;	/* 250 Hz */
 	*e = s->exit;
 }
 

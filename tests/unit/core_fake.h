@@ -18,13 +18,15 @@
 
 /* One exit of the script; regs: load RAX/RCX/RDX first (a guest
  * instruction's operands); intr: intr_allowed() from now on, 0 unchanged;
- * ticks: added to this CPU's timer_ticks. */
+ * ticks: added to this CPU's timer_ticks; wakes: to its timer_wakes. */
 struct fake_step {
 	struct vm_exit exit;
 	bool regs;
 	uint64_t rax, rcx, rdx;
 	int intr;		/* 1 allowed, -1 not */
 	unsigned int ticks;	/* timer ticks that pass in the guest */
+	unsigned int wakes;	/* timer wakes served (apic_timer_wake_at_ns's) */
+	uint64_t ns;		/* time that passes besides the ticks' */
 };
 
 struct fake_backend {

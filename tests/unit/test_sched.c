@@ -574,6 +574,61 @@ static void test_sibling_wake_enters(void **state)
 	fake_drop_ap(vm);
 }
 
+/* A halted vCPU beside a running one on its CPU: the runner's first entry
+ * has the timer asked for the sibling's next PIT edge, and the wake that
+ * comes then, between ticks, wakes the sibling, which preempts the
+ * runner at once (boosted) instead of waiting for the tick.  Time alone
+ * (an exit past the edge with no wake served) changes nothing: the wake
+ * interrupt is what makes the CPU look. */
+static void test_halted_sibling_woken_between_ticks(void **state)
+{
+	static const struct fake_step hlt[] = {
+		{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = 1 },
+	};
+	struct fake_step hog[] = {
+		{ .exit = { .code = EXIT_EXTERNAL } },			/* past the edge */
+		{ .exit = { .code = EXIT_EXTERNAL }, .wakes = 1 },	/* its wake */
+		{ .exit = { .code = EXIT_EXTERNAL } },
+	};
+	unsigned int runs;
+	uint64_t due;
+
+	(void)state;
+	enable_cpus(2);
+	sched_add(V(1));
+	settle();
+	fake_guest_timer(vms[1]);			/* the PIT at 100 Hz */
+	fake_script(hlt, 1);
+	fake_sched_run(1);
+	assert_int_equal(vcpu_state(V(1)), VCPU_HALTED);
+	sched_add(V(0));
+	assert_int_equal(V(0)->cpu, 1);
+	settle();
+	due = vm_next_event_ns(V(1)) - vms[1]->clock_offset_ns;
+	assert_true(due > fake_now_ns + 1000000);
+	fake.wakes = 0;
+	runs = fake.runs;
+	hog[2].ns = 1000000;
+	fake_script(hog + 2, 1);			/* 1 ms of V(0), then a kick */
+	fake_sched_run(1);
+	assert_ptr_equal(fake.ran[runs], V(0));
+	assert_int_equal(fake.wakes, 1);		/* asked as V(0) entered */
+	assert_true(fake.wake_ns == due);
+	hog[0].ns = due - fake_now_ns + 1000;
+	hog[2].ns = 0;
+	runs = fake.runs;
+	fake_script(hog, 3);
+	fake_sched_run(1);
+	assert_ptr_equal(fake.ran[runs], V(0));
+	assert_int_equal(fake.runs, runs + 2);		/* the wake ended its run */
+	assert_int_equal(fake.pos, 2);
+	assert_int_equal(vcpu_state(V(0)), VCPU_RUNNABLE);
+	fake_script(hlt, 1);
+	fake_sched_run(1);
+	assert_ptr_equal(fake.ran[runs + 2], V(1));	/* the sibling, with its edge */
+	assert_int_equal(fake.injected[fake.nr_injected - 1].vector, 0x20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -595,6 +650,7 @@ int main(void)
 		T(test_pause_is_not_steal),
 		T(test_cap_wait_is_not_steal),
 		T(test_sibling_wake_enters),
+		T(test_halted_sibling_woken_between_ticks),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
