@@ -4,6 +4,7 @@ shell the way an operator does.  Every wait has a timeout; every run keeps
 its console transcript in build/test-logs/."""
 
 import atexit
+import fcntl
 import os
 import re
 import select
@@ -334,7 +335,6 @@ def make(*args, timeout=300, **kw):
     of date (a tree edited since the last build) would write it, and link
     ferry.elf, at once.  Not the jobserver of a `make test` above us: its
     pipe is not inherited."""
-    import fcntl
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     os.makedirs(BUILD, exist_ok=True)
     with open(os.path.join(BUILD, ".make.lock"), "w") as lock:
