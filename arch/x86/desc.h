@@ -41,4 +41,7 @@ void idt_load(void);
 typedef void (*irq_handler_t)(struct trap_frame *tf);
 void irq_register(uint8_t vector, irq_handler_t fn);
 
+/* A machine check that ended a guest's run: a report, and every CPU stops. */
+__attribute__((noreturn)) void trap_guest_machine_check(void);
+
 #endif

@@ -51,6 +51,42 @@ static void report_exception(const struct trap_frame *tf)
 	panic_end();
 }
 
+#define CPUID1_MCA		(1u << 14)	/* EDX: MCG_CAP and the banks */
+#define MSR_MCG_CAP		0x179
+#define MSR_MCG_STATUS		0x17a
+#define MSR_MC0_STATUS		0x401		/* bank i: 0x400 + 4i: CTL, STATUS, ADDR, MISC */
+#define MCI_STATUS_VAL		(1ull << 63)
+
+/*
+ * A machine check while a guest ran: both back ends intercept #MC (and
+ * VMX's exit 41, one during VM entry), as KVM does, because the CPU then
+ * delivers it to no handler of ours, and without the intercept it would
+ * go to the guest's.  The hardware may be failing (memory ferry or a
+ * guest holds): the report names the CPU and the banks that hold the
+ * error (Intel SDM Vol. 3B 16.3, AMD APM Vol. 2 9.3), and every CPU stops,
+ * as for an exception in ferry.
+ */
+void trap_guest_machine_check(void)
+{
+	unsigned int banks = 0;
+
+	if (cpuid(1, 0).edx & CPUID1_MCA)
+		banks = (unsigned int)(rdmsr(MSR_MCG_CAP) & 0xff);
+	panic_begin();
+	panic_printf("\nferry: MACHINE CHECK while a guest ran on CPU %u\n", panic_cpu_index());
+	if (banks)
+		panic_printf("  mcg_status=%#lx\n", rdmsr(MSR_MCG_STATUS));
+	for (unsigned int i = 0; i < banks && i < 32; i++) {
+		uint64_t st = rdmsr(MSR_MC0_STATUS + 4 * i);
+
+		if (st & MCI_STATUS_VAL)
+			panic_printf("  bank %u: status=%016lx addr=%016lx misc=%016lx\n", i, st,
+				     rdmsr(MSR_MC0_STATUS + 4 * i + 1),
+				     rdmsr(MSR_MC0_STATUS + 4 * i + 2));
+	}
+	panic_end();
+}
+
 void trap_dispatch(struct trap_frame *tf);
 void trap_dispatch(struct trap_frame *tf)
 {

@@ -27,6 +27,14 @@ void log_printf(enum log_level level, const char *fmt, ...)
 	(void)level, (void)fmt;
 }
 
+/* ferry's report of a machine check, which stops every CPU: here a cmocka
+ * assertion, so that expect_assert_failure sees it */
+void trap_guest_machine_check(void)
+{
+	mock_assert(0, "trap_guest_machine_check", __FILE__, __LINE__);
+	abort();	/* not reached: mock_assert jumps back to the test */
+}
+
 #define MEM_SIZE	(2u << 20)
 #define CODE_GPA	0x100000u
 #define HIGH_LA		0xffffffff80000000ull	/* 64-bit tests: GPA 0 mapped here */
@@ -478,6 +486,19 @@ static void test_reflect_db_ac(void **state)
 	assert_int_equal(f->vmcb->ctl.event_inj & 0xff, 17);
 }
 
+/* #MC is intercepted from the first VMRUN, and a machine check that ends
+ * the guest's run is ferry's to report (every CPU stops), not the
+ * guest's: nothing is injected. */
+static void test_machine_check_is_the_hosts(void **state)
+{
+	struct fix *f = *state;
+
+	assert_true(f->vmcb->ctl.intercept_exc & (1u << 18));
+	f->vmcb->ctl.event_inj = 0;
+	expect_assert_failure(run_exit(f, SVM_EXIT_EXC_BASE + 18, 0, 0));
+	assert_int_equal(f->vmcb->ctl.event_inj, 0);
+}
+
 /* #UD: VMCALL (and VMMCALL, should it ever #UD) is the hypercall, with the
  * decoded length; every other #UD is the guest's, RIP unchanged. */
 static void test_ud_intercept(void **state)
@@ -827,6 +848,8 @@ static void test_random(void **state)
 		if (rnd() & 1)
 			f->vmcb->save.cr0 &= ~CR0_PG;
 		f->vmcb->ctl.exit_code = rnd() & 1 ? codes[rnd() % 12] : rnd() % 0x500;
+		if (f->vmcb->ctl.exit_code == SVM_EXIT_EXC_BASE + 18)
+			continue;	/* stops the host: test_machine_check_is_the_hosts */
 		svm_handle_exit(&f->v, &f->env, &f->exit);
 		assert_true(f->exit.code < EXIT_COUNT);
 		assert_true(f->exit.inst_len <= 15);
@@ -846,7 +869,7 @@ int main(void)
 		T(test_long_mode_paged), T(test_ioio_fields), T(test_ioio_hostile),
 		T(test_npf_bits), T(test_simple_codes), T(test_vmrun_failed),
 		T(test_invd_wbinvd_nop), T(test_icebp), T(test_monitor_mwait_ud),
-		T(test_reflect_db_ac), T(test_ud_intercept), T(test_sysenter), T(test_cr8_to_core), T(test_cr4_write),
+		T(test_reflect_db_ac), T(test_machine_check_is_the_hosts), T(test_ud_intercept), T(test_sysenter), T(test_cr8_to_core), T(test_cr4_write),
 		T(test_exitintinfo_rearmed), T(test_nmi_blocking),
 		T(test_exitintinfo_not_rearmed), cmocka_unit_test(test_names), T(test_random),
 	};

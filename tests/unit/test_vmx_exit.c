@@ -244,6 +244,7 @@ static void test_exception_or_nmi(void **state)
 		{ EXC(HW_EXCEPTION, 1), 0, VMX_ACT_DB, EXIT_NONE },
 		{ EXC(HW_EXCEPTION, 17) | INTR_INFO_ERROR_VALID, 0, VMX_ACT_REFLECT, EXIT_NONE },
 		{ EXC(HW_EXCEPTION, 6), 0, VMX_ACT_UD_CHECK, EXIT_NONE },
+		{ EXC(HW_EXCEPTION, 18), 0, VMX_ACT_MCE, EXIT_NONE },	/* the host's */
 		{ EXC(PRIV_SOFT_EXC, 1), 1, VMX_ACT_ICEBP, EXIT_NONE },	/* with its length */
 		{ EXC(PRIV_SOFT_EXC, 1), 0, VMX_ACT_CORE, EXIT_UNHANDLED },
 		{ EXC(SOFT_EXC, 3), 1, VMX_ACT_CORE, EXIT_UNHANDLED },	/* INT3: not in the bitmap */
@@ -380,6 +381,10 @@ static void test_entry_failure(void **state)
 	x = mkexit(EXIT_REASON_ENTRY_FAILURE | VMX_EXIT_MSR_LOADING, 3, 0);
 	assert_int_equal(decode(&x, &e), VMX_ACT_FAILED);
 	assert_non_null(strstr(e.u.vendor.what, "MSR loading"));
+	/* a machine check during entry is the host's: reported, not the
+	 * guest's failure */
+	x = mkexit(EXIT_REASON_ENTRY_FAILURE | VMX_EXIT_MACHINE_CHECK, 0, 0);
+	assert_int_equal(decode(&x, &e), VMX_ACT_MCE);
 }
 
 /* Hostile values: impossible lengths, every reason; never a crash. */
@@ -401,7 +406,8 @@ static void test_hostile(void **state)
 		x.intr_info = r * 0x01010101u;
 		enum vmx_action a = decode(&x, &e);
 		assert_true(e.code < EXIT_COUNT);
-		assert_true(a <= VMX_ACT_FAILED);
+		assert_true(a < VMX_ACT_COUNT);
+		assert_true(a != VMX_ACT_MCE || r == VMX_EXIT_MACHINE_CHECK);	/* r's intr_info is not #MC */
 		if (e.code == EXIT_UNHANDLED || e.code == EXIT_INVALID)
 			assert_true(strlen(e.u.vendor.what) < sizeof(what));
 	}

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <string.h>
 #include "arch/x86/cpu.h"
+#include "arch/x86/desc.h"
 #include "arch/x86/emulate/debug.h"
 #include "arch/x86/emulate/fetch.h"
 #include "arch/x86/svm/svm.h"
@@ -473,6 +474,16 @@ static void ex_reflect(struct vmm_vcpu *v, const struct svm_exit_env *env, struc
 	exit->code = EXIT_NONE;
 }
 
+/* A machine check while the guest ran: the intercept took it from the CPU,
+ * which calls no handler of ours after it (APM 15.12); ferry reports it
+ * and stops. */
+static void ex_machine_check(struct vmm_vcpu *v, const struct svm_exit_env *env,
+			     struct vm_exit *exit)
+{
+	(void)v, (void)env, (void)exit;
+	trap_guest_machine_check();
+}
+
 /* The guest's IRET, about to run, ends its NMI handler (svm_nmi_block):
  * noted, and it runs without the intercept. */
 static void ex_iret(struct vmm_vcpu *v, const struct svm_exit_env *env, struct vm_exit *exit)
@@ -539,6 +550,7 @@ static const struct svm_exit_kind kinds[SVM_EXIT_NPF + 1] = {
 	[SVM_EXIT_EXC_BASE + X86_VEC_DB] = { ex_reflect, "SVM exit 041h: #DB intercept" },
 	[SVM_EXIT_EXC_BASE + X86_VEC_UD] = { ex_ud_intercept, "SVM exit 046h: #UD intercept" },
 	[SVM_EXIT_EXC_BASE + X86_VEC_AC] = { ex_reflect, "SVM exit 051h: #AC intercept" },
+	[SVM_EXIT_EXC_BASE + X86_VEC_MC] = { ex_machine_check, "SVM exit 052h: #MC intercept" },
 	[SVM_EXIT_INTR] = { ex_external, "SVM exit 060h: physical interrupt" },
 	[SVM_EXIT_NMI] = { ex_external, "SVM exit 061h: NMI" },
 	[SVM_EXIT_SMI] = { ex_external, "SVM exit 062h: SMI" },

@@ -42,8 +42,11 @@
  * where an interrupt could end the run (CVE-2015-5307, CVE-2015-8104).
  * #UD is intercepted so that VMCALL, Intel's hypercall, is ferry's
  * hypercall here as VMMCALL is; any other #UD goes back unchanged.
+ * #MC is intercepted so that a machine check while the guest runs is
+ * ferry's to report (trap_guest_machine_check), not the guest's.
  */
-#define SVM_EXC_ALWAYS (VMCB_EXC(X86_VEC_DB) | VMCB_EXC(X86_VEC_UD) | VMCB_EXC(X86_VEC_AC))
+#define SVM_EXC_ALWAYS (VMCB_EXC(X86_VEC_DB) | VMCB_EXC(X86_VEC_UD) | VMCB_EXC(X86_VEC_AC) | \
+			VMCB_EXC(X86_VEC_MC))
 /*
  * MOV to CR4 is emulated (exit.c) so that the bits the guest's CPUID
  * hides are #GP whatever the host supports, as on VMX (and QEMU's TCG

@@ -301,6 +301,7 @@ _Static_assert(sizeof(struct vmcb) == 4096, "VMCB size");
 #define X86_VEC_UD		6
 #define X86_VEC_GP		13
 #define X86_VEC_AC		17
+#define X86_VEC_MC		18
 
 /* ---- MSRs (APM 15.30) ---------------------------------------------------- */
 

@@ -25,6 +25,7 @@
 #define VEC_DB		1
 #define VEC_UD		6
 #define VEC_AC		17
+#define VEC_MC		18
 
 /* How one basic exit reason is handled; absent reasons are unhandled. */
 struct exit_rule {
@@ -140,7 +141,7 @@ static const char *entry_failure_detail(uint32_t basic, uint64_t qual)
 	}
 	if (basic == VMX_EXIT_MSR_LOADING)
 		return "the failing MSR-load entry";
-	return "machine check during entry";
+	return "no detail";
 }
 
 /* Exit reason bit 31: the CPU refused the guest state; never enter again. */
@@ -163,8 +164,9 @@ static enum vmx_action entry_failed(const struct vmx_exit_info *x, struct vm_exi
  * Exit reason 0: the host's NMIs, and the exceptions of the bitmap
  * (vmx.c): #DB and #AC, reflected back so that a chain of them cannot keep
  * the CPU in the guest for ever (CVE-2015-8104, CVE-2015-5307, as on
- * SVM); ICEBP, which exits through #DB's bit; and #UD, where AMD's
- * VMMCALL is the hypercall.  The back end settles all but the NMI.
+ * SVM); ICEBP, which exits through #DB's bit; #UD, where AMD's
+ * VMMCALL is the hypercall; and #MC, a machine check that is the host's
+ * to report.  The back end settles all but the NMI.
  */
 static enum vmx_action exception_or_nmi(const struct vmx_exit_info *x, struct vm_exit *e,
 					char *what, size_t len)
@@ -184,6 +186,8 @@ static enum vmx_action exception_or_nmi(const struct vmx_exit_info *x, struct vm
 			return VMX_ACT_REFLECT;
 		if (type == INTR_TYPE_HW_EXCEPTION && vector == VEC_UD)
 			return VMX_ACT_UD_CHECK;
+		if (type == INTR_TYPE_HW_EXCEPTION && vector == VEC_MC)
+			return VMX_ACT_MCE;
 		if (type == INTR_TYPE_PRIV_SOFT_EXC && vector == VEC_DB &&
 		    x->insn_len >= 1 && x->insn_len <= MAX_INSN_LEN) {
 			e->inst_len = x->insn_len;
@@ -249,6 +253,8 @@ enum vmx_action vmx_exit_decode(const struct vmx_exit_info *x, const uint64_t *g
 
 	memset(e, 0, sizeof(*e));
 	e->rip = x->rip;
+	if (basic == VMX_EXIT_MACHINE_CHECK)
+		return VMX_ACT_MCE;	/* during VM entry: the host's, not the guest's */
 	if (x->reason & EXIT_REASON_ENTRY_FAILURE)
 		return entry_failed(x, e, what, len);
 	if (basic == VMX_EXIT_EXCEPTION_NMI)

@@ -32,15 +32,17 @@ static const struct vmcs_io *const io = &vmx_hw_io;
 #define VEC_UD	6
 #define VEC_GP	13
 #define VEC_AC	17
+#define VEC_MC	18
 /*
  * #DB and #AC exit (and go back to the guest, exit.c) so that a guest
  * cannot hang the CPU in an endless chain of them, each raised by the
  * delivery of the one before, with no instruction boundary where an
  * interrupt could end the run (CVE-2015-8104, CVE-2015-5307; SVM does the
  * same).  #UD exits so that VMMCALL, AMD's hypercall, is ferry's
- * hypercall here as VMCALL is.
+ * hypercall here as VMCALL is.  #MC exits so that a machine check while
+ * the guest runs is ferry's to report (act_mce), not the guest's.
  */
-#define EXCEPTION_BITMAP ((1u << VEC_DB) | (1u << VEC_UD) | (1u << VEC_AC))
+#define EXCEPTION_BITMAP ((1u << VEC_DB) | (1u << VEC_UD) | (1u << VEC_AC) | (1u << VEC_MC))
 /*
  * `debug bad-entry`: activity states are 0-3; any other value fails the
  * guest-state checks of VM entry ("Checks on Guest Non-Register State") on
@@ -605,6 +607,15 @@ static void act_core(struct vmx_vcpu *vx, const struct vmx_exit_info *x, struct 
 		       vx->v->vm->name, x->gpa);
 }
 
+/* A machine check while the guest ran, or during VM entry: the exit took
+ * it from the CPU, which calls no handler of ours after it; ferry
+ * reports it and stops. */
+static void act_mce(struct vmx_vcpu *vx, const struct vmx_exit_info *x, struct vm_exit *e)
+{
+	(void)vx, (void)x, (void)e;
+	trap_guest_machine_check();
+}
+
 /* The host's NMI: its handler, as if it had come outside a guest. */
 static void act_nmi(struct vmx_vcpu *vx, const struct vmx_exit_info *x, struct vm_exit *e)
 {
@@ -670,6 +681,7 @@ static act_fn *const actions[VMX_ACT_COUNT] = {
 	[VMX_ACT_REFLECT] = act_reflect,
 	[VMX_ACT_UD_CHECK] = act_ud_check,
 	[VMX_ACT_FAILED] = act_failed,
+	[VMX_ACT_MCE] = act_mce,
 };
 
 /* After an exit: decode it (exit.c), then do what the back end does itself. */

@@ -132,6 +132,7 @@ enum vmx_action {
 	VMX_ACT_REFLECT,	/* #AC: inject it back as it came */
 	VMX_ACT_UD_CHECK,	/* #UD: VMMCALL is the hypercall, else inject it back */
 	VMX_ACT_FAILED,		/* VM entry failed: the vCPU never runs again */
+	VMX_ACT_MCE,		/* a machine check (exception 18, or exit 41): report, stop */
 	VMX_ACT_COUNT
 };
 
