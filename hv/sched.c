@@ -344,17 +344,30 @@ static bool arm_wakes(struct runq *q)
 
 /* The timer wakes this CPU for the halted vCPUs beside the running one
  * when their timers fall due (the running one's own is asked at each
- * entry); one that can run already goes to the policy at once.
+ * entry), and for the throttled ones when they may run again.  Each is
+ * asked for: unlike arm_wakes, no early return (one that can run but is
+ * left waiting by the policy must not keep the others from their
+ * timers).  One that can run already is the policy's (sync_policy told
+ * it, or the next tick will): asking for its past time would only end
+ * the runner's run once more for nothing.
  * @pre host interrupts on (the timer's state is theirs too). */
 static void arm_siblings(struct runq *q)
 {
-	bool now;
+	struct vcpu *list[RUNQ_MAX];
+	unsigned int n = own_vcpus(q, list);
 
 	irq_disable();
-	now = arm_wakes(q);
+	for (unsigned int i = 0; i < n; i++) {
+		struct vcpu *v = list[i];
+
+		if (v == this_cpu()->vcpu)
+			continue;
+		if (vcpu_state(v) == VCPU_HALTED && v->halted_if && !sched_runnable(v))
+			vcpu_arm_timer(v);
+		if (vcpu_throttled_now(v))
+			apic_timer_wake_at_ns(v->thr_until_ns);
+	}
 	irq_enable();
-	if (now)
-		sync_policy(q, time_now_ns());
 }
 
 static bool run_one(struct runq *q)
@@ -412,14 +425,19 @@ bool sched_preempt(uint64_t start_tick)
 {
 	struct percpu *c = this_cpu();
 	struct runq *q = &runqs[c->index];
-	bool tick = c->timer_ticks != q->last_tick;
+	/* read once: a tick that lands between two reads would be lost */
+	uint64_t ticks = __atomic_load_n(&c->timer_ticks, __ATOMIC_RELAXED);
+	uint64_t wakes = __atomic_load_n(&c->timer_wakes, __ATOMIC_RELAXED);
+	bool tick = ticks != q->last_tick;
 
 	if (c->index == 0)
-		return c->timer_ticks - start_tick >= SHELL_SLICE_TICKS;
-	if (!tick && c->timer_wakes == q->last_wakes)
+		return ticks - start_tick >= SHELL_SLICE_TICKS;
+	if (!tick && (wakes == q->last_wakes || __atomic_load_n(&q->n, __ATOMIC_RELAXED) < 2)) {
+		q->last_wakes = wakes;	/* a wake with no sibling: the runner's own */
 		return false;
-	q->last_tick = c->timer_ticks;
-	q->last_wakes = c->timer_wakes;
+	}
+	q->last_tick = ticks;
+	q->last_wakes = wakes;
 	sync_policy(q, time_now_ns());	/* halted ones whose timer is due wait now */
 	arm_siblings(q);		/* and the others' next */
 	return tick && policy->tick(c->index, time_now_ns());
