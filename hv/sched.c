@@ -312,36 +312,6 @@ static void sync_policy(struct runq *q, uint64_t now)
 	}
 }
 
-/* Before idling: the timer wakes this CPU when the first of its halted
- * vCPUs' timers is due, or its throttled ones may run again.  True when a
- * halted one can run already (its timer fell due since the choice): no
- * sleep then.  The list is a copy (own_vcpus), so that a look at a vCPU's
- * devices, which may wake others, holds no queue lock. */
-static bool arm_wakes(struct runq *q)
-{
-	struct vcpu *list[RUNQ_MAX];
-	unsigned int n = own_vcpus(q, list);
-
-	for (unsigned int i = 0; i < n; i++) {
-		struct vcpu *v = list[i];
-
-		if (vcpu_state(v) == VCPU_HALTED && v->halted_if) {
-			/* cleared since the choice (a sibling touched a device,
-			 * or time raised a line as it looked): look again, as the
-			 * choice did; a look that finds nothing sets it anew.
-			 * Only one that may run: a paused guest's would be found
-			 * wanting again and again, and the CPU would never sleep */
-			if (!__atomic_load_n(&v->irq_quiet_until_ns, __ATOMIC_ACQUIRE) &&
-			    sched_runnable(v))
-				return true;
-			vcpu_arm_timer(v);
-		}
-		if (vcpu_throttled_now(v))
-			apic_timer_wake_at_ns(v->thr_until_ns);
-	}
-	return false;
-}
-
 /* The timer wakes this CPU for the halted vCPUs beside the running one
  * when their timers fall due (the running one's own is asked at each
  * entry), and for the throttled ones when they may run again.  Each is
@@ -498,6 +468,36 @@ int sched_pin(struct vcpu *v, uint64_t affinity)
 	return add_on(v, to);
 }
 
+
+/* Before idling: the timer wakes this CPU when the first of its halted
+ * vCPUs' timers is due, or its throttled ones may run again.  True when a
+ * halted one can run already (its timer fell due since the choice): no
+ * sleep then.  The list is a copy (own_vcpus), so that a look at a vCPU's
+ * devices, which may wake others, holds no queue lock. */
+static bool arm_wakes(struct runq *q)
+{
+	struct vcpu *list[RUNQ_MAX];
+	unsigned int n = own_vcpus(q, list);
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct vcpu *v = list[i];
+
+		if (vcpu_state(v) == VCPU_HALTED && v->halted_if) {
+			/* cleared since the choice (a sibling touched a device,
+			 * or time raised a line as it looked): look again, as the
+			 * choice did; a look that finds nothing sets it anew.
+			 * Only one that may run: a paused guest's would be found
+			 * wanting again and again, and the CPU would never sleep */
+			if (!__atomic_load_n(&v->irq_quiet_until_ns, __ATOMIC_ACQUIRE) &&
+			    sched_runnable(v))
+				return true;
+			vcpu_arm_timer(v);
+		}
+		if (vcpu_throttled_now(v))
+			apic_timer_wake_at_ns(v->thr_until_ns);
+	}
+	return false;
+}
 
 /*
  * One round of an AP's loop: run a vCPU, or sleep until an interrupt.  A
