@@ -97,7 +97,8 @@ static void test_init_intercepts(void **state)
 	/* CR4 writes, CR8 reads and writes (the core's: the local APIC's TPR) */
 	assert_int_equal(raw32(f->vmcb, 0x000), 1u << (16 + 4) | 1u << 8 | 1u << (16 + 8));
 	assert_int_equal(raw32(f->vmcb, 0x004), 0);	/* no DR intercepts */
-	assert_int_equal(raw32(f->vmcb, 0x008), (1u << 1) | (1u << 6) | (1u << 17));	/* #DB #UD #AC */
+	assert_int_equal(raw32(f->vmcb, 0x008), (1u << 1) | (1u << 6) | (1u << 17) | (1u << 18));
+								/* #DB #UD #AC #MC */
 }
 
 static void test_init_controls(void **state)
