@@ -3,7 +3,9 @@
 emulators and Linux talk over a real (virtual) Ethernet.  Only addresses in
 10.200.0.0/24 inside the namespace are used."""
 
+import math
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -69,6 +71,26 @@ class Ping:
         self.proc.wait(timeout=timeout)
         self.out.seek(0)
         return self.out.read()
+
+
+def ping_losses(out, interval):
+    """(lost, transmitted) of a ping stopped by SIGINT, from its output:
+    the echoes not answered up to the last one answered, and of those
+    after it, any beyond what the longest round trip seen could still
+    have had in flight at the stop.  (The summary's own count takes those
+    in flight for lost: a loaded link's round trips reach most of a
+    second, so a stop right after the move counted 6 of 100 lost where
+    every echo up to seq 94 had been answered, none lost at the move.)"""
+    t = re.search(r"(\d+) packets transmitted", out)
+    assert t, out
+    sent = int(t.group(1))
+    seqs = {int(s) for s in re.findall(r"icmp_seq=(\d+)", out)}
+    if not seqs:
+        return sent, sent
+    rtt = re.search(r"= [\d.]+/[\d.]+/([\d.]+)/", out)
+    in_flight = math.ceil(float(rtt.group(1)) / 1000 / interval) + 1 if rtt else 1
+    last = max(seqs)        # Linux's ping counts from 1
+    return (last - len(seqs)) + max(0, sent - last - in_flight), sent
 
 
 # QEMU NIC models ferry drives, by the name tests use for them.
