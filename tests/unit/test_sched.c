@@ -598,9 +598,7 @@ static void test_halted_sibling_woken_between_ticks(void **state)
 	sched_add(V(1));
 	settle();
 	fake_guest_timer(vms[1]);			/* the PIT at 100 Hz */
-	fake_script(hlt, 1);
-	fake_sched_run(1);
-	assert_int_equal(vcpu_state(V(1)), VCPU_HALTED);
+	run_until_halted(V(1));
 	sched_add(V(0));
 	assert_int_equal(V(0)->cpu, 1);
 	settle();
