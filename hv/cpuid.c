@@ -7,7 +7,8 @@
  * local APIC (xAPIC, x2APIC, TSC-deadline timer, always running: ARAT) is
  * ferry's own model.  The TSC and APIC timer rates are in leaf 0x15, so a
  * guest needs no calibration against the PIT; they are the guest's own
- * (fixed at creation, carried by migration), not the host's.  Leaf
+ * (fixed at creation, carried by migration), not the host's, and so is
+ * what IA32_ARCH_CAPABILITIES says of Meltdown (cpuid_arch_caps).  Leaf
  * numbers and bits: Intel SDM Vol. 2A "CPUID".
  */
 #include <string.h>
@@ -25,6 +26,7 @@
 #define L1_ECX (1u << 0 /* SSE3 */ | 1u << 13 /* CX16 */ | 1u << 21 /* x2APIC */ |	\
 		1u << 24 /* TSC-deadline */)
 #define L6_EAX_ARAT (1u << 2)	/* the APIC timer runs in every C-state */
+#define L7_EDX_ARCH_CAPS (1u << 29)	/* IA32_ARCH_CAPABILITIES exists */
 #define MAX_BASIC_LEAF 0x15
 /* Leaf 0x15: the "crystal" is the local APIC's timer clock (LAPIC_BUS_HZ,
  * 1 GHz) and the TSC is TSC_NUM / TSC_DEN of it: the rate in MHz. */
@@ -62,6 +64,10 @@ static void basic_leaf(uint32_t leaf, uint32_t subleaf, const struct cpuid_vcpu 
 		break;
 	case 6:
 		r->eax = L6_EAX_ARAT;
+		break;
+	case 7:		/* subleaf 0 (EAX: the last subleaf, 0); the others all zero */
+		if (subleaf == 0)
+			r->edx = L7_EDX_ARCH_CAPS;
 		break;
 	case 0xb:	/* x2APIC topology: each vCPU a core of its own */
 		if (subleaf <= 1) {
@@ -123,6 +129,11 @@ void cpuid_guest(uint32_t leaf, uint32_t subleaf, const struct cpuid_vcpu *c,
 			 KVM_FEATURE_PV_EOI;
 	} else if (leaf >= 0x80000000 && leaf <= 0x80000008)
 		ext_leaf(leaf, r);
+}
+
+uint64_t cpuid_arch_caps(const struct cpuid_vcpu *c)
+{
+	return c->rdcl_no ? ARCH_CAP_RDCL_NO : 0;
 }
 
 /*

@@ -6,6 +6,7 @@
 #ifndef FERRY_HV_CPUID_H
 #define FERRY_HV_CPUID_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "hv/vmm.h"
 
@@ -17,11 +18,24 @@ struct cpuid_result { uint32_t eax, ebx, ecx, edx; };
 struct cpuid_vcpu {
 	uint32_t vcpu_id;	/* also its APIC id */
 	uint64_t tsc_hz;	/* the guest's TSC rate */
+	bool rdcl_no;		/* not affected by Meltdown (struct vm rdcl_no) */
 };
 
 /* The guest's answer for (leaf, subleaf) on vCPU c. */
 void cpuid_guest(uint32_t leaf, uint32_t subleaf, const struct cpuid_vcpu *c,
 		 struct cpuid_result *r);
+
+/*
+ * IA32_ARCH_CAPABILITIES (MSR 0x10a, read-only; CPUID 7.0 EDX bit 29 says
+ * it is there, on every ferry host alike): RDCL_NO when the guest is told
+ * its CPU is not affected by Meltdown, else nothing.  Linux then runs
+ * without page-table isolation, which saves two CR3 switches per system
+ * call; KVM tells its guests the same on hosts that are not affected.  No
+ * other bit is claimed.
+ */
+#define MSR_IA32_ARCH_CAPABILITIES	0x10a
+#define ARCH_CAP_RDCL_NO		(1ull << 0)
+uint64_t cpuid_arch_caps(const struct cpuid_vcpu *c);
 
 /*
  * Boot check: which baseline features this host lacks (host = the CPU's own

@@ -65,7 +65,8 @@ static enum exit_action do_intr_window(struct vcpu *v, struct vm_exit *e)
 static enum exit_action do_cpuid(struct vcpu *v, struct vm_exit *e)
 {
 	struct cpuid_result r;
-	struct cpuid_vcpu c = { .vcpu_id = v->hw.id, .tsc_hz = vm_guest_tsc_hz(v->vm) };
+	struct cpuid_vcpu c = { .vcpu_id = v->hw.id, .tsc_hz = vm_guest_tsc_hz(v->vm),
+				.rdcl_no = v->vm->rdcl_no };
 
 	cpuid_guest((uint32_t)v->hw.gpr[GPR_RAX], (uint32_t)v->hw.gpr[GPR_RCX], &c, &r);
 	v->hw.gpr[GPR_RAX] = r.eax;
@@ -158,7 +159,12 @@ static enum exit_action do_msr(struct vcpu *v, struct vm_exit *e)
 		return EXIT_RESUME;
 	if (in_state)
 		vmm->get_state(&v->hw, &s);
-	if (write)
+	if (index == MSR_IA32_ARCH_CAPABILITIES) {	/* part of the CPU's identity */
+		const struct cpuid_vcpu c = { .rdcl_no = v->vm->rdcl_no };
+
+		st = write ? MSR_GP : MSR_DONE;
+		val = cpuid_arch_caps(&c);
+	} else if (write)
 		st = msr_write(&s, index, val, &tsc_written, &new_tsc);
 	else
 		st = msr_read(&s, index, vcpu_tsc_now(v), &val);

@@ -758,6 +758,9 @@ static struct vm *vm_new(const struct vm_config *cfg, int *rc, char *err, size_t
 		return refused(rc, -EADDRINUSE, err, errlen,
 			       "MAC %02x:%02x:%02x:%02x:%02x:%02x is in use here", cfg->mac[0],
 			       cfg->mac[1], cfg->mac[2], cfg->mac[3], cfg->mac[4], cfg->mac[5]);
+	if (cfg->meltdown == VM_MELTDOWN_NOT_AFFECTED && !vm_host_rdcl_no())
+		return refused(rc, -EINVAL, err, errlen, "the guest's CPU says it is not affected "
+			       "by Meltdown (RDCL_NO) and this host's is");
 	vm = calloc(1, sizeof(*vm));
 	if (!vm)
 		return refused(rc, -ENOMEM, err, errlen, "out of memory for the guest's bookkeeping");
@@ -780,11 +783,18 @@ static struct vm *vm_new(const struct vm_config *cfg, int *rc, char *err, size_t
 	vm->nic = cfg->nic;
 	vm->pvpanic = cfg->pvpanic == VM_PVPANIC_AUTO ? wants_pvpanic(cfg->kernel) :
 		      cfg->pvpanic == VM_PVPANIC_ON;
+	vm->rdcl_no = cfg->meltdown == VM_MELTDOWN_HOST ? vm_host_rdcl_no() :
+		      cfg->meltdown == VM_MELTDOWN_NOT_AFFECTED;
 	vm->nr_frames = vm->mem_size / PAGE_SIZE;
 	vm->created_ns = time_now_ns();
 	vm->weight = cfg->weight ? cfg->weight : SCHED_WEIGHT_DEFAULT;
 	vm->cap_pct = cfg->cap_pct;
 	return vm;
+}
+
+bool vm_host_rdcl_no(void)
+{
+	return cpus[0].caps.rdcl_no;
 }
 
 int vm_create(const struct vm_config *cfg, struct vm **out, char *err, size_t errlen)

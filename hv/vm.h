@@ -253,11 +253,19 @@ struct vm {
 	bool nic;			/* (c) */
 	uint8_t mac[6];			/* (c) */
 	bool pvpanic;			/* (c) a pvpanic device on PCI: Linux guests */
+	bool rdcl_no;			/* (c) its CPU says it is not affected by
+					 * Meltdown (hv/cpuid.h cpuid_arch_caps) */
 	uint64_t crash_loads;		/* (a) pvpanic CRASH_LOADED reports */
 	struct vm_arrival arr;		/* an incoming guest's first steps */
 };
 
 enum vm_pvpanic { VM_PVPANIC_AUTO, VM_PVPANIC_ON, VM_PVPANIC_OFF };
+/* What the guest's CPU says of Meltdown (IA32_ARCH_CAPABILITIES.RDCL_NO):
+ * what this host's says (create's default, as KVM does), that it may be
+ * affected (create meltdown=affected: the guest can move to any host), or
+ * that it is not (a migration's source said so: refused on a host whose CPU
+ * is affected). */
+enum vm_meltdown { VM_MELTDOWN_HOST, VM_MELTDOWN_AFFECTED, VM_MELTDOWN_NOT_AFFECTED };
 
 /* What `create` asks for. */
 #define VM_TSC_KHZ_MIN	1000ull		/* 1 MHz .. */
@@ -280,6 +288,7 @@ struct vm_config {
 				 * host's.  An incoming guest's comes with it. */
 	enum vm_pvpanic pvpanic;	/* a pvpanic device: by the kernel's kind,
 					 * or as a migration's source had it */
+	enum vm_meltdown meltdown;
 };
 
 /* Lifecycle (hv/vm.c).  Errors: negative errno, reason in words in err. */
@@ -326,6 +335,9 @@ void *vm_gpa_to_hva(struct vm *vm, uint64_t gpa);	/* one page; NULL outside RAM 
  * from 4 GiB): what the dirty log and migration count.  NULL past the end. */
 void *vm_page_hva(struct vm *vm, uint64_t page);
 uint64_t vm_host_high_bytes(struct vm *vm);	/* guest RAM on host frames >= 4 GiB */
+/* This host's CPU is not affected by Meltdown: what create's default,
+ * meltdown=host, tells a guest, and what a guest told so needs here. */
+bool vm_host_rdcl_no(void);
 
 /*
  * The TLB rule of hv/vmm.h, done: bump vm->hw.gpa_gen, then make every vCPU

@@ -37,12 +37,13 @@ int virt_describe(const struct virt_caps *c, char *buf, int len)
 	if (c->kind == VIRT_NONE)
 		return snprintf(buf, len, "none (%s)", c->why);
 	if (c->kind == VIRT_VMX)
-		return snprintf(buf, len, "VMX%s%s%s%s%s%s%s%s%s%s", c->nested_paging ? " EPT" : "",
+		return snprintf(buf, len, "VMX%s%s%s%s%s%s%s%s%s%s%s", c->nested_paging ? " EPT" : "",
 				c->unrestricted ? " unrestricted-guest" : "",
 				c->tagged_tlb ? " VPID" : "", c->ad_bits ? " EPT-A/D" : "",
 				c->dirty_log_hw ? " PML" : "", c->tsc_scaling ? " TSC-scaling" : "",
-				c->pause_exiting ? " PLE" : "", pre, why, post);
-	return snprintf(buf, len, "SVM%s%s%s asids=%u%s%s%s", c->nested_paging ? " NPT" : "",
+				c->pause_exiting ? " PLE" : "", c->rdcl_no ? " RDCL_NO" : "",
+				pre, why, post);
+	return snprintf(buf, len, "SVM%s%s%s asids=%u%s%s%s%s", c->nested_paging ? " NPT" : "",
 			c->next_rip ? " NRIP-save" : "", c->pause_exiting ? " pause-filter" : "",
-			c->asids, pre, why, post);
+			c->asids, c->rdcl_no ? " RDCL_NO" : "", pre, why, post);
 }

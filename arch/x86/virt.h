@@ -26,6 +26,9 @@ struct virt_caps {
 	uint8_t maxphyaddr;	/* physical-address width, 32..52: what the
 				 * hardware walks the guest's paging with */
 	bool gbpages;		/* 1 GiB pages (guest-walk reserved bits) */
+	bool rdcl_no;		/* not affected by Meltdown (rogue data cache
+				 * load): an SVM (AMD, Hygon) CPU, or one whose
+				 * IA32_ARCH_CAPABILITIES has RDCL_NO */
 	char why[64];		/* when !usable: the reason, in words */
 };
 

@@ -458,6 +458,9 @@ static int admit_fit(const struct mig_hello *h, const struct mig_host *host, str
 		return mig_error_set(e, MIG_E_BASELINE, "guest CPU baseline %016llx, this host's %016llx",
 				     (unsigned long long)h->cpu_baseline,
 				     (unsigned long long)host->cpu_baseline);
+	if (h->arch_caps & ~host->arch_caps)
+		return mig_error_set(e, MIG_E_BASELINE, "its CPU claims RDCL_NO (not affected by "
+				     "Meltdown); this host's CPU is affected");
 	if (h->vcpus > host->max_vcpus || h->mem_size > host->max_mem)
 		return mig_error_set(e, MIG_E_LIMIT, "%u vCPUs and %llu MiB, this host takes at most "
 				     "%u and %llu MiB", h->vcpus,

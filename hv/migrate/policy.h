@@ -135,6 +135,7 @@ struct mig_host {
 	bool peer_allowed;		/* the listener accepts this peer */
 	bool busy;			/* a migration is already coming in */
 	uint64_t cpu_baseline;		/* mig_cpu_baseline(cpuid_guest) */
+	uint64_t arch_caps;		/* IA32_ARCH_CAPABILITIES bits it can give a guest */
 	uint32_t dev_version;		/* vdev_snapshot's format version */
 	uint32_t max_vcpus;		/* VM_MAX_VCPUS */
 	uint64_t max_mem;		/* VM_MAX_MEM_MB << 20 */

@@ -237,6 +237,7 @@ static void host_facts(struct in *in, struct mig_host *h)
 	h->peer_allowed = peer_allowed(in->ch.peer_ip);
 	h->busy = busy_besides(in);
 	h->cpu_baseline = mig_cpu_baseline(cpuid_guest);
+	h->arch_caps = vm_host_rdcl_no() ? ARCH_CAP_RDCL_NO : 0;
 	h->dev_version = VDEV_SNAP_VERSION;
 	h->max_vcpus = VM_MAX_VCPUS;
 	h->max_mem = (uint64_t)VM_MAX_MEM_MB << 20;
@@ -279,6 +280,8 @@ static int create_guest(struct in *in, const struct mig_hello *h, struct mig_err
 		.modules = h->modules[0] ? h->modules : NULL,
 		.mac = h->nic ? h->mac : NULL, .weight = h->weight, .cap_pct = h->cap_pct,
 		.pvpanic = h->pvpanic ? VM_PVPANIC_ON : VM_PVPANIC_OFF,
+		.meltdown = h->arch_caps & ARCH_CAP_RDCL_NO ? VM_MELTDOWN_NOT_AFFECTED :
+			    VM_MELTDOWN_AFFECTED,
 	};
 	char err[128];
 	int rc = vm_create_incoming(&cfg, &in->vm, err, sizeof(err));

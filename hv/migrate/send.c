@@ -475,6 +475,7 @@ static void fill_hello(struct mig_out *o, struct mig_hello *h)
 	h->nic = vm->nic;
 	memcpy(h->mac, vm->mac, sizeof(h->mac));
 	h->pvpanic = vm->pvpanic;
+	h->arch_caps = vm->rdcl_no ? ARCH_CAP_RDCL_NO : 0;
 	h->weight = vm->weight;
 	h->cap_pct = vm->cap_pct;
 	snprintf(h->ferry_version, sizeof(h->ferry_version), "%s", ferry_version);

@@ -247,6 +247,7 @@ static void walk_hello(struct walk *w, struct mig_rec *r)
 	snap_u64(&w->s, &h->mig_id);
 	snap_u64(&w->s, &h->mem_size);
 	snap_u64(&w->s, &h->cpu_baseline);
+	snap_u64(&w->s, &h->arch_caps);
 	snap_u64(&w->s, &h->tsc_hz);
 	snap_u64(&w->s, &h->guest_tsc);
 	w_bool(w, &h->nic, "HELLO nic");
@@ -442,6 +443,9 @@ static int check_hello(const struct mig_stream *s, const struct mig_rec *r, stru
 	if (h->tsc_hz < MIG_TSC_HZ_MIN || h->tsc_hz > MIG_TSC_HZ_MAX)
 		return NOPE(MIG_E_PROTOCOL, "HELLO: TSC rate %llu Hz out of range",
 			    (unsigned long long)h->tsc_hz);
+	if (h->arch_caps & ~ARCH_CAP_RDCL_NO)
+		return NOPE(MIG_E_PROTOCOL, "HELLO: IA32_ARCH_CAPABILITIES %#llx has bits "
+			    "ferry does not give", (unsigned long long)h->arch_caps);
 	if (!name_ok(h->name))
 		return NOPE(MIG_E_PROTOCOL, "HELLO: bad guest name");
 	if (h->nic && ((h->mac[0] & 1) || !(h->mac[0] | h->mac[1] | h->mac[2] | h->mac[3] |

@@ -31,11 +31,11 @@
 #include "hv/cpuid.h"
 
 #define MIG_PORT		7447	/* default TCP port of `migrate listen` */
-#define MIG_PROTO_VERSION	9	/* 2: SPARSE pages, halted vCPUs; 3: HELLO nic, mac;
+#define MIG_PROTO_VERSION	10	/* 2: SPARSE pages, halted vCPUs; 3: HELLO nic, mac;
 					 * 4: HELLO weight, cap; 5: HELLO pvpanic;
 					 * 6: ROUND_ACK; 7: FRAMES;
 					 * 8: HELLO initrd, modules;
-					 * 9: HELLO timeout_s */
+					 * 9: HELLO timeout_s; 10: HELLO arch_caps */
 #define MIG_CPU_STATE_VERSION	1	/* layout of struct cpu_state on the wire */
 
 /* Record header: u16 type, u16 flags, u32 len, u32 seq, u32 crc; LE. */
@@ -146,6 +146,7 @@ struct mig_hello {
 	uint64_t mig_id;		/* random, names this migration in both logs */
 	uint64_t mem_size;		/* bytes, whole MiB, <= MIG_MEM_MAX */
 	uint64_t cpu_baseline;		/* mig_cpu_baseline() of the source */
+	uint64_t arch_caps;		/* its IA32_ARCH_CAPABILITIES: 0 or ARCH_CAP_RDCL_NO */
 	uint64_t tsc_hz;		/* the rate the guest's TSC runs at the source */
 	uint64_t guest_tsc;		/* guest TSC when HELLO was sent (for logs) */
 	bool nic;			/* the guest has a NIC (create nic=on) ... */

@@ -57,8 +57,8 @@ static int parse_guest_mac(const char *text, const uint8_t **out)
 static int create_args(int argc, char **argv, struct vm_config *cfg)
 {
 	static const char *const keys[] = { "kernel", "mem", "vcpus", "cmdline", "initrd", "nic",
-					    "mac", "tsc_khz", "module", NULL };
-	const char *vals[9];
+					    "mac", "tsc_khz", "module", "meltdown", NULL };
+	const char *vals[10];
 	uint64_t n;
 	int bad, rc;
 
@@ -112,6 +112,13 @@ static int create_args(int argc, char **argv, struct vm_config *cfg)
 			    VM_TSC_KHZ_MIN, VM_TSC_KHZ_MAX);
 		return rc;
 	}
+	if (vals[9] && strcmp(vals[9], "host") && strcmp(vals[9], "affected")) {
+		shell_error("create", "meltdown=%s: host (say what this host's CPU says) or "
+			    "affected (say nothing: the guest can move to any host)", vals[9]);
+		return -EINVAL;
+	}
+	cfg->meltdown = vals[9] && !strcmp(vals[9], "affected") ? VM_MELTDOWN_AFFECTED :
+			VM_MELTDOWN_HOST;
 	return 0;
 }
 
@@ -371,6 +378,9 @@ int cmd_info(int argc, char **argv)
 	dirtylog_show_map(vm);
 	vm_tsc_describe(vm, tsc, sizeof(tsc));
 	shell_printf("tsc:        %s\n", tsc);
+	shell_printf("cpu:        %s\n", vm->rdcl_no ?
+		     "not affected by Meltdown (RDCL_NO): moves only to hosts that are not" :
+		     "may be affected by Meltdown: moves to any host");
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		shell_printf("vcpu %u:     on CPU %d, rip %#lx\n", i, vm->vcpus[i]->cpu,
 			     vm->vcpus[i]->exit.rip);

@@ -187,7 +187,7 @@ const struct shell_cmd shell_commands[] = {
 	{ "uptime", "", "time since boot", cmd_uptime },
 	{ "log", "", "the log: boot messages and everything since", cmd_log },
 	{ "modules", "", "the GRUB modules: name, size, command line", cmd_modules },
-	{ "create", "NAME kernel=MODULE [initrd=MODULE | module=M1[,M2...]] [mem=MB] [vcpus=1] [nic=on [mac=52:54:00:XX:XX:XX]] [tsc_khz=N] [cmdline=\"...\"]",
+	{ "create", "NAME kernel=MODULE [initrd=MODULE | module=M1[,M2...]] [mem=MB] [vcpus=1] [nic=on [mac=52:54:00:XX:XX:XX]] [tsc_khz=N] [meltdown=host|affected] [cmdline=\"...\"]",
 	  "define a guest from a GRUB module (multiboot1 ELF, Linux bzImage or PVH vmlinux)", cmd_create },
 	{ "start", "[-c] NAME", "start a created guest (-c: attach its console)", cmd_start },
 	{ "pause", "NAME", "stop running a guest, keeping it in memory", cmd_pause },

@@ -13,9 +13,13 @@ presents (GenuineIntel family 6 model 42, the qemu64 features; hv/cpuid.c),
 which is the fair comparison, and with plain `-cpu qemu64` (AuthenticAMD
 family 15) for reference.  The CPU's identity alone changes the guest's
 code: on an Intel family 6 CPU Linux turns on page-table isolation (a CR3
-switch, and under TCG a TLB flush, at every system call) and picks
-`rep movsq` string copies (REP_GOOD), both slower under TCG than qemu64's
-paths, so a ferry-vs-qemu64 ratio is mostly that difference, not ferry's.
+switch, and under TCG a TLB flush, at every system call) unless
+IA32_ARCH_CAPABILITIES says RDCL_NO, and picks `rep movsq` string copies
+(REP_GOOD), slower under TCG than qemu64's paths.  ferry tells its guest
+RDCL_NO on this AMD host (`create ... meltdown=host`); QEMU's TCG cannot
+give that MSR, so the direct run on ferry's CPU gets `nopti` on its command
+line instead, and each run's /sys/.../vulnerabilities/meltdown is printed
+to show that neither isolates its page tables.
 
 Figures:
 - time to the guest's first shell prompt: under ferry from `start`, directly
@@ -56,7 +60,10 @@ MEM = 256
 # ferry's guest CPU (hv/cpuid.c) as QEMU can give it: TCG lacks x2APIC and
 # the TSC-deadline timer, which a CPU-bound job does not use.
 FERRY_CPU = "qemu64,vendor=GenuineIntel,family=6,model=42,stepping=7,-svm,-mce,-mca"
-DIRECT_CPUS = {"ferry's CPU": FERRY_CPU, "qemu64": "qemu64"}
+# each direct run's CPU and what its command line gets besides CMDLINE
+DIRECT_CPUS = {"ferry's CPU": (FERRY_CPU, " nopti"), "qemu64": ("qemu64", "")}
+MELTDOWN = "cat /sys/devices/system/cpu/vulnerabilities/meltdown"
+MELT_RX = r"(Not affected|Vulnerable|Mitigation: PTI|Unknown)[^\n]*"
 SHA = ("dd if=/dev/zero of=/tmp/z bs=1M count=64 2>/dev/null; echo SHA-GO; "
        "sha256sum /tmp/z; echo SHA-DONE")
 
@@ -64,14 +71,14 @@ SHA = ("dd if=/dev/zero of=/tmp/z bs=1M count=64 2>/dev/null; echo SHA-GO; "
 class Direct:
     """The kernel booted by QEMU itself, its serial console on a pipe."""
 
-    def __init__(self, name, cpu="qemu64"):
+    def __init__(self, name, cpu="qemu64", more=""):
         self.buf, self.cv = "", threading.Condition()
         self.log = open(os.path.join(LOGDIR, f"{name}.log"), "w", errors="replace")
         self.t0 = time.time()
         self.proc = subprocess.Popen(
             ["qemu-system-x86_64", "-accel", "tcg", "-cpu", cpu, "-m", str(MEM),
              "-kernel", os.path.join(LINUX, "vmlinuz"), "-initrd", os.path.join(LINUX, "initrd"),
-             "-append", CMDLINE, "-nic", "none", "-serial", "stdio", "-display", "none",
+             "-append", CMDLINE + more, "-nic", "none", "-serial", "stdio", "-display", "none",
              "-monitor", "none"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         threading.Thread(target=self._pump, daemon=True).start()
@@ -154,6 +161,9 @@ def ferry_run(m, i, res):
         m.pos = s
         m.expect(p, timeout=t)
         return re.compile(p).search(m.buf, s)
+    m.send(MELTDOWN + "\r")
+    res["melt"] = expect(MELT_RX, start, 60).group(0).strip()
+    start = m.pos
     res["sha"].append(sha_time(lambda line: m.send(line + "\r"), expect, start))
     m.send(b"\x1d")
     m.expect("ferry> ")
@@ -170,8 +180,8 @@ def ferry_run(m, i, res):
     res["idle_host"].append(cpu_s(m.proc.pid) - c0)
 
 
-def direct_run(i, res, cpu):
-    d = Direct(f"bench-linux-direct{i}-{cpu.split(',')[0]}{len(cpu)}", cpu)
+def direct_run(i, res, cpu, more):
+    d = Direct(f"bench-linux-direct{i}-{cpu.split(',')[0]}{len(cpu)}", cpu, more)
     try:
         d.expect(re.escape(SHELL))
         res["boot"].append(time.time() - d.t0)
@@ -179,6 +189,9 @@ def direct_run(i, res, cpu):
 
         def expect(p, s, t):
             return d.expect(p, s, t)
+        d.send(MELTDOWN)
+        m = expect(MELT_RX, start, 60)
+        res["melt"], start = m.group(0).strip(), m.end()
         res["sha"].append(sha_time(d.send, expect, start))
         c0 = cpu_s(d.proc.pid)
         time.sleep(10)
@@ -344,7 +357,7 @@ def main(argv):
         for i in range(a.pairs):
             # rotate the three so that no one always follows the same
             runs = [lambda: ferry_run(m, i, fer)] + [
-                (lambda k=k, cpu=cpu: direct_run(i, dirs[k], cpu)) for k, cpu in DIRECT_CPUS.items()]
+                (lambda k=k, c=c: direct_run(i, dirs[k], *c)) for k, c in DIRECT_CPUS.items()]
             for run in runs[i % 3:] + runs[:i % 3]:
                 run()
     finally:
@@ -352,6 +365,9 @@ def main(argv):
     med = statistics.median
     print(f"Linux guest (Debian 12 kernel, busybox initramfs, {MEM} MiB, 1 vCPU, "
           f"cmdline '{CMDLINE}'), QEMU TCG, {a.pairs} rounds, the three runs rotated:")
+    print(f"  Meltdown, as each guest's kernel sees it: ferry '{fer.get('melt')}'; " +
+          "; ".join(f"direct on {k} ({DIRECT_CPUS[k][1].strip() or 'no extra option'}) "
+                    f"'{d.get('melt')}'" for k, d in dirs.items()))
     versus("to the first shell prompt", "boot", fer, dirs)
     ex = dict(fer["exits"][-1])
     pv = ex.pop("_pv_eoi", 0)

@@ -41,8 +41,9 @@ import zlib
 
 HDR = 16
 MAGIC = 0x4D00
-PROTO = 9             # MIG_PROTO_VERSION
-HELLO_FIXED = "<IIIIQQQQQB6sBII"  # ... guest_tsc, nic, mac (3), pvpanic (5), weight, cap (4)
+PROTO = 10            # MIG_PROTO_VERSION
+# ... cpu_baseline, arch_caps (10), tsc_hz, guest_tsc, nic, mac (3), pvpanic (5), weight, cap (4)
+HELLO_FIXED = "<IIIIQQQQQQB6sBII"
 TYPES = ["HELLO", "HELLO_REPLY", "PAGES", "ROUND_END", "VCPU_STATE", "DEVICE_STATE",
          "TSC", "END", "READY", "COMMIT", "COMMITTED", "ABORT", "QUERY", "QUERY_REPLY",
          "ROUND_ACK", "FRAMES"]
@@ -73,7 +74,7 @@ def hello_payload(name="peer1", mem_mib=16, vcpus=1, mig_id=0x1122334455667788,
                   kernel="testguest", cmdline="heartbeat", dev_version=1, initrd="", modules="",
                   timeout_s=0):
     return (struct.pack(HELLO_FIXED, PROTO, 1, dev_version, vcpus, mig_id, mem_mib << 20,
-                        baseline, tsc_hz, 123456789, 0, bytes(6), 0, 256, 0)
+                        baseline, 0, tsc_hz, 123456789, 0, bytes(6), 0, 256, 0)
             + string(version) + string(name) + string(kernel) + string(cmdline)
             + string(initrd) + string(modules) + struct.pack("<I", timeout_s))
 

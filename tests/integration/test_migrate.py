@@ -242,10 +242,11 @@ def is_running(st):
     return bool(st) and st.startswith("running") and "doubt" not in st
 
 
-def create(h, name, kind, mem=16, cmdline=None):
-    """Create and start a test guest; returns the memory it cost the host."""
+def create(h, name, kind, mem=16, cmdline=None, more=""):
+    """Create and start a test guest (`more`: further create options);
+    returns the memory it cost the host."""
     before = free_kib(h)
-    out = h.cmd(f'create {name} kernel=testguest mem={mem} '
+    out = h.cmd(f'create {name} kernel=testguest mem={mem} {more}'
                 f'cmdline="{cmdline or KINDS[kind][0]}"', timeout=60)
     assert f"created {name}" in out, out
     cost = before - free_kib(h)
@@ -680,17 +681,33 @@ def last_session(h):
 def test_qemu_to_bochs_and_back(net, ab):
     """AMD SVM (QEMU) -> Intel VMX (Bochs) -> AMD SVM, a small dirty guest.
     Bochs emulates PML: its dirty log is fed by PML (no write faults), the
-    QEMU host's by write-protect faults."""
+    QEMU host's by write-protect faults.
+    QEMU's AMD CPU is not affected by Meltdown and Bochs's Skylake is: a
+    guest created on QEMU as it is, told RDCL_NO, is refused by Bochs before
+    anything moves; one created with meltdown=affected goes."""
     a, _ = ab
     x = net.add("bochs", "X")
     try:
-        assert "dirty log: pml (hardware: pml)" in x.cmd("cpus")
-        assert "dirty log: write-protect (hardware: none)" in a.cmd("cpus")
+        cpus_x, cpus_a = x.cmd("cpus"), a.cmd("cpus")
+        assert "dirty log: pml (hardware: pml)" in cpus_x
+        assert "dirty log: write-protect (hardware: none)" in cpus_a
+        assert "RDCL_NO" in cpus_a and "RDCL_NO" not in cpus_x, (cpus_a, cpus_x)
         assert "no 'pml' dirty logging" in a.cmd("debug dirtylog pml")
         assert "listening on port 7447" in x.cmd("migrate listen")
+        create(a, "vr", "dirty", cmdline="dirty mb=1 rate=1")
+        assert "cpu:        not affected by Meltdown (RDCL_NO)" in a.cmd("info vr")
+        r = migrate(a, "vr", x, timeout=120)
+        assert r.what == "error" and "claims RDCL_NO" in r.rest, r.line_out
+        assert is_running(state(a, "vr")) and "vr" not in guests(x)
+        assert any(r["guest"] == "vr" and r["outcome"] == "refused" for r in migrations(x)), \
+            x.cmd("migrations")
+        assert re.search(r"refused incoming vr from \S+: CPU baseline differs: its CPU claims "
+                         r"RDCL_NO", x.m.buf), "no refusal in Bochs's log"
+        a.cmd("destroy vr")
         # Bochs takes about 0.2 MB/s: a small working set, and a downtime
         # target that lets it stop after round 0
-        create(a, "vx", "dirty", cmdline="dirty mb=1 rate=1")
+        create(a, "vx", "dirty", cmdline="dirty mb=1 rate=1", more="meltdown=affected ")
+        assert "cpu:        may be affected by Meltdown" in a.cmd("info vx")
         p = progress(a, "vx", "dirty")
         migrate_ok(a, "vx", x, "downtime=10000", timeout=600)
         assert free_kib(a) == a.free

@@ -29,7 +29,7 @@ from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 NAME = b"Noise_KK_25519_ChaChaPoly_SHA256"
-PROTO_VERSION = 9   # MIG_PROTO_VERSION (hv/migrate/stream.h): in the prologue
+PROTO_VERSION = 10  # MIG_PROTO_VERSION (hv/migrate/stream.h): in the prologue
 PROLOGUE = b"ferry-migrate" + struct.pack("<I", PROTO_VERSION)
 
 # fixed keys: the test's, never a real host's

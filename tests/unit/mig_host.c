@@ -356,6 +356,8 @@ static struct mh_vm *vm_new(enum mh_host h, const struct vm_config *cfg)
 	v->vm.nr_vcpus = cfg->vcpus;
 	v->vm.weight = cfg->weight ? cfg->weight : 256;	/* as vm_create sets them */
 	v->vm.cap_pct = cfg->cap_pct;
+	v->vm.rdcl_no = cfg->meltdown == VM_MELTDOWN_HOST ? !W.meltdown[h] :
+			cfg->meltdown == VM_MELTDOWN_NOT_AFFECTED;
 	v->mem = calloc(1, v->vm.mem_size);
 	assert_non_null(v->mem);
 	return v;
@@ -367,6 +369,11 @@ struct mh_vm *mh_vm_on(enum mh_host h, const char *name)
 		if (W.vms[i]->host == h && !strcmp(W.vms[i]->vm.name, name))
 			return W.vms[i];
 	return NULL;
+}
+
+bool vm_host_rdcl_no(void)
+{
+	return !W.meltdown[W.running];
 }
 
 struct vm *vm_find(const char *name)

@@ -109,6 +109,7 @@ struct mh_world {
 	uint32_t dst_left_unkicked;
 	struct mig_keyring kr[2];	/* each host's keys and trusted peers */
 	bool dev_at_odds[2];		/* vmstate_check_devices fails there */
+	bool meltdown[2];		/* that host's CPU is affected by Meltdown */
 	uint32_t late_frames;		/* the source's guest got these after its
 					 * device state was saved (64 bytes each) */
 	bool late_bad;			/* and their list is malformed */

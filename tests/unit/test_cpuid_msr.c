@@ -50,7 +50,10 @@ static void test_cpuid_hides_what_ferry_does_not_virtualise(void **state)
 	cpuid_guest(4, 0, &vcpu0, &r);
 	assert_int_equal(r.eax & 0x1f, 0);		/* cache list ends at once */
 	cpuid_guest(7, 0, &vcpu0, &r);
-	assert_int_equal(r.ebx | r.ecx | r.edx, 0);
+	assert_int_equal(r.eax | r.ebx | r.ecx, 0);	/* one subleaf, no features ... */
+	assert_int_equal(r.edx, 1u << 29);		/* ... but IA32_ARCH_CAPABILITIES */
+	cpuid_guest(7, 1, &vcpu0, &r);
+	assert_int_equal(r.eax | r.ebx | r.ecx | r.edx, 0);
 	cpuid_guest(0x8000001f, 0, &vcpu0, &r);		/* SEV: absent */
 	assert_int_equal(r.eax | r.ebx | r.ecx | r.edx, 0);
 }
@@ -98,6 +101,25 @@ static void test_cpuid_is_deterministic(void **state)
 	for (uint32_t leaf = 0; leaf < 0x20; leaf++) {
 		cpuid_guest(leaf, 0, &vcpu0, &a);
 		cpuid_guest(leaf, 0, &vcpu0, &b);
+		assert_memory_equal(&a, &b, sizeof(a));
+	}
+}
+
+/* IA32_ARCH_CAPABILITIES is there for every guest (leaf 7, the same on
+ * every host, so the migration baseline does not change); what it says of
+ * Meltdown is the guest's own, fixed at creation. */
+static void test_arch_capabilities(void **state)
+{
+	const struct cpuid_vcpu safe = { .vcpu_id = 0, .tsc_hz = 2500000000ull, .rdcl_no = true };
+	struct cpuid_result a, b;
+
+	(void)state;
+	assert_int_equal(cpuid_arch_caps(&vcpu0), 0);
+	assert_int_equal(cpuid_arch_caps(&safe), ARCH_CAP_RDCL_NO);
+	assert_int_equal(ARCH_CAP_RDCL_NO, 1);		/* bit 0 (SDM Vol. 4, Table 2-2) */
+	for (uint32_t leaf = 0; leaf <= 0x15; leaf++) {
+		cpuid_guest(leaf, 0, &vcpu0, &a);
+		cpuid_guest(leaf, 0, &safe, &b);
 		assert_memory_equal(&a, &b, sizeof(a));
 	}
 }
@@ -208,6 +230,7 @@ int main(void)
 		cmocka_unit_test(test_cpuid_hides_what_ferry_does_not_virtualise),
 		cmocka_unit_test(test_cpuid_is_deterministic),
 		cmocka_unit_test(test_cpuid_tsc_rate_and_kvm_leaves),
+		cmocka_unit_test(test_arch_capabilities),
 		cmocka_unit_test(test_baseline_check),
 		cmocka_unit_test(test_msr_allow_list),
 		cmocka_unit_test(test_msr_efer_rules),

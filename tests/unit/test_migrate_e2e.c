@@ -295,6 +295,8 @@ static void test_clean_run(void **st)
 	assert_true(said("note: no module 'config' here: a reboot of the guest here would stop it"));
 	assert_int_equal(d->vm.weight, 384);	/* its share came along */
 	assert_int_equal(d->vm.cap_pct, 60);
+	assert_true(src_vm->vm.rdcl_no);	/* what its CPU says of Meltdown came too */
+	assert_true(d->vm.rdcl_no);
 	/* memory as the source left it when it paused: every byte */
 	assert_memory_equal(d->mem, src_vm->mem, d->vm.mem_size);
 	assert_int_equal(d->cpu_loads, 1);
@@ -1184,6 +1186,34 @@ static void refused_before_data(const char *src_words, const char *dst_words)
 	}
 }
 
+/* A guest whose CPU says it is not affected by Meltdown does not go to a
+ * host whose CPU is: HELLO is refused, nothing moves.  One created with
+ * meltdown=affected goes, and says the same there. */
+static void test_meltdown_promise_kept(void **st)
+{
+	struct mh_vm *d;
+
+	(void)st;
+	W.meltdown[MH_DST] = true;
+	assert_int_not_equal(migrate(), 0);
+	assert_true(said("error: 10.0.0.2:7447 refused: CPU baseline differs: its CPU claims "
+			 "RDCL_NO (not affected by Meltdown); this host's CPU is affected"));
+	source_kept();
+	assert_int_equal(last_entry(true)->outcome, MIG_REFUSED);
+	assert_int_equal(last_entry(true)->rounds, 0);
+	mh_run_for(100000);
+	assert_null(mh_vm_on(MH_DST, "g1"));		/* no guest was even made */
+	assert_int_equal(last_entry(false)->outcome, MIG_REFUSED);
+	assert_non_null(strstr(last_entry(false)->why, "this host's CPU is affected"));
+	src_vm->vm.rdcl_no = false;		/* as create meltdown=affected makes it */
+	assert_int_equal(migrate(), 0);
+	mh_run_for(100000);
+	d = mh_vm_on(MH_DST, "g1");
+	assert_non_null(d);
+	assert_int_equal(d->vm.state, VM_RUNNING);
+	assert_false(d->vm.rdcl_no);
+}
+
 /* Only the source says insecure: the secure listener refuses it. */
 static void test_insecure_source_refused(void **st)
 {
@@ -1788,6 +1818,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_late_frames_go_with_the_guest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_late_frames_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_waiting_frames_dropped_at_commit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_meltdown_promise_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_state_at_odds_at_the_source, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_sealed_record_empty, setup, teardown),

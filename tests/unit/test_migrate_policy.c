@@ -712,6 +712,7 @@ static void m_vcpus(struct mig_hello *h, struct mig_host *x) { (void)x; h->vcpus
 static void m_mem(struct mig_hello *h, struct mig_host *x) { h->mem_size = 2ull << 30; x->max_mem = 1ull << 30; }
 static void m_name(struct mig_hello *h, struct mig_host *x) { (void)x; strcpy(h->name, "db"); }
 static void m_free(struct mig_hello *h, struct mig_host *x) { (void)h; x->free_bytes = 256ull << 20; }
+static void m_rdcl(struct mig_hello *h, struct mig_host *x) { h->arch_caps = ARCH_CAP_RDCL_NO; x->arch_caps = 0; }
 
 static void test_admission(void **st)
 {
@@ -722,7 +723,7 @@ static void test_admission(void **st)
 	(void)st;
 	admit_case(m_peer, MIG_E_NOT_ALLOWED, "does not accept");
 	admit_case(m_busy, MIG_E_BUSY, "already");
-	admit_case(m_proto, MIG_E_VERSION, "this host v9");
+	admit_case(m_proto, MIG_E_VERSION, "this host v10");
 	admit_case(m_cpuv, MIG_E_VERSION, "cpu v9");
 	admit_case(m_devv, MIG_E_VERSION, "device v1");
 	admit_case(m_base, MIG_E_BASELINE, "baseline");
@@ -730,6 +731,8 @@ static void test_admission(void **st)
 	admit_case(m_mem, MIG_E_LIMIT, "2048 MiB");
 	admit_case(m_name, MIG_E_NAME_TAKEN, "'db'");
 	admit_case(m_free, MIG_E_NO_MEMORY, "free");
+	admit_case(m_rdcl, MIG_E_BASELINE, "RDCL_NO (not affected by Meltdown); this host's CPU "
+		   "is affected");
 
 	hello_init(&h);
 	host_init(&host);
@@ -745,6 +748,16 @@ static void test_admission(void **st)
 	assert_int_equal(mig_admit(&h, &host, &e), 0);
 	host.free_bytes--;
 	assert_int_equal(mig_admit(&h, &host, &e), -EPERM);
+	/* a guest told it is not affected goes to a host that is not either;
+	 * one that was told nothing goes anywhere */
+	host_init(&host);
+	host.arch_caps = ARCH_CAP_RDCL_NO;
+	h.arch_caps = ARCH_CAP_RDCL_NO;
+	assert_int_equal(mig_admit(&h, &host, &e), 0);
+	h.arch_caps = 0;
+	assert_int_equal(mig_admit(&h, &host, &e), 0);
+	host.arch_caps = 0;
+	assert_int_equal(mig_admit(&h, &host, &e), 0);
 }
 
 /* ---- TSC ---- */

@@ -121,6 +121,7 @@ static void pb_hello(const struct mig_hello *h)
 	pb_u64(h->mig_id);
 	pb_u64(h->mem_size);
 	pb_u64(h->cpu_baseline);
+	pb_u64(h->arch_caps);
 	pb_u64(h->tsc_hz);
 	pb_u64(h->guest_tsc);
 	pb_u8(h->nic);
@@ -305,7 +306,7 @@ static void hello_init(struct mig_hello *h, uint32_t vcpus)
 				 .cpu_state_version = MIG_CPU_STATE_VERSION, .dev_version = 1,
 				 .vcpus = vcpus, .mig_id = 0x0123456789abcdefull,
 				 .mem_size = G_PAGES * MIG_PAGE_SIZE, .tsc_hz = 2100000000ull,
-				 .guest_tsc = 123456789, .nic = true,
+				 .guest_tsc = 123456789, .nic = true, .arch_caps = ARCH_CAP_RDCL_NO,
 				 .mac = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 },
 				 .weight = 512, .cap_pct = 50 * vcpus };
 	h->cpu_baseline = mig_cpu_baseline(cpuid_guest);
@@ -1010,8 +1011,8 @@ static void test_truncated_records(void **st)
 	assert_int_equal(mig_stream_init(&D, MIG_DST), 0);	/* HELLO string past the end */
 	dseq = 0;
 	pb_reset();
-	for (int i = 0; i < 14; i++)
-		pb_u32(i == 0 ? MIG_PROTO_VERSION : 1);
+	for (int i = 0; i < 16; i++)	/* words 10-11: IA32_ARCH_CAPABILITIES, 0 */
+		pb_u32(i == 0 ? MIG_PROTO_VERSION : i == 10 || i == 11 ? 0 : 1);
 	pb_u8(0);				/* no NIC, MAC zero */
 	pb_bytes("\0\0\0\0\0\0", 6);
 	pb_u8(0);				/* no pvpanic */
@@ -1052,6 +1053,7 @@ static void hello_mut(struct mig_hello *h, int i)
 	case 21: strcpy(h->modules, "a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q"); break;	/* 17 */
 	case 22: strcpy(h->initrd, "initrd"); strcpy(h->modules, "a"); break;
 	case 23: h->timeout_s = MIG_TIMEOUT_MAX_S + 1; break;
+	case 24: h->arch_caps = ARCH_CAP_RDCL_NO | 1ull << 5; break;	/* MDS_NO: not ferry's */
 	}
 }
 
@@ -1069,6 +1071,7 @@ static void test_hello_fields_refused(void **st)
 		{ MIG_E_PROTOCOL, "module list" }, { MIG_E_PROTOCOL, "module list" },
 		{ MIG_E_PROTOCOL, "module list" }, { MIG_E_PROTOCOL, "initrd and modules" },
 		{ MIG_E_PROTOCOL, "timeout 601 s, at most 600" },
+		{ MIG_E_PROTOCOL, "IA32_ARCH_CAPABILITIES 0x21" },
 	};
 	char mods[2][MIG_MODULES_MAX + 1] = { "", "a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p" };
 	struct mig_hello h;

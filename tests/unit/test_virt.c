@@ -68,6 +68,8 @@ static void test_svm(void **state)
 	fake_svm = (struct virt_caps){ .kind = VIRT_SVM, .usable = true, .nested_paging = true,
 				       .next_rip = true, .asids = 16 };
 	assert_string_equal(describe(), "SVM NPT NRIP-save asids=16");
+	fake_svm.rdcl_no = true;	/* what svm_detect says of every SVM CPU */
+	assert_string_equal(describe(), "SVM NPT NRIP-save asids=16 RDCL_NO");
 	fake_svm = (struct virt_caps){ .kind = VIRT_SVM, .asids = 8,
 				       .why = "needs nested paging (NPT) and ASIDs" };
 	assert_string_equal(describe(),

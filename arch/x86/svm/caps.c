@@ -19,6 +19,7 @@ void svm_detect(struct virt_caps *c)
 	    !(cpuid(0x80000001, 0).ecx & (1u << 2)))
 		return;
 	c->kind = VIRT_SVM;
+	c->rdcl_no = true;	/* SVM is AMD's and Hygon's: neither is affected */
 	if (rdmsr(MSR_VM_CR) & VM_CR_SVMDIS) {
 		snprintf(c->why, sizeof(c->why), "disabled by firmware (VM_CR.SVMDIS)");
 		return;

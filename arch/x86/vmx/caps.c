@@ -12,12 +12,20 @@
 #include "arch/x86/vmx/vmcs.h"
 #include "arch/x86/vmx/vmx.h"
 
+#define CPUID7_EDX_ARCH_CAPS	(1u << 29)	/* IA32_ARCH_CAPABILITIES exists */
+#define MSR_ARCH_CAPABILITIES	0x10a
+#define ARCH_CAPS_RDCL_NO	(1ull << 0)
+
 
 void vmx_detect(struct virt_caps *c)
 {
 	if (!(cpuid(1, 0).ecx & (1u << 5)))
 		return;
 	c->kind = VIRT_VMX;
+	/* Meltdown, as Linux judges an Intel CPU: affected unless its
+	 * IA32_ARCH_CAPABILITIES says RDCL_NO (SDM Vol. 4, Table 2-2) */
+	if (cpuid(0, 0).eax >= 7 && (cpuid(7, 0).edx & CPUID7_EDX_ARCH_CAPS))
+		c->rdcl_no = rdmsr(MSR_ARCH_CAPABILITIES) & ARCH_CAPS_RDCL_NO;
 	uint64_t fc = rdmsr(MSR_FEATURE_CONTROL);
 	if ((fc & FEATURE_CONTROL_LOCK) && !(fc & FEATURE_CONTROL_VMX_OUTSIDE_SMX)) {
 		snprintf(c->why, sizeof(c->why), "disabled by firmware (IA32_FEATURE_CONTROL=%#lx)", fc);
