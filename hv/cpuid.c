@@ -140,7 +140,8 @@ uint64_t cpuid_arch_caps(const struct cpuid_vcpu *c)
  * CR4 (Intel SDM Vol. 3A "Control Registers"): VME to OSXMMEXCPT are
  * always the guest's (as KVM allows them); every later bit belongs to a
  * feature this view hides (UMIP, LA57, VMX, SMX, FSGSBASE, PCID, XSAVE,
- * SMEP, SMAP, PKE, CET, ...: no leaf 7, no XSAVE, PCID or VMX in leaf 1).
+ * SMEP, SMAP, PKE, CET, ...: no feature in leaf 7 but IA32_ARCH_CAPABILITIES,
+ * no XSAVE, PCID or VMX in leaf 1).
  * The mask itself is part of the back-end contract (VMM_GUEST_CR4_BITS).
  */
 uint64_t cpuid_cr4_reserved(void)

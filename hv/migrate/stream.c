@@ -66,7 +66,7 @@ const char *mig_code_name(uint32_t code)
 {
 	static const char *const names[] = {
 		"ok", "protocol error", "integrity error", "incompatible version",
-		"CPU baseline differs", "name taken", "not enough memory", "not allowed",
+		"guest CPU differs", "name taken", "not enough memory", "not allowed",
 		"beyond limits", "bad guest state", "cancelled", "timeout",
 		"internal error", "busy",
 	};

@@ -96,7 +96,7 @@ enum mig_code {
 	MIG_E_PROTOCOL,		/* malformed or out-of-order stream */
 	MIG_E_INTEGRITY,	/* CRC-32 mismatch */
 	MIG_E_VERSION,		/* protocol, CPU-state or device-state version */
-	MIG_E_BASELINE,		/* guest CPU baseline differs */
+	MIG_E_BASELINE,		/* guest CPU baseline differs, or RDCL_NO it lacks */
 	MIG_E_NAME_TAKEN,	/* destination has a guest of that name */
 	MIG_E_NO_MEMORY,	/* destination cannot hold the guest */
 	MIG_E_NOT_ALLOWED,	/* peer not allowed, or not listening */

@@ -19,7 +19,8 @@ virtio-net NIC (virtio 1.x), QEMU TCG:
     switched by ferry onto the e1000 (as test_guestnet.py);
   - bare: the kernel, initrd and command line booted by QEMU itself
     (-kernel/-initrd/-append, as linux_bench.py) on the CPU that ferry
-    presents to its guests (linux_bench.FERRY_CPU), with -smp --vcpus and a
+    presents to its guests (linux_bench.FERRY_CPU; `nopti`, as ferry tells
+    its guest RDCL_NO on an AMD host and TCG cannot), with -smp --vcpus and a
     virtio-net-pci (disable-legacy=on) on its own tap on the same bridge,
     with the features QEMU offers (offloads, MSI-X...);
   - bare-plain (unless --no-plain): the same, the NIC offering only what
@@ -69,7 +70,7 @@ from netns import BRIDGE_IP, QEMU_NICS, NetNS, qemu_nic  # noqa: E402
 from test_boot_shell import make_iso  # noqa: E402
 from test_linux import CMDLINE, LINUX, SHELL  # noqa: E402
 from test_guestnet import attach, detach  # noqa: E402
-from linux_bench import FERRY_CPU, Direct, cpu_s, stats  # noqa: E402
+from linux_bench import FERRY_CPU, FERRY_CPU_MORE, Direct, cpu_s, stats  # noqa: E402
 
 PEER = ["/usr/bin/python3", os.path.join(INTEG, "netpeer.py")]
 MEM = 256
@@ -90,7 +91,8 @@ FERRIES = {"ferry": (HOST_MAC, HOST_IP, FERRY_MAC),
 FERRY_IPS = {"ferry": FERRY_IP, "ferry-vs": "10.200.0.53"}
 # (address, MAC, NIC properties, -cpu): the CPU is ferry's guest CPU
 # (linux_bench.FERRY_CPU: Linux picks its code paths, page-table isolation
-# among them, by the CPU's identity), or qemu64 for the figures before it
+# among them, by the CPU's identity; with FERRY_CPU_MORE, as ferry's guest
+# runs without isolation), or qemu64 for the figures before it
 BARES = {"bare": ("10.200.0.51", "52:54:00:aa:00:02", "", FERRY_CPU),
          "bare-plain": ("10.200.0.52", "52:54:00:aa:00:03", PLAIN, FERRY_CPU),
          "bare-qemu64": ("10.200.0.54", "52:54:00:aa:00:05", "", "qemu64")}
@@ -118,7 +120,7 @@ class Bare(Direct):
             ["ip", "netns", "exec", ns.name, "qemu-system-x86_64", "-accel", "tcg",
              "-cpu", cpu, "-smp", str(vcpus), "-m", str(MEM),
              "-kernel", os.path.join(LINUX, "vmlinuz"), "-initrd", os.path.join(LINUX, "initrd"),
-             "-append", CMDLINE, "-serial", "stdio", "-display", "none", "-monitor", "none",
+             "-append", CMDLINE + (FERRY_CPU_MORE if cpu == FERRY_CPU else ""), "-serial", "stdio", "-display", "none", "-monitor", "none",
              "-no-reboot"] + nic,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         threading.Thread(target=self._pump, daemon=True).start()

@@ -701,7 +701,7 @@ def test_qemu_to_bochs_and_back(net, ab):
         assert is_running(state(a, "vr")) and "vr" not in guests(x)
         assert any(r["guest"] == "vr" and r["outcome"] == "refused" for r in migrations(x)), \
             x.cmd("migrations")
-        assert re.search(r"refused incoming vr from \S+: CPU baseline differs: its CPU claims "
+        assert re.search(r"refused incoming vr from \S+: guest CPU differs: its CPU claims "
                          r"RDCL_NO", x.m.buf), "no refusal in Bochs's log"
         a.cmd("destroy vr")
         # Bochs takes about 0.2 MB/s: a small working set, and a downtime

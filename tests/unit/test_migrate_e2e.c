@@ -1196,7 +1196,7 @@ static void test_meltdown_promise_kept(void **st)
 	(void)st;
 	W.meltdown[MH_DST] = true;
 	assert_int_not_equal(migrate(), 0);
-	assert_true(said("error: 10.0.0.2:7447 refused: CPU baseline differs: its CPU claims "
+	assert_true(said("error: 10.0.0.2:7447 refused: guest CPU differs: its CPU claims "
 			 "RDCL_NO (not affected by Meltdown); this host's CPU is affected"));
 	source_kept();
 	assert_int_equal(last_entry(true)->outcome, MIG_REFUSED);
