@@ -1057,6 +1057,44 @@ static void hello_mut(struct mig_hello *h, int i)
 	}
 }
 
+/* The stream fuzzer's checked-in seeds (tests/fuzz/corpus/migrate_stream)
+ * open with a framed HELLO of this protocol version that a destination
+ * takes: a seed of an older version stops the fuzzer at the version
+ * check, and nothing else would say so.  (Write them anew from the
+ * fuzzer's own, FERRY_FUZZ_MKSEEDS: tests/fuzz/README.md.) */
+static void test_fuzz_seeds_speak_this_version(void **st)
+{
+	static const char *const seeds[] = { "dst-frames", "dst-frames-twice",
+					     "dst-big-pages-frames" };
+	static uint8_t buf[1 << 16];
+	const struct mig_rec *r = NULL;
+	uint8_t rec[4096 + 16];
+	char path[128];
+
+	(void)st;
+	for (size_t i = 0; i < NELEM(seeds); i++) {
+		snprintf(path, sizeof(path), "tests/fuzz/corpus/migrate_stream/%s", seeds[i]);
+		FILE *f = fopen(path, "rb");
+		if (!f)
+			fail_msg("%s: missing", path);
+		size_t n = fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+		/* setup byte 0 (the destination), then step 1: ctl 1 (a framed
+		 * HELLO, short form), u16 length, the payload */
+		assert_true(n > 4 && buf[0] == 0 && buf[1] == 1);
+		size_t len = (size_t)(buf[2] | buf[3] << 8);
+		assert_true(4 + len <= n && len <= 4096);
+		pb_reset();
+		pb_bytes(buf + 4, len);
+		assert_int_equal(mig_stream_init(&D, MIG_DST), 0);
+		assert_int_equal(feed(&D, rec, forge(rec, MIG_HELLO, 0), &r), 1);
+		if (r->hello.proto_version != MIG_PROTO_VERSION)
+			fail_msg("%s: HELLO of protocol v%u, this is v%u", path,
+				 r->hello.proto_version, MIG_PROTO_VERSION);
+		mig_stream_fini(&D);
+	}
+}
+
 static void test_hello_fields_refused(void **st)
 {
 	static const struct { uint32_t code; const char *words; } want[] = {
@@ -1955,6 +1993,7 @@ int main(void)
 		cmocka_unit_test(test_buffer_bounds),
 		cmocka_unit_test(test_truncated_records),
 		cmocka_unit_test(test_hello_fields_refused),
+		cmocka_unit_test(test_fuzz_seeds_speak_this_version),
 		cmocka_unit_test(test_hello_version),
 		cmocka_unit_test(test_baseline),
 		cmocka_unit_test(test_gfn_out_of_range),
