@@ -158,9 +158,9 @@ static enum repl_work shell_cpu_work(void)
 	mig_doubt_poll(host_if.present ? &host_if.stack : NULL, !repl_in_command());
 	if (!repl_in_command())
 		vm_watch_poll();	/* between commands: those may be using a guest */
-	sched_poll();
-	if (in == MIG_IN_BUSY || bg == TASK_SOME_BUSY || gnet_tx_backlog())
-		return REPL_BUSY;	/* (guests' frames wait for the wire: polled) */
+	if (sched_poll() || in == MIG_IN_BUSY || bg == TASK_SOME_BUSY || gnet_tx_backlog())
+		return REPL_BUSY;	/* (a 1-CPU host's guest can run; guests'
+					 * frames wait for the wire: polled) */
 	return in == MIG_IN_WAITING || bg == TASK_ALL_WAIT ? REPL_WAIT_NET : REPL_IDLE;
 }
 

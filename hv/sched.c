@@ -616,15 +616,21 @@ static void balance(void)
 		 from, m.to);
 }
 
-void sched_poll(void)
+/* The boot CPU's turn between shell inputs: balance, and on a host with
+ * no other CPU run one of its vCPUs for a slice.  True when one can run
+ * again at once, so that the shell loop does not sleep; else the halted
+ * ones' timers are armed first, as an AP's idle loop does, so that a
+ * sleeping shell does not leave them waiting for the next tick. */
+bool sched_poll(void)
 {
 	struct runq *q = &runqs[0];
+	bool again;
 
 	balance();
-
-	if (q->n) {
-		irq_enable();
-		run_one(q);
-		irq_disable();
-	}
+	if (!q->n)
+		return false;
+	irq_enable();
+	again = run_one(q);
+	irq_disable();
+	return again || arm_wakes(q);
 }

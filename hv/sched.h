@@ -30,7 +30,9 @@ int sched_set_share(struct vcpu *v, uint32_t weight, uint32_t cap_bp);
 int sched_pin(struct vcpu *v, uint64_t affinity);
 void sched_enable_cpu(void);		/* this CPU can run guests */
 __attribute__((noreturn)) void sched_loop(void);	/* APs, forever */
-void sched_poll(void);			/* the boot CPU, between shell inputs */
+/* The boot CPU, between shell inputs: true when a vCPU of its own (a
+ * 1-CPU host's) can run at once, so that the shell must not sleep. */
+bool sched_poll(void);
 unsigned int sched_load(unsigned int cpu);	/* vCPUs placed on cpu */
 
 #endif

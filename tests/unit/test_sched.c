@@ -168,13 +168,14 @@ static void test_both_run_and_states(void **state)
 	assert_false(fake_sched_run(0));	/* the boot CPU has none */
 }
 
+/* One exit: HLT with interrupts on. */
+static const struct fake_step hlt[] = {
+	{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = 1 },
+};
+
 /* On a host of two CPUs, a vCPU placed on CPU 1 halts there. */
 static void run_until_halted(struct vcpu *v)
 {
-	static const struct fake_step hlt[] = {
-		{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = 1 },
-	};
-
 	fake_script(hlt, 1);
 	fake_sched_run(1);
 	assert_int_equal(vcpu_state(v), VCPU_HALTED);
@@ -380,6 +381,46 @@ static void v0_due_and_cleared(void)
 	clear_v0_quiet();
 }
 
+/* A 1-CPU host: the boot CPU runs its guest between shell inputs.  While
+ * the guest can run the shell must not sleep (it slept until the next
+ * interrupt after every slice, up to a tick each time); once the guest
+ * halts, its timer is asked for before the shell sleeps, as an AP's idle
+ * loop asks. */
+static void test_boot_cpu_runs_its_guest_without_sleeping(void **state)
+{
+	static const struct fake_step slice[] = {	/* a slice's worth of ticks */
+		{ .exit = { .code = EXIT_EXTERNAL }, .intr = 1, .ticks = 3 },
+	};
+	uint64_t due;
+
+	(void)state;
+	enable_cpus(1);
+	sched_add(V(0));
+	settle();
+	assert_int_equal(V(0)->cpu, 0);
+	fake_script(slice, 1);
+	assert_true(sched_poll());			/* its slice is over: again */
+	assert_int_equal(fake.runs, 1);
+	assert_int_equal(vcpu_state(V(0)), VCPU_RUNNABLE);
+	fake_guest_timer(vms[0]);			/* the PIT at 100 Hz, from now */
+	fake_script(hlt, 1);
+	assert_true(sched_poll());			/* it ran, and halted */
+	assert_int_equal(vcpu_state(V(0)), VCPU_HALTED);
+	due = vm_next_event_ns(V(0)) - vms[0]->clock_offset_ns;
+	assert_true(due > fake_now_ns);
+	fake.wakes = 0;
+	assert_false(sched_poll());			/* nothing to run: sleep, ... */
+	assert_int_equal(fake.wakes, 1);		/* ... woken for its timer */
+	assert_true(fake.wake_ns == due);
+	v0_due = due;
+	v0_due_and_cleared();				/* the timer fired */
+	fake_script(hlt, 1);
+	assert_true(sched_poll());
+	assert_int_equal(fake.runs, 3);
+	assert_int_equal(fake.nr_injected, 1);		/* the PIT's tick went in */
+	assert_int_equal(fake.injected[0].vector, 0x20);
+}
+
 static void test_idle_and_entry_arm_the_guest_timer(void **state)
 {
 	uint64_t due;
@@ -452,9 +493,6 @@ static void test_idle_and_entry_arm_the_guest_timer(void **state)
  * for again until a look finds it anew. */
 static void test_entry_after_an_interrupt_arms_the_next(void **state)
 {
-	static const struct fake_step hlt[] = {
-		{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = 1 },
-	};
 	uint64_t next;
 
 	(void)state;
@@ -542,9 +580,6 @@ static void test_pause_is_not_steal(void **state)
  * sibling on the same CPU: the sibling is picked, and enters. */
 static void test_sibling_wake_enters(void **state)
 {
-	static const struct fake_step hlt[] = {
-		{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = 1 },
-	};
 	struct vm *vm = vms[0];
 	struct vcpu *ap;
 
@@ -582,9 +617,6 @@ static void test_sibling_wake_enters(void **state)
  * interrupt is what makes the CPU look. */
 static void test_halted_sibling_woken_between_ticks(void **state)
 {
-	static const struct fake_step hlt[] = {
-		{ .exit = { .code = EXIT_HLT, .inst_len = 1 }, .intr = 1 },
-	};
 	struct fake_step hog[] = {
 		{ .exit = { .code = EXIT_EXTERNAL } },			/* past the edge */
 		{ .exit = { .code = EXIT_EXTERNAL }, .wakes = 1 },	/* its wake */
@@ -644,6 +676,7 @@ int main(void)
 		T(test_entry_after_an_interrupt_arms_the_next),
 		T(test_slice_ends_when_another_waits),
 		T(test_boot_cpu_always_contended),
+		T(test_boot_cpu_runs_its_guest_without_sleeping),
 		T(test_remove_on_own_cpu),
 		T(test_fpu_sync_requests),
 		T(test_kick_sends_an_ipi_to_its_cpu),
