@@ -6,7 +6,7 @@ kernel, initrd and command line booted directly by QEMU (-kernel/-initrd),
 the runs alternated in one go so machine noise hits both alike.
 
   python3 tests/bench/run.py linux
-  python3 tests/bench/linux_bench.py [--pairs 3] [--no-migrate]
+  python3 tests/bench/linux_bench.py [--pairs 3] [--no-migrate] [--affected] [--host-cpus 2]
 
 Direct QEMU runs the guest twice per pair: with the CPU that ferry's CPUID
 presents (GenuineIntel family 6 model 42, the qemu64 features; hv/cpuid.c),
@@ -142,10 +142,10 @@ def sha_time(send, expect, start):
     return time.time() - t0
 
 
-def ferry_run(m, i, res):
-    name = f"lx{i}"
-    out = m.cmd(f'create {name} kernel=vmlinuz initrd=initrd mem={MEM} cmdline="{CMDLINE}"',
-                timeout=60)
+def ferry_run(m, i, res, more=""):
+    name = f"lx{i}{'a' if more else ''}"
+    out = m.cmd(f'create {name} kernel=vmlinuz initrd=initrd mem={MEM} {more} '
+                f'cmdline="{CMDLINE}"', timeout=60)
     assert "error" not in out, out
     m.send(f"start {name}\r")
     t0 = time.time()
@@ -345,6 +345,11 @@ def main(argv):
                     help="only the migration downtimes (skip the boot/sha/idle pairs)")
     ap.add_argument("--outside-only", action="store_true",
                     help="only the downtime seen from outside")
+    ap.add_argument("--host-cpus", type=int, default=2,
+                    help="CPUs of ferry's QEMU host (1: the shell's CPU runs the guest)")
+    ap.add_argument("--affected", action="store_true",
+                    help="also ferry's guest created meltdown=affected (page-table "
+                         "isolation on), in the rotation")
     a = ap.parse_args(argv)
     if a.migrate_only or a.outside_only:
         migrations(a)
@@ -354,21 +359,25 @@ def main(argv):
     os.makedirs(LOGDIR, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="bench-linux-"))
     iso = make_iso(tmp, guests=[os.path.join(LINUX, "vmlinuz"), os.path.join(LINUX, "initrd")])
-    m = Machine("bench-linux-ferry", kind="qemu", cpus=2, mem=512, iso=iso).start()
+    m = Machine("bench-linux-ferry", kind="qemu", cpus=a.host_cpus, mem=512, iso=iso).start()
     fer = {"boot": [], "exits": [], "sha": [], "idle": [], "idle_host": []}
+    aff = {"boot": [], "exits": [], "sha": [], "idle": [], "idle_host": []}
     dirs = {k: {"boot": [], "sha": [], "idle": []} for k in DIRECT_CPUS}
     try:
         for i in range(a.pairs):
-            # rotate the three so that no one always follows the same
+            # rotate the runs so that no one always follows the same
             runs = [lambda: ferry_run(m, i, fer)] + [
                 (lambda k=k, c=c: direct_run(i, dirs[k], *c)) for k, c in DIRECT_CPUS.items()]
-            for run in runs[i % 3:] + runs[:i % 3]:
+            if a.affected:
+                runs.append(lambda: ferry_run(m, i, aff, "meltdown=affected"))
+            for run in runs[i % len(runs):] + runs[:i % len(runs)]:
                 run()
     finally:
         m.close()
     med = statistics.median
     print(f"Linux guest (Debian 12 kernel, busybox initramfs, {MEM} MiB, 1 vCPU, "
-          f"cmdline '{CMDLINE}'), QEMU TCG, {a.pairs} rounds, the three runs rotated:")
+          f"cmdline '{CMDLINE}'), QEMU TCG, ferry's host {a.host_cpus} CPUs, {a.pairs} rounds, "
+          "the runs rotated:")
     print(f"  Meltdown, as each guest's kernel sees it: ferry '{fer.get('melt')}'; " +
           "; ".join(f"direct on {k} ({DIRECT_CPUS[k][1].strip() or 'no extra option'}) "
                     f"'{d.get('melt')}'" for k, d in dirs.items()))
@@ -379,6 +388,12 @@ def main(argv):
           ", ".join(f"{k} {v}" for k, v in sorted(ex.items(), key=lambda kv: -kv[1])) +
           f"; interrupts ended by PV EOI, no exit: {pv}")
     versus("sha256sum 64 MiB in tmpfs", "sha", fer, dirs)
+    if a.affected:
+        for what, key in (("to the first shell prompt", "boot"), ("sha256sum", "sha")):
+            x, y = med(fer[key]), med(aff[key])
+            print(f"  {what}, ferry's guest created meltdown=affected ('{aff.get('melt')}'):"
+                  f" {y:.2f} s {[round(v, 2) for v in aff[key]]}; meltdown=host / affected "
+                  f"{x / y:.3f}")
     acct = med(x[0] for x in fer["idle"])
     proc = med(x[1] for x in fer["idle"])
     base = med(fer["idle_host"])
