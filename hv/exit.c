@@ -62,11 +62,17 @@ static enum exit_action do_intr_window(struct vcpu *v, struct vm_exit *e)
 	return EXIT_RESUME;
 }
 
+/* What of the CPU's identity is this vCPU's and its guest's own. */
+static struct cpuid_vcpu cpuid_view(const struct vcpu *v)
+{
+	return (struct cpuid_vcpu){ .vcpu_id = v->hw.id, .tsc_hz = vm_guest_tsc_hz(v->vm),
+				    .rdcl_no = v->vm->rdcl_no };
+}
+
 static enum exit_action do_cpuid(struct vcpu *v, struct vm_exit *e)
 {
 	struct cpuid_result r;
-	struct cpuid_vcpu c = { .vcpu_id = v->hw.id, .tsc_hz = vm_guest_tsc_hz(v->vm),
-				.rdcl_no = v->vm->rdcl_no };
+	struct cpuid_vcpu c = cpuid_view(v);
 
 	cpuid_guest((uint32_t)v->hw.gpr[GPR_RAX], (uint32_t)v->hw.gpr[GPR_RCX], &c, &r);
 	v->hw.gpr[GPR_RAX] = r.eax;
@@ -160,7 +166,7 @@ static enum exit_action do_msr(struct vcpu *v, struct vm_exit *e)
 	if (in_state)
 		vmm->get_state(&v->hw, &s);
 	if (index == MSR_IA32_ARCH_CAPABILITIES) {	/* part of the CPU's identity */
-		const struct cpuid_vcpu c = { .rdcl_no = v->vm->rdcl_no };
+		const struct cpuid_vcpu c = cpuid_view(v);
 
 		st = write ? MSR_GP : MSR_DONE;
 		val = cpuid_arch_caps(&c);

@@ -16,7 +16,6 @@
 #define MSR_ARCH_CAPABILITIES	0x10a
 #define ARCH_CAPS_RDCL_NO	(1ull << 0)
 
-
 void vmx_detect(struct virt_caps *c)
 {
 	if (!(cpuid(1, 0).ecx & (1u << 5)))
